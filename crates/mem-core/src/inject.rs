@@ -1,0 +1,102 @@
+//! The long-term-memory `<system-reminder>` of MewCode seed §6.
+
+use chrono::NaiveDate;
+use serde_json::Value;
+
+use crate::message::Message;
+
+/// Metadata key that marks the message carrying the injected block, so that re-injection can
+/// replace it instead of stacking a second copy. Its value is `"long_term_memory"`.
+pub const LONG_TERM_MEMORY_MARKER: &str = "mewmem_injected";
+
+const MARKER_VALUE: &str = "long_term_memory";
+
+const OPENING: &str =
+    "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n";
+const CLOSING: &str = "\n\n      IMPORTANT: this context may or may not be relevant to your tasks.\n</system-reminder>";
+
+/// Renders the block of seed §6 for the given instructions, memories and date.
+///
+/// Sections, in order, separated by one blank line: `# mewcodeMd` + instructions,
+/// `# autoMemory` + memories, `# currentDate` + `Today's date is YYYY-MM-DD.`. A section whose
+/// text is empty or only whitespace is omitted (the date is always present). Trailing whitespace
+/// of each text is dropped so sections stay one blank line apart whatever the file ended with.
+/// The body is wrapped in `<system-reminder>` with the seed's two fixed sentences:
+///
+/// ```text
+/// <system-reminder>
+/// As you answer the user's questions, you can use the following context:
+/// # mewcodeMd
+/// ...instructions...
+///
+/// # autoMemory
+/// ...memories...
+///
+/// # currentDate
+/// Today's date is 2026-06-18.
+///
+///       IMPORTANT: this context may or may not be relevant to your tasks.
+/// </system-reminder>
+/// ```
+pub fn render_long_term_memory(instructions: &str, memories: &str, date: NaiveDate) -> String {
+    let mut sections: Vec<String> = Vec::with_capacity(3);
+    if !instructions.trim().is_empty() {
+        sections.push(format!("# mewcodeMd\n{}", instructions.trim_end()));
+    }
+    if !memories.trim().is_empty() {
+        sections.push(format!("# autoMemory\n{}", memories.trim_end()));
+    }
+    sections.push(format!(
+        "# currentDate\nToday's date is {}.",
+        date.format("%Y-%m-%d")
+    ));
+    format!("{OPENING}{}{CLOSING}", sections.join("\n\n"))
+}
+
+/// `true` when `message` is a block made by [`crate::Conversation::inject_long_term_memory`].
+pub fn is_long_term_memory(message: &Message) -> bool {
+    message
+        .metadata
+        .get(LONG_TERM_MEMORY_MARKER)
+        .and_then(Value::as_str)
+        == Some(MARKER_VALUE)
+}
+
+/// The user message that carries a rendered block, marked for replacement.
+pub(crate) fn long_term_memory_message(text: String) -> Message {
+    Message::user(text).with_metadata(
+        LONG_TERM_MEMORY_MARKER,
+        Value::String(MARKER_VALUE.to_owned()),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn date() -> NaiveDate {
+        NaiveDate::from_ymd_opt(2026, 6, 18).unwrap()
+    }
+
+    #[test]
+    fn all_sections() {
+        let got = render_long_term_memory("Use uv.\n", "### 用户偏好\n- snake_case\n", date());
+        let want = "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n# mewcodeMd\nUse uv.\n\n# autoMemory\n### 用户偏好\n- snake_case\n\n# currentDate\nToday's date is 2026-06-18.\n\n      IMPORTANT: this context may or may not be relevant to your tasks.\n</system-reminder>";
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn empty_sections_are_omitted() {
+        let got = render_long_term_memory("", "  \n", date());
+        assert_eq!(
+            got,
+            "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n# currentDate\nToday's date is 2026-06-18.\n\n      IMPORTANT: this context may or may not be relevant to your tasks.\n</system-reminder>"
+        );
+        let got = render_long_term_memory("", "- m", date());
+        assert!(
+            got.contains("context:\n# autoMemory\n- m\n\n# currentDate"),
+            "{got}"
+        );
+        assert!(!got.contains("mewcodeMd"));
+    }
+}

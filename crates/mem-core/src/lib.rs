@@ -1,0 +1,22 @@
+//! Shared types of mewmem: the message model every layer speaks, token counting, and the
+//! `<system-reminder>` block that carries instructions and memories into a conversation.
+//!
+//! Implements MewCode seed §6 (`inject_long_term_memory`) and the message model that seed §1
+//! (session records) and §2 (compaction) rely on. This crate does no I/O: it never reads a file, an
+//! environment variable or the clock on its own (the date of the injected block is a parameter).
+//!
+//! - [`Message`], [`Role`], [`ContentBlock`], [`ToolResultContent`]: Anthropic-style messages
+//!   whose JSON round-trips losslessly, unknown blocks and unknown fields included.
+//! - [`Conversation`]: an ordered list of messages with a per-message token cache.
+//! - [`TokenCounter`]: real BPE counting (o200k_base by default, cl100k_base selectable).
+//! - [`render_long_term_memory`] / [`Conversation::inject_long_term_memory`]: seed §6, exactly.
+
+mod conversation;
+mod inject;
+mod message;
+mod tokens;
+
+pub use conversation::Conversation;
+pub use inject::{LONG_TERM_MEMORY_MARKER, is_long_term_memory, render_long_term_memory};
+pub use message::{ContentBlock, Message, Role, ToolResultContent};
+pub use tokens::{Encoding, IMAGE_TOKENS, MESSAGE_OVERHEAD_TOKENS, TokenCounter};
