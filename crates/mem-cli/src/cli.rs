@@ -1,0 +1,33 @@
+//! Argument definitions (clap). Raw flags only; [`crate::settings`] turns them into settings.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// mewmem: memory for LLM coding agents (sessions, compaction, memories, recall, instructions).
+#[derive(Debug, Parser)]
+#[command(name = "mem", version, about, max_term_width = 100)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every subcommand takes.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Project directory (default: the current directory).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// Home directory holding the user-level `.mewcode/` (default: $HOME).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// Print machine-readable JSON instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+}
