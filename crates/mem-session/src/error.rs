@@ -1,0 +1,90 @@
+//! Errors of the session store. What a reader can recover from (a malformed line, a torn tail)
+//! is not an error: it is a [`crate::Diagnostic`] returned next to the value.
+
+use std::path::PathBuf;
+
+/// A session operation that could not be carried out.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file or directory could not be read, written, created or removed.
+    #[error("{action} {}: {source}", path.display())]
+    Io {
+        /// What was being done ("cannot append to", "cannot read", ...).
+        action: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Another process held the session's lock for longer than the wait allowed.
+    #[error(
+        "session file {} is locked by another process (waited {waited_ms} ms); \
+         another agent may be writing this session",
+        path.display()
+    )]
+    Locked {
+        /// The locked `.jsonl` file.
+        path: PathBuf,
+        /// How long we waited, in milliseconds.
+        waited_ms: u64,
+    },
+    /// No session with this id exists in the store.
+    #[error("no session `{id}` in {}", dir.display())]
+    NotFound {
+        /// The id asked for.
+        id: String,
+        /// The sessions directory searched.
+        dir: PathBuf,
+    },
+    /// More than one session id starts with the given prefix.
+    #[error("session id prefix `{prefix}` is ambiguous: {}", candidates.join(", "))]
+    Ambiguous {
+        /// The prefix given.
+        prefix: String,
+        /// The matching ids.
+        candidates: Vec<String>,
+    },
+    /// A session id that cannot name a file (empty, a path separator, a leading dot...).
+    #[error("invalid session id `{0}`: use letters, digits, `-`, `_` and `.` (not first)")]
+    InvalidId(String),
+    /// A record could not be turned into JSON.
+    #[error("cannot serialise a record of session {id}: {source}")]
+    Serialize {
+        /// The session.
+        id: String,
+        /// serde_json's error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The file is not a transcript any importer understands.
+    #[error("{}: not a transcript mewmem can import ({reason})", path.display())]
+    NotATranscript {
+        /// The file.
+        path: PathBuf,
+        /// Why it was rejected.
+        reason: String,
+    },
+    /// Re-importing would drop records appended to the session after its import.
+    #[error(
+        "session `{id}` has records appended after it was imported from {}; \
+         re-importing would drop them (delete the session first to re-import)",
+        source_path.display()
+    )]
+    WouldDropAppended {
+        /// The session.
+        id: String,
+        /// The transcript it was imported from.
+        source_path: PathBuf,
+    },
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io { action, path: path.into(), source }
+    }
+}

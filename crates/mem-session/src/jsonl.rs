@@ -1,0 +1,261 @@
+//! A forgiving JSON Lines reader shared by the session store and the importers.
+//!
+//! It never stops at a bad line. For each physical line it yields the JSON values found there,
+//! or a [`Diagnostic`] naming the file and line:
+//! - a UTF-8 byte-order mark at the start of the file is skipped (warning);
+//! - blank lines are skipped (warning);
+//! - `\r\n` endings are accepted;
+//! - invalid UTF-8 is replaced by U+FFFD and the line parsed again (error if it still fails);
+//! - two or more JSON objects glued on one line (a real write race) all come out (warning);
+//! - a last line without its newline that does not parse is reported as torn;
+//! - lines of any length (tested at 15 MB) are read whole.
+
+use std::collections::VecDeque;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::diagnostic::Diagnostic;
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// One JSON value read from a line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JsonLine {
+    /// 1-based physical line number (relative to where reading started).
+    pub line: usize,
+    /// Byte offset of the start of the line, relative to where reading started.
+    pub offset: u64,
+    /// The value.
+    pub value: Value,
+}
+
+/// What [`JsonlReader`] yields: a value, or a problem that was stepped over.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JsonlEvent {
+    /// A parsed value.
+    Value(JsonLine),
+    /// A problem; reading goes on.
+    Diagnostic(Diagnostic),
+}
+
+/// Streams [`JsonlEvent`]s from any buffered reader. I/O errors end the stream with an
+/// error diagnostic (line 0 is never used for them: the line being read is named).
+pub struct JsonlReader<R> {
+    reader: R,
+    path: PathBuf,
+    line: usize,
+    offset: u64,
+    buf: Vec<u8>,
+    queue: VecDeque<JsonlEvent>,
+    done: bool,
+}
+
+impl<R: BufRead> JsonlReader<R> {
+    /// Reads from `reader`; `path` is used in diagnostics only.
+    pub fn new(reader: R, path: impl Into<PathBuf>) -> Self {
+        Self::starting_at(reader, path, 1, 0)
+    }
+
+    /// Reads from `reader` whose first byte is at `offset` of the file and starts line
+    /// `first_line` (used when resuming from the middle of a file). A byte-order mark is only
+    /// recognised when `offset == 0`.
+    pub fn starting_at(reader: R, path: impl Into<PathBuf>, first_line: usize, offset: u64) -> Self {
+        JsonlReader {
+            reader,
+            path: path.into(),
+            line: first_line.saturating_sub(1),
+            offset,
+            buf: Vec::new(),
+            queue: VecDeque::new(),
+            done: false,
+        }
+    }
+
+    fn read_next_line(&mut self) {
+        self.buf.clear();
+        let start = self.offset;
+        match self.reader.read_until(b'\n', &mut self.buf) {
+            Ok(0) => self.done = true,
+            Ok(n) => {
+                self.line += 1;
+                self.offset += n as u64;
+                let complete = self.buf.last() == Some(&b'\n');
+                let mut bytes: &[u8] = &self.buf;
+                if complete {
+                    bytes = &bytes[..bytes.len() - 1];
+                }
+                if bytes.last() == Some(&b'\r') {
+                    bytes = &bytes[..bytes.len() - 1];
+                }
+                let bytes = bytes.to_vec();
+                parse_line(&bytes, &self.path, self.line, start, complete, &mut self.queue);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                self.done = true;
+                self.queue.push_back(JsonlEvent::Diagnostic(Diagnostic::error(
+                    &self.path,
+                    self.line + 1,
+                    format!("read failed: {e}; the rest of the file was not read"),
+                )));
+            }
+        }
+    }
+}
+
+impl<R: BufRead> Iterator for JsonlReader<R> {
+    type Item = JsonlEvent;
+
+    fn next(&mut self) -> Option<JsonlEvent> {
+        loop {
+            if let Some(ev) = self.queue.pop_front() {
+                return Some(ev);
+            }
+            if self.done {
+                return None;
+            }
+            self.read_next_line();
+        }
+    }
+}
+
+/// Parses one physical line (without its newline) into events appended to `out`.
+fn parse_line(raw: &[u8], path: &Path, line: usize, offset: u64, complete: bool, out: &mut VecDeque<JsonlEvent>) {
+    let mut bytes = raw;
+    if offset == 0 && bytes.starts_with(BOM) {
+        bytes = &bytes[BOM.len()..];
+        out.push_back(JsonlEvent::Diagnostic(Diagnostic::warning(path, line, "UTF-8 byte-order mark skipped")));
+    }
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        if complete {
+            out.push_back(JsonlEvent::Diagnostic(Diagnostic::warning(path, line, "blank line skipped")));
+        }
+        return;
+    }
+    let lossy;
+    if let Err(e) = std::str::from_utf8(bytes) {
+        out.push_back(JsonlEvent::Diagnostic(Diagnostic::error(
+            path,
+            line,
+            format!("invalid UTF-8 at byte {} of the line; replaced by U+FFFD", e.valid_up_to()),
+        )));
+        lossy = String::from_utf8_lossy(bytes).into_owned();
+        bytes = lossy.as_bytes();
+    }
+    let mut values = Vec::new();
+    let mut stream = serde_json::Deserializer::from_slice(bytes).into_iter::<Value>();
+    let mut failure = None;
+    for item in stream.by_ref() {
+        match item {
+            Ok(v) => values.push(v),
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        }
+    }
+    let consumed = stream.byte_offset();
+    if values.len() > 1 {
+        out.push_back(JsonlEvent::Diagnostic(Diagnostic::warning(
+            path,
+            line,
+            format!("{} JSON values glued on one line; all were read", values.len()),
+        )));
+    }
+    for value in values {
+        out.push_back(JsonlEvent::Value(JsonLine { line, offset, value }));
+    }
+    if let Some(e) = failure {
+        let what = if !complete {
+            "incomplete last line (torn write?)".to_owned()
+        } else if consumed > 0 {
+            format!("malformed JSON after byte {consumed}")
+        } else {
+            "malformed JSON".to_owned()
+        };
+        out.push_back(JsonlEvent::Diagnostic(Diagnostic::error(
+            path,
+            line,
+            format!("{what}: {e}; {} bytes skipped", bytes.len() - consumed),
+        )));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostic::Severity;
+    use serde_json::json;
+
+    fn read(bytes: &[u8]) -> (Vec<(usize, Value)>, Vec<(usize, Severity, String)>) {
+        let mut values = Vec::new();
+        let mut diags = Vec::new();
+        for ev in JsonlReader::new(bytes, "t.jsonl") {
+            match ev {
+                JsonlEvent::Value(v) => values.push((v.line, v.value)),
+                JsonlEvent::Diagnostic(d) => diags.push((d.line, d.severity, d.message)),
+            }
+        }
+        (values, diags)
+    }
+
+    #[test]
+    fn plain_lines_and_crlf() {
+        let (v, d) = read(b"{\"a\":1}\r\n{\"a\":2}\n");
+        assert_eq!(v, vec![(1, json!({"a":1})), (2, json!({"a":2}))]);
+        assert!(d.is_empty());
+    }
+
+    #[test]
+    fn bom_blank_and_missing_final_newline() {
+        let (v, d) = read(b"\xEF\xBB\xBF{\"a\":1}\n\n   \n{\"a\":2}");
+        assert_eq!(v, vec![(1, json!({"a":1})), (4, json!({"a":2}))]);
+        assert_eq!(d.len(), 3);
+        assert!(d[0].2.contains("byte-order mark"));
+        assert_eq!((d[1].0, d[2].0), (2, 3));
+    }
+
+    #[test]
+    fn glued_objects_are_both_kept() {
+        let (v, d) = read(b"{\"a\":1}{\"b\":2}\n{\"c\":3}\n");
+        assert_eq!(v, vec![(1, json!({"a":1})), (1, json!({"b":2})), (2, json!({"c":3}))]);
+        assert_eq!(d, vec![(1, Severity::Warning, "2 JSON values glued on one line; all were read".to_owned())]);
+    }
+
+    #[test]
+    fn malformed_and_torn_lines_are_reported_and_skipped() {
+        let (v, d) = read(b"{\"a\":1}\nnot json\n{\"a\":3}\n{\"a\":4, \"tru");
+        assert_eq!(v, vec![(1, json!({"a":1})), (3, json!({"a":3}))]);
+        assert_eq!(d.len(), 2);
+        assert_eq!(d[0].0, 2);
+        assert!(d[0].2.starts_with("malformed JSON"), "{}", d[0].2);
+        assert_eq!(d[1].0, 4);
+        assert!(d[1].2.starts_with("incomplete last line"), "{}", d[1].2);
+    }
+
+    #[test]
+    fn glued_then_garbage_keeps_the_good_object() {
+        let (v, d) = read(b"{\"a\":1}{\"type\":\"sum\n");
+        assert_eq!(v, vec![(1, json!({"a":1}))]);
+        assert!(d[0].2.contains("after byte 7"), "{:?}", d);
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced() {
+        let (v, d) = read(b"{\"a\":\"x\xFFy\"}\n");
+        assert_eq!(v, vec![(1, json!({"a":"x\u{FFFD}y"}))]);
+        assert!(d[0].2.contains("invalid UTF-8 at byte 7"), "{:?}", d);
+    }
+
+    #[test]
+    fn huge_line() {
+        let big = "x".repeat(15 << 20);
+        let text = format!("{{\"a\":1}}\n{{\"big\":\"{big}\"}}\n{{\"a\":3}}\n");
+        let (v, d) = read(text.as_bytes());
+        assert_eq!(v.len(), 3);
+        assert_eq!(v[1].1["big"].as_str().map(str::len), Some(15 << 20));
+        assert!(d.is_empty());
+    }
+}

@@ -1,0 +1,27 @@
+//! Session records on disk (MewCode seed §1): every message of a conversation is appended to
+//! `<project>/.mewcode/sessions/{id}.jsonl` as it happens, with `{id}.meta` beside it; a session
+//! resumes from its last compact boundary; the replay is validated so tool_use / tool_result
+//! pairs are whole. Importers turn Claude Code transcripts and Codex CLI rollouts into sessions.
+//!
+//! Guarantees (each tested):
+//! - an append that returned is on disk (in the page cache; [`Durability::Sync`] adds fsync);
+//! - a torn last line loses no complete record, and the next append starts on a fresh line;
+//! - two processes appending to one session take turns under a file lock;
+//! - records before a boundary are never rewritten; resume reads only from the last boundary,
+//!   found by a backward byte search, so its cost grows with the tail, not the history;
+//! - malformed lines are reported with file and line and skipped, never fatal.
+
+mod chain;
+mod diagnostic;
+mod error;
+mod jsonl;
+mod record;
+
+pub use chain::{ChainIssue, INTERRUPTED_TOOL_RESULT, validate_message_chain};
+pub use diagnostic::{Diagnostic, Severity};
+pub use error::{Error, Result};
+pub use jsonl::{JsonLine, JsonlEvent, JsonlReader};
+pub use record::{
+    COMPACT_SUMMARY_MARKER, CompactBoundary, RecordType, SessionRecord, make_compact_boundary,
+    parse_compact_boundary, records_to_messages,
+};

@@ -1,0 +1,243 @@
+//! Session records: one JSON object per line of `{session_id}.jsonl` (MewCode seed §1).
+//!
+//! On-disk shape (keys in this order; `type` always first so a boundary can be found by a
+//! byte search for `\n{"type":"compact_boundary"` without parsing the file):
+//!
+//! ```json
+//! {"type":"user","timestamp":"2026-06-18T10:00:00Z","message":{"role":"user","content":[...]}}
+//! {"type":"compact_boundary","timestamp":"...","summary":"...","keep_messages":[{...},...]}
+//! ```
+
+use mem_core::{Message, Role};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The six record kinds of seed §1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecordType {
+    /// The system prompt; stored, never replayed.
+    SystemPrompt,
+    /// A user message.
+    User,
+    /// An assistant message (text, thinking, tool_use blocks).
+    Assistant,
+    /// A user-role message made only of tool_result blocks.
+    ToolResult,
+    /// Legacy compaction marker: `summary` replaces everything before it. Still read, no longer
+    /// written.
+    Compression,
+    /// Layer-2 compaction boundary: `summary` and the kept tail (`keep_messages`) inline.
+    CompactBoundary,
+}
+
+impl RecordType {
+    /// The snake_case name used on disk.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RecordType::SystemPrompt => "system_prompt",
+            RecordType::User => "user",
+            RecordType::Assistant => "assistant",
+            RecordType::ToolResult => "tool_result",
+            RecordType::Compression => "compression",
+            RecordType::CompactBoundary => "compact_boundary",
+        }
+    }
+
+    /// The record type that stores `message`: system → `system_prompt`, assistant →
+    /// `assistant`, a user message of tool results only → `tool_result`, other user → `user`.
+    pub fn for_message(message: &Message) -> RecordType {
+        match message.role {
+            Role::System => RecordType::SystemPrompt,
+            Role::Assistant => RecordType::Assistant,
+            Role::User if message.is_tool_result_only() => RecordType::ToolResult,
+            Role::User => RecordType::User,
+        }
+    }
+}
+
+/// One line of a session file.
+///
+/// Message records carry `message`; `compact_boundary` carries `summary` and `keep_messages`;
+/// `compression` carries `summary`. `timestamp` is RFC 3339 UTC. `extra` keeps any other field
+/// (written by a newer version, or provenance from an importer) so rewriting never drops it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionRecord {
+    /// The record kind.
+    #[serde(rename = "type")]
+    pub record_type: RecordType,
+    /// When the record was made (RFC 3339), if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+    /// The message, for message records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<Message>,
+    /// The summary text, for boundaries and legacy compression markers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// The kept tail, verbatim, for boundaries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_messages: Option<Vec<Message>>,
+    /// Other fields, preserved.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SessionRecord {
+    /// A record for `message`, typed by [`RecordType::for_message`].
+    pub fn message(message: Message, timestamp: Option<String>) -> Self {
+        SessionRecord {
+            record_type: RecordType::for_message(&message),
+            timestamp,
+            message: Some(message),
+            summary: None,
+            keep_messages: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// Checks that the fields the type needs are present; returns a reason when not.
+    pub fn check(&self) -> Result<(), String> {
+        match self.record_type {
+            RecordType::SystemPrompt | RecordType::User | RecordType::Assistant | RecordType::ToolResult => {
+                if self.message.is_none() {
+                    return Err(format!("`{}` record without a `message`", self.record_type.as_str()));
+                }
+            }
+            RecordType::Compression => {
+                if self.summary.is_none() {
+                    return Err("`compression` record without a `summary`".to_owned());
+                }
+            }
+            RecordType::CompactBoundary => {
+                if self.summary.is_none() {
+                    return Err("`compact_boundary` record without a `summary`".to_owned());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A parsed compaction boundary: the summary of the dropped prefix and the tail kept verbatim.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompactBoundary {
+    /// Summary of everything before the boundary.
+    pub summary: String,
+    /// Messages kept verbatim after the summary.
+    pub keep_messages: Vec<Message>,
+}
+
+/// Metadata key set on the user message that carries a boundary's summary during replay.
+pub const COMPACT_SUMMARY_MARKER: &str = "mewmem_compact_summary";
+
+impl CompactBoundary {
+    /// The messages a boundary replays as: the summary as a user message (marked with
+    /// [`COMPACT_SUMMARY_MARKER`]), then the kept tail.
+    pub fn to_messages(&self) -> Vec<Message> {
+        let mut out = Vec::with_capacity(1 + self.keep_messages.len());
+        out.push(Message::user(self.summary.clone()).with_metadata(COMPACT_SUMMARY_MARKER, Value::Bool(true)));
+        out.extend(self.keep_messages.iter().cloned());
+        out
+    }
+}
+
+/// Builds a `compact_boundary` record with the summary and the kept tail inline (seed §1).
+pub fn make_compact_boundary(summary: impl Into<String>, keep_messages: Vec<Message>, timestamp: Option<String>) -> SessionRecord {
+    SessionRecord {
+        record_type: RecordType::CompactBoundary,
+        timestamp,
+        message: None,
+        summary: Some(summary.into()),
+        keep_messages: Some(keep_messages),
+        extra: Map::new(),
+    }
+}
+
+/// Reads a boundary back from a `compact_boundary` record (or a legacy `compression` record,
+/// which has no kept tail). `None` for any other record.
+pub fn parse_compact_boundary(record: &SessionRecord) -> Option<CompactBoundary> {
+    match record.record_type {
+        RecordType::CompactBoundary | RecordType::Compression => Some(CompactBoundary {
+            summary: record.summary.clone().unwrap_or_default(),
+            keep_messages: record.keep_messages.clone().unwrap_or_default(),
+        }),
+        _ => None,
+    }
+}
+
+/// Rebuilds the conversation to send to a model from records in file order (seed §1):
+/// `system_prompt` records are skipped; each boundary (or legacy compression marker) replaces
+/// everything before it with its summary and kept tail; message records are appended.
+pub fn records_to_messages<'a>(records: impl IntoIterator<Item = &'a SessionRecord>) -> Vec<Message> {
+    let mut out = Vec::new();
+    for record in records {
+        match record.record_type {
+            RecordType::SystemPrompt => {}
+            RecordType::User | RecordType::Assistant | RecordType::ToolResult => {
+                if let Some(m) = &record.message {
+                    out.push(m.clone());
+                }
+            }
+            RecordType::CompactBoundary | RecordType::Compression => {
+                if let Some(b) = parse_compact_boundary(record) {
+                    out = b.to_messages();
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mem_core::ContentBlock;
+    use serde_json::json;
+
+    #[test]
+    fn record_types_follow_the_message() {
+        let tr = Message::new(Role::User, vec![ContentBlock::tool_result("t", "ok", false)]);
+        assert_eq!(RecordType::for_message(&tr), RecordType::ToolResult);
+        assert_eq!(RecordType::for_message(&Message::user("hi")), RecordType::User);
+        assert_eq!(RecordType::for_message(&Message::text(Role::System, "s")), RecordType::SystemPrompt);
+    }
+
+    #[test]
+    fn type_is_the_first_key_on_disk() {
+        let b = make_compact_boundary("sum", vec![Message::user("kept")], Some("2026-01-01T00:00:00Z".into()));
+        let line = serde_json::to_string(&b).unwrap();
+        assert!(line.starts_with(r#"{"type":"compact_boundary","#), "{line}");
+        let back: SessionRecord = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, b);
+        assert_eq!(parse_compact_boundary(&back).unwrap().keep_messages, vec![Message::user("kept")]);
+    }
+
+    #[test]
+    fn replay_starts_at_the_last_boundary_and_skips_system_prompts() {
+        let recs: Vec<SessionRecord> = [
+            json!({"type":"system_prompt","message":{"role":"system","content":"sys"}}),
+            json!({"type":"user","message":{"role":"user","content":"one"}}),
+            json!({"type":"compression","summary":"old summary"}),
+            json!({"type":"user","message":{"role":"user","content":"two"}}),
+            json!({"type":"compact_boundary","summary":"S","keep_messages":[{"role":"user","content":"two"}]}),
+            json!({"type":"assistant","message":{"role":"assistant","content":"three"}}),
+        ]
+        .into_iter()
+        .map(|v| serde_json::from_value(v).unwrap())
+        .collect();
+        let msgs = records_to_messages(&recs);
+        let texts: Vec<String> = msgs.iter().map(Message::text_content).collect();
+        assert_eq!(texts, ["S", "two", "three"]);
+        assert_eq!(msgs[0].metadata.get(COMPACT_SUMMARY_MARKER), Some(&json!(true)));
+    }
+
+    #[test]
+    fn unknown_fields_survive_and_missing_fields_are_caught() {
+        let v = json!({"type":"user","message":{"role":"user","content":[]},"future_field":{"x":1}});
+        let r: SessionRecord = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&r).unwrap(), v);
+        let r: SessionRecord = serde_json::from_value(json!({"type":"assistant"})).unwrap();
+        assert!(r.check().unwrap_err().contains("without a `message`"));
+    }
+}
