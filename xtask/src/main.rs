@@ -1,1 +1,61 @@
-fn main() {}
+//! `cargo xtask`: project automation for mewmem (rust-analyzer's xtask pattern).
+//!
+//! - `cargo xtask golden [--bless] [--filter NAME]`: runs the golden cases under `fixtures/`
+//!   (format: `docs/formats/golden.md`).
+//! - `cargo xtask ci`: fmt check, clippy with `-D warnings`, tests, docs, goldens; stops at the
+//!   first failure.
+//! - `cargo xtask bench [ARGS...]`: `cargo bench --workspace`.
+
+mod bench;
+mod ci;
+mod golden;
+mod util;
+
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+commands:
+  golden [--bless] [--filter NAME]   run the golden cases under fixtures/
+  ci                                 fmt, clippy, tests, docs, goldens (stops at the first failure)
+  bench [ARGS...]                    cargo bench --workspace [ARGS...]
+";
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(err) => {
+            eprintln!("xtask: error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Dispatches to a subcommand; `Ok(false)` means the command ran and reported a failure.
+fn run() -> Result<bool> {
+    let mut args = std::env::args().skip(1);
+    let Some(command) = args.next() else {
+        eprint!("{USAGE}");
+        return Ok(false);
+    };
+    let rest: Vec<String> = args.collect();
+    match command.as_str() {
+        "golden" => golden::run(golden::Options::parse(&rest)?),
+        "ci" => {
+            if !rest.is_empty() {
+                bail!("`ci` takes no arguments\n{USAGE}");
+            }
+            ci::run()
+        }
+        "bench" => bench::run(&rest),
+        "help" | "-h" | "--help" => {
+            print!("{USAGE}");
+            Ok(true)
+        }
+        other => bail!("unknown command `{other}`\n{USAGE}"),
+    }
+}
