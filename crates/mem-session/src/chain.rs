@@ -29,7 +29,8 @@ pub enum ChainIssue {
 }
 
 /// Text of the tool_result inserted for a tool_use that never got one.
-pub const INTERRUPTED_TOOL_RESULT: &str = "[mewmem: no result was recorded for this tool call; it was interrupted]";
+pub const INTERRUPTED_TOOL_RESULT: &str =
+    "[mewmem: no result was recorded for this tool call; it was interrupted]";
 
 /// Returns the replayable chain: every tool_use answered by a tool_result in the user messages
 /// that follow it (before the next assistant message), and every tool_result preceded by its
@@ -76,7 +77,9 @@ pub fn validate_message_chain(messages: Vec<Message>) -> (Vec<Message>, Vec<Chai
                         if seen_uses.contains(tool_use_id) {
                             true
                         } else {
-                            issues.push(ChainIssue::OrphanToolResult { tool_use_id: tool_use_id.clone() });
+                            issues.push(ChainIssue::OrphanToolResult {
+                                tool_use_id: tool_use_id.clone(),
+                            });
                             false
                         }
                     }
@@ -86,7 +89,10 @@ pub fn validate_message_chain(messages: Vec<Message>) -> (Vec<Message>, Vec<Chai
                     continue;
                 }
                 let answered: Vec<String> = message.tool_result_ids().map(str::to_owned).collect();
-                let has_other = message.content.iter().any(|b| !matches!(b, ContentBlock::ToolResult { .. }));
+                let has_other = message
+                    .content
+                    .iter()
+                    .any(|b| !matches!(b, ContentBlock::ToolResult { .. }));
                 if !open.is_empty() {
                     open.retain(|id| !answered.contains(id));
                     if !open.is_empty() && has_other {
@@ -105,14 +111,22 @@ pub fn validate_message_chain(messages: Vec<Message>) -> (Vec<Message>, Vec<Chai
     if !open.is_empty() {
         let count = out.len() - last_complete_out;
         out.truncate(last_complete_out);
-        issues.push(ChainIssue::DanglingTail { from: last_complete_in, count });
+        issues.push(ChainIssue::DanglingTail {
+            from: last_complete_in,
+            count,
+        });
     }
     (out, issues)
 }
 
 /// Inserts one error tool_result per open id right after the message at `at` and its
 /// following tool-result messages.
-fn close_interrupted(out: &mut Vec<Message>, open: &mut Vec<String>, at: Option<usize>, issues: &mut Vec<ChainIssue>) {
+fn close_interrupted(
+    out: &mut Vec<Message>,
+    open: &mut Vec<String>,
+    at: Option<usize>,
+    issues: &mut Vec<ChainIssue>,
+) {
     let Some(at) = at else {
         open.clear();
         return;
@@ -137,7 +151,10 @@ mod tests {
     use serde_json::json;
 
     fn call(id: &str) -> Message {
-        Message::new(Role::Assistant, vec![ContentBlock::tool_use(id, "Bash", json!({"command":"ls"}))])
+        Message::new(
+            Role::Assistant,
+            vec![ContentBlock::tool_use(id, "Bash", json!({"command":"ls"}))],
+        )
     }
     fn result(id: &str) -> Message {
         Message::new(Role::User, vec![ContentBlock::tool_result(id, "ok", false)])
@@ -150,7 +167,9 @@ mod tests {
                     .iter()
                     .map(|b| match b {
                         ContentBlock::ToolUse { id, .. } => format!("use:{id}"),
-                        ContentBlock::ToolResult { tool_use_id, .. } => format!("res:{tool_use_id}"),
+                        ContentBlock::ToolResult { tool_use_id, .. } => {
+                            format!("res:{tool_use_id}")
+                        }
                         other => other.as_text().unwrap_or("?").to_owned(),
                     })
                     .collect();
@@ -166,20 +185,45 @@ mod tests {
 
     #[test]
     fn complete_chain_is_unchanged() {
-        check(vec![Message::user("q"), call("a"), result("a"), Message::assistant("done")], &["user[q]", "assistant[use:a]", "user[res:a]", "assistant[done]"], 0);
+        check(
+            vec![
+                Message::user("q"),
+                call("a"),
+                result("a"),
+                Message::assistant("done"),
+            ],
+            &[
+                "user[q]",
+                "assistant[use:a]",
+                "user[res:a]",
+                "assistant[done]",
+            ],
+            0,
+        );
     }
 
     #[test]
     fn dangling_tail_is_cut() {
-        let (out, issues) = validate_message_chain(vec![Message::user("q"), call("a"), result("a"), call("b")]);
+        let (out, issues) =
+            validate_message_chain(vec![Message::user("q"), call("a"), result("a"), call("b")]);
         assert_eq!(out.len(), 3);
         assert_eq!(issues, vec![ChainIssue::DanglingTail { from: 3, count: 1 }]);
     }
 
     #[test]
     fn parallel_calls_answered_by_separate_messages() {
-        let two = Message::new(Role::Assistant, vec![ContentBlock::tool_use("a", "R", json!({})), ContentBlock::tool_use("b", "R", json!({}))]);
-        check(vec![two.clone(), result("a"), result("b")], &["assistant[use:a,use:b]", "user[res:a]", "user[res:b]"], 0);
+        let two = Message::new(
+            Role::Assistant,
+            vec![
+                ContentBlock::tool_use("a", "R", json!({})),
+                ContentBlock::tool_use("b", "R", json!({})),
+            ],
+        );
+        check(
+            vec![two.clone(), result("a"), result("b")],
+            &["assistant[use:a,use:b]", "user[res:a]", "user[res:b]"],
+            0,
+        );
         // Only one of two answered at the end: cut back to before the call.
         check(vec![Message::user("q"), two, result("a")], &["user[q]"], 1);
     }
@@ -187,15 +231,39 @@ mod tests {
     #[test]
     fn interrupted_call_in_the_middle_gets_a_result() {
         check(
-            vec![Message::user("q"), call("a"), Message::user("stop, do X"), Message::assistant("ok")],
-            &["user[q]", "assistant[use:a]", "user[res:a]", "user[stop, do X]", "assistant[ok]"],
+            vec![
+                Message::user("q"),
+                call("a"),
+                Message::user("stop, do X"),
+                Message::assistant("ok"),
+            ],
+            &[
+                "user[q]",
+                "assistant[use:a]",
+                "user[res:a]",
+                "user[stop, do X]",
+                "assistant[ok]",
+            ],
             1,
         );
-        check(vec![call("a"), call("b"), result("b")], &["assistant[use:a]", "user[res:a]", "assistant[use:b]", "user[res:b]"], 1);
+        check(
+            vec![call("a"), call("b"), result("b")],
+            &[
+                "assistant[use:a]",
+                "user[res:a]",
+                "assistant[use:b]",
+                "user[res:b]",
+            ],
+            1,
+        );
     }
 
     #[test]
     fn orphan_results_are_removed() {
-        check(vec![Message::user("q"), result("zz"), Message::assistant("x")], &["user[q]", "assistant[x]"], 1);
+        check(
+            vec![Message::user("q"), result("zz"), Message::assistant("x")],
+            &["user[q]", "assistant[x]"],
+            1,
+        );
     }
 }

@@ -29,12 +29,22 @@ pub struct Diagnostic {
 impl Diagnostic {
     /// A warning at `path:line`.
     pub fn warning(path: impl Into<PathBuf>, line: usize, message: impl Into<String>) -> Self {
-        Diagnostic { path: path.into(), line, severity: Severity::Warning, message: message.into() }
+        Diagnostic {
+            path: path.into(),
+            line,
+            severity: Severity::Warning,
+            message: message.into(),
+        }
     }
 
     /// An error at `path:line`.
     pub fn error(path: impl Into<PathBuf>, line: usize, message: impl Into<String>) -> Self {
-        Diagnostic { path: path.into(), line, severity: Severity::Error, message: message.into() }
+        Diagnostic {
+            path: path.into(),
+            line,
+            severity: Severity::Error,
+            message: message.into(),
+        }
     }
 }
 
@@ -47,7 +57,13 @@ impl fmt::Display for Diagnostic {
         if self.line == 0 {
             write!(f, "{}: {level}: {}", self.path.display(), self.message)
         } else {
-            write!(f, "{}:{}: {level}: {}", self.path.display(), self.line, self.message)
+            write!(
+                f,
+                "{}:{}: {level}: {}",
+                self.path.display(),
+                self.line,
+                self.message
+            )
         }
     }
 }

@@ -61,7 +61,12 @@ impl<R: BufRead> JsonlReader<R> {
     /// Reads from `reader` whose first byte is at `offset` of the file and starts line
     /// `first_line` (used when resuming from the middle of a file). A byte-order mark is only
     /// recognised when `offset == 0`.
-    pub fn starting_at(reader: R, path: impl Into<PathBuf>, first_line: usize, offset: u64) -> Self {
+    pub fn starting_at(
+        reader: R,
+        path: impl Into<PathBuf>,
+        first_line: usize,
+        offset: u64,
+    ) -> Self {
         JsonlReader {
             reader,
             path: path.into(),
@@ -90,16 +95,24 @@ impl<R: BufRead> JsonlReader<R> {
                     bytes = &bytes[..bytes.len() - 1];
                 }
                 let bytes = bytes.to_vec();
-                parse_line(&bytes, &self.path, self.line, start, complete, &mut self.queue);
+                parse_line(
+                    &bytes,
+                    &self.path,
+                    self.line,
+                    start,
+                    complete,
+                    &mut self.queue,
+                );
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => {
                 self.done = true;
-                self.queue.push_back(JsonlEvent::Diagnostic(Diagnostic::error(
-                    &self.path,
-                    self.line + 1,
-                    format!("read failed: {e}; the rest of the file was not read"),
-                )));
+                self.queue
+                    .push_back(JsonlEvent::Diagnostic(Diagnostic::error(
+                        &self.path,
+                        self.line + 1,
+                        format!("read failed: {e}; the rest of the file was not read"),
+                    )));
             }
         }
     }
@@ -122,15 +135,30 @@ impl<R: BufRead> Iterator for JsonlReader<R> {
 }
 
 /// Parses one physical line (without its newline) into events appended to `out`.
-fn parse_line(raw: &[u8], path: &Path, line: usize, offset: u64, complete: bool, out: &mut VecDeque<JsonlEvent>) {
+fn parse_line(
+    raw: &[u8],
+    path: &Path,
+    line: usize,
+    offset: u64,
+    complete: bool,
+    out: &mut VecDeque<JsonlEvent>,
+) {
     let mut bytes = raw;
     if offset == 0 && bytes.starts_with(BOM) {
         bytes = &bytes[BOM.len()..];
-        out.push_back(JsonlEvent::Diagnostic(Diagnostic::warning(path, line, "UTF-8 byte-order mark skipped")));
+        out.push_back(JsonlEvent::Diagnostic(Diagnostic::warning(
+            path,
+            line,
+            "UTF-8 byte-order mark skipped",
+        )));
     }
     if bytes.iter().all(u8::is_ascii_whitespace) {
         if complete {
-            out.push_back(JsonlEvent::Diagnostic(Diagnostic::warning(path, line, "blank line skipped")));
+            out.push_back(JsonlEvent::Diagnostic(Diagnostic::warning(
+                path,
+                line,
+                "blank line skipped",
+            )));
         }
         return;
     }
@@ -139,7 +167,10 @@ fn parse_line(raw: &[u8], path: &Path, line: usize, offset: u64, complete: bool,
         out.push_back(JsonlEvent::Diagnostic(Diagnostic::error(
             path,
             line,
-            format!("invalid UTF-8 at byte {} of the line; replaced by U+FFFD", e.valid_up_to()),
+            format!(
+                "invalid UTF-8 at byte {} of the line; replaced by U+FFFD",
+                e.valid_up_to()
+            ),
         )));
         lossy = String::from_utf8_lossy(bytes).into_owned();
         bytes = lossy.as_bytes();
@@ -161,11 +192,18 @@ fn parse_line(raw: &[u8], path: &Path, line: usize, offset: u64, complete: bool,
         out.push_back(JsonlEvent::Diagnostic(Diagnostic::warning(
             path,
             line,
-            format!("{} JSON values glued on one line; all were read", values.len()),
+            format!(
+                "{} JSON values glued on one line; all were read",
+                values.len()
+            ),
         )));
     }
     for value in values {
-        out.push_back(JsonlEvent::Value(JsonLine { line, offset, value }));
+        out.push_back(JsonlEvent::Value(JsonLine {
+            line,
+            offset,
+            value,
+        }));
     }
     if let Some(e) = failure {
         let what = if !complete {
@@ -189,7 +227,9 @@ mod tests {
     use crate::diagnostic::Severity;
     use serde_json::json;
 
-    fn read(bytes: &[u8]) -> (Vec<(usize, Value)>, Vec<(usize, Severity, String)>) {
+    type Problems = Vec<(usize, Severity, String)>;
+
+    fn read(bytes: &[u8]) -> (Vec<(usize, Value)>, Problems) {
         let mut values = Vec::new();
         let mut diags = Vec::new();
         for ev in JsonlReader::new(bytes, "t.jsonl") {
@@ -220,8 +260,22 @@ mod tests {
     #[test]
     fn glued_objects_are_both_kept() {
         let (v, d) = read(b"{\"a\":1}{\"b\":2}\n{\"c\":3}\n");
-        assert_eq!(v, vec![(1, json!({"a":1})), (1, json!({"b":2})), (2, json!({"c":3}))]);
-        assert_eq!(d, vec![(1, Severity::Warning, "2 JSON values glued on one line; all were read".to_owned())]);
+        assert_eq!(
+            v,
+            vec![
+                (1, json!({"a":1})),
+                (1, json!({"b":2})),
+                (2, json!({"c":3}))
+            ]
+        );
+        assert_eq!(
+            d,
+            vec![(
+                1,
+                Severity::Warning,
+                "2 JSON values glued on one line; all were read".to_owned()
+            )]
+        );
     }
 
     #[test]

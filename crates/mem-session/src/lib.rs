@@ -15,13 +15,20 @@ mod chain;
 mod diagnostic;
 mod error;
 mod jsonl;
+mod meta;
 mod record;
+mod store;
 
 pub use chain::{ChainIssue, INTERRUPTED_TOOL_RESULT, validate_message_chain};
 pub use diagnostic::{Diagnostic, Severity};
 pub use error::{Error, Result};
 pub use jsonl::{JsonLine, JsonlEvent, JsonlReader};
+pub use meta::{SessionMeta, TITLE_MAX_CHARS, shorten, title_from};
 pub use record::{
     COMPACT_SUMMARY_MARKER, CompactBoundary, RecordType, SessionRecord, make_compact_boundary,
     parse_compact_boundary, records_to_messages,
+};
+pub use store::{
+    Durability, Resumed, SESSIONS_DIR, SessionStore, SessionWriter, StoreOptions, WriteOutcome,
+    validate_id,
 };

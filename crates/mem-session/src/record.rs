@@ -99,9 +99,15 @@ impl SessionRecord {
     /// Checks that the fields the type needs are present; returns a reason when not.
     pub fn check(&self) -> Result<(), String> {
         match self.record_type {
-            RecordType::SystemPrompt | RecordType::User | RecordType::Assistant | RecordType::ToolResult => {
+            RecordType::SystemPrompt
+            | RecordType::User
+            | RecordType::Assistant
+            | RecordType::ToolResult => {
                 if self.message.is_none() {
-                    return Err(format!("`{}` record without a `message`", self.record_type.as_str()));
+                    return Err(format!(
+                        "`{}` record without a `message`",
+                        self.record_type.as_str()
+                    ));
                 }
             }
             RecordType::Compression => {
@@ -136,14 +142,21 @@ impl CompactBoundary {
     /// [`COMPACT_SUMMARY_MARKER`]), then the kept tail.
     pub fn to_messages(&self) -> Vec<Message> {
         let mut out = Vec::with_capacity(1 + self.keep_messages.len());
-        out.push(Message::user(self.summary.clone()).with_metadata(COMPACT_SUMMARY_MARKER, Value::Bool(true)));
+        out.push(
+            Message::user(self.summary.clone())
+                .with_metadata(COMPACT_SUMMARY_MARKER, Value::Bool(true)),
+        );
         out.extend(self.keep_messages.iter().cloned());
         out
     }
 }
 
 /// Builds a `compact_boundary` record with the summary and the kept tail inline (seed §1).
-pub fn make_compact_boundary(summary: impl Into<String>, keep_messages: Vec<Message>, timestamp: Option<String>) -> SessionRecord {
+pub fn make_compact_boundary(
+    summary: impl Into<String>,
+    keep_messages: Vec<Message>,
+    timestamp: Option<String>,
+) -> SessionRecord {
     SessionRecord {
         record_type: RecordType::CompactBoundary,
         timestamp,
@@ -169,7 +182,9 @@ pub fn parse_compact_boundary(record: &SessionRecord) -> Option<CompactBoundary>
 /// Rebuilds the conversation to send to a model from records in file order (seed §1):
 /// `system_prompt` records are skipped; each boundary (or legacy compression marker) replaces
 /// everything before it with its summary and kept tail; message records are appended.
-pub fn records_to_messages<'a>(records: impl IntoIterator<Item = &'a SessionRecord>) -> Vec<Message> {
+pub fn records_to_messages<'a>(
+    records: impl IntoIterator<Item = &'a SessionRecord>,
+) -> Vec<Message> {
     let mut out = Vec::new();
     for record in records {
         match record.record_type {
@@ -197,20 +212,36 @@ mod tests {
 
     #[test]
     fn record_types_follow_the_message() {
-        let tr = Message::new(Role::User, vec![ContentBlock::tool_result("t", "ok", false)]);
+        let tr = Message::new(
+            Role::User,
+            vec![ContentBlock::tool_result("t", "ok", false)],
+        );
         assert_eq!(RecordType::for_message(&tr), RecordType::ToolResult);
-        assert_eq!(RecordType::for_message(&Message::user("hi")), RecordType::User);
-        assert_eq!(RecordType::for_message(&Message::text(Role::System, "s")), RecordType::SystemPrompt);
+        assert_eq!(
+            RecordType::for_message(&Message::user("hi")),
+            RecordType::User
+        );
+        assert_eq!(
+            RecordType::for_message(&Message::text(Role::System, "s")),
+            RecordType::SystemPrompt
+        );
     }
 
     #[test]
     fn type_is_the_first_key_on_disk() {
-        let b = make_compact_boundary("sum", vec![Message::user("kept")], Some("2026-01-01T00:00:00Z".into()));
+        let b = make_compact_boundary(
+            "sum",
+            vec![Message::user("kept")],
+            Some("2026-01-01T00:00:00Z".into()),
+        );
         let line = serde_json::to_string(&b).unwrap();
         assert!(line.starts_with(r#"{"type":"compact_boundary","#), "{line}");
         let back: SessionRecord = serde_json::from_str(&line).unwrap();
         assert_eq!(back, b);
-        assert_eq!(parse_compact_boundary(&back).unwrap().keep_messages, vec![Message::user("kept")]);
+        assert_eq!(
+            parse_compact_boundary(&back).unwrap().keep_messages,
+            vec![Message::user("kept")]
+        );
     }
 
     #[test]
@@ -229,12 +260,16 @@ mod tests {
         let msgs = records_to_messages(&recs);
         let texts: Vec<String> = msgs.iter().map(Message::text_content).collect();
         assert_eq!(texts, ["S", "two", "three"]);
-        assert_eq!(msgs[0].metadata.get(COMPACT_SUMMARY_MARKER), Some(&json!(true)));
+        assert_eq!(
+            msgs[0].metadata.get(COMPACT_SUMMARY_MARKER),
+            Some(&json!(true))
+        );
     }
 
     #[test]
     fn unknown_fields_survive_and_missing_fields_are_caught() {
-        let v = json!({"type":"user","message":{"role":"user","content":[]},"future_field":{"x":1}});
+        let v =
+            json!({"type":"user","message":{"role":"user","content":[]},"future_field":{"x":1}});
         let r: SessionRecord = serde_json::from_value(v.clone()).unwrap();
         assert_eq!(serde_json::to_value(&r).unwrap(), v);
         let r: SessionRecord = serde_json::from_value(json!({"type":"assistant"})).unwrap();

@@ -1,0 +1,115 @@
+//! `{session_id}.meta`: a small JSON summary of a session, derived from its `.jsonl`.
+//!
+//! The meta is a cache: the `.jsonl` is the truth. `jsonl_bytes` records how much of the
+//! `.jsonl` the meta reflects, so a meta left stale by a crash (or by another writer) is brought
+//! up to date by reading only the bytes after that point.
+
+use mem_core::{Message, TokenCounter};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::record::{RecordType, SessionRecord, parse_compact_boundary};
+
+/// Longest title kept, in characters.
+pub const TITLE_MAX_CHARS: usize = 80;
+
+/// The contents of `{session_id}.meta` (seed §1: title, message count, token count, timestamps).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionMeta {
+    /// The session id (the file stem).
+    pub id: String,
+    /// From the first user message (one line, at most [`TITLE_MAX_CHARS`] characters), or set by
+    /// an importer.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Message records in the whole file (user, assistant, tool_result), boundaries excluded.
+    #[serde(default)]
+    pub message_count: usize,
+    /// Tokens of the conversation a resume would replay now (after the last boundary).
+    #[serde(default)]
+    pub token_count: usize,
+    /// Compact boundaries (and legacy compression markers) in the file.
+    #[serde(default)]
+    pub compactions: usize,
+    /// RFC 3339 time of creation.
+    pub created: String,
+    /// RFC 3339 time of the last append.
+    pub last_active: String,
+    /// Byte length of the `.jsonl` this meta reflects.
+    #[serde(default)]
+    pub jsonl_bytes: u64,
+    /// The parent session, for a subagent's session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
+    /// Other fields (import provenance under `imported`), preserved.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl SessionMeta {
+    /// A meta for an empty session created at `now`.
+    pub fn new(id: impl Into<String>, now: String) -> Self {
+        SessionMeta {
+            id: id.into(),
+            title: None,
+            message_count: 0,
+            token_count: 0,
+            compactions: 0,
+            created: now.clone(),
+            last_active: now,
+            jsonl_bytes: 0,
+            parent_id: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// Updates the counts for one record appended after the ones already reflected.
+    pub fn apply(&mut self, record: &SessionRecord, counter: &TokenCounter) {
+        if let Some(ts) = &record.timestamp {
+            self.last_active.clone_from(ts);
+        }
+        match record.record_type {
+            RecordType::SystemPrompt => {}
+            RecordType::User | RecordType::Assistant | RecordType::ToolResult => {
+                let Some(message) = &record.message else {
+                    return;
+                };
+                self.message_count += 1;
+                self.token_count += counter.count_message(message);
+                if self.title.is_none() && record.record_type == RecordType::User {
+                    self.title = title_from(message);
+                }
+            }
+            RecordType::CompactBoundary | RecordType::Compression => {
+                if let Some(b) = parse_compact_boundary(record) {
+                    self.compactions += 1;
+                    self.token_count = b
+                        .to_messages()
+                        .iter()
+                        .map(|m| counter.count_message(m))
+                        .sum();
+                }
+            }
+        }
+    }
+}
+
+/// A one-line title from a message's text, or `None` when it has no text.
+pub fn title_from(message: &Message) -> Option<String> {
+    let text = message.text_content();
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.is_empty() {
+        return None;
+    }
+    Some(shorten(&line, TITLE_MAX_CHARS))
+}
+
+/// Cuts `s` to at most `max` characters, ending with `…` when cut (never mid-character).
+pub fn shorten(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_owned();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}

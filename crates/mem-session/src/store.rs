@@ -1,0 +1,855 @@
+//! The session store: `{id}.jsonl` + `{id}.meta` in one directory (seed §1).
+//!
+//! Appends: each call takes an exclusive `flock` on the `.jsonl` (waiting up to
+//! [`StoreOptions::lock_timeout`], then [`Error::Locked`]), starts a fresh line if the file ends
+//! in a torn fragment, writes the whole record with one `write`, and updates the meta by an
+//! atomic rename. Two processes appending to one session therefore take turns: no interleaved
+//! or lost line. A failed write is rolled back (the file is truncated to its old length) and
+//! returned as an error; the next append works once the cause is gone.
+//!
+//! Resume: the last `compact_boundary` is found by searching the file backwards for the bytes
+//! `\n{"type":"compact_boundary"` (JSON strings escape newlines, so this can only be a line
+//! start), then only the tail from there is parsed.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use mem_core::{Message, TokenCounter};
+
+use crate::chain::{ChainIssue, validate_message_chain};
+use crate::diagnostic::Diagnostic;
+use crate::error::{Error, Result};
+use crate::jsonl::{JsonlEvent, JsonlReader};
+use crate::meta::SessionMeta;
+use crate::record::{SessionRecord, make_compact_boundary, records_to_messages};
+
+/// Sub-directory of `<project>/.mewcode/` holding the sessions.
+pub const SESSIONS_DIR: &str = "sessions";
+
+/// How hard an append pushes its bytes to the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// `write(2)` only: survives the process being killed, not a power cut. The default.
+    #[default]
+    Write,
+    /// `write(2)` then `fdatasync(2)`: survives a power cut; ~1–10 ms per append on real disks.
+    Sync,
+}
+
+/// Options of a [`SessionStore`].
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// See [`Durability`].
+    pub durability: Durability,
+    /// How long an append waits for another process's lock before [`Error::Locked`].
+    /// Default 10 s.
+    pub lock_timeout: Duration,
+    /// Counts the `token_count` of the meta.
+    pub counter: TokenCounter,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            durability: Durability::Write,
+            lock_timeout: Duration::from_secs(10),
+            counter: TokenCounter::default(),
+        }
+    }
+}
+
+/// The conversation a resumed session replays, and what was found on the way.
+#[derive(Debug, Clone)]
+pub struct Resumed {
+    /// The session's meta (brought up to date).
+    pub meta: SessionMeta,
+    /// The messages to send, validated: from the last boundary, every tool_use answered.
+    pub messages: Vec<Message>,
+    /// What validation changed in the replay (the file is untouched).
+    pub issues: Vec<ChainIssue>,
+    /// Problems in the lines read (file:line).
+    pub diagnostics: Vec<Diagnostic>,
+    /// Byte offset where replay started: the last boundary, or 0.
+    pub replay_offset: u64,
+    /// Bytes read to resume (the tail from `replay_offset`).
+    pub replay_bytes: u64,
+    /// `true` when replay started at a boundary.
+    pub from_boundary: bool,
+}
+
+/// What [`SessionStore::write_session`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteOutcome {
+    /// A new session was written.
+    Created,
+    /// An existing session with this id was replaced.
+    Replaced,
+}
+
+/// A directory of sessions.
+#[derive(Debug, Clone)]
+pub struct SessionStore {
+    dir: PathBuf,
+    options: StoreOptions,
+}
+
+fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// Checks that `id` can name a file: `[A-Za-z0-9._-]+`, not starting with `.`.
+pub fn validate_id(id: &str) -> Result<()> {
+    let ok = !id.is_empty()
+        && !id.starts_with('.')
+        && id.len() <= 200
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::InvalidId(id.to_owned()))
+    }
+}
+
+impl SessionStore {
+    /// The store of a project: `<project>/.mewcode/sessions/`.
+    pub fn for_project(project: &Path) -> Self {
+        Self::at(project.join(".mewcode").join(SESSIONS_DIR))
+    }
+
+    /// A store in `dir` with default options. Nothing is created until the first write.
+    pub fn at(dir: impl Into<PathBuf>) -> Self {
+        SessionStore {
+            dir: dir.into(),
+            options: StoreOptions::default(),
+        }
+    }
+
+    /// Replaces the options.
+    pub fn with_options(mut self, options: StoreOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Path of `{id}.jsonl`.
+    pub fn jsonl_path(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.jsonl"))
+    }
+
+    /// Path of `{id}.meta`.
+    pub fn meta_path(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.meta"))
+    }
+
+    fn ensure_dir(&self) -> Result<()> {
+        fs::create_dir_all(&self.dir)
+            .map_err(|e| Error::io("cannot create the sessions directory", &self.dir, e))
+    }
+
+    /// Creates a new empty session with a fresh time-ordered id (UUID v7).
+    pub fn create(&self) -> Result<SessionWriter> {
+        let id = uuid::Uuid::now_v7().to_string();
+        self.open_or_create(&id)
+    }
+
+    /// Opens a session for appending, creating it when absent.
+    pub fn open_or_create(&self, id: &str) -> Result<SessionWriter> {
+        validate_id(id)?;
+        self.ensure_dir()?;
+        let path = self.jsonl_path(id);
+        let file = open_append(&path)?;
+        let mut writer = SessionWriter {
+            store: self.clone(),
+            id: id.to_owned(),
+            path,
+            file,
+            meta: SessionMeta::new(id, now_rfc3339()),
+        };
+        writer.with_lock(|w| {
+            w.meta = w.store.load_meta_locked(&w.id, &w.file)?;
+            Ok(())
+        })?;
+        Ok(writer)
+    }
+
+    /// Opens an existing session for appending; [`Error::NotFound`] when absent.
+    pub fn open(&self, id: &str) -> Result<SessionWriter> {
+        validate_id(id)?;
+        if !self.jsonl_path(id).is_file() {
+            return Err(Error::NotFound {
+                id: id.to_owned(),
+                dir: self.dir.clone(),
+            });
+        }
+        self.open_or_create(id)
+    }
+
+    /// The ids of all sessions (files `*.jsonl`), sorted.
+    pub fn ids(&self) -> Result<Vec<String>> {
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io("cannot list", &self.dir, e)),
+        };
+        let mut ids = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io("cannot list", &self.dir, e))?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if let Some(id) = name.strip_suffix(".jsonl")
+                && validate_id(id).is_ok()
+            {
+                ids.push(id.to_owned());
+            }
+        }
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// Resolves a full id or a unique prefix of one.
+    pub fn resolve_id(&self, prefix: &str) -> Result<String> {
+        let ids = self.ids()?;
+        if ids.iter().any(|i| i == prefix) {
+            return Ok(prefix.to_owned());
+        }
+        let matches: Vec<String> = ids.into_iter().filter(|i| i.starts_with(prefix)).collect();
+        match matches.len() {
+            0 => Err(Error::NotFound {
+                id: prefix.to_owned(),
+                dir: self.dir.clone(),
+            }),
+            1 => Ok(matches.into_iter().next().unwrap_or_default()),
+            _ => Err(Error::Ambiguous {
+                prefix: prefix.to_owned(),
+                candidates: matches,
+            }),
+        }
+    }
+
+    /// The metas of all sessions, most recently active first. A missing or stale meta is
+    /// rebuilt from the `.jsonl` (reading only the bytes it does not reflect) and rewritten.
+    pub fn list(&self) -> Result<Vec<SessionMeta>> {
+        let mut metas = Vec::new();
+        for id in self.ids()? {
+            metas.push(self.meta(&id)?);
+        }
+        metas.sort_by(|a, b| {
+            b.last_active
+                .cmp(&a.last_active)
+                .then_with(|| a.id.cmp(&b.id))
+        });
+        Ok(metas)
+    }
+
+    /// The most recently active session, if any.
+    pub fn latest(&self) -> Result<Option<SessionMeta>> {
+        Ok(self.list()?.into_iter().next())
+    }
+
+    /// The meta of one session, brought up to date with its `.jsonl`.
+    pub fn meta(&self, id: &str) -> Result<SessionMeta> {
+        let path = self.jsonl_path(id);
+        let file = match File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::NotFound {
+                    id: id.to_owned(),
+                    dir: self.dir.clone(),
+                });
+            }
+            Err(e) => return Err(Error::io("cannot open", &path, e)),
+        };
+        lock(&file, &path, false, self.options.lock_timeout)?;
+        let result = self.load_meta_locked(id, &file);
+        let _ = file.unlock();
+        result
+    }
+
+    /// Reads the meta and repairs it if it lags behind the file; the caller holds a lock.
+    fn load_meta_locked(&self, id: &str, file: &File) -> Result<SessionMeta> {
+        let len = file_len(file, &self.jsonl_path(id))?;
+        let meta_path = self.meta_path(id);
+        let stored: Option<SessionMeta> = match fs::read(&meta_path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).ok(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(Error::io("cannot read", &meta_path, e)),
+        };
+        let (mut meta, from) = match stored {
+            Some(m) if m.id == id && m.jsonl_bytes <= len => {
+                let from = m.jsonl_bytes;
+                (m, from)
+            }
+            other => {
+                // Missing, unreadable or ahead of the file: rebuild from the start, keeping what
+                // the records cannot tell (title set by an importer, parent, provenance).
+                let mut fresh =
+                    SessionMeta::new(id, file_created(file).unwrap_or_else(now_rfc3339));
+                if let Some(old) = other.filter(|m| m.id == id) {
+                    fresh.created = old.created;
+                    fresh.title = old.title;
+                    fresh.parent_id = old.parent_id;
+                    fresh.extra = old.extra;
+                }
+                (fresh, 0)
+            }
+        };
+        if from < len {
+            let mut reader = file;
+            reader
+                .seek(SeekFrom::Start(from))
+                .map_err(|e| Error::io("cannot read", self.jsonl_path(id), e))?;
+            let reader = BufReader::new(reader.take(len - from));
+            // When rebuilding from the start, the first timestamp is the creation time.
+            let mut take_created = from == 0;
+            for ev in JsonlReader::starting_at(reader, self.jsonl_path(id), 1, from) {
+                if let JsonlEvent::Value(line) = ev
+                    && let Ok(record) = serde_json::from_value::<SessionRecord>(line.value)
+                    && record.check().is_ok()
+                {
+                    if take_created && let Some(ts) = &record.timestamp {
+                        meta.created.clone_from(ts);
+                        take_created = false;
+                    }
+                    meta.apply(&record, &self.options.counter);
+                }
+            }
+            meta.jsonl_bytes = len;
+            if let Err(e) = self.write_meta(&meta) {
+                tracing::warn!("session {id}: the repaired meta could not be saved: {e}");
+            }
+        }
+        Ok(meta)
+    }
+
+    fn write_meta(&self, meta: &SessionMeta) -> Result<()> {
+        let path = self.meta_path(&meta.id);
+        let bytes = serde_json::to_vec_pretty(meta).map_err(|source| Error::Serialize {
+            id: meta.id.clone(),
+            source,
+        })?;
+        write_atomic(&path, &bytes, self.options.durability == Durability::Sync)
+    }
+
+    /// Reads every record of a session, in order (the whole history, for export and tools).
+    pub fn read_records(&self, id: &str) -> Result<(Vec<SessionRecord>, Vec<Diagnostic>)> {
+        let path = self.jsonl_path(id);
+        let file = open_existing(&path, id, &self.dir)?;
+        lock(&file, &path, false, self.options.lock_timeout)?;
+        let out = read_records_from(&file, &path, 0);
+        let _ = file.unlock();
+        out
+    }
+
+    /// Resumes a session: the messages after the last boundary, validated (seed §1).
+    ///
+    /// Cost: a backward search for the last boundary, then parsing the tail after it; the history
+    /// before the boundary is never read.
+    pub fn resume(&self, id: &str) -> Result<Resumed> {
+        let path = self.jsonl_path(id);
+        let file = open_existing(&path, id, &self.dir)?;
+        lock(&file, &path, false, self.options.lock_timeout)?;
+        let result = self.resume_locked(id, &file, &path);
+        let _ = file.unlock();
+        result
+    }
+
+    fn resume_locked(&self, id: &str, file: &File, path: &Path) -> Result<Resumed> {
+        let meta = self.load_meta_locked(id, file)?;
+        let len = file_len(file, path)?;
+        let mut end = len;
+        let (offset, records, mut diagnostics) = loop {
+            let start =
+                find_last_boundary(file, end).map_err(|e| Error::io("cannot read", path, e))?;
+            let (records, diagnostics) = read_records_from(file, path, start.unwrap_or(0))?;
+            match start {
+                // The candidate must parse as a boundary; a torn or malformed one is passed over
+                // and the search goes on before it.
+                Some(s)
+                    if records
+                        .first()
+                        .is_none_or(|r| crate::record::parse_compact_boundary(r).is_none()) =>
+                {
+                    end = s;
+                }
+                _ => break (start, records, diagnostics),
+            }
+        };
+        let replay_offset = offset.unwrap_or(0);
+        if replay_offset > 0 && !diagnostics.is_empty() {
+            let base = count_lines_before(file, replay_offset)
+                .map_err(|e| Error::io("cannot read", path, e))?;
+            for d in &mut diagnostics {
+                if d.line > 0 {
+                    d.line += base;
+                }
+            }
+        }
+        let (messages, issues) = validate_message_chain(records_to_messages(&records));
+        Ok(Resumed {
+            meta,
+            messages,
+            issues,
+            diagnostics,
+            replay_offset,
+            replay_bytes: len - replay_offset,
+            from_boundary: offset.is_some(),
+        })
+    }
+
+    /// Deletes a session's `.jsonl` and `.meta`. Waits for a writer's lock first.
+    pub fn delete(&self, id: &str) -> Result<()> {
+        let path = self.jsonl_path(id);
+        let file = open_existing(&path, id, &self.dir)?;
+        lock(&file, &path, true, self.options.lock_timeout)?;
+        let meta = self.meta_path(id);
+        match fs::remove_file(&meta) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io("cannot delete", meta, e)),
+        }
+        fs::remove_file(&path).map_err(|e| Error::io("cannot delete", &path, e))?;
+        let _ = file.unlock();
+        Ok(())
+    }
+
+    /// Writes a whole session at once (an import), replacing any session with this id
+    /// atomically: the new `.jsonl` and `.meta` are written to temporary files, synced, then
+    /// renamed over the old ones while the old file's lock is held. A writer holding the old
+    /// file notices the replacement at its next append and reopens.
+    ///
+    /// `meta_seed` provides what records cannot tell (title, parent, provenance in `extra`,
+    /// created time); counts and `jsonl_bytes` are computed here. `keep_existing` is asked, with
+    /// the existing meta, whether replacing is allowed (return an error to refuse).
+    pub fn write_session(
+        &self,
+        meta_seed: SessionMeta,
+        records: &[SessionRecord],
+        keep_existing: impl FnOnce(&SessionMeta) -> Result<()>,
+    ) -> Result<(WriteOutcome, SessionMeta)> {
+        let id = meta_seed.id.clone();
+        validate_id(&id)?;
+        self.ensure_dir()?;
+        let path = self.jsonl_path(&id);
+        let mut bytes = Vec::new();
+        let mut meta = meta_seed;
+        meta.message_count = 0;
+        meta.token_count = 0;
+        meta.compactions = 0;
+        for record in records {
+            serde_json::to_writer(&mut bytes, record).map_err(|source| Error::Serialize {
+                id: id.clone(),
+                source,
+            })?;
+            bytes.push(b'\n');
+            let seeded_title = meta.title.clone();
+            meta.apply(record, &self.options.counter);
+            if seeded_title.is_some() {
+                meta.title = seeded_title;
+            }
+        }
+        meta.jsonl_bytes = bytes.len() as u64;
+        let tmp = self.dir.join(format!(".{id}.jsonl.tmp"));
+        write_file_synced(&tmp, &bytes)?;
+        let existing = match OpenOptions::new().read(true).write(true).open(&path) {
+            Ok(f) => Some(f),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(Error::io("cannot open", &path, e)),
+        };
+        let outcome = if let Some(old) = &existing {
+            lock(old, &path, true, self.options.lock_timeout)?;
+            let decision = self
+                .load_meta_locked(&id, old)
+                .and_then(|m| keep_existing(&m));
+            if let Err(e) = decision {
+                let _ = old.unlock();
+                let _ = fs::remove_file(&tmp);
+                return Err(e);
+            }
+            WriteOutcome::Replaced
+        } else {
+            WriteOutcome::Created
+        };
+        let result = fs::rename(&tmp, &path)
+            .map_err(|e| Error::io("cannot replace", &path, e))
+            .and_then(|()| self.write_meta(&meta))
+            .and_then(|()| sync_dir(&self.dir));
+        if let Some(old) = &existing {
+            let _ = old.unlock();
+        }
+        if result.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        result.map(|()| (outcome, meta))
+    }
+}
+
+/// A session open for appending. Holds no lock between calls.
+#[derive(Debug)]
+pub struct SessionWriter {
+    store: SessionStore,
+    id: String,
+    path: PathBuf,
+    file: File,
+    meta: SessionMeta,
+}
+
+impl SessionWriter {
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Path of the `.jsonl`.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The meta as of the last append.
+    pub fn meta(&self) -> &SessionMeta {
+        &self.meta
+    }
+
+    /// Appends one message now (seed §1 `session.append(message)`), typed by its role and
+    /// content; updates the meta's count, last_active and (first user message) title.
+    pub fn append(&mut self, message: &Message) -> Result<()> {
+        self.append_records(&[SessionRecord::message(message.clone(), Some(now_rfc3339()))])
+    }
+
+    /// Appends a compaction boundary: `summary` of the prefix and the tail kept verbatim. The
+    /// records before it are never touched; resume replays from here.
+    pub fn append_compact_boundary(
+        &mut self,
+        summary: &str,
+        keep_messages: Vec<Message>,
+    ) -> Result<()> {
+        self.append_records(&[make_compact_boundary(
+            summary,
+            keep_messages,
+            Some(now_rfc3339()),
+        )])
+    }
+
+    /// Appends records with one `write` and one meta update. On error nothing was added (the
+    /// file is truncated back) unless the truncation itself failed, in which case the partial
+    /// line is left behind a newline and reported as malformed on read.
+    pub fn append_records(&mut self, records: &[SessionRecord]) -> Result<()> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let mut line = Vec::with_capacity(256);
+        for record in records {
+            serde_json::to_writer(&mut line, record).map_err(|source| Error::Serialize {
+                id: self.id.clone(),
+                source,
+            })?;
+            line.push(b'\n');
+        }
+        self.with_lock(|w| w.write_locked(&line, records))
+    }
+
+    fn write_locked(&mut self, line: &[u8], records: &[SessionRecord]) -> Result<()> {
+        let len = file_len(&self.file, &self.path)?;
+        if len != self.meta.jsonl_bytes {
+            // Another writer appended (or a crash left the meta behind): catch up.
+            self.meta = self.store.load_meta_locked(&self.id, &self.file)?;
+        }
+        let torn = len > 0
+            && last_byte(&self.file, len).map_err(|e| Error::io("cannot read", &self.path, e))?
+                != b'\n';
+        let mut buf;
+        let bytes = if torn {
+            buf = Vec::with_capacity(line.len() + 1);
+            buf.push(b'\n');
+            buf.extend_from_slice(line);
+            tracing::warn!(
+                "{}: the last line was incomplete; appending on a fresh line",
+                self.path.display()
+            );
+            &buf[..]
+        } else {
+            line
+        };
+        if let Err(e) = self.file.write_all(bytes) {
+            let _ = self.file.set_len(len);
+            return Err(Error::io("cannot append to", &self.path, e));
+        }
+        if self.store.options.durability == Durability::Sync
+            && let Err(e) = self.file.sync_data()
+        {
+            let _ = self.file.set_len(len);
+            return Err(Error::io("cannot sync", &self.path, e));
+        }
+        for record in records {
+            self.meta.apply(record, &self.store.options.counter);
+        }
+        self.meta.jsonl_bytes = len + bytes.len() as u64;
+        // The record is on disk; a meta that cannot be written is repaired from the file later.
+        if let Err(e) = self.store.write_meta(&self.meta) {
+            tracing::warn!(
+                "session {}: meta not updated ({e}); it will be rebuilt from the .jsonl",
+                self.id
+            );
+        }
+        Ok(())
+    }
+
+    /// Runs `f` under the exclusive lock, reopening first if the file was replaced (an import).
+    fn with_lock<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        loop {
+            lock(
+                &self.file,
+                &self.path,
+                true,
+                self.store.options.lock_timeout,
+            )?;
+            if self.is_current() {
+                break;
+            }
+            let _ = self.file.unlock();
+            self.file = open_append(&self.path)?;
+            self.meta.jsonl_bytes = u64::MAX;
+        }
+        let out = f(self);
+        let _ = self.file.unlock();
+        out
+    }
+
+    #[cfg(unix)]
+    fn is_current(&self) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        match (self.file.metadata(), fs::metadata(&self.path)) {
+            (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
+            _ => false,
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn is_current(&self) -> bool {
+        self.path.exists()
+    }
+}
+
+fn open_append(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .read(true)
+        .open(path)
+        .map_err(|e| Error::io("cannot open for appending", path, e))
+}
+
+fn open_existing(path: &Path, id: &str, dir: &Path) -> Result<File> {
+    match File::open(path) {
+        Ok(f) => Ok(f),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::NotFound {
+            id: id.to_owned(),
+            dir: dir.to_owned(),
+        }),
+        Err(e) => Err(Error::io("cannot open", path, e)),
+    }
+}
+
+/// Takes the lock, retrying with short sleeps until `timeout`.
+fn lock(file: &File, path: &Path, exclusive: bool, timeout: Duration) -> Result<()> {
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        let attempt = if exclusive {
+            file.try_lock()
+        } else {
+            file.try_lock_shared()
+        };
+        match attempt {
+            Ok(()) => return Ok(()),
+            Err(fs::TryLockError::WouldBlock) => {
+                if start.elapsed() >= timeout {
+                    return Err(Error::Locked {
+                        path: path.to_owned(),
+                        waited_ms: start.elapsed().as_millis() as u64,
+                    });
+                }
+                thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(Error::io("cannot lock", path, e)),
+        }
+    }
+}
+
+fn file_len(file: &File, path: &Path) -> Result<u64> {
+    file.metadata()
+        .map(|m| m.len())
+        .map_err(|e| Error::io("cannot stat", path, e))
+}
+
+fn file_created(file: &File) -> Option<String> {
+    let modified = file.metadata().ok()?.modified().ok()?;
+    Some(
+        chrono::DateTime::<chrono::Utc>::from(modified)
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+    )
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.read_exact_at(buf, offset)
+}
+
+#[cfg(not(unix))]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    let mut f = file;
+    f.seek(SeekFrom::Start(offset))?;
+    f.read_exact(buf)
+}
+
+fn last_byte(file: &File, len: u64) -> std::io::Result<u8> {
+    let mut b = [0u8; 1];
+    read_at(file, &mut b, len - 1)?;
+    Ok(b[0])
+}
+
+const BOUNDARY_PATTERNS: [&[u8]; 2] = [
+    b"\n{\"type\":\"compact_boundary\"",
+    b"\n{\"type\":\"compression\"",
+];
+const SCAN_CHUNK: u64 = 1 << 20;
+
+/// Offset of the start of the last line before `end` that begins a boundary or compression
+/// record, searching backwards in 1 MiB chunks. Reads only the bytes after that line start
+/// (plus one chunk at most).
+pub(crate) fn find_last_boundary(file: &File, end: u64) -> std::io::Result<Option<u64>> {
+    let finders: Vec<memchr::memmem::FinderRev<'_>> = BOUNDARY_PATTERNS
+        .iter()
+        .map(|p| memchr::memmem::FinderRev::new(*p))
+        .collect();
+    let overlap = BOUNDARY_PATTERNS.iter().map(|p| p.len()).max().unwrap_or(0) as u64;
+    let mut chunk_end = end;
+    let mut buf = Vec::new();
+    while chunk_end > 0 {
+        let chunk_start = chunk_end.saturating_sub(SCAN_CHUNK);
+        let read_end = (chunk_end + overlap).min(end);
+        buf.resize((read_end - chunk_start) as usize, 0);
+        read_at(file, &mut buf, chunk_start)?;
+        let best = finders.iter().filter_map(|f| f.rfind(&buf)).max();
+        if let Some(pos) = best {
+            let line_start = chunk_start + pos as u64 + 1;
+            if line_start < end {
+                return Ok(Some(line_start));
+            }
+        }
+        chunk_end = chunk_start;
+    }
+    // The very first line has no newline before it.
+    let mut head = vec![0u8; (overlap as usize + 3).min(end as usize)];
+    read_at(file, &mut head, 0)?;
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&head);
+    if BOUNDARY_PATTERNS.iter().any(|p| head.starts_with(&p[1..])) && end > 0 {
+        return Ok(Some(0));
+    }
+    Ok(None)
+}
+
+fn count_lines_before(file: &File, offset: u64) -> std::io::Result<usize> {
+    let mut f = file;
+    f.seek(SeekFrom::Start(0))?;
+    let mut reader = f.take(offset);
+    let mut count = 0;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = reader.read(&mut buf)?;
+        if n == 0 {
+            return Ok(count);
+        }
+        count += memchr::memchr_iter(b'\n', &buf[..n]).count();
+    }
+}
+
+/// Parses the records from `offset` to the end; lines that are not valid records become
+/// diagnostics (line numbers relative to `offset`).
+fn read_records_from(
+    file: &File,
+    path: &Path,
+    offset: u64,
+) -> Result<(Vec<SessionRecord>, Vec<Diagnostic>)> {
+    let mut reader = file;
+    reader
+        .seek(SeekFrom::Start(offset))
+        .map_err(|e| Error::io("cannot read", path, e))?;
+    let mut records = Vec::new();
+    let mut diagnostics = Vec::new();
+    for ev in JsonlReader::starting_at(BufReader::with_capacity(1 << 16, reader), path, 1, offset) {
+        match ev {
+            JsonlEvent::Value(line) => match serde_json::from_value::<SessionRecord>(line.value) {
+                Ok(record) => match record.check() {
+                    Ok(()) => records.push(record),
+                    Err(why) => diagnostics.push(Diagnostic::error(
+                        path,
+                        line.line,
+                        format!("{why}; record skipped"),
+                    )),
+                },
+                Err(e) => diagnostics.push(Diagnostic::error(
+                    path,
+                    line.line,
+                    format!("not a session record: {e}; skipped"),
+                )),
+            },
+            JsonlEvent::Diagnostic(d) => diagnostics.push(d),
+        }
+    }
+    Ok((records, diagnostics))
+}
+
+fn write_file_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut f = File::create(path).map_err(|e| Error::io("cannot create", path, e))?;
+    f.write_all(bytes)
+        .map_err(|e| Error::io("cannot write", path, e))?;
+    f.sync_all().map_err(|e| Error::io("cannot sync", path, e))
+}
+
+/// Writes `bytes` to a temporary file beside `path` and renames it over `path`.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    let result = (|| {
+        let mut f = File::create(&tmp).map_err(|e| Error::io("cannot create", &tmp, e))?;
+        f.write_all(bytes)
+            .map_err(|e| Error::io("cannot write", &tmp, e))?;
+        if sync {
+            f.sync_all()
+                .map_err(|e| Error::io("cannot sync", &tmp, e))?;
+        }
+        fs::rename(&tmp, path).map_err(|e| Error::io("cannot replace", path, e))
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+fn sync_dir(dir: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| Error::io("cannot sync", dir, e))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
+    }
+}

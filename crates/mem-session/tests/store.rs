@@ -1,0 +1,349 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Session store behaviour on real files in temp dirs.
+
+use std::fs;
+use std::io::Write;
+use std::time::Duration;
+
+use mem_core::{ContentBlock, Message, Role};
+use mem_session::{ChainIssue, Error, RecordType, SessionStore, StoreOptions};
+use serde_json::json;
+
+fn store() -> (tempfile::TempDir, SessionStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::for_project(dir.path());
+    (dir, store)
+}
+
+fn call(id: &str) -> Message {
+    Message::new(
+        Role::Assistant,
+        vec![
+            ContentBlock::text("let me look"),
+            ContentBlock::tool_use(id, "Bash", json!({"command": "ls"})),
+        ],
+    )
+}
+
+fn result(id: &str) -> Message {
+    Message::new(
+        Role::User,
+        vec![ContentBlock::tool_result(id, "a.txt\nb.txt", false)],
+    )
+}
+
+fn texts(msgs: &[Message]) -> Vec<String> {
+    msgs.iter()
+        .map(|m| format!("{}:{}", m.role.as_str(), m.text_content()))
+        .collect()
+}
+
+#[test]
+fn append_then_resume_round_trips_and_updates_meta() {
+    let (_d, store) = store();
+    let mut w = store.create().unwrap();
+    let msgs = vec![
+        Message::user("list the   files\nplease"),
+        call("t1"),
+        result("t1"),
+        Message::assistant("two files"),
+    ];
+    for m in &msgs {
+        w.append(m).unwrap();
+    }
+    let meta = w.meta().clone();
+    assert_eq!(meta.message_count, 4);
+    assert_eq!(meta.title.as_deref(), Some("list the files please"));
+    assert!(meta.token_count > 10);
+    let r = store.resume(w.id()).unwrap();
+    assert_eq!(r.messages, msgs);
+    assert!(r.issues.is_empty() && r.diagnostics.is_empty());
+    assert!(!r.from_boundary);
+    assert_eq!(r.meta, meta);
+    let on_disk: serde_json::Value =
+        serde_json::from_slice(&fs::read(store.meta_path(w.id())).unwrap()).unwrap();
+    assert_eq!(on_disk["message_count"], 4);
+    let (records, _) = store.read_records(w.id()).unwrap();
+    let kinds: Vec<RecordType> = records.iter().map(|r| r.record_type).collect();
+    assert_eq!(
+        kinds,
+        [
+            RecordType::User,
+            RecordType::Assistant,
+            RecordType::ToolResult,
+            RecordType::Assistant
+        ]
+    );
+}
+
+#[test]
+fn torn_last_line_keeps_every_record_and_next_append_starts_fresh() {
+    let (_d, store) = store();
+    let mut w = store.open_or_create("s1").unwrap();
+    w.append(&Message::user("one")).unwrap();
+    w.append(&Message::assistant("two")).unwrap();
+    // Power loss mid-write: half a record, no newline.
+    let mut f = fs::OpenOptions::new()
+        .append(true)
+        .open(store.jsonl_path("s1"))
+        .unwrap();
+    f.write_all(br#"{"type":"user","message":{"role":"user","content":"thr"#)
+        .unwrap();
+    drop(f);
+    let r = store.resume("s1").unwrap();
+    assert_eq!(texts(&r.messages), ["user:one", "assistant:two"]);
+    assert_eq!(r.diagnostics.len(), 1);
+    assert_eq!(r.diagnostics[0].line, 3);
+    assert!(
+        r.diagnostics[0].message.contains("incomplete last line"),
+        "{}",
+        r.diagnostics[0]
+    );
+    // A new writer (after the crash) appends on a fresh line.
+    let mut w2 = store.open("s1").unwrap();
+    w2.append(&Message::user("four")).unwrap();
+    let text = fs::read_to_string(store.jsonl_path("s1")).unwrap();
+    assert_eq!(text.lines().count(), 4);
+    assert!(
+        text.lines()
+            .nth(3)
+            .unwrap()
+            .starts_with(r#"{"type":"user""#)
+    );
+    let r = store.resume("s1").unwrap();
+    assert_eq!(
+        texts(&r.messages),
+        ["user:one", "assistant:two", "user:four"]
+    );
+    assert_eq!(r.meta.message_count, 3);
+    assert!(
+        r.diagnostics[0].message.starts_with("malformed JSON"),
+        "{}",
+        r.diagnostics[0]
+    );
+}
+
+#[test]
+fn damaged_files_are_read_with_file_and_line() {
+    let (_d, store) = store();
+    fs::create_dir_all(store.dir()).unwrap();
+    let rec = |t: &str| format!(r#"{{"type":"user","message":{{"role":"user","content":"{t}"}}}}"#);
+    let big = "x".repeat(15 << 20);
+    let mut bytes = Vec::new();
+    bytes.extend_from_slice(b"\xEF\xBB\xBF");
+    bytes.extend_from_slice(format!("{}\n\n", rec("a")).as_bytes());
+    bytes.extend_from_slice(format!("{}{}\n", rec("b"), rec("c")).as_bytes());
+    bytes.extend_from_slice(
+        b"{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"d\xFF\"}}\n",
+    );
+    bytes.extend_from_slice(format!("{}\n", rec(&big)).as_bytes());
+    bytes.extend_from_slice(b"{\"type\":\"bogus\"}\n");
+    bytes.extend_from_slice(format!("{}\n", rec("e")).as_bytes());
+    fs::write(store.jsonl_path("dmg"), &bytes).unwrap();
+    let r = store.resume("dmg").unwrap();
+    let got: Vec<String> = r
+        .messages
+        .iter()
+        .map(|m| m.text_content().chars().take(3).collect())
+        .collect();
+    assert_eq!(got, ["a", "b", "c", "d\u{FFFD}", "xxx", "e"]);
+    let lines: Vec<(usize, &str)> = r
+        .diagnostics
+        .iter()
+        .map(|d| (d.line, d.message.as_str()))
+        .collect();
+    assert_eq!(lines.len(), 5, "{lines:?}");
+    assert_eq!(lines[0].0, 1);
+    assert!(lines[0].1.contains("byte-order mark"));
+    assert_eq!(lines[1].0, 2);
+    assert!(lines[1].1.contains("blank line"));
+    assert_eq!(lines[2].0, 3);
+    assert!(lines[2].1.contains("glued"));
+    assert_eq!(lines[3].0, 4);
+    assert!(lines[3].1.contains("invalid UTF-8"));
+    assert_eq!(lines[4].0, 6);
+    assert!(lines[4].1.contains("not a session record"));
+    assert!(
+        r.diagnostics
+            .iter()
+            .all(|d| d.path == store.jsonl_path("dmg"))
+    );
+    assert_eq!(r.meta.message_count, 6);
+}
+
+#[test]
+fn compaction_appends_and_never_rewrites_the_prefix() {
+    let (_d, store) = store();
+    let mut w = store.open_or_create("c").unwrap();
+    let mut sizes = Vec::new();
+    for round in 0..5 {
+        for i in 0..20 {
+            w.append(&Message::user(format!("round {round} message {i}")))
+                .unwrap();
+            w.append(&call(&format!("r{round}i{i}"))).unwrap();
+            w.append(&result(&format!("r{round}i{i}"))).unwrap();
+        }
+        let before = fs::read(store.jsonl_path("c")).unwrap();
+        let kept = vec![
+            Message::user(format!("round {round} message 19")),
+            call(&format!("r{round}i19")),
+            result(&format!("r{round}i19")),
+        ];
+        w.append_compact_boundary(&format!("summary of rounds up to {round}"), kept)
+            .unwrap();
+        let after = fs::read(store.jsonl_path("c")).unwrap();
+        assert_eq!(
+            &after[..before.len()],
+            &before[..],
+            "bytes before the boundary changed"
+        );
+        sizes.push(after.len());
+    }
+    // Linear growth: each round adds about the same number of bytes.
+    let deltas: Vec<usize> = sizes.windows(2).map(|w| w[1] - w[0]).collect();
+    let (min, max) = (deltas.iter().min().unwrap(), deltas.iter().max().unwrap());
+    assert!(*max < min + min / 10, "growth not linear: {deltas:?}");
+    w.append(&Message::assistant("after")).unwrap();
+    let r = store.resume("c").unwrap();
+    assert!(r.from_boundary);
+    assert_eq!(r.messages.len(), 5);
+    assert_eq!(r.messages[0].text_content(), "summary of rounds up to 4");
+    assert_eq!(r.messages[4].text_content(), "after");
+    assert!(
+        r.replay_bytes < 2_000,
+        "resume read {} bytes",
+        r.replay_bytes
+    );
+    assert_eq!(r.meta.compactions, 5);
+    assert_eq!(r.meta.message_count, 301);
+}
+
+#[test]
+fn a_torn_boundary_falls_back_to_the_previous_one() {
+    let (_d, store) = store();
+    let mut w = store.open_or_create("tb").unwrap();
+    w.append(&Message::user("a")).unwrap();
+    w.append_compact_boundary("first", vec![]).unwrap();
+    w.append(&Message::user("b")).unwrap();
+    let mut f = fs::OpenOptions::new()
+        .append(true)
+        .open(store.jsonl_path("tb"))
+        .unwrap();
+    f.write_all(br#"{"type":"compact_boundary","summary":"sec"#)
+        .unwrap();
+    drop(f);
+    let r = store.resume("tb").unwrap();
+    assert_eq!(texts(&r.messages), ["user:first", "user:b"]);
+    assert_eq!(r.diagnostics.len(), 1);
+    assert_eq!(
+        r.diagnostics[0].line, 4,
+        "absolute line number: {}",
+        r.diagnostics[0]
+    );
+}
+
+#[test]
+fn dangling_tool_use_is_cut_from_replay_not_from_disk() {
+    let (_d, store) = store();
+    let mut w = store.open_or_create("dg").unwrap();
+    w.append(&Message::user("q")).unwrap();
+    w.append(&call("t1")).unwrap();
+    let r = store.resume("dg").unwrap();
+    assert_eq!(texts(&r.messages), ["user:q"]);
+    assert_eq!(
+        r.issues,
+        vec![ChainIssue::DanglingTail { from: 1, count: 1 }]
+    );
+    assert_eq!(store.read_records("dg").unwrap().0.len(), 2);
+}
+
+#[test]
+fn failed_write_returns_an_error_and_appends_work_again() {
+    let (d, store) = store();
+    // The sessions directory cannot be created: a file is in the way (works even as root).
+    fs::create_dir_all(d.path().join(".mewcode")).unwrap();
+    fs::write(store.dir(), b"in the way").unwrap();
+    let err = store.create().unwrap_err();
+    assert!(matches!(err, Error::Io { .. }), "{err}");
+    assert!(err.to_string().contains("sessions"), "{err}");
+    fs::remove_file(store.dir()).unwrap();
+    let mut w = store.open_or_create("ok").unwrap();
+    w.append(&Message::user("works again")).unwrap();
+    // The meta cannot be written (its path is a directory): the append still lands, and the
+    // meta is rebuilt from the .jsonl later.
+    fs::remove_file(store.meta_path("ok")).unwrap();
+    fs::create_dir(store.meta_path("ok")).unwrap();
+    w.append(&Message::assistant("meta blocked")).unwrap();
+    fs::remove_dir(store.meta_path("ok")).unwrap();
+    let r = store.resume("ok").unwrap();
+    assert_eq!(
+        texts(&r.messages),
+        ["user:works again", "assistant:meta blocked"]
+    );
+    assert_eq!(r.meta.message_count, 2);
+}
+
+#[test]
+fn a_held_lock_makes_the_writer_wait_then_fail_clearly() {
+    let (_d, store) = store();
+    let store = store.with_options(StoreOptions {
+        lock_timeout: Duration::from_millis(150),
+        ..StoreOptions::default()
+    });
+    let mut w = store.open_or_create("lk").unwrap();
+    let other = fs::File::open(store.jsonl_path("lk")).unwrap();
+    other.lock().unwrap();
+    let err = w.append(&Message::user("blocked")).unwrap_err();
+    assert!(matches!(err, Error::Locked { .. }), "{err}");
+    assert!(
+        err.to_string().contains("locked by another process"),
+        "{err}"
+    );
+    other.unlock().unwrap();
+    w.append(&Message::user("free")).unwrap();
+    assert_eq!(texts(&store.resume("lk").unwrap().messages), ["user:free"]);
+}
+
+#[test]
+fn ids_are_validated_and_prefixes_resolve() {
+    let (_d, store) = store();
+    for bad in ["", "../x", ".hidden", "a/b", "a b"] {
+        assert!(
+            matches!(store.open_or_create(bad), Err(Error::InvalidId(_))),
+            "{bad}"
+        );
+    }
+    store.open_or_create("abc-1").unwrap();
+    store.open_or_create("abd-2").unwrap();
+    assert_eq!(store.resolve_id("abc").unwrap(), "abc-1");
+    assert!(matches!(
+        store.resolve_id("ab"),
+        Err(Error::Ambiguous { .. })
+    ));
+    assert!(matches!(
+        store.resolve_id("zz"),
+        Err(Error::NotFound { .. })
+    ));
+    store.delete("abc-1").unwrap();
+    assert_eq!(store.ids().unwrap(), ["abd-2"]);
+}
+
+#[test]
+fn replacing_a_session_makes_an_open_writer_reopen() {
+    let (_d, store) = store();
+    let mut w = store.open_or_create("rp").unwrap();
+    w.append(&Message::user("old")).unwrap();
+    let seed = mem_session::SessionMeta::new("rp", "2026-01-01T00:00:00Z".into());
+    let recs = vec![mem_session::SessionRecord::message(
+        Message::user("new"),
+        None,
+    )];
+    let (outcome, meta) = store.write_session(seed, &recs, |_| Ok(())).unwrap();
+    assert_eq!(outcome, mem_session::WriteOutcome::Replaced);
+    assert_eq!(meta.message_count, 1);
+    w.append(&Message::assistant("after")).unwrap();
+    assert_eq!(
+        texts(&store.resume("rp").unwrap().messages),
+        ["user:new", "assistant:after"]
+    );
+}
