@@ -1,0 +1,504 @@
+//! Model configuration: the `[llm]` table of `config.toml` files plus environment variables,
+//! resolved per job. This module takes values (file texts, a variable lookup); reading files and
+//! the environment is the caller's (the CLI's) job.
+//!
+//! ```toml
+//! [llm]                       # defaults for every job
+//! provider = "openai"         # offline (default) | openai | anthropic (ollama, vllm, llamacpp = openai)
+//! model = "gpt-4o-mini"
+//! base_url = "http://127.0.0.1:11434/v1"
+//! api_key_env = "MY_KEY_VAR"  # or api_key = "..." (prefer the variable)
+//! timeout_secs = 60
+//! connect_timeout_secs = 10
+//! max_retries = 3
+//!
+//! [llm.select]                # per job: summarize, extract, select
+//! model = "gpt-4o-mini"
+//! timeout_secs = 8
+//! ```
+//!
+//! Precedence, highest first: `MEM_LLM_<JOB>_PROVIDER` / `MEM_LLM_<JOB>_MODEL`; `[llm.<job>]` of
+//! the project file, then of the user file; `MEM_LLM_PROVIDER` / `MEM_LLM_MODEL`; `[llm]` of the
+//! project file, then of the user file; the built-in defaults. A job whose provider differs from
+//! the general one does not inherit the general model, base URL or key. Base URL: configured, else
+//! `OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL`, else the provider's. Key: `api_key` or `api_key_env`
+//! as configured, else `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::engine::Llm;
+use crate::error::{LlmError, Result};
+use crate::http::CallPolicy;
+use crate::model::{ModelEngine, Router};
+use crate::offline::OfflineEngine;
+use crate::provider::{ApiKey, Provider, ProviderKind};
+use crate::types::Job;
+
+/// Settings of one job, or defaults for all (the fields of `[llm]` and `[llm.<job>]`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobSection {
+    /// `offline`, `openai` or `anthropic` (aliases: see [`ProviderKind`]'s `FromStr`).
+    pub provider: Option<String>,
+    /// Model name.
+    pub model: Option<String>,
+    /// API root (`.../v1` for OpenAI-compatible servers; the host for Anthropic).
+    pub base_url: Option<String>,
+    /// The API key itself (prefer `api_key_env`).
+    pub api_key: Option<String>,
+    /// Name of the environment variable holding the API key.
+    pub api_key_env: Option<String>,
+    /// Total deadline of one call, retries included, in seconds.
+    pub timeout_secs: Option<f64>,
+    /// Connect timeout, in seconds.
+    pub connect_timeout_secs: Option<f64>,
+    /// Retries after the first attempt.
+    pub max_retries: Option<u32>,
+}
+
+/// The `[llm]` table: defaults for every job (the fields of [`JobSection`]) plus per-job tables.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LlmSection {
+    /// See [`JobSection::provider`].
+    pub provider: Option<String>,
+    /// See [`JobSection::model`].
+    pub model: Option<String>,
+    /// See [`JobSection::base_url`].
+    pub base_url: Option<String>,
+    /// See [`JobSection::api_key`].
+    pub api_key: Option<String>,
+    /// See [`JobSection::api_key_env`].
+    pub api_key_env: Option<String>,
+    /// See [`JobSection::timeout_secs`].
+    pub timeout_secs: Option<f64>,
+    /// See [`JobSection::connect_timeout_secs`].
+    pub connect_timeout_secs: Option<f64>,
+    /// See [`JobSection::max_retries`].
+    pub max_retries: Option<u32>,
+    /// `[llm.summarize]`.
+    pub summarize: Option<JobSection>,
+    /// `[llm.extract]`.
+    pub extract: Option<JobSection>,
+    /// `[llm.select]`.
+    pub select: Option<JobSection>,
+}
+
+impl LlmSection {
+    /// The defaults as a [`JobSection`].
+    pub fn defaults(&self) -> JobSection {
+        JobSection {
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            api_key: self.api_key.clone(),
+            api_key_env: self.api_key_env.clone(),
+            timeout_secs: self.timeout_secs,
+            connect_timeout_secs: self.connect_timeout_secs,
+            max_retries: self.max_retries,
+        }
+    }
+}
+
+/// A parsed `config.toml`; tables other than `[llm]` belong to other crates and are ignored.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct ConfigFile {
+    /// The `[llm]` table.
+    #[serde(default)]
+    pub llm: Option<LlmSection>,
+}
+
+impl ConfigFile {
+    /// Parses a file's text; `origin` (its path) names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<ConfigFile> {
+        toml::from_str(text).map_err(|source| LlmError::ConfigFile {
+            origin: origin.to_owned(),
+            source,
+        })
+    }
+
+    fn job(&self, job: Job) -> Option<&JobSection> {
+        let llm = self.llm.as_ref()?;
+        match job {
+            Job::Summarize => llm.summarize.as_ref(),
+            Job::Extract => llm.extract.as_ref(),
+            Job::Select => llm.select.as_ref(),
+        }
+    }
+
+    fn general(&self) -> Option<JobSection> {
+        self.llm.as_ref().map(LlmSection::defaults)
+    }
+}
+
+/// The resolved settings of one job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobSettings {
+    /// The job.
+    pub job: Job,
+    /// Who answers it.
+    pub provider: ProviderKind,
+    /// The model (`None` for the offline engine).
+    pub model: Option<String>,
+    /// The base URL (`None` for the offline engine).
+    pub base_url: Option<String>,
+    /// The API key, if any (never printed).
+    pub api_key: Option<ApiKey>,
+    /// Where the key came from, for display: `$OPENAI_API_KEY`, `config file`; `None` when there
+    /// is no key.
+    pub key_source: Option<String>,
+    /// Timeouts and retries.
+    pub policy: CallPolicy,
+}
+
+impl JobSettings {
+    /// What makes this job unusable, if anything (e.g. a hosted provider without a key).
+    pub fn problem(&self) -> Option<String> {
+        if self.provider == ProviderKind::Offline || self.api_key.is_some() {
+            return None;
+        }
+        let base = self.base_url.as_deref().unwrap_or("");
+        let default = self.provider.default_base_url().unwrap_or("");
+        (base.trim_end_matches('/') == default).then(|| {
+            format!(
+                "no API key for {}: set {} or `api_key_env` in [llm]",
+                self.provider,
+                self.provider.key_variable().unwrap_or("a key variable")
+            )
+        })
+    }
+
+    /// The HTTP engine for this job; `None` for the offline engine.
+    ///
+    /// Errors: [`LlmError::Config`] when [`JobSettings::problem`] reports one or the provider
+    /// cannot be built.
+    pub fn model_engine(&self) -> Result<Option<ModelEngine>> {
+        if self.provider == ProviderKind::Offline {
+            return Ok(None);
+        }
+        if let Some(message) = self.problem() {
+            return Err(LlmError::Config { message });
+        }
+        let base = self
+            .base_url
+            .as_deref()
+            .or(self.provider.default_base_url())
+            .unwrap_or_default();
+        let model = self
+            .model
+            .clone()
+            .or(self.provider.default_model().map(str::to_owned))
+            .unwrap_or_default();
+        let provider = Provider::new(
+            self.provider,
+            base,
+            model,
+            self.api_key.clone(),
+            &self.policy,
+        )?;
+        Ok(Some(ModelEngine::new(provider, self.policy)))
+    }
+
+    /// The engine for this job (offline or HTTP).
+    pub fn engine(&self) -> Result<Arc<dyn Llm>> {
+        Ok(match self.model_engine()? {
+            Some(engine) => Arc::new(engine),
+            None => Arc::new(OfflineEngine),
+        })
+    }
+}
+
+/// The resolved settings of the three jobs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LlmSettings {
+    /// One entry per job, in [`Job::ALL`] order.
+    pub jobs: [JobSettings; 3],
+}
+
+impl LlmSettings {
+    /// Every job on the offline engine.
+    pub fn offline() -> Self {
+        LlmSettings {
+            jobs: Job::ALL.map(|job| JobSettings {
+                job,
+                provider: ProviderKind::Offline,
+                model: None,
+                base_url: None,
+                api_key: None,
+                key_source: None,
+                policy: CallPolicy::for_job(job),
+            }),
+        }
+    }
+
+    /// Resolves the settings from the user file, the project file and an environment lookup
+    /// (see the module docs for the precedence).
+    ///
+    /// Errors: [`LlmError::Config`] for an unknown provider name.
+    pub fn resolve(
+        user: Option<&ConfigFile>,
+        project: Option<&ConfigFile>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self> {
+        let mut jobs = Vec::with_capacity(3);
+        for job in Job::ALL {
+            jobs.push(resolve_job(job, user, project, env)?);
+        }
+        let jobs: [JobSettings; 3] = jobs.try_into().map_err(|_| LlmError::Config {
+            message: "internal: wrong number of jobs".to_owned(),
+        })?;
+        Ok(LlmSettings { jobs })
+    }
+
+    /// The settings of `job`.
+    pub fn job(&self, job: Job) -> &JobSettings {
+        &self.jobs[match job {
+            Job::Summarize => 0,
+            Job::Extract => 1,
+            Job::Select => 2,
+        }]
+    }
+
+    /// A [`Router`] with each job's engine.
+    ///
+    /// Errors: the first job whose engine cannot be built ([`JobSettings::engine`]).
+    pub fn router(&self) -> Result<Router> {
+        Ok(Router::new(
+            self.job(Job::Summarize).engine()?,
+            self.job(Job::Extract).engine()?,
+            self.job(Job::Select).engine()?,
+        ))
+    }
+}
+
+fn non_empty(s: Option<String>) -> Option<String> {
+    s.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty())
+}
+
+fn resolve_job(
+    job: Job,
+    user: Option<&ConfigFile>,
+    project: Option<&ConfigFile>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<JobSettings> {
+    let upper = job.as_str().to_ascii_uppercase();
+    let env_job = JobSection {
+        provider: non_empty(env(&format!("MEM_LLM_{upper}_PROVIDER"))),
+        model: non_empty(env(&format!("MEM_LLM_{upper}_MODEL"))),
+        ..JobSection::default()
+    };
+    let env_general = JobSection {
+        provider: non_empty(env("MEM_LLM_PROVIDER")),
+        model: non_empty(env("MEM_LLM_MODEL")),
+        ..JobSection::default()
+    };
+    let job_layers: Vec<JobSection> = [
+        Some(env_job),
+        project.and_then(|f| f.job(job).cloned()),
+        user.and_then(|f| f.job(job).cloned()),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let general_layers: Vec<JobSection> = [
+        Some(env_general),
+        project.and_then(ConfigFile::general),
+        user.and_then(ConfigFile::general),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+
+    let first = |layers: &[JobSection], f: &dyn Fn(&JobSection) -> Option<String>| {
+        layers.iter().find_map(|l| non_empty(f(l)))
+    };
+    let general_provider = match first(&general_layers, &|l| l.provider.clone()) {
+        Some(p) => p.parse::<ProviderKind>()?,
+        None => ProviderKind::Offline,
+    };
+    let provider = match first(&job_layers, &|l| l.provider.clone()) {
+        Some(p) => p.parse::<ProviderKind>()?,
+        None => general_provider,
+    };
+    // The general layers count for model, URL and key only when they configure the same provider.
+    let mut layers = job_layers;
+    if provider == general_provider {
+        layers.extend(general_layers);
+    }
+    let mut policy = CallPolicy::for_job(job);
+    if let Some(t) = layers
+        .iter()
+        .find_map(|l| l.timeout_secs)
+        .filter(|t| t.is_finite() && *t > 0.0)
+    {
+        policy.timeout = Duration::from_secs_f64(t);
+    }
+    if let Some(t) = layers
+        .iter()
+        .find_map(|l| l.connect_timeout_secs)
+        .filter(|t| t.is_finite() && *t > 0.0)
+    {
+        policy.connect_timeout = Duration::from_secs_f64(t);
+    }
+    if let Some(n) = layers.iter().find_map(|l| l.max_retries) {
+        policy.max_retries = n.min(10);
+    }
+    if provider == ProviderKind::Offline {
+        return Ok(JobSettings {
+            job,
+            provider,
+            model: None,
+            base_url: None,
+            api_key: None,
+            key_source: None,
+            policy,
+        });
+    }
+    let model = first(&layers, &|l| l.model.clone())
+        .or_else(|| provider.default_model().map(str::to_owned));
+    let base_url = first(&layers, &|l| l.base_url.clone())
+        .or_else(|| provider.base_url_variable().and_then(|v| non_empty(env(v))))
+        .or_else(|| provider.default_base_url().map(str::to_owned));
+    let mut api_key = None;
+    let mut key_source = None;
+    for layer in &layers {
+        if let Some(key) = non_empty(layer.api_key.clone()) {
+            api_key = Some(ApiKey::new(key));
+            key_source = Some("config file".to_owned());
+            break;
+        }
+        if let Some(var) = non_empty(layer.api_key_env.clone()) {
+            api_key = non_empty(env(&var)).map(ApiKey::new);
+            key_source = api_key.as_ref().map(|_| format!("${var}"));
+            break;
+        }
+    }
+    if api_key.is_none()
+        && key_source.is_none()
+        && let Some(var) = provider.key_variable()
+        && let Some(key) = non_empty(env(var))
+    {
+        api_key = Some(ApiKey::new(key));
+        key_source = Some(format!("${var}"));
+    }
+    Ok(JobSettings {
+        job,
+        provider,
+        model,
+        base_url,
+        api_key,
+        key_source,
+        policy,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        move |k| map.get(k).cloned()
+    }
+
+    fn file(text: &str) -> ConfigFile {
+        ConfigFile::parse(text, "test").unwrap_or_default()
+    }
+
+    #[test]
+    fn default_is_offline_everywhere() {
+        let s = LlmSettings::resolve(None, None, &env(&[])).unwrap();
+        assert_eq!(s, LlmSettings::offline());
+        assert_eq!(s.job(Job::Select).policy.timeout, Duration::from_secs(8));
+    }
+
+    #[test]
+    fn environment_selects_a_provider_with_its_key() {
+        let s = LlmSettings::resolve(
+            None,
+            None,
+            &env(&[
+                ("MEM_LLM_PROVIDER", "openai"),
+                ("OPENAI_API_KEY", "sk-x"),
+                ("MEM_LLM_SELECT_MODEL", "tiny"),
+            ]),
+        )
+        .unwrap();
+        let sum = s.job(Job::Summarize);
+        assert_eq!(sum.provider, ProviderKind::OpenAi);
+        assert_eq!(sum.model.as_deref(), Some("gpt-4o-mini"));
+        assert_eq!(sum.base_url.as_deref(), Some("https://api.openai.com/v1"));
+        assert_eq!(sum.key_source.as_deref(), Some("$OPENAI_API_KEY"));
+        assert_eq!(s.job(Job::Select).model.as_deref(), Some("tiny"));
+    }
+
+    #[test]
+    fn project_overrides_user_and_jobs_override_general() {
+        let user = file(
+            "[llm]\nprovider = \"anthropic\"\nmodel = \"claude-x\"\n[llm.select]\ntimeout_secs = 5\n",
+        );
+        let project = file(
+            "[llm]\nmodel = \"claude-y\"\n[llm.extract]\nprovider = \"ollama\"\nbase_url = \"http://localhost:11434/v1\"\nmodel = \"qwen\"\n",
+        );
+        let s = LlmSettings::resolve(
+            Some(&user),
+            Some(&project),
+            &env(&[("ANTHROPIC_API_KEY", "k")]),
+        )
+        .unwrap();
+        let sum = s.job(Job::Summarize);
+        assert_eq!(
+            (sum.provider, sum.model.as_deref()),
+            (ProviderKind::Anthropic, Some("claude-y"))
+        );
+        let ext = s.job(Job::Extract);
+        assert_eq!(
+            (ext.provider, ext.model.as_deref()),
+            (ProviderKind::OpenAi, Some("qwen"))
+        );
+        assert_eq!(
+            ext.api_key, None,
+            "the anthropic key is not inherited by another provider"
+        );
+        assert_eq!(ext.problem(), None, "a local server needs no key");
+        assert_eq!(s.job(Job::Select).policy.timeout, Duration::from_secs(5));
+    }
+
+    #[test]
+    fn missing_key_for_a_hosted_provider_is_a_problem() {
+        let s =
+            LlmSettings::resolve(None, None, &env(&[("MEM_LLM_PROVIDER", "anthropic")])).unwrap();
+        let problem = s.job(Job::Extract).problem().unwrap_or_default();
+        assert!(problem.contains("ANTHROPIC_API_KEY"), "{problem}");
+        assert!(s.router().is_err());
+    }
+
+    #[test]
+    fn api_key_env_names_the_variable() {
+        let user = file("[llm]\nprovider = \"openai\"\napi_key_env = \"MY_KEY\"\n");
+        let s = LlmSettings::resolve(
+            Some(&user),
+            None,
+            &env(&[("MY_KEY", "abc"), ("OPENAI_API_KEY", "other")]),
+        )
+        .unwrap();
+        let j = s.job(Job::Summarize);
+        assert_eq!(j.api_key.as_ref().map(ApiKey::expose), Some("abc"));
+        assert_eq!(j.key_source.as_deref(), Some("$MY_KEY"));
+    }
+
+    #[test]
+    fn bad_files_and_names_are_errors() {
+        assert!(ConfigFile::parse("[llm]\nprovder = \"openai\"\n", "x").is_err());
+        assert!(ConfigFile::parse("[other]\nanything = 1\n", "x").is_ok());
+        let f = file("[llm]\nprovider = \"gemini\"\n");
+        assert!(LlmSettings::resolve(Some(&f), None, &env(&[])).is_err());
+    }
+}

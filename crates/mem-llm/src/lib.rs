@@ -1,0 +1,38 @@
+//! The one place mewmem talks to models (beyond the seed's card): the three model jobs of MewCode
+//! seed 000 — summarising the old prefix when compacting (§2), extracting memories after a turn
+//! (§3), choosing which memory files to recall (§4) — behind one trait, [`Llm`].
+//!
+//! - [`OfflineEngine`]: deterministic, no network, the default. Summary = the OMC statistics
+//!   summary (seed 003) plus requests, files, commands and errors; extraction = cue-word rules and
+//!   project facts; selection = BM25.
+//! - [`ModelEngine`]: one HTTP [`Provider`] (OpenAI-compatible `/chat/completions` or Anthropic
+//!   `/v1/messages`) under a [`CallPolicy`] (deadline, retries with backoff and jitter,
+//!   `Retry-After`); an unusable reply falls back to the offline engine and says so.
+//! - [`Router`]: a possibly different engine per job; [`LlmSettings`] resolves it from
+//!   `config.toml` values and environment variables handed in by the caller.
+//!
+//! The library reads no file and no environment variable; it starts no runtime. Only the HTTP
+//! calls are async.
+
+pub mod config;
+mod engine;
+mod error;
+pub mod http;
+mod model;
+pub mod offline;
+pub mod parse;
+pub mod prompt;
+mod provider;
+mod types;
+
+pub use config::{ConfigFile, JobSettings, LlmSettings};
+pub use engine::{BoxFuture, Llm};
+pub use error::{LlmError, Result};
+pub use http::CallPolicy;
+pub use model::{ModelEngine, Router};
+pub use offline::OfflineEngine;
+pub use provider::{ApiKey, Provider, ProviderKind};
+pub use types::{
+    Candidate, DEFAULT_SELECT_LIMIT, ExtractRequest, Job, Memories, MemoryCategory, Reply,
+    SelectRequest, Selection, SummarizeRequest, Summary,
+};

@@ -1,0 +1,276 @@
+//! [`ModelEngine`]: the three jobs through one HTTP provider, with the offline engine answering
+//! (and saying so) when a reply is unusable; [`Router`]: a possibly different engine per job.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::engine::{BoxFuture, Llm};
+use crate::error::{LlmError, Result};
+use crate::http::CallPolicy;
+use crate::offline::OfflineEngine;
+use crate::parse::{parse_memories, parse_selection};
+use crate::prompt::{ChatRequest, extract_request, select_request, summarize_request};
+use crate::provider::Provider;
+use crate::types::{
+    ExtractRequest, Job, Memories, Reply, SelectRequest, Selection, SummarizeRequest, Summary,
+};
+
+/// One provider and model answering the jobs, under one call policy.
+///
+/// A reply that is empty, malformed or not the structure the job needs is replaced by the offline
+/// engine's answer, with [`Reply::fallback`] saying why; transport and HTTP errors are returned.
+#[derive(Debug, Clone)]
+pub struct ModelEngine {
+    provider: Provider,
+    policy: CallPolicy,
+}
+
+impl ModelEngine {
+    /// An engine for `provider` under `policy`.
+    pub fn new(provider: Provider, policy: CallPolicy) -> Self {
+        ModelEngine { provider, policy }
+    }
+
+    /// The provider.
+    pub fn provider(&self) -> &Provider {
+        &self.provider
+    }
+
+    /// The call policy.
+    pub fn policy(&self) -> &CallPolicy {
+        &self.policy
+    }
+
+    /// `<provider>:<model>`.
+    pub fn name(&self) -> String {
+        format!("{}:{}", self.provider.kind(), self.provider.model())
+    }
+
+    /// Makes one tiny request ("reply with ok") and returns the reply and the latency.
+    pub async fn ping(&self) -> Result<(String, Duration)> {
+        let request = ChatRequest {
+            job: Job::Select,
+            system: "You are a health check. Reply with the single word: ok".to_owned(),
+            user: "ping".to_owned(),
+            max_tokens: 8,
+            schema: None,
+        };
+        let start = Instant::now();
+        let text = self.provider.complete(&request, &self.policy).await?;
+        Ok((text.trim().to_owned(), start.elapsed()))
+    }
+
+    fn reply<T>(&self, value: T, dropped: Vec<String>) -> Reply<T> {
+        Reply {
+            value,
+            engine: self.name(),
+            fallback: None,
+            dropped,
+        }
+    }
+
+    fn fallback<T>(&self, value: T, reason: String) -> Reply<T> {
+        tracing::warn!(engine = %self.name(), %reason, "model reply unusable; the offline engine answered");
+        Reply {
+            value,
+            engine: self.name(),
+            fallback: Some(reason),
+            dropped: Vec::new(),
+        }
+    }
+
+    /// Summarises through the model.
+    pub async fn summarize_async(&self, request: &SummarizeRequest) -> Result<Reply<Summary>> {
+        match self
+            .provider
+            .complete(&summarize_request(request), &self.policy)
+            .await
+        {
+            Ok(text) => Ok(self.reply(
+                Summary {
+                    text: format!("{}\n", text.trim()),
+                },
+                Vec::new(),
+            )),
+            Err(e) if e.is_unusable_reply() => {
+                Ok(self.fallback(OfflineEngine.summarize_now(request), e.to_string()))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Extracts through the model. Entries that look like secrets are dropped (and reported
+    /// without their text).
+    pub async fn extract_async(&self, request: &ExtractRequest) -> Result<Reply<Memories>> {
+        let text = match self
+            .provider
+            .complete(&extract_request(request), &self.policy)
+            .await
+        {
+            Ok(text) => text,
+            Err(e) if e.is_unusable_reply() => {
+                return Ok(self.fallback(OfflineEngine.extract_now(request), e.to_string()));
+            }
+            Err(e) => return Err(e),
+        };
+        match parse_memories(&text) {
+            Ok(parsed) => {
+                let mut memories = parsed.value;
+                let mut dropped = parsed.dropped;
+                for category in crate::MemoryCategory::ALL {
+                    let entries = memories.get_mut(category);
+                    let before = entries.len();
+                    entries.retain(|e| !crate::offline::looks_like_secret(e));
+                    let removed = before - entries.len();
+                    if removed > 0 {
+                        dropped.push(format!(
+                            "{}: {removed} entry(ies) that look like secrets",
+                            category.key()
+                        ));
+                    }
+                }
+                Ok(self.reply(memories, dropped))
+            }
+            Err(reason) => Ok(self.fallback(
+                OfflineEngine.extract_now(request),
+                LlmError::Unusable {
+                    job: "extract",
+                    reason,
+                }
+                .to_string(),
+            )),
+        }
+    }
+
+    /// Selects through the model. No call is made when there are no candidates.
+    pub async fn select_async(&self, request: &SelectRequest) -> Result<Reply<Selection>> {
+        if request.candidates.is_empty() || request.limit == 0 {
+            return Ok(self.reply(Selection::default(), Vec::new()));
+        }
+        let text = match self
+            .provider
+            .complete(&select_request(request), &self.policy)
+            .await
+        {
+            Ok(text) => text,
+            Err(e) if e.is_unusable_reply() => {
+                return Ok(self.fallback(OfflineEngine.select_now(request), e.to_string()));
+            }
+            Err(e) => return Err(e),
+        };
+        match parse_selection(&text, &request.candidates, request.limit) {
+            Ok(parsed) => Ok(self.reply(Selection { ids: parsed.value }, parsed.dropped)),
+            Err(reason) => Ok(self.fallback(
+                OfflineEngine.select_now(request),
+                LlmError::Unusable {
+                    job: "select",
+                    reason,
+                }
+                .to_string(),
+            )),
+        }
+    }
+}
+
+impl Llm for ModelEngine {
+    fn engine_name(&self, _job: Job) -> String {
+        self.name()
+    }
+
+    fn summarize<'a>(
+        &'a self,
+        request: &'a SummarizeRequest,
+    ) -> BoxFuture<'a, Result<Reply<Summary>>> {
+        Box::pin(self.summarize_async(request))
+    }
+
+    fn extract<'a>(
+        &'a self,
+        request: &'a ExtractRequest,
+    ) -> BoxFuture<'a, Result<Reply<Memories>>> {
+        Box::pin(self.extract_async(request))
+    }
+
+    fn select<'a>(&'a self, request: &'a SelectRequest) -> BoxFuture<'a, Result<Reply<Selection>>> {
+        Box::pin(self.select_async(request))
+    }
+}
+
+/// A possibly different engine per job (a cheap model for selection, say). Built from resolved
+/// settings by [`crate::LlmSettings::router`], or by hand.
+#[derive(Clone)]
+pub struct Router {
+    summarize: Arc<dyn Llm>,
+    extract: Arc<dyn Llm>,
+    select: Arc<dyn Llm>,
+}
+
+impl std::fmt::Debug for Router {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Router")
+            .field("summarize", &self.summarize.engine_name(Job::Summarize))
+            .field("extract", &self.extract.engine_name(Job::Extract))
+            .field("select", &self.select.engine_name(Job::Select))
+            .finish()
+    }
+}
+
+impl Default for Router {
+    /// The offline engine for every job.
+    fn default() -> Self {
+        Router::uniform(Arc::new(OfflineEngine))
+    }
+}
+
+impl Router {
+    /// The same engine for every job.
+    pub fn uniform(engine: Arc<dyn Llm>) -> Self {
+        Router {
+            summarize: engine.clone(),
+            extract: engine.clone(),
+            select: engine,
+        }
+    }
+
+    /// One engine per job.
+    pub fn new(summarize: Arc<dyn Llm>, extract: Arc<dyn Llm>, select: Arc<dyn Llm>) -> Self {
+        Router {
+            summarize,
+            extract,
+            select,
+        }
+    }
+
+    /// The engine answering `job`.
+    pub fn engine(&self, job: Job) -> &Arc<dyn Llm> {
+        match job {
+            Job::Summarize => &self.summarize,
+            Job::Extract => &self.extract,
+            Job::Select => &self.select,
+        }
+    }
+}
+
+impl Llm for Router {
+    fn engine_name(&self, job: Job) -> String {
+        self.engine(job).engine_name(job)
+    }
+
+    fn summarize<'a>(
+        &'a self,
+        request: &'a SummarizeRequest,
+    ) -> BoxFuture<'a, Result<Reply<Summary>>> {
+        self.summarize.summarize(request)
+    }
+
+    fn extract<'a>(
+        &'a self,
+        request: &'a ExtractRequest,
+    ) -> BoxFuture<'a, Result<Reply<Memories>>> {
+        self.extract.extract(request)
+    }
+
+    fn select<'a>(&'a self, request: &'a SelectRequest) -> BoxFuture<'a, Result<Reply<Selection>>> {
+        self.select.select(request)
+    }
+}

@@ -1,0 +1,78 @@
+//! The offline engine: deterministic answers to the three jobs, no model, no network.
+//!
+//! The default engine (beyond the seed). Every feature of mewmem works with it; a configured model
+//! only improves the answers. Output is stable: the same input gives the same bytes.
+
+mod extract;
+mod select;
+mod summarize;
+mod text;
+mod tools;
+
+pub use extract::extract;
+pub use select::{MIN_RELATIVE_SCORE, score, select};
+pub use summarize::{MAX_LIST_ITEMS, MessageStats, stats, summarize};
+pub use tools::{ToolKind, classify_tool};
+
+/// `true` when `text` looks like it holds a secret (API key, token, password, private key).
+pub fn looks_like_secret(text: &str) -> bool {
+    text::looks_secret(text)
+}
+
+use crate::engine::{BoxFuture, Llm};
+use crate::error::Result;
+use crate::types::{
+    ExtractRequest, Job, Memories, Reply, SelectRequest, Selection, SummarizeRequest, Summary,
+};
+
+/// The offline engine. Stateless and cheap to copy.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OfflineEngine;
+
+impl OfflineEngine {
+    /// Summarises without a model (see [`summarize`]).
+    pub fn summarize_now(&self, request: &SummarizeRequest) -> Summary {
+        Summary {
+            text: summarize(&request.messages),
+        }
+    }
+
+    /// Extracts without a model (see [`extract`]).
+    pub fn extract_now(&self, request: &ExtractRequest) -> Memories {
+        extract(&request.messages, &request.current_memories)
+    }
+
+    /// Selects without a model (see [`select`]).
+    pub fn select_now(&self, request: &SelectRequest) -> Selection {
+        Selection {
+            ids: select(&request.query, &request.candidates, request.limit),
+        }
+    }
+}
+
+impl Llm for OfflineEngine {
+    fn engine_name(&self, _job: Job) -> String {
+        "offline".to_owned()
+    }
+
+    fn summarize<'a>(
+        &'a self,
+        request: &'a SummarizeRequest,
+    ) -> BoxFuture<'a, Result<Reply<Summary>>> {
+        let reply = Reply::offline(self.summarize_now(request));
+        Box::pin(async move { Ok(reply) })
+    }
+
+    fn extract<'a>(
+        &'a self,
+        request: &'a ExtractRequest,
+    ) -> BoxFuture<'a, Result<Reply<Memories>>> {
+        let reply = Reply::offline(self.extract_now(request));
+        Box::pin(async move { Ok(reply) })
+    }
+
+    fn select<'a>(&'a self, request: &'a SelectRequest) -> BoxFuture<'a, Result<Reply<Selection>>> {
+        let reply = Reply::offline(self.select_now(request));
+        Box::pin(async move { Ok(reply) })
+    }
+}

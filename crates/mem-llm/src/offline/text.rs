@@ -1,0 +1,276 @@
+//! Text helpers shared by the offline jobs: cleaning harness markup, shortening, sentences.
+
+use mem_core::{ContentBlock, Message, Role};
+
+/// Tags whose whole element is harness noise, not something the user wrote.
+const NOISE_TAGS: &[&str] = &[
+    "system-reminder",
+    "local-command-stdout",
+    "local-command-stderr",
+    "local-command-caveat",
+    "ide_opened_file",
+    "ide_selection",
+    "ide_diagnostics",
+    "command-message",
+    "user-prompt-submit-hook",
+    "bash-stdout",
+    "bash-stderr",
+];
+
+/// Removes `<tag>…</tag>` elements of [`NOISE_TAGS`], then any other remaining tag markers
+/// (keeping their content, e.g. `<command-name>/init</command-name>` → `/init`).
+pub(crate) fn strip_markup(text: &str) -> String {
+    let mut out = text.to_owned();
+    for tag in NOISE_TAGS {
+        let open = format!("<{tag}>");
+        let close = format!("</{tag}>");
+        while let Some(start) = out.find(&open) {
+            match out[start..].find(&close) {
+                Some(rel) => out.replace_range(start..start + rel + close.len(), " "),
+                None => out.replace_range(start.., " "),
+            }
+        }
+    }
+    // Drop remaining simple tag markers like <command-name> or </command-args>.
+    let mut result = String::with_capacity(out.len());
+    let mut rest = out.as_str();
+    while let Some(lt) = rest.find('<') {
+        result.push_str(&rest[..lt]);
+        let after = &rest[lt..];
+        match after.find('>') {
+            Some(gt) if is_tag_marker(&after[1..gt]) => {
+                result.push(' ');
+                rest = &after[gt + 1..];
+            }
+            _ => {
+                result.push('<');
+                rest = &after[1..];
+            }
+        }
+    }
+    result.push_str(rest);
+    result
+}
+
+fn is_tag_marker(inner: &str) -> bool {
+    let name = inner.strip_prefix('/').unwrap_or(inner);
+    !name.is_empty()
+        && name.len() <= 40
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c == '-' || c == '_')
+}
+
+/// Collapses runs of whitespace (newlines included) into single spaces and trims.
+pub(crate) fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// At most `max` characters; a cut text ends with `…` (counted in `max`).
+pub(crate) fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    cut.truncate(cut.trim_end().len());
+    cut.push('…');
+    cut
+}
+
+/// The first non-empty line of `text`, trimmed.
+pub(crate) fn first_line(text: &str) -> &str {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+}
+
+/// What the user typed in a message: its text blocks without harness markup; `None` for a
+/// message that is not the user's (assistant, tool results only, meta messages, empty).
+pub(crate) fn user_text(message: &Message) -> Option<String> {
+    if message.role != Role::User {
+        return None;
+    }
+    if message
+        .metadata
+        .get("isMeta")
+        .and_then(serde_json::Value::as_bool)
+        == Some(true)
+    {
+        return None;
+    }
+    let parts: Vec<&str> = message
+        .content
+        .iter()
+        .filter_map(ContentBlock::as_text)
+        .collect();
+    if parts.is_empty() {
+        return None;
+    }
+    let cleaned = strip_markup(&parts.join("\n"));
+    let trimmed = cleaned.trim();
+    if trimmed.is_empty() || trimmed.starts_with("[Request interrupted") {
+        return None;
+    }
+    Some(trimmed.to_owned())
+}
+
+/// Splits text into sentences at line breaks and at `.`, `!`, `?` followed by a space, and at
+/// `。！？；` (full-width punctuation). Each sentence is trimmed; empty ones are dropped.
+pub(crate) fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let mut current = String::new();
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            current.push(c);
+            let ends = match c {
+                '。' | '！' | '？' | '；' => true,
+                '.' | '!' | '?' => chars.peek().is_none_or(|n| n.is_whitespace()),
+                _ => false,
+            };
+            if ends {
+                push_sentence(&mut out, &current);
+                current.clear();
+            }
+        }
+        push_sentence(&mut out, &current);
+    }
+    out
+}
+
+fn push_sentence(out: &mut Vec<String>, s: &str) {
+    let s = s.trim();
+    if !s.is_empty() {
+        out.push(s.to_owned());
+    }
+}
+
+/// URLs (`http://` or `https://`) in `text`, trailing punctuation removed, in order.
+pub(crate) fn urls(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(pos) = rest.find("http") {
+        let candidate = &rest[pos..];
+        if candidate.starts_with("https://") || candidate.starts_with("http://") {
+            let end = candidate
+                .find(|c: char| {
+                    c.is_whitespace()
+                        || matches!(c, '"' | '\'' | '<' | '>' | '`' | '(' | ')' | '[' | ']')
+                        || !c.is_ascii()
+                })
+                .unwrap_or(candidate.len());
+            let url = candidate[..end].trim_end_matches(['.', ',', ';', ':', '!', '?', '*']);
+            let scheme_len = if url.starts_with("https://") { 8 } else { 7 };
+            if url.len() > scheme_len + 3 && url[scheme_len..].contains('.') {
+                out.push(url.to_owned());
+            }
+            rest = &candidate[end.max(1)..];
+        } else {
+            rest = &candidate[4..];
+        }
+    }
+    out
+}
+
+/// `true` when the text looks like it carries a secret (API key, token, password, private key);
+/// such text is never turned into a memory.
+pub(crate) fn looks_secret(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    if [
+        "password",
+        "passwd",
+        "secret",
+        "api_key",
+        "apikey",
+        "api key",
+        "token=",
+        "bearer ",
+        "-----begin",
+        "密码",
+        "密钥",
+    ]
+    .iter()
+    .any(|k| lower.contains(k))
+    {
+        return true;
+    }
+    // Long key-like words: sk-..., ghp_..., AKIA..., xoxb-...
+    text.split(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == '=')
+        .any(|w| {
+            [
+                "sk-",
+                "ghp_",
+                "gho_",
+                "github_pat_",
+                "xoxb-",
+                "xoxp-",
+                "AKIA",
+                "AIza",
+            ]
+            .iter()
+            .any(|p| w.starts_with(p))
+                && w.len() >= 16
+        })
+}
+
+/// `true` when `entry` (normalised) is already contained in `existing` (normalised): used to
+/// skip memories that are already stored.
+pub(crate) fn already_known(existing_normalised: &str, entry: &str) -> bool {
+    let e = normalise(entry);
+    !e.is_empty() && existing_normalised.contains(&e)
+}
+
+/// Lowercase, whitespace collapsed.
+pub(crate) fn normalise(text: &str) -> String {
+    one_line(&text.to_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_noise_and_keeps_command_names() {
+        let text = "<command-name>/init</command-name> <command-args>now</command-args>\n<system-reminder>ignore me</system-reminder>hello";
+        assert_eq!(one_line(&strip_markup(text)), "/init now hello");
+        // Comparisons and generics are not tags.
+        assert_eq!(strip_markup("a < b and Vec<T>"), "a < b and Vec<T>");
+    }
+
+    #[test]
+    fn shortens_on_characters() {
+        assert_eq!(shorten("abcdef", 6), "abcdef");
+        assert_eq!(shorten("abcdefg", 6), "abcde…");
+        assert_eq!(shorten("用中文写提交信息吧", 5), "用中文写…");
+    }
+
+    #[test]
+    fn splits_sentences_in_both_scripts() {
+        assert_eq!(
+            sentences("Use pnpm. Never npm! v1.2 is fine\n以后用中文。不要用英文"),
+            vec![
+                "Use pnpm.",
+                "Never npm!",
+                "v1.2 is fine",
+                "以后用中文。",
+                "不要用英文"
+            ]
+        );
+    }
+
+    #[test]
+    fn finds_urls() {
+        assert_eq!(
+            urls("see https://docs.rs/x, and (http://a.b/c). not http:/x or https://"),
+            vec!["https://docs.rs/x", "http://a.b/c"]
+        );
+    }
+
+    #[test]
+    fn detects_secrets() {
+        assert!(looks_secret("my key is sk-abcdefghijklmnop1234"));
+        assert!(looks_secret("the password is hunter2"));
+        assert!(!looks_secret("always use pnpm"));
+    }
+}

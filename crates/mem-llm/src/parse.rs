@@ -1,0 +1,374 @@
+//! Robust parsing of the structured replies models give: JSON bare, in a code fence, or after
+//! prose; wrong types are errors, never panics; ids the model invents are dropped and reported.
+
+use serde_json::Value;
+
+use crate::types::{Candidate, Memories, MemoryCategory};
+
+/// Finds the first JSON object or array in `text`: the whole text, else a fenced code block
+/// (```` ```json ```` or ```` ``` ````), else the first `{` or `[` from which a JSON value parses
+/// (trailing prose ignored). `None` when there is none.
+pub fn find_json(text: &str) -> Option<Value> {
+    let trimmed = text.trim();
+    if let Ok(v) = serde_json::from_str::<Value>(trimmed)
+        && (v.is_object() || v.is_array())
+    {
+        return Some(v);
+    }
+    let mut rest = trimmed;
+    while let Some(start) = rest.find("```") {
+        let after = &rest[start + 3..];
+        let body_start = after.find('\n').map_or(0, |i| i + 1);
+        let Some(end) = after[body_start..].find("```") else {
+            break;
+        };
+        let body = after[body_start..body_start + end].trim();
+        if let Ok(v) = serde_json::from_str::<Value>(body)
+            && (v.is_object() || v.is_array())
+        {
+            return Some(v);
+        }
+        rest = &after[body_start + end + 3..];
+    }
+    for (i, c) in trimmed.char_indices() {
+        if c == '{' || c == '[' {
+            let mut stream = serde_json::Deserializer::from_str(&trimmed[i..]).into_iter::<Value>();
+            if let Some(Ok(v)) = stream.next() {
+                return Some(v);
+            }
+        }
+    }
+    None
+}
+
+/// The outcome of parsing a structured reply: the value and what was dropped from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parsed<T> {
+    /// The usable value.
+    pub value: T,
+    /// Entries dropped (invented ids, wrong types, beyond the limit), described for the user.
+    pub dropped: Vec<String>,
+}
+
+/// Parses a selection reply: `{"selected": ["a.md", ...]}` (also `ids`, `files`, `memories`),
+/// or a bare array. Entries may be strings or objects with an `id`/`file`/`name` string.
+/// Ids not among `candidates` (matched by id, or by name when unique), duplicates and entries
+/// beyond `limit` are dropped and reported.
+///
+/// Errors (as a reason string): no JSON found, no list where one is expected.
+pub fn parse_selection(
+    text: &str,
+    candidates: &[Candidate],
+    limit: usize,
+) -> Result<Parsed<Vec<String>>, String> {
+    let value = find_json(text).ok_or_else(|| "no JSON found in the reply".to_owned())?;
+    let list = match &value {
+        Value::Array(items) => items,
+        Value::Object(map) => {
+            let key = ["selected", "ids", "files", "memories", "selection"]
+                .iter()
+                .find(|k| map.contains_key(**k))
+                .ok_or_else(|| "expected a `selected` list in the JSON object".to_owned())?;
+            match &map[*key] {
+                Value::Array(items) => items,
+                other => {
+                    return Err(format!(
+                        "`{key}` should be a list, found {}",
+                        type_name(other)
+                    ));
+                }
+            }
+        }
+        other => {
+            return Err(format!(
+                "expected a JSON list or object, found {}",
+                type_name(other)
+            ));
+        }
+    };
+    let mut ids: Vec<String> = Vec::new();
+    let mut dropped = Vec::new();
+    for item in list {
+        let raw = match item {
+            Value::String(s) => s.trim().to_owned(),
+            Value::Object(map) => match ["id", "file", "name"]
+                .iter()
+                .find_map(|k| map.get(*k).and_then(Value::as_str))
+            {
+                Some(s) => s.trim().to_owned(),
+                None => {
+                    dropped.push(format!("entry without an id: {item}"));
+                    continue;
+                }
+            },
+            other => {
+                dropped.push(format!(
+                    "entry of the wrong type ({}): {other}",
+                    type_name(other)
+                ));
+                continue;
+            }
+        };
+        let Some(id) = resolve_candidate(&raw, candidates) else {
+            dropped.push(format!("not a candidate: {raw}"));
+            continue;
+        };
+        if ids.contains(&id) {
+            continue;
+        }
+        if ids.len() >= limit {
+            dropped.push(format!("beyond the limit of {limit}: {id}"));
+            continue;
+        }
+        ids.push(id);
+    }
+    Ok(Parsed {
+        value: ids,
+        dropped,
+    })
+}
+
+fn resolve_candidate(raw: &str, candidates: &[Candidate]) -> Option<String> {
+    if let Some(c) = candidates.iter().find(|c| c.id == raw) {
+        return Some(c.id.clone());
+    }
+    // Models often drop the extension or a directory: accept a unique match.
+    let matches: Vec<&Candidate> = candidates
+        .iter()
+        .filter(|c| {
+            c.name == raw
+                || c.id.strip_suffix(".md") == Some(raw)
+                || c.id.rsplit('/').next() == Some(raw)
+        })
+        .collect();
+    match matches.as_slice() {
+        [one] => Some(one.id.clone()),
+        _ => None,
+    }
+}
+
+/// Parses an extraction reply: a JSON object with the keys `preferences`, `corrections`,
+/// `project`, `references` (the seed's Chinese headings and English headings are accepted as
+/// keys too), each a list of strings; or, without JSON, the seed's markdown (`### 用户偏好` and
+/// `- entry` lines). Missing categories are empty; non-string entries are dropped and reported.
+///
+/// Errors (as a reason string): no JSON object and no markdown sections; a category that is not
+/// a list.
+pub fn parse_memories(text: &str) -> Result<Parsed<Memories>, String> {
+    let Some(value) = find_json(text) else {
+        return parse_memories_markdown(text)
+            .ok_or_else(|| "no JSON object and no `###` sections in the reply".to_owned());
+    };
+    let Value::Object(map) = value else {
+        return Err(format!(
+            "expected a JSON object, found {}",
+            type_name(&value)
+        ));
+    };
+    let mut memories = Memories::default();
+    let mut dropped = Vec::new();
+    let mut recognised = false;
+    for (key, entries) in &map {
+        let Some(category) = category_of(key) else {
+            dropped.push(format!("unknown category: {key}"));
+            continue;
+        };
+        recognised = true;
+        let Value::Array(items) = entries else {
+            return Err(format!(
+                "`{key}` should be a list of strings, found {}",
+                type_name(entries)
+            ));
+        };
+        for item in items {
+            match item {
+                Value::String(s) if !s.trim().is_empty() => {
+                    memories.get_mut(category).push(clean_entry(s));
+                }
+                Value::String(_) => {}
+                other => dropped.push(format!(
+                    "{key}: entry of the wrong type ({}): {other}",
+                    type_name(other)
+                )),
+            }
+        }
+    }
+    if !recognised && !map.is_empty() {
+        return Err("none of the four memory categories in the JSON object".to_owned());
+    }
+    Ok(Parsed {
+        value: memories,
+        dropped,
+    })
+}
+
+fn clean_entry(s: &str) -> String {
+    s.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .trim_start_matches("- ")
+        .to_owned()
+}
+
+fn category_of(key: &str) -> Option<MemoryCategory> {
+    let k = key
+        .trim()
+        .trim_start_matches('#')
+        .trim()
+        .to_lowercase()
+        .replace([' ', '-'], "_");
+    MemoryCategory::ALL.into_iter().find(|c| {
+        k == c.key()
+            || k == c.heading()
+            || k == c.heading_en().to_lowercase().replace(' ', "_")
+            || matches!(
+                (c, k.as_str()),
+                (
+                    MemoryCategory::Preference,
+                    "user_preferences" | "preference"
+                ) | (MemoryCategory::Correction, "correction" | "feedback")
+                    | (MemoryCategory::Project, "project_knowledge" | "projects")
+                    | (MemoryCategory::Reference, "reference" | "links")
+            )
+    })
+}
+
+fn parse_memories_markdown(text: &str) -> Option<Parsed<Memories>> {
+    let mut memories = Memories::default();
+    let mut current: Option<MemoryCategory> = None;
+    let mut seen = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(heading) = line.strip_prefix("###") {
+            current = category_of(heading);
+            seen |= current.is_some();
+        } else if let (Some(cat), Some(entry)) = (
+            current,
+            line.strip_prefix("- ").or_else(|| line.strip_prefix("* ")),
+        ) && !entry.trim().is_empty()
+        {
+            memories.get_mut(cat).push(clean_entry(entry));
+        }
+    }
+    seen.then_some(Parsed {
+        value: memories,
+        dropped: Vec::new(),
+    })
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn candidates() -> Vec<Candidate> {
+        ["testing.md", "style.md", "deploy.md"]
+            .iter()
+            .map(|id| Candidate {
+                id: (*id).to_owned(),
+                name: id.trim_end_matches(".md").to_owned(),
+                ..Candidate::default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn json_is_found_bare_fenced_and_after_prose() {
+        assert_eq!(find_json(r#"{"a":1}"#), Some(json!({"a": 1})));
+        assert_eq!(
+            find_json("Sure!\n```json\n[1, 2]\n```\nDone."),
+            Some(json!([1, 2]))
+        );
+        assert_eq!(
+            find_json(r#"Here you go: {"selected": ["x"]} hope it helps {"#),
+            Some(json!({"selected": ["x"]}))
+        );
+        assert_eq!(find_json("no json here [at all"), None);
+    }
+
+    #[test]
+    fn selection_drops_invented_ids_and_reports_them() {
+        let parsed = parse_selection(
+            r#"{"selected": ["style.md", "invented.md", "testing", 7, "style.md"]}"#,
+            &candidates(),
+            5,
+        )
+        .unwrap();
+        assert_eq!(parsed.value, vec!["style.md", "testing.md"]);
+        assert_eq!(
+            parsed.dropped,
+            vec![
+                "not a candidate: invented.md",
+                "entry of the wrong type (a number): 7"
+            ]
+        );
+    }
+
+    #[test]
+    fn selection_respects_the_limit() {
+        let parsed =
+            parse_selection(r#"["style.md","testing.md","deploy.md"]"#, &candidates(), 2).unwrap();
+        assert_eq!(parsed.value, vec!["style.md", "testing.md"]);
+        assert_eq!(parsed.dropped, vec!["beyond the limit of 2: deploy.md"]);
+    }
+
+    #[test]
+    fn selection_wrong_types_are_errors() {
+        assert_eq!(
+            parse_selection(r#"{"selected": "style.md"}"#, &candidates(), 5),
+            Err("`selected` should be a list, found a string".to_owned())
+        );
+        assert_eq!(
+            parse_selection("I think style.md", &candidates(), 5),
+            Err("no JSON found in the reply".to_owned())
+        );
+        assert!(parse_selection(r#"{"other": []}"#, &candidates(), 5).is_err());
+    }
+
+    #[test]
+    fn memories_from_json_with_any_heading_style() {
+        let parsed = parse_memories(
+            r#"```json
+{"preferences": ["use snake_case"], "纠正反馈": ["it is Python, not Go"], "Project knowledge": ["uses uv"], "references": [3]}
+```"#,
+        )
+        .unwrap();
+        assert_eq!(parsed.value.preferences, vec!["use snake_case"]);
+        assert_eq!(parsed.value.corrections, vec!["it is Python, not Go"]);
+        assert_eq!(parsed.value.project, vec!["uses uv"]);
+        assert!(parsed.value.references.is_empty());
+        assert_eq!(
+            parsed.dropped,
+            vec!["references: entry of the wrong type (a number): 3"]
+        );
+    }
+
+    #[test]
+    fn memories_from_markdown() {
+        let parsed = parse_memories(
+            "### 用户偏好\n- commit message 用英文\n\n### References\n- https://x.y\n",
+        )
+        .unwrap();
+        assert_eq!(parsed.value.preferences, vec!["commit message 用英文"]);
+        assert_eq!(parsed.value.references, vec!["https://x.y"]);
+    }
+
+    #[test]
+    fn memories_wrong_types_are_errors() {
+        assert!(parse_memories(r#"{"preferences": "x"}"#).is_err());
+        assert!(parse_memories("[1,2]").is_err());
+        assert!(parse_memories("nothing useful").is_err());
+        assert!(parse_memories(r#"{"weather": ["sunny"]}"#).is_err());
+    }
+}

@@ -1,0 +1,281 @@
+//! The prompts (versioned text files in `prompts/`, pinned by golden tests) and the rendering of
+//! a job into a [`ChatRequest`].
+
+use mem_core::{ContentBlock, Message, Role};
+use serde_json::{Value, json};
+
+use crate::types::{ExtractRequest, Job, SelectRequest, SummarizeRequest};
+
+/// Version of the prompt set; part of every request's provenance.
+pub const PROMPT_VERSION: &str = "v1";
+
+/// System prompt of the summarize job (`prompts/summarize.v1.md`).
+pub const SUMMARIZE_PROMPT: &str = include_str!("../prompts/summarize.v1.md");
+/// System prompt of the extract job (`prompts/extract.v1.md`).
+pub const EXTRACT_PROMPT: &str = include_str!("../prompts/extract.v1.md");
+/// System prompt of the select job (`prompts/select.v1.md`); `{limit}` is replaced.
+pub const SELECT_PROMPT: &str = include_str!("../prompts/select.v1.md");
+
+/// Characters kept of one tool input / tool result / text block in a rendered transcript.
+pub const MAX_BLOCK_CHARS: usize = 2_000;
+/// Characters kept of a whole rendered transcript (the most recent part is kept).
+pub const MAX_TRANSCRIPT_CHARS: usize = 60_000;
+
+/// Reply-token budgets per job.
+pub const SUMMARIZE_MAX_TOKENS: u32 = 1_024;
+/// See [`SUMMARIZE_MAX_TOKENS`].
+pub const EXTRACT_MAX_TOKENS: u32 = 768;
+/// See [`SUMMARIZE_MAX_TOKENS`].
+pub const SELECT_MAX_TOKENS: u32 = 256;
+
+/// A provider-neutral chat request: one system prompt and one user message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatRequest {
+    /// The job this request serves (for logs and errors).
+    pub job: Job,
+    /// The system prompt.
+    pub system: String,
+    /// The user message.
+    pub user: String,
+    /// Most tokens the reply may have.
+    pub max_tokens: u32,
+    /// A JSON schema for the reply, sent as `response_format` where the provider supports it.
+    pub schema: Option<Value>,
+}
+
+/// The prompt for `job` with its placeholders still in (as stored in the crate).
+pub fn template(job: Job) -> &'static str {
+    match job {
+        Job::Summarize => SUMMARIZE_PROMPT,
+        Job::Extract => EXTRACT_PROMPT,
+        Job::Select => SELECT_PROMPT,
+    }
+}
+
+fn cut(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().take(max).collect();
+    format!("{kept} […{} more characters]", count - max)
+}
+
+/// Renders messages one item per line (continuation lines indented), e.g.
+/// `[user] fix the test`, `[assistant] tool Bash {"command":"cargo test"}`,
+/// `[tool error] ...`. Blocks are cut at [`MAX_BLOCK_CHARS`]; when the whole exceeds
+/// [`MAX_TRANSCRIPT_CHARS`], the oldest items are left out and a line says how many.
+pub fn render_transcript(messages: &[Message]) -> String {
+    let mut items: Vec<String> = Vec::new();
+    for message in messages {
+        let who = message.role.as_str();
+        for block in &message.content {
+            let line = match block {
+                ContentBlock::Text { text, .. } => {
+                    format!("[{who}] {}", cut(text.trim(), MAX_BLOCK_CHARS))
+                }
+                ContentBlock::ToolUse { name, input, .. } => {
+                    format!(
+                        "[{who}] tool {name} {}",
+                        cut(&input.to_string(), MAX_BLOCK_CHARS)
+                    )
+                }
+                ContentBlock::ToolResult { content, .. } => {
+                    let tag = if block.is_error() {
+                        "tool error"
+                    } else {
+                        "tool result"
+                    };
+                    format!("[{tag}] {}", cut(content.text().trim(), MAX_BLOCK_CHARS))
+                }
+                ContentBlock::Thinking { .. } => continue,
+                ContentBlock::Image { .. } => format!("[{who}] (image)"),
+                ContentBlock::Other(_) => format!("[{who}] ({} block)", block.kind()),
+            };
+            items.push(line.replace('\n', "\n    "));
+        }
+        if message.content.is_empty() && message.role == Role::System {
+            items.push("[system] (empty)".to_owned());
+        }
+    }
+    let mut total = 0;
+    let mut start = items.len();
+    while start > 0 {
+        let len = items[start - 1].chars().count() + 1;
+        if total + len > MAX_TRANSCRIPT_CHARS {
+            break;
+        }
+        total += len;
+        start -= 1;
+    }
+    let mut out = String::new();
+    if start > 0 {
+        out.push_str(&format!("({start} earlier items left out)\n"));
+    }
+    for item in &items[start..] {
+        out.push_str(item);
+        out.push('\n');
+    }
+    out
+}
+
+/// The request for a summary.
+pub fn summarize_request(request: &SummarizeRequest) -> ChatRequest {
+    ChatRequest {
+        job: Job::Summarize,
+        system: SUMMARIZE_PROMPT.to_owned(),
+        user: format!(
+            "Conversation to summarise ({} messages):\n\n{}",
+            request.messages.len(),
+            render_transcript(&request.messages)
+        ),
+        max_tokens: SUMMARIZE_MAX_TOKENS,
+        schema: None,
+    }
+}
+
+/// The JSON schema of an extraction reply: four lists of strings.
+pub fn extract_schema() -> Value {
+    let list = json!({"type": "array", "items": {"type": "string"}, "maxItems": 10});
+    json!({
+        "type": "object",
+        "properties": {
+            "preferences": list,
+            "corrections": list,
+            "project": list,
+            "references": list,
+        },
+        "required": ["preferences", "corrections", "project", "references"],
+        "additionalProperties": false,
+    })
+}
+
+/// The request for an extraction.
+pub fn extract_request(request: &ExtractRequest) -> ChatRequest {
+    let current = request.current_memories.trim();
+    ChatRequest {
+        job: Job::Extract,
+        system: EXTRACT_PROMPT.to_owned(),
+        user: format!(
+            "Current memories:\n{}\n\nNew messages:\n{}",
+            if current.is_empty() {
+                "(none)"
+            } else {
+                current
+            },
+            render_transcript(&request.messages)
+        ),
+        max_tokens: EXTRACT_MAX_TOKENS,
+        schema: Some(extract_schema()),
+    }
+}
+
+/// The JSON schema of a selection reply: `selected`, a list of candidate ids (an enum of them,
+/// so a server that enforces the schema cannot invent one), at most `limit` long.
+pub fn select_schema(request: &SelectRequest) -> Value {
+    let ids: Vec<&str> = request.candidates.iter().map(|c| c.id.as_str()).collect();
+    json!({
+        "type": "object",
+        "properties": {
+            "selected": {
+                "type": "array",
+                "items": {"type": "string", "enum": ids},
+                "maxItems": request.limit,
+            }
+        },
+        "required": ["selected"],
+        "additionalProperties": false,
+    })
+}
+
+/// The request for a selection. Candidates are listed as `- <id>: <name> — <description>`.
+pub fn select_request(request: &SelectRequest) -> ChatRequest {
+    let mut list = String::new();
+    for c in &request.candidates {
+        list.push_str(&format!(
+            "- {}: {} — {}\n",
+            c.id,
+            c.name.trim(),
+            c.description.trim()
+        ));
+    }
+    ChatRequest {
+        job: Job::Select,
+        system: SELECT_PROMPT.replace("{limit}", &request.limit.to_string()),
+        user: format!(
+            "User's message:\n{}\n\nMemory files:\n{list}",
+            cut(request.query.trim(), MAX_BLOCK_CHARS)
+        ),
+        max_tokens: SELECT_MAX_TOKENS,
+        schema: Some(select_schema(request)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::Candidate;
+    use serde_json::json;
+
+    #[test]
+    fn transcript_is_one_item_per_line() {
+        let messages = vec![
+            Message::user("fix it\nplease"),
+            Message::new(
+                Role::Assistant,
+                vec![ContentBlock::tool_use(
+                    "1",
+                    "Bash",
+                    json!({"command": "ls"}),
+                )],
+            ),
+            Message::new(
+                Role::User,
+                vec![ContentBlock::tool_result("1", "boom", true)],
+            ),
+        ];
+        assert_eq!(
+            render_transcript(&messages),
+            "[user] fix it\n    please\n[assistant] tool Bash {\"command\":\"ls\"}\n[tool error] boom\n"
+        );
+    }
+
+    #[test]
+    fn long_transcripts_keep_the_end() {
+        let big = "x".repeat(MAX_BLOCK_CHARS);
+        let messages: Vec<Message> = (0..40).map(|_| Message::user(big.clone())).collect();
+        let out = render_transcript(&messages);
+        assert!(
+            out.starts_with("(11 earlier items left out)\n"),
+            "{}",
+            &out[..40]
+        );
+        assert!(out.chars().count() <= MAX_TRANSCRIPT_CHARS + 40);
+    }
+
+    #[test]
+    fn select_request_lists_candidates_and_limits_the_schema() {
+        let request = SelectRequest {
+            query: "how to test".into(),
+            candidates: vec![Candidate {
+                id: "testing.md".into(),
+                name: "Testing".into(),
+                description: "How tests run".into(),
+                body: "secret body not sent".into(),
+            }],
+            limit: 5,
+        };
+        let chat = select_request(&request);
+        assert!(chat.system.contains("at most 5 files"));
+        assert_eq!(
+            chat.user,
+            "User's message:\nhow to test\n\nMemory files:\n- testing.md: Testing — How tests run\n"
+        );
+        let schema = chat.schema.unwrap_or_default();
+        assert_eq!(
+            schema["properties"]["selected"]["items"]["enum"],
+            json!(["testing.md"])
+        );
+        assert_eq!(schema["properties"]["selected"]["maxItems"], json!(5));
+    }
+}
