@@ -14,6 +14,7 @@
 mod chain;
 mod diagnostic;
 mod error;
+pub mod import;
 mod jsonl;
 mod meta;
 mod record;

@@ -1,0 +1,666 @@
+//! Claude Code transcripts → sessions. Field mapping: `docs/formats/import.md`.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use mem_core::{ContentBlock, Message, Role};
+use serde_json::{Map, Value};
+
+use super::build::{Builder, Merge};
+use super::text::{TimeSpan, command_title, is_real_request, sanitize_id, shorten_title};
+use super::{ImportReport, ImportedSession, SourceFormat, type_of};
+use crate::diagnostic::Diagnostic;
+use crate::jsonl::JsonLine;
+use crate::record::{SessionRecord, make_compact_boundary};
+
+/// Summary used when a `compact_boundary` line has no `isCompactSummary` message after it.
+const MISSING_SUMMARY: &str =
+    "[Claude Code compacted the conversation here but recorded no summary]";
+
+/// Skip reason for lines moved out of the main session into a subagent session.
+const MOVED_TO_SUBAGENT: &str = "sidechain (moved to subagent session)";
+
+/// What kind of file this is, from its path.
+enum FileRole {
+    /// A session file: lines with `isSidechain: true` are split into subagent sessions.
+    Main,
+    /// A subagent's own file: `<parent>/subagents/agent-<id>.jsonl` (parent known from the
+    /// folder) or `agent-<id>.jsonl` beside the session (parent from the lines' `sessionId`).
+    Agent {
+        agent_id: String,
+        parent_from_dir: Option<String>,
+    },
+}
+
+fn file_role(path: &Path) -> FileRole {
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    let Some(agent_id) = stem.strip_prefix("agent-") else {
+        return FileRole::Main;
+    };
+    let parent = path.parent();
+    let in_subagents = parent
+        .and_then(Path::file_name)
+        .is_some_and(|n| n == "subagents");
+    let parent_from_dir = if in_subagents {
+        parent
+            .and_then(Path::parent)
+            .and_then(Path::file_name)
+            .and_then(|n| n.to_str())
+            .map(|n| sanitize_id(n, "session"))
+    } else {
+        None
+    };
+    FileRole::Agent {
+        agent_id: agent_id.to_owned(),
+        parent_from_dir,
+    }
+}
+
+/// A boundary line waiting for its summary message.
+struct PendingBoundary {
+    timestamp: Option<String>,
+    extra: Map<String, Value>,
+    preserved: Option<(String, String)>,
+}
+
+/// One output session being built: the main conversation or one sidechain.
+#[derive(Default)]
+struct Stream {
+    builder: Builder,
+    times: TimeSpan,
+    report: ImportReport,
+    pending: Option<PendingBoundary>,
+    title: Option<String>,
+    command_title: Option<String>,
+    first_prompt: Option<String>,
+    cwd: Option<String>,
+    session_id: Option<String>,
+    agent_id: Option<String>,
+    root_uuid: Option<String>,
+}
+
+pub(crate) fn import(
+    path: &Path,
+    lines: Vec<JsonLine>,
+    diagnostics: Vec<Diagnostic>,
+) -> Vec<ImportedSession> {
+    let role = file_role(path);
+    let titles = Titles::scan(&lines);
+    let mut main = Stream::default();
+    main.report.diagnostics = diagnostics;
+    let mut groups: Vec<Stream> = Vec::new();
+    let mut group_of_uuid: HashMap<String, usize> = HashMap::new();
+    let split_sidechains = matches!(role, FileRole::Main);
+
+    for line in lines {
+        let JsonLine {
+            line: n,
+            value,
+            offset: _,
+        } = line;
+        let Value::Object(obj) = value else {
+            main.report.lines += 1;
+            main.report.skip("not a JSON object");
+            main.report.diagnostics.push(Diagnostic::error(
+                path,
+                n,
+                "a JSON value that is not an object; skipped",
+            ));
+            continue;
+        };
+        let is_summary_for_main =
+            obj.get("isCompactSummary") == Some(&Value::Bool(true)) && main.pending.is_some();
+        let sidechain = split_sidechains
+            && !is_summary_for_main
+            && obj.get("isSidechain") == Some(&Value::Bool(true));
+        if !sidechain {
+            main.line(path, n, obj);
+            continue;
+        }
+        // Sidechain line in a session file: follow parentUuid to its chain's root.
+        let uuid = obj.get("uuid").and_then(Value::as_str).map(str::to_owned);
+        let parent = obj.get("parentUuid").and_then(Value::as_str);
+        let g = match parent.and_then(|p| group_of_uuid.get(p)) {
+            Some(&g) => g,
+            None => {
+                groups.push(Stream {
+                    root_uuid: uuid.clone().or_else(|| Some(format!("line{n}"))),
+                    ..Stream::default()
+                });
+                groups.len() - 1
+            }
+        };
+        if let Some(u) = uuid {
+            group_of_uuid.insert(u, g);
+        }
+        main.report.lines += 1;
+        main.report.skip(MOVED_TO_SUBAGENT);
+        groups[g].line(path, n, obj);
+    }
+
+    let main_id = match &role {
+        FileRole::Main => {
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+            sanitize_id(stem, "session")
+        }
+        FileRole::Agent {
+            agent_id,
+            parent_from_dir,
+        } => {
+            let parent = parent_from_dir.clone().or_else(|| {
+                main.session_id
+                    .as_deref()
+                    .map(|s| sanitize_id(s, "session"))
+            });
+            match parent {
+                Some(p) => sanitize_id(&format!("{p}.agent-{agent_id}"), "agent"),
+                None => sanitize_id(&format!("agent-{agent_id}"), "agent"),
+            }
+        }
+    };
+    let parent_id = match &role {
+        FileRole::Main => None,
+        FileRole::Agent {
+            parent_from_dir, ..
+        } => parent_from_dir.clone().or_else(|| {
+            main.session_id
+                .as_deref()
+                .map(|s| sanitize_id(s, "session"))
+        }),
+    };
+    let main_title = match &role {
+        FileRole::Main => titles.best(),
+        FileRole::Agent { .. } => agent_meta_title(path, &mut main.report, &main_id),
+    };
+    let task_titles = task_descriptions(&main.builder.records);
+
+    let mut out = Vec::with_capacity(1 + groups.len());
+    out.push(main.finish(path, main_id.clone(), parent_id, main_title));
+    let mut used: HashSet<String> = HashSet::from([main_id.clone()]);
+    for group in groups {
+        let base = match (&group.agent_id, &group.root_uuid) {
+            (Some(a), _) => format!("{main_id}.agent-{a}"),
+            (None, Some(root)) => format!("{main_id}.sidechain-{root}"),
+            (None, None) => format!("{main_id}.sidechain"),
+        };
+        let mut id = sanitize_id(&base, "sidechain");
+        let mut k = 2;
+        while used.contains(&id) {
+            id = format!("{}-{k}", sanitize_id(&base, "sidechain"));
+            k += 1;
+        }
+        used.insert(id.clone());
+        let title = group
+            .first_prompt
+            .as_ref()
+            .and_then(|p| task_titles.get(p.trim()).cloned());
+        out.push(group.finish(path, id, Some(main_id.clone()), title));
+    }
+    out
+}
+
+impl Stream {
+    /// Handles one line routed to this stream.
+    fn line(&mut self, path: &Path, n: usize, obj: Map<String, Value>) {
+        self.report.lines += 1;
+        let ts = self.times.see(obj.get("timestamp").and_then(Value::as_str));
+        if self.cwd.is_none() {
+            self.cwd = obj.get("cwd").and_then(Value::as_str).map(str::to_owned);
+        }
+        if self.session_id.is_none() {
+            self.session_id = obj
+                .get("sessionId")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+        }
+        if self.agent_id.is_none() {
+            self.agent_id = obj
+                .get("agentId")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+        }
+        match type_of(&obj) {
+            "user" | "assistant" => self.message_line(path, n, obj, ts),
+            "system" => match obj.get("subtype").and_then(Value::as_str) {
+                Some("compact_boundary") => {
+                    self.flush_boundary(None);
+                    self.pending = Some(boundary_from(n, &obj, ts));
+                }
+                Some(sub) => self.report.skip(format!("system:{sub}")),
+                None => self.report.skip("system"),
+            },
+            "" => {
+                self.report.skip("no type");
+                self.report.diagnostics.push(Diagnostic::warning(
+                    path,
+                    n,
+                    "an object without a `type`; skipped",
+                ));
+            }
+            other => self.report.skip(other.to_owned()),
+        }
+    }
+
+    fn message_line(
+        &mut self,
+        path: &Path,
+        n: usize,
+        mut obj: Map<String, Value>,
+        ts: Option<String>,
+    ) {
+        let ty = type_of(&obj).to_owned();
+        let Some(Value::Object(mut msg)) = obj.remove("message") else {
+            self.report.skip(format!("{ty} (no message)"));
+            self.report.diagnostics.push(Diagnostic::warning(
+                path,
+                n,
+                format!("a `{ty}` line without a `message` object; skipped"),
+            ));
+            return;
+        };
+        let content = match msg.remove("content") {
+            Some(Value::String(s)) => vec![ContentBlock::text(s)],
+            Some(Value::Array(items)) => items.into_iter().map(ContentBlock::from_value).collect(),
+            _ => Vec::new(),
+        };
+        let flag = |key: &str| obj.get(key) == Some(&Value::Bool(true));
+        if ty == "user" && flag("isCompactSummary") {
+            let text = Message::new(Role::User, content).text_content();
+            self.flush_boundary(Some(text));
+            return;
+        }
+        if content.is_empty() {
+            self.report.skip(format!("{ty} (empty content)"));
+            return;
+        }
+        self.flush_boundary(None);
+        let role = if ty == "assistant" {
+            Role::Assistant
+        } else {
+            Role::User
+        };
+        let mut message = Message::new(role, content);
+        let meta = &mut message.metadata;
+        meta.insert("source_line".to_owned(), Value::from(n));
+        copy(&obj, "uuid", meta, "uuid");
+        copy(&obj, "parentUuid", meta, "parent_uuid");
+        copy(&obj, "agentId", meta, "agent_id");
+        copy(&obj, "requestId", meta, "request_id");
+        copy(&msg, "id", meta, "message_id");
+        copy(&msg, "model", meta, "model");
+        copy(&msg, "stop_reason", meta, "stop_reason");
+        copy(&msg, "usage", meta, "usage");
+        for (from, to) in [
+            ("isMeta", "is_meta"),
+            ("isApiErrorMessage", "is_api_error"),
+            ("isVisibleInTranscriptOnly", "visible_in_transcript_only"),
+        ] {
+            if flag(from) {
+                meta.insert(to.to_owned(), Value::Bool(true));
+            }
+        }
+        if role == Role::User && !flag("isMeta") {
+            self.note_title(&message);
+        }
+        let merge_id = msg.get("id").and_then(Value::as_str).map(str::to_owned);
+        let merge = match (&role, &merge_id) {
+            (Role::Assistant, Some(id)) => Merge::SameId(id),
+            _ => Merge::No,
+        };
+        self.builder.push(message, ts, merge);
+    }
+
+    /// Remembers the first real request (and a slash command as a fallback title).
+    fn note_title(&mut self, message: &Message) {
+        if message.is_tool_result_only() {
+            return;
+        }
+        for text in message.content.iter().filter_map(ContentBlock::as_text) {
+            if self.first_prompt.is_none() && !text.trim().is_empty() {
+                self.first_prompt = Some(text.trim().to_owned());
+            }
+            if self.title.is_none() && is_real_request(text) {
+                self.title = shorten_title(text);
+            }
+            if self.command_title.is_none() {
+                self.command_title = command_title(text);
+            }
+        }
+    }
+
+    /// Emits the pending boundary, with `summary` or the placeholder.
+    fn flush_boundary(&mut self, summary: Option<String>) {
+        let Some(p) = self.pending.take() else {
+            if let Some(text) = summary {
+                // A summary message with no boundary line before it (older versions).
+                let mut b = make_compact_boundary(text, Vec::new(), None);
+                b.extra
+                    .insert("source".to_owned(), Value::from("claude-code"));
+                self.builder.push_record(b);
+            }
+            return;
+        };
+        let keep = match &p.preserved {
+            Some((head, tail)) => self.preserved_segment(head, tail),
+            None => Vec::new(),
+        };
+        let mut record = make_compact_boundary(
+            summary.unwrap_or_else(|| MISSING_SUMMARY.to_owned()),
+            keep,
+            p.timestamp,
+        );
+        record.extra = p.extra;
+        self.builder.push_record(record);
+    }
+
+    /// Messages from the one with uuid `head` to the one with uuid `tail`, inclusive.
+    fn preserved_segment(&self, head: &str, tail: &str) -> Vec<Message> {
+        let messages: Vec<&Message> = self
+            .builder
+            .records
+            .iter()
+            .filter_map(|r| r.message.as_ref())
+            .collect();
+        let has = |m: &Message, id: &str| {
+            m.metadata.get("uuid").and_then(Value::as_str) == Some(id)
+                || m.metadata
+                    .get("merged_uuids")
+                    .and_then(Value::as_array)
+                    .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(id)))
+        };
+        let start = messages.iter().position(|m| has(m, head));
+        let end = messages.iter().rposition(|m| has(m, tail));
+        match (start, end) {
+            (Some(s), Some(e)) if s <= e => messages[s..=e].iter().map(|m| (*m).clone()).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn finish(
+        mut self,
+        path: &Path,
+        id: String,
+        parent_id: Option<String>,
+        title: Option<String>,
+    ) -> ImportedSession {
+        self.flush_boundary(None);
+        let (created, last_active) = self.times.bounds();
+        ImportedSession {
+            id,
+            title: title.or(self.title).or(self.command_title),
+            parent_id,
+            format: SourceFormat::ClaudeCode,
+            source_path: path.to_owned(),
+            source_session_id: self.session_id,
+            created,
+            last_active,
+            cwd: self.cwd,
+            records: self.builder.records,
+            report: self.report,
+        }
+    }
+}
+
+fn copy(from: &Map<String, Value>, key: &str, to: &mut Map<String, Value>, as_key: &str) {
+    if let Some(v) = from.get(key)
+        && !v.is_null()
+    {
+        to.insert(as_key.to_owned(), v.clone());
+    }
+}
+
+fn boundary_from(n: usize, obj: &Map<String, Value>, ts: Option<String>) -> PendingBoundary {
+    let mut extra = Map::new();
+    extra.insert("source".to_owned(), Value::from("claude-code"));
+    extra.insert("source_line".to_owned(), Value::from(n));
+    copy(obj, "uuid", &mut extra, "uuid");
+    copy(obj, "logicalParentUuid", &mut extra, "logical_parent_uuid");
+    copy(obj, "compactMetadata", &mut extra, "compact_metadata");
+    let preserved = obj
+        .get("compactMetadata")
+        .and_then(|m| m.get("preservedSegment"))
+        .and_then(|s| {
+            let head = s.get("headUuid")?.as_str()?.to_owned();
+            let tail = s.get("tailUuid")?.as_str()?.to_owned();
+            Some((head, tail))
+        });
+    PendingBoundary {
+        timestamp: ts,
+        extra,
+        preserved,
+    }
+}
+
+/// Titles the agent recorded: `custom-title` (set by the user), `ai-title`, and `summary` lines
+/// whose `leafUuid` is a message of this file (summaries at the head of a file often describe
+/// other sessions and are ignored).
+#[derive(Default)]
+struct Titles {
+    custom: Option<String>,
+    ai: Option<String>,
+    summary: Option<String>,
+}
+
+impl Titles {
+    fn scan(lines: &[JsonLine]) -> Titles {
+        let uuids: HashSet<&str> = lines
+            .iter()
+            .filter_map(|l| l.value.get("uuid").and_then(Value::as_str))
+            .collect();
+        let mut t = Titles::default();
+        for l in lines {
+            let v = &l.value;
+            let s = |k: &str| v.get(k).and_then(Value::as_str).and_then(shorten_title);
+            match v.get("type").and_then(Value::as_str) {
+                Some("custom-title") => t.custom = s("customTitle").or(t.custom.take()),
+                Some("ai-title") => t.ai = s("aiTitle").or(t.ai.take()),
+                Some("summary")
+                    if v.get("leafUuid")
+                        .and_then(Value::as_str)
+                        .is_some_and(|u| uuids.contains(u)) =>
+                {
+                    t.summary = s("summary").or(t.summary.take());
+                }
+                _ => {}
+            }
+        }
+        t
+    }
+
+    fn best(self) -> Option<String> {
+        self.custom.or(self.ai).or(self.summary)
+    }
+}
+
+/// A subagent file's title from its `.meta.json` sidecar (`description`, else `agentType`).
+fn agent_meta_title(path: &Path, report: &mut ImportReport, id: &str) -> Option<String> {
+    let sidecar = path.with_extension("meta.json");
+    let text = std::fs::read_to_string(&sidecar).ok()?;
+    match serde_json::from_str::<Value>(&text) {
+        Ok(v) => {
+            let s = |k: &str| v.get(k).and_then(Value::as_str).and_then(shorten_title);
+            s("description").or_else(|| s("agentType"))
+        }
+        Err(e) => {
+            report.diagnostics.push(Diagnostic::warning(
+                &sidecar,
+                0,
+                format!("subagent metadata of `{id}` is not JSON ({e}); title not taken from it"),
+            ));
+            None
+        }
+    }
+}
+
+/// `Task`/`Agent` tool calls of the main session: prompt → description, to title the inline
+/// sidechain that ran the prompt.
+fn task_descriptions(records: &[SessionRecord]) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    for m in records.iter().filter_map(|r| r.message.as_ref()) {
+        for block in &m.content {
+            if let ContentBlock::ToolUse { name, input, .. } = block
+                && (name == "Task" || name == "Agent")
+                && let Some(prompt) = input.get("prompt").and_then(Value::as_str)
+                && let Some(desc) = input.get("description").and_then(Value::as_str)
+                && let Some(title) = shorten_title(desc)
+            {
+                out.entry(prompt.trim().to_owned()).or_insert(title);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::RecordType;
+    use serde_json::json;
+
+    fn run(name: &str, lines: &[Value]) -> Vec<ImportedSession> {
+        let lines = lines
+            .iter()
+            .enumerate()
+            .map(|(i, v)| JsonLine {
+                line: i + 1,
+                offset: 0,
+                value: v.clone(),
+            })
+            .collect();
+        let mut out = import(Path::new(name), lines, Vec::new());
+        for s in &mut out {
+            super::super::build::finish(s);
+        }
+        out
+    }
+
+    fn assistant(uuid: &str, id: &str, block: Value) -> Value {
+        json!({"type":"assistant","uuid":uuid,"sessionId":"s","timestamp":"2025-01-01T00:00:01Z",
+               "message":{"id":id,"role":"assistant","model":"m","content":[block]}})
+    }
+    fn user(uuid: &str, content: Value) -> Value {
+        json!({"type":"user","uuid":uuid,"sessionId":"s","timestamp":"2025-01-01T00:00:00Z",
+               "message":{"role":"user","content":content}})
+    }
+
+    #[test]
+    fn streamed_lines_of_one_message_merge() {
+        let out = run(
+            "s.jsonl",
+            &[
+                user("u0", json!("list files please")),
+                assistant(
+                    "a1",
+                    "msg_1",
+                    json!({"type":"thinking","thinking":"","signature":"x"}),
+                ),
+                assistant(
+                    "a2",
+                    "msg_1",
+                    json!({"type":"tool_use","id":"t1","name":"Bash","input":{}}),
+                ),
+                assistant(
+                    "a3",
+                    "msg_1",
+                    json!({"type":"tool_use","id":"t2","name":"Bash","input":{}}),
+                ),
+                user(
+                    "u1",
+                    json!([{"type":"tool_result","tool_use_id":"t1","content":"a"}]),
+                ),
+                user(
+                    "u2",
+                    json!([{"type":"tool_result","tool_use_id":"t2","content":"b"}]),
+                ),
+                assistant("a4", "msg_2", json!({"type":"text","text":"done"})),
+            ],
+        );
+        assert_eq!(out.len(), 1);
+        let s = &out[0];
+        let kinds: Vec<(RecordType, usize)> = s
+            .records
+            .iter()
+            .map(|r| {
+                (
+                    r.record_type,
+                    r.message.as_ref().map_or(0, |m| m.content.len()),
+                )
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                (RecordType::User, 1),
+                (RecordType::Assistant, 3),
+                (RecordType::ToolResult, 2),
+                (RecordType::Assistant, 1)
+            ]
+        );
+        assert_eq!(s.report.tool_pairs, 2);
+        assert_eq!(s.title.as_deref(), Some("list files please"));
+        assert_eq!(s.id, "s");
+    }
+
+    #[test]
+    fn boundary_and_summary_become_one_record() {
+        let out = run(
+            "s.jsonl",
+            &[
+                user("u0", json!("hi")),
+                json!({"type":"system","subtype":"compact_boundary","uuid":"b","parentUuid":null,
+                       "timestamp":"2025-01-01T00:00:05Z","compactMetadata":{"trigger":"manual","preTokens":5}}),
+                json!({"type":"user","uuid":"u9","isCompactSummary":true,"isVisibleInTranscriptOnly":true,
+                       "message":{"role":"user","content":"This session is being continued... SUMMARY"}}),
+                user("u10", json!("next")),
+            ],
+        );
+        let s = &out[0];
+        assert_eq!(s.report.boundaries, 1);
+        let b = &s.records[1];
+        assert_eq!(b.record_type, RecordType::CompactBoundary);
+        assert!(b.summary.as_deref().unwrap_or("").ends_with("SUMMARY"));
+        assert_eq!(
+            b.extra.get("compact_metadata"),
+            Some(&json!({"trigger":"manual","preTokens":5}))
+        );
+        assert_eq!(s.records.len(), 3);
+    }
+
+    #[test]
+    fn inline_sidechains_split_by_chain() {
+        let task = json!({"type":"tool_use","id":"t1","name":"Task","input":{"description":"Explore","prompt":"look around"}});
+        let side = |uuid: &str, parent: Option<&str>, content: Value, ty: &str| {
+            let mut v = json!({"type":ty,"uuid":uuid,"parentUuid":parent,"isSidechain":true,"sessionId":"s",
+                               "message":{"role":ty,"content":content}});
+            if ty == "assistant" {
+                v["message"]["id"] = json!(format!("m-{uuid}"));
+            }
+            v
+        };
+        let out = run(
+            "p.jsonl",
+            &[
+                user("u0", json!("go")),
+                assistant("a1", "m1", task),
+                side("s1", None, json!("look around"), "user"),
+                side(
+                    "s2",
+                    Some("s1"),
+                    json!([{"type":"text","text":"found it"}]),
+                    "assistant",
+                ),
+                user(
+                    "u1",
+                    json!([{"type":"tool_result","tool_use_id":"t1","content":"found it"}]),
+                ),
+            ],
+        );
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].records.len(), 3);
+        assert_eq!(out[0].report.skipped.get(MOVED_TO_SUBAGENT), Some(&2));
+        assert_eq!(out[1].id, "p.sidechain-s1");
+        assert_eq!(out[1].parent_id.as_deref(), Some("p"));
+        assert_eq!(out[1].title.as_deref(), Some("Explore"));
+        assert_eq!(out[1].records.len(), 2);
+    }
+}

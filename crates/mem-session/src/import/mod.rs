@@ -1,0 +1,337 @@
+//! Importers: Claude Code transcripts and Codex CLI rollouts become mewmem sessions.
+//!
+//! [`import_file`] reads one transcript with the forgiving [`JsonlReader`] (malformed lines,
+//! glued objects and torn tails become diagnostics, never errors) and returns the main session
+//! plus any subagent sessions split out of it. Nothing here writes to disk: the store does.
+//! The field mapping, the id scheme and what is skipped are written down in
+//! `docs/formats/import.md`.
+//!
+//! Guarantees (tested on the real transcripts under `fixtures/transcripts/`):
+//! - deterministic: the same file gives the same ids and the same records, byte for byte;
+//! - every tool_result is placed after the message holding its tool_use (so the replay's
+//!   `validate_message_chain` reports no orphan caused by the import);
+//! - a file that is not a transcript is an [`Error::NotATranscript`] naming the file and why.
+
+mod build;
+mod claude;
+mod codex;
+mod discover;
+mod text;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::error::{Error, Result};
+use crate::jsonl::{JsonLine, JsonlEvent, JsonlReader};
+use crate::record::SessionRecord;
+
+pub use discover::discover;
+
+/// The transcript formats mewmem can import.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum SourceFormat {
+    /// Claude Code session JSONL (`~/.claude/projects/<project>/<session>.jsonl`, subagent files).
+    #[serde(rename = "claude-code")]
+    ClaudeCode,
+    /// Codex CLI rollout with `{timestamp, type, payload}` lines.
+    #[serde(rename = "codex")]
+    Codex,
+    /// Codex CLI rollout from before the envelope (mid 2025): a bare `{id, timestamp,
+    /// instructions, git}` header, bare response items and `{"record_type":"state"}` lines.
+    #[serde(rename = "codex-legacy")]
+    CodexLegacy,
+}
+
+impl SourceFormat {
+    /// The name used in reports and metadata: `claude-code`, `codex` or `codex-legacy`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceFormat::ClaudeCode => "claude-code",
+            SourceFormat::Codex => "codex",
+            SourceFormat::CodexLegacy => "codex-legacy",
+        }
+    }
+}
+
+impl fmt::Display for SourceFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What an import saw: counts, skipped lines by reason, and problems by file and line.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ImportReport {
+    /// JSON values read for this session (a line holding two glued objects counts twice).
+    pub lines: usize,
+    /// Message records produced (system prompts included, boundaries excluded).
+    pub messages: usize,
+    /// tool_use blocks whose tool_result is in the session too.
+    pub tool_pairs: usize,
+    /// `compact_boundary` records produced.
+    pub boundaries: usize,
+    /// Lines that carry no conversation, by reason (`progress`, `event_msg:token_count`, ...).
+    pub skipped: BTreeMap<String, usize>,
+    /// Malformed or glued lines, moved tool results, unknown items: `path:line: level: msg`.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl ImportReport {
+    /// Counts one skipped line under `reason`.
+    pub(crate) fn skip(&mut self, reason: impl Into<String>) {
+        *self.skipped.entry(reason.into()).or_insert(0) += 1;
+    }
+
+    /// Total skipped lines, all reasons.
+    pub fn skipped_total(&self) -> usize {
+        self.skipped.values().sum()
+    }
+
+    /// Diagnostics of [`Severity::Error`] (lines that were lost or altered).
+    pub fn errors(&self) -> usize {
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count()
+    }
+}
+
+/// One session produced by an import, ready for the store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportedSession {
+    /// The mewmem session id, deterministic (same source file → same id) and a safe file name
+    /// (`[A-Za-z0-9._-]`, not starting with `.`). See `docs/formats/import.md`, "Ids".
+    pub id: String,
+    /// A custom/AI title or summary recorded by the agent, a subagent's description, or the
+    /// first real user request, shortened to one line of at most 80 characters.
+    pub title: Option<String>,
+    /// The mewmem id of the parent session, for subagent sessions.
+    pub parent_id: Option<String>,
+    /// The source format.
+    pub format: SourceFormat,
+    /// The file read.
+    pub source_path: PathBuf,
+    /// The agent's own session id (Claude `sessionId`, Codex `session_meta.id`), when recorded.
+    pub source_session_id: Option<String>,
+    /// Earliest timestamp seen (RFC 3339, as written in the source).
+    pub created: Option<String>,
+    /// Latest timestamp seen (RFC 3339, as written in the source).
+    pub last_active: Option<String>,
+    /// The working directory the agent ran in, when recorded.
+    pub cwd: Option<String>,
+    /// The records, in order: messages, system prompts and compact boundaries.
+    pub records: Vec<SessionRecord>,
+    /// Counts, skipped lines and diagnostics for this session.
+    pub report: ImportReport,
+}
+
+impl ImportedSession {
+    /// `true` when the source held no conversation (only summaries, snapshots...): the caller
+    /// may skip such a session rather than store an empty one.
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+}
+
+/// How many non-blank lines [`detect_format`] looks at.
+const SNIFF_LINES: usize = 16;
+
+/// Sniffs the first non-blank lines of `path` and names its format.
+///
+/// Errors: [`Error::NotATranscript`] for an empty file, a file whose first lines are not JSON
+/// objects (e.g. one pretty-printed JSON document), or objects of no known shape; [`Error::Io`]
+/// when the file cannot be read.
+pub fn detect_format(path: &Path) -> Result<SourceFormat> {
+    let file = File::open(path).map_err(|e| Error::io("cannot read", path, e))?;
+    let mut values = Vec::new();
+    let mut diagnostics = Vec::new();
+    let mut seen_lines = 0usize;
+    let mut last_line = 0usize;
+    for event in JsonlReader::new(BufReader::new(file), path) {
+        let line = match &event {
+            JsonlEvent::Value(v) => v.line,
+            JsonlEvent::Diagnostic(d) => d.line,
+        };
+        if line != last_line {
+            last_line = line;
+            seen_lines += 1;
+            if seen_lines > SNIFF_LINES {
+                break;
+            }
+        }
+        match event {
+            JsonlEvent::Value(v) => values.push(v),
+            JsonlEvent::Diagnostic(d) => diagnostics.push(d),
+        }
+    }
+    classify(path, &values, &diagnostics)
+}
+
+/// Reads `path` and converts it: the main session first, then any subagent sessions split out
+/// of it (Claude Code's inline sidechains), in order of first appearance.
+///
+/// Subagent transcripts in their own files (`<session>/subagents/agent-<id>.jsonl`, or
+/// `agent-<id>.jsonl` beside the session) come back as one session with
+/// [`ImportedSession::parent_id`] set; their `.meta.json` sidecar is read for the title.
+///
+/// Errors: [`Error::NotATranscript`] (see [`detect_format`]), [`Error::Io`]. Malformed lines are
+/// not errors: they are in each session's [`ImportReport::diagnostics`].
+pub fn import_file(path: &Path) -> Result<Vec<ImportedSession>> {
+    let (values, diagnostics) = read_all(path)?;
+    let format = classify(path, &values, &diagnostics)?;
+    let mut sessions = match format {
+        SourceFormat::ClaudeCode => claude::import(path, values, diagnostics),
+        SourceFormat::Codex | SourceFormat::CodexLegacy => {
+            vec![codex::import(path, format, values, diagnostics)]
+        }
+    };
+    for session in &mut sessions {
+        build::finish(session);
+    }
+    Ok(sessions)
+}
+
+/// Every value and diagnostic of a file.
+fn read_all(path: &Path) -> Result<(Vec<JsonLine>, Vec<Diagnostic>)> {
+    let file = File::open(path).map_err(|e| Error::io("cannot read", path, e))?;
+    let mut values = Vec::new();
+    let mut diagnostics = Vec::new();
+    for event in JsonlReader::new(BufReader::with_capacity(1 << 16, file), path) {
+        match event {
+            JsonlEvent::Value(v) => values.push(v),
+            JsonlEvent::Diagnostic(d) => diagnostics.push(d),
+        }
+    }
+    Ok((values, diagnostics))
+}
+
+/// The format of one JSON object, when it has a known shape.
+fn shape_of(value: &Value) -> Option<SourceFormat> {
+    let obj = value.as_object()?;
+    let ty = obj.get("type").and_then(Value::as_str);
+    if obj.get("payload").is_some_and(Value::is_object) && ty.is_some() {
+        return Some(SourceFormat::Codex);
+    }
+    if obj.contains_key("record_type") {
+        return Some(SourceFormat::CodexLegacy);
+    }
+    let claude_keys = ["sessionId", "parentUuid", "leafUuid", "uuid", "isSidechain"];
+    if ty.is_some() && claude_keys.iter().any(|k| obj.contains_key(*k)) {
+        return Some(SourceFormat::ClaudeCode);
+    }
+    if ty.is_none() && obj.contains_key("id") && obj.contains_key("timestamp") {
+        return Some(SourceFormat::CodexLegacy);
+    }
+    match ty? {
+        "user"
+        | "assistant"
+        | "system"
+        | "summary"
+        | "file-history-snapshot"
+        | "progress"
+        | "queue-operation"
+        | "attachment"
+        | "permission-mode"
+        | "last-prompt"
+        | "pr-link"
+        | "custom-title"
+        | "ai-title"
+        | "agent-name" => Some(SourceFormat::ClaudeCode),
+        "message" | "reasoning" | "function_call" | "function_call_output"
+            if obj.contains_key("role")
+                || obj.contains_key("call_id")
+                || obj.contains_key("summary") =>
+        {
+            Some(SourceFormat::CodexLegacy)
+        }
+        _ => None,
+    }
+}
+
+/// Decides the format from the first values of a file, or says why it is not a transcript.
+fn classify(path: &Path, values: &[JsonLine], diagnostics: &[Diagnostic]) -> Result<SourceFormat> {
+    let not = |reason: String| Error::NotATranscript {
+        path: path.to_owned(),
+        reason,
+    };
+    let first_value_line = values.first().map(|v| v.line);
+    let first_bad = diagnostics
+        .iter()
+        .find(|d| d.severity == Severity::Error)
+        .map(|d| d.line);
+    // A file whose first non-blank line is broken or not an object is not JSON Lines at all.
+    if let Some(bad) = first_bad
+        && first_value_line.is_none_or(|v| bad < v)
+    {
+        return Err(not(not_jsonl_reason(path, bad)));
+    }
+    let Some(first) = values.first() else {
+        return Err(not(
+            "empty file: no JSON lines (0 bytes, or only blank lines)".to_owned(),
+        ));
+    };
+    if !first.value.is_object() {
+        return Err(not(not_jsonl_reason(path, first.line)));
+    }
+    for v in values.iter().take(SNIFF_LINES) {
+        if let Some(format) = shape_of(&v.value) {
+            return Ok(format);
+        }
+    }
+    let keys: Vec<&str> = first
+        .value
+        .as_object()
+        .map(|o| o.keys().take(6).map(String::as_str).collect())
+        .unwrap_or_default();
+    Err(not(format!(
+        "JSON Lines, but neither a Claude Code transcript nor a Codex rollout \
+         (line {} has keys: {})",
+        first.line,
+        keys.join(", ")
+    )))
+}
+
+/// Explains a file whose first lines are not JSON objects; recognises a pretty-printed JSON
+/// document (and a Gemini CLI session in particular) when the file is small enough to parse.
+fn not_jsonl_reason(path: &Path, line: usize) -> String {
+    const MAX_DOCUMENT: u64 = 64 << 20;
+    let mut what = format!("line {line} is not a JSON object, so this is not JSON Lines");
+    let small = std::fs::metadata(path).is_ok_and(|m| m.len() <= MAX_DOCUMENT);
+    if small && let Ok(file) = File::open(path) {
+        let mut text = String::new();
+        let mut reader = BufReader::new(file);
+        let starts_with_brace = reader
+            .fill_buf()
+            .is_ok_and(|b| b.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{'));
+        if starts_with_brace
+            && reader.read_to_string(&mut text).is_ok()
+            && let Ok(Value::Object(doc)) = serde_json::from_str::<Value>(&text)
+        {
+            let keys: Vec<&str> = doc.keys().take(6).map(String::as_str).collect();
+            what = if doc.contains_key("projectHash") && doc.contains_key("messages") {
+                format!(
+                    "the file is one pretty-printed JSON document that looks like a Gemini CLI \
+                     session (keys: {}), not JSON Lines",
+                    keys.join(", ")
+                )
+            } else {
+                format!(
+                    "the file is one pretty-printed JSON document (keys: {}), not JSON Lines",
+                    keys.join(", ")
+                )
+            };
+        }
+    }
+    what
+}
+
+/// The `type` string of a JSON object, or `""`.
+pub(crate) fn type_of(obj: &Map<String, Value>) -> &str {
+    obj.get("type").and_then(Value::as_str).unwrap_or("")
+}

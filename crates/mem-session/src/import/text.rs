@@ -1,0 +1,157 @@
+//! Small text helpers shared by the importers: ids, titles, timestamps.
+
+use chrono::{DateTime, FixedOffset};
+
+/// Longest title, in characters.
+const TITLE_MAX_CHARS: usize = 80;
+/// Longest id, in bytes (a file name must stay under 255 bytes with its extension).
+const ID_MAX_BYTES: usize = 200;
+
+/// Turns any string into a safe session id: characters outside `[A-Za-z0-9._-]` become `_`,
+/// leading dots are dropped, the result is cut to 200 bytes; an empty result is `fallback`.
+pub(crate) fn sanitize_id(raw: &str, fallback: &str) -> String {
+    let mut out: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let trimmed = out.trim_start_matches('.').len();
+    out = out.split_off(out.len() - trimmed);
+    out.truncate(ID_MAX_BYTES);
+    if out.is_empty() {
+        fallback.to_owned()
+    } else {
+        out
+    }
+}
+
+/// One line, whitespace collapsed, at most 80 characters (ending with `…` when cut).
+pub(crate) fn shorten_title(text: &str) -> Option<String> {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.is_empty() {
+        return None;
+    }
+    if line.chars().count() <= TITLE_MAX_CHARS {
+        return Some(line);
+    }
+    let mut out: String = line.chars().take(TITLE_MAX_CHARS - 1).collect();
+    out.push('…');
+    Some(out)
+}
+
+/// `true` for user text a person typed, as opposed to harness wrappers: slash-command and
+/// local-command wrappers, `<system-reminder>`, `<environment_context>`, `<user_instructions>`
+/// (anything starting with `<`), Claude's "Caveat:" preamble, interruption notes and Codex's
+/// `# AGENTS.md instructions` block.
+pub(crate) fn is_real_request(text: &str) -> bool {
+    let t = text.trim_start();
+    !(t.is_empty()
+        || t.starts_with('<')
+        || t.starts_with("Caveat:")
+        || t.starts_with("[Request interrupted")
+        || t.starts_with("# AGENTS.md instructions")
+        || t.starts_with("This session is being continued from a previous conversation"))
+}
+
+/// From a slash-command wrapper (`<command-name>/x</command-name><command-args>y</command-args>`),
+/// `"/x y"`; used as a title when a session holds nothing else.
+pub(crate) fn command_title(text: &str) -> Option<String> {
+    let name = between(text, "<command-name>", "</command-name>")?;
+    let args = between(text, "<command-args>", "</command-args>").unwrap_or("");
+    shorten_title(&format!("{name} {args}"))
+}
+
+fn between<'a>(text: &'a str, open: &str, close: &str) -> Option<&'a str> {
+    let start = text.find(open)? + open.len();
+    let end = text[start..].find(close)? + start;
+    Some(text[start..end].trim())
+}
+
+/// Parses an RFC 3339 timestamp; `None` for anything else (placeholders, numbers...).
+pub(crate) fn parse_time(s: &str) -> Option<DateTime<FixedOffset>> {
+    DateTime::parse_from_rfc3339(s).ok()
+}
+
+/// The earliest and latest valid timestamps seen, kept as written.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct TimeSpan {
+    first: Option<(DateTime<FixedOffset>, String)>,
+    last: Option<(DateTime<FixedOffset>, String)>,
+}
+
+impl TimeSpan {
+    /// Notes `ts` when it is a valid RFC 3339 timestamp; returns it back in that case.
+    pub(crate) fn see(&mut self, ts: Option<&str>) -> Option<String> {
+        let s = ts?;
+        let t = parse_time(s)?;
+        if self.first.as_ref().is_none_or(|(f, _)| t < *f) {
+            self.first = Some((t, s.to_owned()));
+        }
+        if self.last.as_ref().is_none_or(|(l, _)| t >= *l) {
+            self.last = Some((t, s.to_owned()));
+        }
+        Some(s.to_owned())
+    }
+
+    /// `(created, last_active)`.
+    pub(crate) fn bounds(&self) -> (Option<String>, Option<String>) {
+        (
+            self.first.as_ref().map(|(_, s)| s.clone()),
+            self.last.as_ref().map(|(_, s)| s.clone()),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_safe_file_names() {
+        assert_eq!(sanitize_id("ab-12.x_y", "f"), "ab-12.x_y");
+        assert_eq!(sanitize_id("..a/b c", "f"), "a_b_c");
+        assert_eq!(sanitize_id("...", "f"), "f");
+        assert_eq!(sanitize_id("[trimmed]", "f"), "_trimmed_");
+        assert_eq!(sanitize_id(&"x".repeat(300), "f").len(), 200);
+    }
+
+    #[test]
+    fn titles_are_one_short_line() {
+        assert_eq!(
+            shorten_title("  fix\n the   bug "),
+            Some("fix the bug".to_owned())
+        );
+        let long = shorten_title(&"é".repeat(100)).unwrap_or_default();
+        assert_eq!(long.chars().count(), 80);
+        assert!(long.ends_with('…'));
+        assert_eq!(shorten_title(" \n "), None);
+        assert!(!is_real_request("<command-message>x</command-message>"));
+        assert!(!is_real_request("Caveat: The messages below"));
+        assert!(is_real_request("add a test"));
+        assert_eq!(
+            command_title("<command-name>/init</command-name>\n<command-args>now</command-args>"),
+            Some("/init now".to_owned())
+        );
+    }
+
+    #[test]
+    fn time_span_keeps_extremes_as_written() {
+        let mut span = TimeSpan::default();
+        span.see(Some("2025-01-02T00:00:00Z"));
+        span.see(Some("[trimmed]"));
+        span.see(Some("2025-01-01T00:00:00.000Z"));
+        span.see(Some("2025-01-03T00:00:00+01:00"));
+        assert_eq!(
+            span.bounds(),
+            (
+                Some("2025-01-01T00:00:00.000Z".to_owned()),
+                Some("2025-01-03T00:00:00+01:00".to_owned())
+            )
+        );
+    }
+}
