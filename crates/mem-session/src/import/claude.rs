@@ -319,11 +319,17 @@ impl Stream {
             if self.first_prompt.is_none() && !text.trim().is_empty() {
                 self.first_prompt = Some(text.trim().to_owned());
             }
-            if self.title.is_none() && is_real_request(text) {
-                self.title = shorten_title(text);
+            let command = command_title(text);
+            if self.title.is_none() {
+                if is_real_request(text) {
+                    self.title = shorten_title(text);
+                } else if command.as_ref().is_some_and(|c| c.contains(' ')) {
+                    // A slash command with arguments is the request (`/review fix the parser`).
+                    self.title.clone_from(&command);
+                }
             }
             if self.command_title.is_none() {
-                self.command_title = command_title(text);
+                self.command_title = command;
             }
         }
     }
