@@ -96,6 +96,9 @@ fn every_bundled_transcript_imports_or_is_rejected_clearly() {
                         r.diagnostics.len(),
                         s.title.as_deref().unwrap_or("-").chars().take(40).collect::<String>(),
                     ));
+                    for d in &r.diagnostics {
+                        summary.push(format!("    {d}"));
+                    }
                 }
             }
             Err(Error::NotATranscript { path, reason }) => {
