@@ -6,8 +6,12 @@ use std::process::Command;
 use anyhow::{Context, Result};
 
 /// The repository root: the parent of this crate's manifest directory.
+///
+/// `cargo run` sets `CARGO_MANIFEST_DIR` for the process too; that value is preferred over the
+/// compile-time one, which can name another checkout when two share a target directory.
 pub fn repo_root() -> PathBuf {
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
     manifest.parent().map(PathBuf::from).unwrap_or(manifest)
 }
 

@@ -1,5 +1,8 @@
 //! One module per subcommand; each turns settings and arguments into a library call and prints.
 
+pub mod context;
+pub mod instructions;
+
 use anyhow::Result;
 
 use crate::cli::Command;
@@ -7,6 +10,8 @@ use crate::settings::Settings;
 
 /// Runs one parsed command.
 pub async fn run(command: Command, settings: &Settings) -> Result<()> {
-    let _ = settings;
-    match command {}
+    match command {
+        Command::Instructions(args) => instructions::run(args, settings),
+        Command::Context(args) => context::run(args, settings),
+    }
 }
