@@ -34,4 +34,6 @@ pub enum Command {
     Instructions(crate::cmd::instructions::InstructionsArgs),
     /// The whole `<system-reminder>` block for the next turn: instructions, memories, date.
     Context(crate::cmd::context::ContextArgs),
+    /// The model layer: which engine answers each job (`check`), and each job run by hand.
+    Llm(crate::cmd::llm::LlmArgs),
 }

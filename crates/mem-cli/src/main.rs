@@ -3,6 +3,7 @@
 
 mod cli;
 mod cmd;
+mod config;
 mod settings;
 
 use std::io::{self, Write};

@@ -183,7 +183,11 @@ pub fn parse_memories(text: &str) -> Result<Parsed<Memories>, String> {
         for item in items {
             match item {
                 Value::String(s) if !s.trim().is_empty() => {
-                    memories.get_mut(category).push(clean_entry(s));
+                    let entry = clean_entry(s);
+                    let list = memories.get_mut(category);
+                    if !list.iter().any(|e| e.eq_ignore_ascii_case(&entry)) {
+                        list.push(entry);
+                    }
                 }
                 Value::String(_) => {}
                 other => dropped.push(format!(

@@ -2,6 +2,7 @@
 
 pub mod context;
 pub mod instructions;
+pub mod llm;
 
 use anyhow::Result;
 
@@ -13,5 +14,6 @@ pub async fn run(command: Command, settings: &Settings) -> Result<()> {
     match command {
         Command::Instructions(args) => instructions::run(args, settings),
         Command::Context(args) => context::run(args, settings),
+        Command::Llm(args) => llm::run(args, settings).await,
     }
 }

@@ -17,21 +17,27 @@ const ENTRY_CHARS: usize = 200;
 /// Sentences longer than this are pasted logs or code, not instructions.
 const MAX_SENTENCE_CHARS: usize = 300;
 const MAX_REFERENCES: usize = 20;
+/// Longer user messages are pasted documents (plans, logs, summaries): no cues are read in them.
+const MAX_MESSAGE_CHARS: usize = 2_000;
 
 /// Extracts memories from `messages`, skipping entries already in `current_memories`.
 ///
-/// - preferences: user sentences with `always`, `never`, `prefer`, `remember`, `from now on`,
-///   `make sure to`, `I like`, `I want you to` or 总是, 始终, 永远, 一律, 偏好, 喜欢, 记住, 以后,
-///   务必, 请用, 请使用, 统一用 (questions excluded);
-/// - corrections: user sentences that start with `no,`, `nope`, `actually`, `wrong`,
-///   `that's not`, `don't`, `do not`, `stop` or 不对, 不是, 错了, 别, 不要, or contain
-///   `instead of`, `rather than`, `I said`, `I told you`, 而不是, 应该是, 应该用, 搞错; and the
-///   feedback a user typed when rejecting a tool call;
-/// - project: `Package manager: …`, `Test command: `…``, `Languages: …`, `Framework: …`, from
+/// - preferences: user sentences that start with `always`, `never`, `prefer`, `remember`,
+///   `from now on`, `make sure to`, `going forward` (optionally after `please`), or contain
+///   `I prefer`, `I like`, `I want you to`, `we always`, `always use`, `never use`,
+///   `remember to`, ... or 总是, 始终, 永远, 一律, 偏好, 喜欢, 记住, 以后, 务必, 请用, 请使用,
+///   统一用 (questions excluded);
+/// - corrections: user sentences that start with `no,`, `nope`, `actually,`, `wrong`,
+///   `that's not`, `don't`, `do not`, `stop` or 不对, 不是, 错了, 别, 不要; that contain
+///   `I said`, `I told you`, `you should have`, 而不是, 应该是, 应该用, 搞错, 说过; instructions
+///   (`use …`, `please …`, `we should …`) with `instead of` / `rather than`; and the feedback a
+///   user typed when rejecting a tool call;
+/// - project: `Package manager: …`, `Test command: `…`` (the most used, without arguments), `Languages: …`, `Framework: …`, from
 ///   the commands run and the files touched;
 /// - references: URLs the user wrote or a tool fetched (loopback addresses excluded).
 ///
-/// Sentences that look like they hold a secret are never extracted.
+/// Messages over 2,000 characters (pasted plans, logs) are not read for cues or links. Sentences
+/// that look like they hold a secret are never extracted.
 pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
     let known = normalise(current_memories);
     let mut memories = Memories::default();
@@ -48,8 +54,13 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
     let mut reference_urls = Vec::new();
     for message in messages {
         let mut said = Vec::new();
-        if let Some(text) = user_text(message) {
-            reference_urls.extend(urls(&text));
+        if let Some(text) = user_text(message).filter(|t| t.chars().count() <= MAX_MESSAGE_CHARS) {
+            // Links the user wrote in prose; pasted logs and documents (long lines) are skipped.
+            for sentence in sentences(&text) {
+                if sentence.chars().count() <= MAX_SENTENCE_CHARS {
+                    reference_urls.extend(urls(&sentence));
+                }
+            }
             said.push(text);
         }
         if message.role == Role::User {
@@ -104,20 +115,23 @@ enum Cue {
 fn classify_sentence(sentence: &str) -> Option<Cue> {
     let lower = sentence.to_lowercase();
     let lower = lower.trim_start_matches(['-', '*', '>', ' ']);
+    let starts = |list: &[&str]| list.iter().any(|c| lower.starts_with(c));
+    let contains = |list: &[&str]| list.iter().any(|c| lower.contains(c));
     const CORRECTION_STARTS: &[&str] = &[
         "no,",
         "no.",
         "no!",
         "nope",
         "actually,",
-        "actually ",
         "wrong",
         "that's not",
         "that is not",
+        "that's wrong",
         "don't ",
         "dont ",
         "do not ",
         "stop ",
+        "not like that",
         "不对",
         "不是",
         "错了",
@@ -125,29 +139,61 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
         "不要",
     ];
     const CORRECTION_ANYWHERE: &[&str] = &[
-        " instead of ",
-        " rather than ",
         "i said ",
         "i told you",
+        "you should have",
+        "that's not what",
         "而不是",
         "应该是",
         "应该用",
         "搞错",
+        "说过",
     ];
-    if CORRECTION_STARTS.iter().any(|c| lower.starts_with(c))
-        || CORRECTION_ANYWHERE.iter().any(|c| lower.contains(c))
+    // "instead of" / "rather than" correct only in an instruction, not in a description.
+    const INSTRUCTION_STARTS: &[&str] = &[
+        "use ",
+        "please ",
+        "we should",
+        "you should",
+        "let's",
+        "just ",
+    ];
+    if starts(CORRECTION_STARTS)
+        || contains(CORRECTION_ANYWHERE)
+        || (starts(INSTRUCTION_STARTS) && contains(&[" instead of ", " rather than "]))
     {
         return Some(Cue::Correction);
     }
     if lower.ends_with('?') || lower.ends_with('？') {
         return None;
     }
-    const PREFERENCE_WORDS: &[&str] = &["always", "never", "prefer", "prefers", "remember"];
-    const PREFERENCE_PHRASES: &[&str] = &[
+    const PREFERENCE_STARTS: &[&str] = &[
+        "always ",
+        "never ",
+        "prefer ",
+        "remember ",
+        "please always",
+        "please never",
+        "please remember",
+        "please prefer",
         "from now on",
         "make sure to",
+        "going forward",
+    ];
+    const PREFERENCE_ANYWHERE: &[&str] = &[
+        "i prefer",
         "i like ",
         "i want you to",
+        "we prefer",
+        "we always",
+        "we never",
+        "you should always",
+        "you should never",
+        "always use ",
+        "never use ",
+        "remember to ",
+        "remember that ",
+        "from now on",
         "总是",
         "始终",
         "永远",
@@ -161,10 +207,7 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
         "请使用",
         "统一用",
     ];
-    let has_word = lower
-        .split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .any(|w| PREFERENCE_WORDS.contains(&w));
-    if has_word || PREFERENCE_PHRASES.iter().any(|p| lower.contains(p)) {
+    if starts(PREFERENCE_STARTS) || contains(PREFERENCE_ANYWHERE) {
         return Some(Cue::Preference);
     }
     None
@@ -185,9 +228,10 @@ fn rejection_feedback(block: &ContentBlock) -> Option<String> {
     (!said.is_empty()).then(|| said.to_owned())
 }
 
+/// Loopback addresses and XML namespace URLs are not references.
 fn is_loopback(url: &str) -> bool {
     let host = url.split("://").nth(1).unwrap_or("");
-    ["localhost", "127.", "0.0.0.0", "[::1]"]
+    ["localhost", "127.", "0.0.0.0", "[::1]", "www.w3.org/"]
         .iter()
         .any(|h| host.starts_with(h))
 }
@@ -239,6 +283,22 @@ fn is_test_command(words: &[&str]) -> bool {
         "bundle" => w(1) == "exec" && w(2) == "rspec",
         _ => false,
     }
+}
+
+/// The command without its arguments: leading words up to the first flag, path or quoted
+/// argument, at most three (`go test ./pkg/... -run X` → `go test`, `uv run pytest -x` →
+/// `uv run pytest`).
+fn command_stem(words: &[&str]) -> String {
+    words
+        .iter()
+        .take(3)
+        .take_while(|w| {
+            !w.starts_with(['-', '.', '/', '"', '\'', '~'])
+                && !w.contains(['/', '=', '"', '\'', '*'])
+        })
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Splits a shell command into simple segments (at `&&`, `||`, `;`, `|` and newlines) and drops
@@ -377,7 +437,7 @@ fn project_facts(messages: &[Message]) -> Vec<String> {
                     managers.add(pm);
                 }
                 if is_test_command(&words) {
-                    tests.add(&shorten(&words.join(" "), 80));
+                    tests.add(&command_stem(&words));
                 }
                 if let Some(fw) = framework_of_command(&words) {
                     frameworks.add(fw);
@@ -501,7 +561,7 @@ mod tests {
         check(
             messages,
             "",
-            "### 项目知识\n- Package manager: pnpm\n- Test command: `pnpm test -- --run`\n- Languages: TypeScript (2 files), JavaScript (1 file)\n- Framework: Next.js\n\n### 参考资料\n- https://docs.example.com/guide\n- https://nextjs.org/docs\n",
+            "### 项目知识\n- Package manager: pnpm\n- Test command: `pnpm test`\n- Languages: TypeScript (2 files), JavaScript (1 file)\n- Framework: Next.js\n\n### 参考资料\n- https://docs.example.com/guide\n- https://nextjs.org/docs\n",
         );
     }
 

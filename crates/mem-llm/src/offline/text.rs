@@ -91,12 +91,15 @@ pub(crate) fn user_text(message: &Message) -> Option<String> {
     if message.role != Role::User {
         return None;
     }
-    if message
-        .metadata
-        .get("isMeta")
-        .and_then(serde_json::Value::as_bool)
-        == Some(true)
-    {
+    // Harness-written user messages: meta lines and the summaries of earlier compactions.
+    let flagged = |key: &str| {
+        message
+            .metadata
+            .get(key)
+            .and_then(serde_json::Value::as_bool)
+            == Some(true)
+    };
+    if flagged("isMeta") || flagged("isCompactSummary") {
         return None;
     }
     let parts: Vec<&str> = message
@@ -109,7 +112,10 @@ pub(crate) fn user_text(message: &Message) -> Option<String> {
     }
     let cleaned = strip_markup(&parts.join("\n"));
     let trimmed = cleaned.trim();
-    if trimmed.is_empty() || trimmed.starts_with("[Request interrupted") {
+    if trimmed.is_empty()
+        || trimmed.starts_with("[Request interrupted")
+        || trimmed.starts_with("This session is being continued from a previous conversation")
+    {
         return None;
     }
     Some(trimmed.to_owned())
@@ -156,7 +162,10 @@ pub(crate) fn urls(text: &str) -> Vec<String> {
             let end = candidate
                 .find(|c: char| {
                     c.is_whitespace()
-                        || matches!(c, '"' | '\'' | '<' | '>' | '`' | '(' | ')' | '[' | ']')
+                        || matches!(
+                            c,
+                            '"' | '\'' | '<' | '>' | '`' | '(' | ')' | '[' | ']' | '\\' | '{' | '}'
+                        )
                         || !c.is_ascii()
                 })
                 .unwrap_or(candidate.len());

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Live model tests (mem-llm): starts llama.cpp's HTTP server with a small instruct model on
+# loopback (shared/tools/local-llm.sh, offline, registry packages only), then runs all three jobs
+# through both provider APIs (/v1/chat/completions with json_schema, /v1/messages) end to end,
+# and `mem llm check --call` against it. Stops the server if this script started it.
+#
+# env: LIVE_LLM_MODEL (smol, default | qwen), LOCAL_LLM (path of local-llm.sh),
+#      CARGO_TARGET_DIR as usual. Cold (fresh cache): see the timing line it prints.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+TOOL=${LOCAL_LLM:-$ROOT/../shared/tools/local-llm.sh}
+[ -x "$TOOL" ] || TOOL=/work/shared/tools/local-llm.sh
+MODEL=${LIVE_LLM_MODEL:-smol}
+
+started=0
+"$TOOL" status >/dev/null 2>&1 || started=1
+cleanup() { if [ "$started" = 1 ]; then "$TOOL" stop || true; fi; }
+trap cleanup EXIT
+
+t0=$(date +%s)
+URL=$("$TOOL" start "$MODEL" | tail -n 1)
+echo "live-llm: $MODEL server at $URL, up after $(( $(date +%s) - t0 )) s"
+
+cd "$ROOT"
+t1=$(date +%s)
+# One server thread: run the tests one at a time.
+MEM_LIVE_LLM_URL="$URL" cargo test -p mem-llm --test live -- --ignored --test-threads=1
+echo "live-llm: live tests took $(( $(date +%s) - t1 )) s"
+
+# The CLI's configuration path: environment variables only, no config file.
+env -u OPENAI_API_KEY MEM_LLM_PROVIDER=openai OPENAI_BASE_URL="$URL/v1" MEM_LLM_MODEL=local \
+  cargo run -q -p mem-cli -- llm check --call
+env -u ANTHROPIC_API_KEY MEM_LLM_PROVIDER=anthropic ANTHROPIC_BASE_URL="$URL" MEM_LLM_MODEL=local \
+  cargo run -q -p mem-cli -- llm check --call
+echo "live-llm: total $(( $(date +%s) - t0 )) s"

@@ -1,0 +1,439 @@
+//! `mem llm`: the model layer. `check` shows which engine answers each job (and with `--call`
+//! asks it once); `summarize`, `extract` and `select` run one job on a Claude Code transcript or
+//! a memory directory, as compaction, auto memory and recall would; `prompts` prints the prompts.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use mem_core::{ContentBlock, Message, Role};
+use mem_llm::{
+    Candidate, ExtractRequest, Job, Llm, LlmSettings, OfflineEngine, Reply, SelectRequest,
+    SummarizeRequest,
+};
+use serde_json::{Value, json};
+
+use crate::config::llm_settings;
+use crate::settings::Settings;
+
+/// Arguments of `mem llm`.
+#[derive(Debug, Args)]
+pub struct LlmArgs {
+    #[command(subcommand)]
+    command: LlmCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum LlmCommand {
+    /// Print the provider and model resolved for each job; with --call, ask each once.
+    Check {
+        /// Make one tiny request per job and report the latency or the error.
+        #[arg(long)]
+        call: bool,
+    },
+    /// Summarise a Claude Code transcript (JSONL) as compaction would.
+    Summarize {
+        /// The transcript.
+        file: PathBuf,
+        #[command(flatten)]
+        engine: EngineArgs,
+    },
+    /// Extract memories from a Claude Code transcript (JSONL) as auto memory would.
+    Extract {
+        /// The transcript.
+        file: PathBuf,
+        /// The current memories (a memories.md); entries already there are not extracted again.
+        #[arg(long, value_name = "FILE")]
+        memories: Option<PathBuf>,
+        #[command(flatten)]
+        engine: EngineArgs,
+    },
+    /// Choose the memory files relevant to a query as recall would.
+    Select {
+        /// The user's message.
+        query: String,
+        /// Memory directories (default: <project>/.mewcode/memory and ~/.mewcode/memory).
+        #[arg(long, value_name = "DIR")]
+        dir: Vec<PathBuf>,
+        /// The most files to choose.
+        #[arg(long, default_value_t = mem_llm::DEFAULT_SELECT_LIMIT)]
+        limit: usize,
+        /// Also print the offline engine's BM25 score of every matching file.
+        #[arg(long)]
+        scores: bool,
+        #[command(flatten)]
+        engine: EngineArgs,
+    },
+    /// Print the prompts the model jobs send, with their version.
+    Prompts,
+}
+
+#[derive(Debug, Args)]
+struct EngineArgs {
+    /// Use the offline engine whatever the configuration says.
+    #[arg(long)]
+    offline: bool,
+}
+
+/// Runs `mem llm ...`.
+pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
+    match args.command {
+        LlmCommand::Check { call } => check(settings, call).await,
+        LlmCommand::Summarize { file, engine } => {
+            let messages = read_transcript(&file)?;
+            let llm = engine_for(settings, Job::Summarize, &engine)?;
+            let reply = llm.summarize(&SummarizeRequest { messages }).await?;
+            print_reply(
+                settings,
+                &reply,
+                json!({"summary": reply.value.text}),
+                &reply.value.text,
+            )
+        }
+        LlmCommand::Extract {
+            file,
+            memories,
+            engine,
+        } => {
+            let messages = read_transcript(&file)?;
+            let current_memories = match memories {
+                Some(p) => std::fs::read_to_string(&p)
+                    .with_context(|| format!("cannot read {}", p.display()))?,
+                None => String::new(),
+            };
+            let llm = engine_for(settings, Job::Extract, &engine)?;
+            let reply = llm
+                .extract(&ExtractRequest {
+                    current_memories,
+                    messages,
+                })
+                .await?;
+            let text = if reply.value.is_empty() {
+                "(no memories found)\n".to_owned()
+            } else {
+                reply.value.to_markdown()
+            };
+            print_reply(settings, &reply, json!({"memories": reply.value}), &text)
+        }
+        LlmCommand::Select {
+            query,
+            dir,
+            limit,
+            scores,
+            engine,
+        } => {
+            let dirs = if dir.is_empty() {
+                vec![
+                    settings.project_dir().join("memory"),
+                    settings.user_dir().join("memory"),
+                ]
+            } else {
+                dir.iter().map(|d| settings.project.join(d)).collect()
+            };
+            let candidates = read_candidates(&dirs)?;
+            let llm = engine_for(settings, Job::Select, &engine)?;
+            let request = SelectRequest {
+                query,
+                candidates,
+                limit,
+            };
+            let reply = llm.select(&request).await?;
+            let mut text = String::new();
+            for (i, id) in reply.value.ids.iter().enumerate() {
+                let c = request.candidates.iter().find(|c| &c.id == id);
+                let (name, description) =
+                    c.map_or(("", ""), |c| (c.name.as_str(), c.description.as_str()));
+                text.push_str(&format!("{}. {id} — {name}: {description}\n", i + 1));
+            }
+            if reply.value.ids.is_empty() {
+                text.push_str("(nothing selected)\n");
+            }
+            let scored = mem_llm::offline::score(&request.query, &request.candidates);
+            if scores {
+                text.push_str(&format!(
+                    "\nBM25 scores of {} candidates (threshold: {} of the best):\n",
+                    request.candidates.len(),
+                    mem_llm::offline::MIN_RELATIVE_SCORE
+                ));
+                for (i, s) in &scored {
+                    text.push_str(&format!("{s:8.3}  {}\n", request.candidates[*i].id));
+                }
+            }
+            let scores_json: Vec<Value> = scored
+                .iter()
+                .map(|(i, s)| json!({"id": request.candidates[*i].id, "bm25": s}))
+                .collect();
+            print_reply(
+                settings,
+                &reply,
+                json!({"selected": reply.value.ids, "candidates": request.candidates.len(), "bm25": scores_json}),
+                &text,
+            )
+        }
+        LlmCommand::Prompts => {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "prompt version: {}", mem_llm::prompt::PROMPT_VERSION)?;
+            for job in Job::ALL {
+                writeln!(out, "\n===== {job} (system prompt) =====")?;
+                write!(out, "{}", mem_llm::prompt::template(job))?;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn engine_for(settings: &Settings, job: Job, args: &EngineArgs) -> Result<Arc<dyn Llm>> {
+    if args.offline {
+        return Ok(Arc::new(OfflineEngine));
+    }
+    let (resolved, _) = llm_settings(settings)?;
+    Ok(resolved.job(job).engine()?)
+}
+
+fn print_reply<T>(settings: &Settings, reply: &Reply<T>, value: Value, text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    if settings.json {
+        let mut doc = json!({
+            "engine": reply.engine,
+            "fallback": reply.fallback,
+            "dropped": reply.dropped,
+        });
+        if let (Value::Object(doc), Value::Object(extra)) = (&mut doc, value) {
+            doc.extend(extra);
+        }
+        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+        return Ok(());
+    }
+    write!(out, "{text}")?;
+    out.flush()?;
+    let mut err = std::io::stderr().lock();
+    if let Some(reason) = &reply.fallback {
+        writeln!(
+            err,
+            "note: the reply of {} was unusable; the offline engine answered ({reason})",
+            reply.engine
+        )?;
+    }
+    for dropped in &reply.dropped {
+        writeln!(
+            err,
+            "note: dropped from the reply of {}: {dropped}",
+            reply.engine
+        )?;
+    }
+    Ok(())
+}
+
+async fn check(settings: &Settings, call: bool) -> Result<()> {
+    let (resolved, sources) = llm_settings(settings)?;
+    let mut out = std::io::stdout().lock();
+    if settings.json {
+        let jobs: Vec<Value> = Job::ALL
+            .iter()
+            .map(|job| {
+                let s = resolved.job(*job);
+                json!({
+                    "job": job.as_str(),
+                    "provider": s.provider.as_str(),
+                    "model": s.model,
+                    "base_url": s.base_url,
+                    "key": s.key_source,
+                    "timeout_secs": s.policy.timeout.as_secs_f64(),
+                    "problem": s.problem(),
+                })
+            })
+            .collect();
+        let files: Vec<Value> = sources
+            .iter()
+            .map(|s| json!({"path": s.path, "found": s.found}))
+            .collect();
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&json!({"jobs": jobs, "config_files": files}))?
+        )?;
+    } else {
+        for source in &sources {
+            let state = if source.found { "read" } else { "not found" };
+            writeln!(out, "config {} ({state})", source.path.display())?;
+        }
+        for job in Job::ALL {
+            writeln!(out, "{}", describe(&resolved, job))?;
+        }
+    }
+    if !call {
+        return Ok(());
+    }
+    let mut failures = 0;
+    for job in Job::ALL {
+        let line = match resolved.job(job).model_engine() {
+            Ok(None) => format!("{:<9}  offline: no call needed", job.as_str()),
+            Ok(Some(engine)) => match engine.ping().await {
+                Ok((reply, latency)) => format!(
+                    "{:<9}  ok  {} ms  reply: {:?}",
+                    job.as_str(),
+                    latency.as_millis(),
+                    reply.chars().take(40).collect::<String>()
+                ),
+                Err(e) => {
+                    failures += 1;
+                    format!("{:<9}  error: {e}", job.as_str())
+                }
+            },
+            Err(e) => {
+                failures += 1;
+                format!("{:<9}  error: {e}", job.as_str())
+            }
+        };
+        writeln!(out, "{line}")?;
+    }
+    if failures > 0 {
+        bail!("{failures} of {} model calls failed", Job::ALL.len());
+    }
+    Ok(())
+}
+
+fn describe(resolved: &LlmSettings, job: Job) -> String {
+    let s = resolved.job(job);
+    let mut line = format!("{:<9}  {}", job.as_str(), s.provider);
+    if let Some(model) = &s.model {
+        line.push_str(&format!("  model={model}"));
+    }
+    if let Some(url) = &s.base_url {
+        line.push_str(&format!("  url={url}"));
+    }
+    if s.provider != mem_llm::ProviderKind::Offline {
+        line.push_str(&format!(
+            "  key={}  timeout={}s  retries={}",
+            s.key_source.as_deref().unwrap_or("none"),
+            s.policy.timeout.as_secs_f64(),
+            s.policy.max_retries
+        ));
+    }
+    if let Some(problem) = s.problem() {
+        line.push_str(&format!("  PROBLEM: {problem}"));
+    }
+    line
+}
+
+/// Reads the main chain of a Claude Code transcript: lines of type `user`/`assistant` become
+/// messages (string content → one text block; `isMeta` and `isCompactSummary` kept in the
+/// metadata); side chains, other line types and lines that are not JSON are skipped.
+fn read_transcript(path: &Path) -> Result<Vec<Message>> {
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut messages = Vec::new();
+    for line in BufReader::new(file).lines() {
+        let line = line.with_context(|| format!("cannot read {}", path.display()))?;
+        let Ok(v) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        let role = match v.get("type").and_then(Value::as_str) {
+            Some("user") => Role::User,
+            Some("assistant") => Role::Assistant,
+            _ => continue,
+        };
+        if v.get("isSidechain").and_then(Value::as_bool) == Some(true) {
+            continue;
+        }
+        let content = match v.pointer("/message/content") {
+            Some(Value::String(s)) => vec![ContentBlock::text(s.clone())],
+            Some(Value::Array(blocks)) => blocks
+                .iter()
+                .cloned()
+                .map(ContentBlock::from_value)
+                .collect(),
+            _ => continue,
+        };
+        let mut message = Message::new(role, content);
+        for flag in ["isMeta", "isCompactSummary"] {
+            if v.get(flag).and_then(Value::as_bool) == Some(true) {
+                message = message.with_metadata(flag, Value::Bool(true));
+            }
+        }
+        messages.push(message);
+    }
+    if messages.is_empty() {
+        bail!(
+            "{} holds no user or assistant messages (is it a Claude Code transcript?)",
+            path.display()
+        );
+    }
+    Ok(messages)
+}
+
+/// Memory files (`*.md`, `MEMORY.md` excluded) of the given directories, sorted by name, at most
+/// 200; name and description from a frontmatter in the first 30 lines.
+fn read_candidates(dirs: &[PathBuf]) -> Result<Vec<Candidate>> {
+    const MAX_FILES: usize = 200;
+    let mut candidates: Vec<Candidate> = Vec::new();
+    for dir in dirs {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", dir.display())),
+        };
+        let mut paths: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.extension().is_some_and(|e| e == "md")
+                    && p.file_name().is_some_and(|n| n != "MEMORY.md")
+                    && p.is_file()
+            })
+            .collect();
+        paths.sort();
+        for path in paths {
+            if candidates.len() >= MAX_FILES {
+                break;
+            }
+            let id = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if candidates.iter().any(|c| c.id == id) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            candidates.push(parse_memory_file(id, &text));
+        }
+    }
+    Ok(candidates)
+}
+
+fn parse_memory_file(id: String, text: &str) -> Candidate {
+    let mut name = String::new();
+    let mut description = String::new();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut body_start = 0;
+    if lines.first().map(|l| l.trim()) == Some("---")
+        && let Some(end) = lines
+            .iter()
+            .take(30)
+            .skip(1)
+            .position(|l| l.trim() == "---")
+    {
+        for line in &lines[1..=end] {
+            if let Some((key, value)) = line.split_once(':') {
+                let value = value.trim().trim_matches(['"', '\'']).to_owned();
+                match key.trim() {
+                    "name" => name = value,
+                    "description" => description = value,
+                    _ => {}
+                }
+            }
+        }
+        body_start = end + 2;
+    }
+    if name.is_empty() {
+        name = id.trim_end_matches(".md").to_owned();
+    }
+    Candidate {
+        id,
+        name,
+        description,
+        body: lines.get(body_start..).unwrap_or_default().join("\n"),
+    }
+}
