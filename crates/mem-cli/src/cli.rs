@@ -30,6 +30,8 @@ pub struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Session records: list, show, resume, export, import transcripts, delete.
+    Session(crate::cmd::session::SessionArgs),
     /// Merged instruction files (MEWCODE.md, AGENTS.md, CLAUDE.md), their provenance, warnings.
     Instructions(crate::cmd::instructions::InstructionsArgs),
     /// The whole `<system-reminder>` block for the next turn: instructions, memories, date.

@@ -28,7 +28,10 @@ impl Settings {
             None => cwd.clone(),
         };
         if !project.is_dir() {
-            bail!("project directory {} does not exist or is not a directory", project.display());
+            bail!(
+                "project directory {} does not exist or is not a directory",
+                project.display()
+            );
         }
         let home = match &args.home {
             Some(h) => cwd.join(h),
@@ -38,7 +41,12 @@ impl Settings {
             },
         };
         use std::io::IsTerminal;
-        Ok(Settings { project, home, json: args.json, interactive: std::io::stderr().is_terminal() })
+        Ok(Settings {
+            project,
+            home,
+            json: args.json,
+            interactive: std::io::stderr().is_terminal(),
+        })
     }
 
     /// `<project>/.mewcode`.

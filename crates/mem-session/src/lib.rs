@@ -15,6 +15,7 @@ mod chain;
 mod diagnostic;
 mod error;
 pub mod import;
+pub mod ingest;
 mod jsonl;
 mod meta;
 mod record;

@@ -10,6 +10,11 @@ use serde_json::{Map, Value};
 
 use crate::record::{RecordType, SessionRecord, parse_compact_boundary};
 
+/// Key of [`SessionMeta::extra`] holding import provenance: `{"format", "path", "sha256",
+/// "bytes"}` (`bytes`: the `.jsonl` length right after the import, so a re-import can tell
+/// whether records were appended since).
+pub const IMPORTED_KEY: &str = "imported";
+
 /// Longest title kept, in characters.
 pub const TITLE_MAX_CHARS: usize = 80;
 

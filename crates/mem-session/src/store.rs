@@ -457,6 +457,12 @@ impl SessionStore {
             }
         }
         meta.jsonl_bytes = bytes.len() as u64;
+        if let Some(serde_json::Value::Object(imported)) =
+            meta.extra.get_mut(crate::meta::IMPORTED_KEY)
+        {
+            // Lets a later re-import tell whether records were appended since.
+            imported.insert("bytes".to_owned(), meta.jsonl_bytes.into());
+        }
         let tmp = self.dir.join(format!(".{id}.jsonl.tmp"));
         write_file_synced(&tmp, &bytes)?;
         let existing = match OpenOptions::new().read(true).write(true).open(&path) {

@@ -3,6 +3,7 @@
 pub mod context;
 pub mod instructions;
 pub mod llm;
+pub mod session;
 
 use anyhow::Result;
 
@@ -14,6 +15,7 @@ pub async fn run(command: Command, settings: &Settings) -> Result<()> {
     match command {
         Command::Instructions(args) => instructions::run(args, settings),
         Command::Context(args) => context::run(args, settings),
+        Command::Session(args) => session::run(args, settings),
         Command::Llm(args) => llm::run(args, settings).await,
     }
 }

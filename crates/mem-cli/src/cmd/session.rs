@@ -1,0 +1,561 @@
+//! `mem session list|show|resume|export|import|delete`.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand, ValueEnum};
+use mem_core::{ContentBlock, Message, ToolResultContent};
+use mem_session::ingest::{IngestAction, Ingested, import_into};
+use mem_session::{
+    ChainIssue, Diagnostic, RecordType, SessionMeta, SessionRecord, SessionStore,
+    parse_compact_boundary, shorten,
+};
+use serde_json::{Value, json};
+
+use crate::settings::Settings;
+
+/// `mem session ...`
+#[derive(Debug, Args)]
+pub struct SessionArgs {
+    #[command(subcommand)]
+    command: SessionCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum SessionCommand {
+    /// List the project's sessions, most recently active first.
+    List,
+    /// Show a session's whole history, one line per record (boundaries included).
+    Show {
+        /// Session id or unique prefix (default: the latest session).
+        id: Option<String>,
+    },
+    /// Show the conversation a resume replays: from the last compact boundary, validated.
+    Resume {
+        /// Session id or unique prefix (default: the latest session).
+        id: Option<String>,
+    },
+    /// Write a session out: its records (JSONL, the default) or its replayed messages (JSON).
+    Export {
+        /// Session id or unique prefix (default: the latest session).
+        id: Option<String>,
+        /// What to write.
+        #[arg(long, value_enum, default_value_t = ExportFormat::Records)]
+        format: ExportFormat,
+        /// Output file (default: standard output).
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Import Claude Code transcripts and Codex CLI rollouts (files or folders, recursive).
+    Import {
+        /// Files or folders to import.
+        #[arg(required = true, value_name = "PATH")]
+        paths: Vec<PathBuf>,
+    },
+    /// Delete a session (its .jsonl and .meta). Takes the full id, not a prefix.
+    Delete {
+        /// The full session id.
+        id: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ExportFormat {
+    /// Every record of the session file, one JSON object per line.
+    Records,
+    /// The replayed, validated conversation as a JSON array of messages.
+    Messages,
+}
+
+/// Runs `mem session ...`.
+pub fn run(args: SessionArgs, settings: &Settings) -> Result<()> {
+    let store = SessionStore::for_project(&settings.project);
+    let mut out = io::stdout().lock();
+    match args.command {
+        SessionCommand::List => list(&store, settings, &mut out),
+        SessionCommand::Show { id } => show(&store, &resolve(&store, id)?, settings, &mut out),
+        SessionCommand::Resume { id } => resume(&store, &resolve(&store, id)?, settings, &mut out),
+        SessionCommand::Export { id, format, output } => {
+            export(&store, &resolve(&store, id)?, format, output, &mut out)
+        }
+        SessionCommand::Import { paths } => import(&store, &paths, settings, &mut out),
+        SessionCommand::Delete { id } => {
+            mem_session::validate_id(&id)?;
+            store.delete(&id)?;
+            if settings.json {
+                writeln!(out, "{}", json!({"deleted": id}))?;
+            } else {
+                writeln!(out, "deleted session {id}")?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// A full id from a prefix, or the latest session when none is given.
+fn resolve(store: &SessionStore, id: Option<String>) -> Result<String> {
+    match id {
+        Some(prefix) => Ok(store.resolve_id(&prefix)?),
+        None => match store.latest()? {
+            Some(meta) => Ok(meta.id),
+            None => bail!(
+                "no sessions in {} (import some with `mem session import PATH`)",
+                store.dir().display()
+            ),
+        },
+    }
+}
+
+fn list(store: &SessionStore, settings: &Settings, out: &mut impl Write) -> Result<()> {
+    let metas = store.list()?;
+    if settings.json {
+        serde_json::to_writer_pretty(&mut *out, &metas)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    if metas.is_empty() {
+        writeln!(out, "no sessions in {}", store.dir().display())?;
+        return Ok(());
+    }
+    let width = metas
+        .iter()
+        .map(|m| m.id.len())
+        .max()
+        .unwrap_or(2)
+        .clamp(2, 36);
+    writeln!(
+        out,
+        "{:<width$}  {:>8}  {:>8}  {:>4}  {:<24}  TITLE",
+        "ID", "MESSAGES", "TOKENS", "COMP", "LAST ACTIVE"
+    )?;
+    for m in &metas {
+        let mut title = m.title.clone().unwrap_or_default();
+        if let Some(parent) = &m.parent_id {
+            title = format!("[subagent of {parent}] {title}");
+        }
+        writeln!(
+            out,
+            "{:<width$}  {:>8}  {:>8}  {:>4}  {:<24}  {}",
+            m.id,
+            m.message_count,
+            m.token_count,
+            m.compactions,
+            m.last_active,
+            shorten(&title, 70)
+        )?;
+    }
+    writeln!(out, "{}", count(metas.len(), "session"))?;
+    Ok(())
+}
+
+fn header(meta: &SessionMeta, out: &mut impl Write) -> io::Result<()> {
+    writeln!(out, "session {}", meta.id)?;
+    if let Some(t) = &meta.title {
+        writeln!(out, "title: {t}")?;
+    }
+    if let Some(p) = &meta.parent_id {
+        writeln!(out, "parent: {p}")?;
+    }
+    writeln!(
+        out,
+        "messages: {}  tokens: {}  compactions: {}  created: {}  last active: {}",
+        meta.message_count, meta.token_count, meta.compactions, meta.created, meta.last_active
+    )
+}
+
+fn show(store: &SessionStore, id: &str, settings: &Settings, out: &mut impl Write) -> Result<()> {
+    let meta = store.meta(id)?;
+    let (records, diagnostics) = store.read_records(id)?;
+    if settings.json {
+        let v = json!({"meta": meta, "records": records, "diagnostics": diagnostics});
+        serde_json::to_writer_pretty(&mut *out, &v)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    header(&meta, out)?;
+    for (i, record) in records.iter().enumerate() {
+        writeln!(out, "{}", render_record(i + 1, record))?;
+    }
+    print_diagnostics(&diagnostics, out)?;
+    Ok(())
+}
+
+fn resume(store: &SessionStore, id: &str, settings: &Settings, out: &mut impl Write) -> Result<()> {
+    let r = store.resume(id)?;
+    if settings.json {
+        let issues: Vec<String> = r.issues.iter().map(describe_issue).collect();
+        let v = json!({
+            "meta": r.meta,
+            "from_boundary": r.from_boundary,
+            "replay_offset": r.replay_offset,
+            "messages": r.messages,
+            "issues": issues,
+            "diagnostics": r.diagnostics,
+        });
+        serde_json::to_writer_pretty(&mut *out, &v)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    header(&r.meta, out)?;
+    if r.from_boundary {
+        writeln!(
+            out,
+            "replay: from the last compact boundary ({} bytes of the file read)",
+            r.replay_bytes
+        )?;
+    } else {
+        writeln!(
+            out,
+            "replay: from the start ({} bytes read)",
+            r.replay_bytes
+        )?;
+    }
+    for (i, m) in r.messages.iter().enumerate() {
+        writeln!(out, "{}", render_message(i + 1, m))?;
+    }
+    for issue in &r.issues {
+        writeln!(out, "note: {}", describe_issue(issue))?;
+    }
+    print_diagnostics(&r.diagnostics, out)?;
+    Ok(())
+}
+
+fn export(
+    store: &SessionStore,
+    id: &str,
+    format: ExportFormat,
+    output: Option<PathBuf>,
+    out: &mut impl Write,
+) -> Result<()> {
+    let mut bytes = Vec::new();
+    match format {
+        ExportFormat::Records => {
+            let (records, diagnostics) = store.read_records(id)?;
+            for d in &diagnostics {
+                eprintln!("{d}");
+            }
+            for r in &records {
+                serde_json::to_writer(&mut bytes, r)?;
+                bytes.push(b'\n');
+            }
+        }
+        ExportFormat::Messages => {
+            let r = store.resume(id)?;
+            serde_json::to_writer_pretty(&mut bytes, &r.messages)?;
+            bytes.push(b'\n');
+        }
+    }
+    match output {
+        Some(path) => {
+            std::fs::write(&path, &bytes)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            eprintln!("wrote {} ({} bytes)", path.display(), bytes.len());
+        }
+        None => out.write_all(&bytes)?,
+    }
+    Ok(())
+}
+
+fn import(
+    store: &SessionStore,
+    paths: &[PathBuf],
+    settings: &Settings,
+    out: &mut impl Write,
+) -> Result<()> {
+    let (files, discover_diags) = mem_session::import::discover(paths);
+    for d in &discover_diags {
+        eprintln!("{d}");
+    }
+    if files.is_empty() {
+        bail!("no .jsonl transcripts found under {}", join_paths(paths));
+    }
+    let bar = progress_bar(files.len() as u64, settings);
+    let mut failures = 0usize;
+    let mut json_items = Vec::new();
+    let mut totals = [0usize; 4];
+    for file in &files {
+        bar.set_message(
+            file.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        );
+        match import_into(store, file) {
+            Ok(sessions) => {
+                for s in sessions.iter().filter(|s| s.action != IngestAction::Empty) {
+                    totals[0] += 1;
+                    totals[1] += s.report.messages;
+                    totals[2] += s.report.tool_pairs;
+                    totals[3] += s.report.boundaries;
+                }
+                if settings.json {
+                    json_items.push(json!({"file": file, "sessions": sessions.iter().map(ingested_json).collect::<Vec<_>>()}));
+                } else {
+                    bar.suspend(|| print_import(file, &sessions, out))?;
+                }
+            }
+            Err(err) => {
+                failures += 1;
+                if settings.json {
+                    json_items.push(json!({"file": file, "error": err.to_string()}));
+                } else {
+                    bar.suspend(|| eprintln!("error: {err}"));
+                }
+            }
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    if settings.json {
+        serde_json::to_writer_pretty(&mut *out, &json_items)?;
+        writeln!(out)?;
+    } else {
+        writeln!(
+            out,
+            "{}, {}: {}, {}, {}; {} failed",
+            count(files.len(), "file"),
+            count(totals[0], "session"),
+            count(totals[1], "message"),
+            count(totals[2], "tool pair"),
+            count(totals[3], "boundary"),
+            failures
+        )?;
+    }
+    if failures > 0 && failures == files.len() {
+        bail!("no file could be imported");
+    }
+    Ok(())
+}
+
+fn progress_bar(len: u64, settings: &Settings) -> indicatif::ProgressBar {
+    if len < 2 || !settings.interactive || settings.json {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {wide_msg}") {
+        bar.set_style(style);
+    }
+    bar
+}
+
+fn ingested_json(s: &Ingested) -> Value {
+    json!({
+        "id": s.meta.id,
+        "action": s.action,
+        "format": s.format.to_string(),
+        "title": s.meta.title,
+        "parent_id": s.meta.parent_id,
+        "messages": s.report.messages,
+        "tool_pairs": s.report.tool_pairs,
+        "boundaries": s.report.boundaries,
+        "skipped": s.report.skipped,
+        "diagnostics": s.report.diagnostics,
+    })
+}
+
+fn print_import(
+    file: &std::path::Path,
+    sessions: &[Ingested],
+    out: &mut impl Write,
+) -> io::Result<()> {
+    writeln!(out, "{}", file.display())?;
+    for s in sessions {
+        let action = match s.action {
+            IngestAction::Created => "created",
+            IngestAction::Replaced => "replaced",
+            IngestAction::Unchanged => "unchanged",
+            IngestAction::Empty => "no conversation in",
+        };
+        let parent = s
+            .meta
+            .parent_id
+            .as_deref()
+            .map(|p| format!(" (subagent of {p})"))
+            .unwrap_or_default();
+        writeln!(out, "  {action} {} [{}]{parent}", s.meta.id, s.format)?;
+        writeln!(
+            out,
+            "    {}, {}, {}, {} read",
+            count(s.report.messages, "message"),
+            count(s.report.tool_pairs, "tool pair"),
+            count(s.report.boundaries, "boundary"),
+            count(s.report.lines, "line")
+        )?;
+        if !s.report.skipped.is_empty() {
+            let parts: Vec<String> = s
+                .report
+                .skipped
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect();
+            writeln!(out, "    skipped: {}", parts.join(", "))?;
+        }
+        for d in &s.report.diagnostics {
+            writeln!(out, "    {d}")?;
+        }
+    }
+    Ok(())
+}
+
+/// `1 file`, `2 files`, `3 boundaries`.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else if let Some(stem) = noun.strip_suffix('y') {
+        format!("{n} {stem}ies")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+fn join_paths(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn print_diagnostics(diagnostics: &[Diagnostic], out: &mut impl Write) -> io::Result<()> {
+    for d in diagnostics {
+        writeln!(out, "{d}")?;
+    }
+    Ok(())
+}
+
+fn describe_issue(issue: &ChainIssue) -> String {
+    match issue {
+        ChainIssue::DanglingTail { from, count } => {
+            format!(
+                "{count} trailing message(s) from #{} cut from the replay: a tool call never got its result",
+                from + 1
+            )
+        }
+        ChainIssue::InterruptedToolUse { id } => {
+            format!("tool call {id} was interrupted; an error result was added to the replay")
+        }
+        ChainIssue::OrphanToolResult { tool_use_id } => {
+            format!("tool result for {tool_use_id} has no tool call in the replay; left out")
+        }
+    }
+}
+
+/// Whitespace collapsed, cut to `max` characters.
+fn one_line(s: &str, max: usize) -> String {
+    let collapsed = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    shorten(&collapsed, max)
+}
+
+/// `  12 assistant  text+tool_use:Bash  "let me look" | ls -la`
+pub fn render_message(index: usize, m: &Message) -> String {
+    // Block kinds in order, a run of the same kind written once with its count: `text*3`.
+    let mut kinds: Vec<(String, usize)> = Vec::new();
+    for b in &m.content {
+        let kind = match b {
+            ContentBlock::ToolUse { name, .. } => format!("tool_use:{name}"),
+            ContentBlock::ToolResult { .. } if b.is_error() => "tool_result!".to_owned(),
+            other => other.kind().to_owned(),
+        };
+        match kinds.last_mut() {
+            Some((last, n)) if *last == kind => *n += 1,
+            _ => kinds.push((kind, 1)),
+        }
+    }
+    let kinds: Vec<String> = kinds
+        .into_iter()
+        .map(|(k, n)| if n == 1 { k } else { format!("{k}*{n}") })
+        .collect();
+    let mut marks = String::new();
+    if m.metadata.contains_key(mem_session::COMPACT_SUMMARY_MARKER) {
+        marks.push_str(" [summary]");
+    }
+    format!(
+        "{index:>4} {:<9} {:<28} {}{marks}",
+        m.role.as_str(),
+        kinds.join("+"),
+        preview(m)
+    )
+}
+
+/// The most telling text of a message, on one line.
+fn preview(m: &Message) -> String {
+    for b in &m.content {
+        match b {
+            ContentBlock::Text { text, .. } if !text.trim().is_empty() => {
+                return format!("{:?}", one_line(text, 60));
+            }
+            ContentBlock::ToolUse { input, .. } if !input.is_null() => {
+                return one_line(&tool_input_preview(input), 60);
+            }
+            ContentBlock::ToolResult { content, .. } => {
+                let text = match content {
+                    ToolResultContent::Text(s) => s.clone(),
+                    ToolResultContent::Blocks(_) => content.text(),
+                };
+                return format!("=> {:?}", one_line(&text, 56));
+            }
+            ContentBlock::Thinking { thinking, .. } if !thinking.trim().is_empty() => {
+                return format!("({})", one_line(thinking, 58));
+            }
+            _ => {}
+        }
+    }
+    String::new()
+}
+
+/// The argument a person would look for first: a command, a path, a pattern, a URL.
+fn tool_input_preview(input: &Value) -> String {
+    for key in [
+        "command",
+        "cmd",
+        "file_path",
+        "path",
+        "pattern",
+        "url",
+        "query",
+        "description",
+        "prompt",
+    ] {
+        match input.get(key) {
+            Some(Value::String(s)) => return s.clone(),
+            Some(Value::Array(items)) => {
+                let parts: Vec<String> = items
+                    .iter()
+                    .map(|v| {
+                        v.as_str()
+                            .map(str::to_owned)
+                            .unwrap_or_else(|| v.to_string())
+                    })
+                    .collect();
+                return parts.join(" ");
+            }
+            _ => {}
+        }
+    }
+    input.to_string()
+}
+
+fn render_record(index: usize, r: &SessionRecord) -> String {
+    match r.record_type {
+        RecordType::CompactBoundary | RecordType::Compression => {
+            let kept = parse_compact_boundary(r)
+                .map(|b| b.keep_messages.len())
+                .unwrap_or(0);
+            format!(
+                "{index:>4} --- {} (keeps {kept}) {:?}",
+                r.record_type.as_str(),
+                one_line(r.summary.as_deref().unwrap_or(""), 60)
+            )
+        }
+        _ => match &r.message {
+            Some(m) if r.record_type == RecordType::SystemPrompt => {
+                format!(
+                    "{index:>4} system_prompt {:?}",
+                    one_line(&m.text_content(), 60)
+                )
+            }
+            Some(m) => render_message(index, m),
+            None => format!("{index:>4} {}", r.record_type.as_str()),
+        },
+    }
+}

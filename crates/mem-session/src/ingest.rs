@@ -1,0 +1,169 @@
+//! Importing transcripts into a [`SessionStore`]: the glue between [`crate::import`] (parsing)
+//! and the store (atomic writes), with the re-import rules.
+//!
+//! Re-importing the same file yields the same session: when the source's SHA-256 and the
+//! session's size are unchanged, nothing is written; when the source changed, the session is
+//! replaced atomically; when records were appended to the session after its import, the
+//! re-import is refused ([`Error::WouldDropAppended`]) so nothing is lost.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+use crate::import::{ImportReport, ImportedSession, SourceFormat, import_file};
+use crate::meta::{IMPORTED_KEY, SessionMeta};
+use crate::store::{SessionStore, WriteOutcome};
+
+/// What happened to one session of an imported file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IngestAction {
+    /// A new session.
+    Created,
+    /// The session existed (same source) and was rewritten from the changed source.
+    Replaced,
+    /// The session existed and the source is unchanged: nothing written.
+    Unchanged,
+    /// The source holds no conversation at all (e.g. only `summary` lines): nothing written.
+    Empty,
+}
+
+/// One session produced by importing a file.
+#[derive(Debug, Clone)]
+pub struct Ingested {
+    /// The session's meta after the import.
+    pub meta: SessionMeta,
+    /// What was done.
+    pub action: IngestAction,
+    /// The importer's report (messages, tool pairs, boundaries, skipped lines, diagnostics).
+    pub report: ImportReport,
+    /// The source format.
+    pub format: SourceFormat,
+}
+
+/// SHA-256 of a file, hex.
+fn sha256_file(path: &Path) -> Result<String> {
+    let mut file = File::open(path).map_err(|e| Error::io("cannot read", path, e))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = file
+            .read(&mut buf)
+            .map_err(|e| Error::io("cannot read", path, e))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+/// Imports one transcript file into `store`: the main session and any subagent sessions split
+/// out of it. Errors: [`Error::NotATranscript`] for a file no importer understands,
+/// [`Error::WouldDropAppended`] when a session has local appends, I/O errors.
+pub fn import_into(store: &SessionStore, path: &Path) -> Result<Vec<Ingested>> {
+    let sha = sha256_file(path)?;
+    let sessions = import_file(path)?;
+    let source: PathBuf = path.canonicalize().unwrap_or_else(|_| path.to_owned());
+    let mut out = Vec::with_capacity(sessions.len());
+    for session in sessions {
+        out.push(ingest_one(store, session, &source, &sha)?);
+    }
+    Ok(out)
+}
+
+fn ingest_one(
+    store: &SessionStore,
+    session: ImportedSession,
+    source: &Path,
+    sha: &str,
+) -> Result<Ingested> {
+    // `last_active` comes from the records' timestamps as they are written.
+    let ImportedSession {
+        id,
+        title,
+        parent_id,
+        format,
+        created,
+        cwd,
+        records,
+        report,
+        ..
+    } = session;
+    if records.is_empty() {
+        let mut meta = SessionMeta::new(&id, created.unwrap_or_default());
+        meta.title = title;
+        meta.parent_id = parent_id;
+        return Ok(Ingested {
+            meta,
+            action: IngestAction::Empty,
+            report,
+            format,
+        });
+    }
+    if store.jsonl_path(&id).is_file() {
+        let existing = store.meta(&id)?;
+        if let Some(imported) = existing.extra.get(IMPORTED_KEY)
+            && imported.get("sha256").and_then(Value::as_str) == Some(sha)
+            && imported.get("bytes").and_then(Value::as_u64) == Some(existing.jsonl_bytes)
+        {
+            return Ok(Ingested {
+                meta: existing,
+                action: IngestAction::Unchanged,
+                report,
+                format,
+            });
+        }
+    }
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let mut seed = SessionMeta::new(&id, created.clone().unwrap_or_else(|| now.clone()));
+    seed.title = title;
+    seed.parent_id = parent_id;
+    let mut imported = Map::new();
+    imported.insert("format".to_owned(), json!(format.to_string()));
+    imported.insert("path".to_owned(), json!(source.display().to_string()));
+    imported.insert("sha256".to_owned(), json!(sha));
+    if let Some(cwd) = cwd {
+        imported.insert("cwd".to_owned(), json!(cwd));
+    }
+    seed.extra
+        .insert(IMPORTED_KEY.to_owned(), Value::Object(imported));
+    let (outcome, meta) = store.write_session(seed, &records, |existing| {
+        let appended = match existing
+            .extra
+            .get(IMPORTED_KEY)
+            .and_then(|i| i.get("bytes"))
+            .and_then(Value::as_u64)
+        {
+            Some(bytes) => existing.jsonl_bytes > bytes,
+            // A session mewmem wrote itself, not an import: replacing it would drop it all.
+            None => existing.jsonl_bytes > 0,
+        };
+        if appended {
+            Err(Error::WouldDropAppended {
+                id: existing.id.clone(),
+                source_path: source.to_owned(),
+            })
+        } else {
+            Ok(())
+        }
+    })?;
+    let action = match outcome {
+        WriteOutcome::Created => IngestAction::Created,
+        WriteOutcome::Replaced => IngestAction::Replaced,
+    };
+    Ok(Ingested {
+        meta,
+        action,
+        report,
+        format,
+    })
+}
