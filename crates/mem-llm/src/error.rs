@@ -16,7 +16,7 @@ pub enum LlmError {
         message: String,
     },
     /// The TOML configuration file could not be parsed.
-    #[error("cannot parse the model configuration {origin}: {source}")]
+    #[error("cannot parse the model configuration {origin}")]
     ConfigFile {
         /// Where the text came from (a path, shown to the user).
         origin: String,
@@ -24,7 +24,7 @@ pub enum LlmError {
         source: toml::de::Error,
     },
     /// No connection could be made (refused, DNS, TLS), after all retries.
-    #[error("cannot connect to {url} after {attempts} attempt(s): {source}")]
+    #[error("cannot connect to {url} after {attempts} attempt(s)")]
     Connect {
         /// The endpoint.
         url: String,
@@ -110,7 +110,7 @@ pub enum LlmError {
         message: String,
     },
     /// Another transport failure (e.g. the body could not be read).
-    #[error("request to {url} failed: {source}")]
+    #[error("request to {url} failed")]
     Transport {
         /// The endpoint.
         url: String,

@@ -279,12 +279,12 @@ async fn check(settings: &Settings, call: bool) -> Result<()> {
                 ),
                 Err(e) => {
                     failures += 1;
-                    format!("{:<9}  error: {e}", job.as_str())
+                    format!("{:<9}  error: {}", job.as_str(), error_chain(&e))
                 }
             },
             Err(e) => {
                 failures += 1;
-                format!("{:<9}  error: {e}", job.as_str())
+                format!("{:<9}  error: {}", job.as_str(), error_chain(&e))
             }
         };
         writeln!(out, "{line}")?;
@@ -293,6 +293,18 @@ async fn check(settings: &Settings, call: bool) -> Result<()> {
         bail!("{failures} of {} model calls failed", Job::ALL.len());
     }
     Ok(())
+}
+
+/// An error and its causes on one line, `: `-separated.
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 fn describe(resolved: &LlmSettings, job: Job) -> String {

@@ -1,5 +1,5 @@
-//! Offline selection: BM25 (the `bm25` crate, with our tokenizer) over each candidate's name,
-//! description and body; the name counts three times and the description twice.
+//! Offline selection: BM25 (the `bm25` crate, with our tokenizer) over each candidate's name and
+//! description (weighted double) and over its body.
 
 use bm25::{Document, SearchEngineBuilder, Tokenizer};
 
@@ -70,34 +70,49 @@ impl Tokenizer for MemTokenizer {
     }
 }
 
-fn document_text(c: &Candidate) -> String {
-    format!(
-        "{n}\n{n}\n{n}\n{d}\n{d}\n{b}",
-        n = c.name,
-        d = c.description,
-        b = c.body
-    )
-}
+/// Weight of the name + description field against the body.
+pub const HEAD_WEIGHT: f32 = 2.0;
 
-/// BM25 scores of the candidates that match `query` at all: `(index into candidates, score)`,
-/// best first, ties in candidate order.
-pub fn score(query: &str, candidates: &[Candidate]) -> Vec<(usize, f32)> {
-    if candidates.is_empty() || MemTokenizer.tokenize(query).is_empty() {
-        return Vec::new();
-    }
-    let documents = candidates
-        .iter()
+fn field_scores(query: &str, texts: Vec<String>) -> Vec<f32> {
+    let n = texts.len();
+    let documents = texts
+        .into_iter()
         .enumerate()
-        .map(|(i, c)| Document::new(i, document_text(c)));
+        .map(|(i, t)| Document::new(i, t));
     let engine = SearchEngineBuilder::<usize, u32, MemTokenizer>::with_tokenizer_and_documents(
         MemTokenizer,
         documents,
     )
     .build();
-    let mut scored: Vec<(usize, f32)> = engine
-        .search(query, None)
-        .into_iter()
-        .map(|r| (r.document.id, r.score))
+    let mut scores = vec![0.0; n];
+    for r in engine.search(query, None) {
+        if let Some(s) = scores.get_mut(r.document.id) {
+            *s = r.score;
+        }
+    }
+    scores
+}
+
+/// BM25 scores of the candidates that match `query` at all: `(index into candidates, score)`,
+/// best first, ties in candidate order. The score is [`HEAD_WEIGHT`] × BM25 over name and
+/// description plus BM25 over the body (each field ranked against the same field of the others).
+pub fn score(query: &str, candidates: &[Candidate]) -> Vec<(usize, f32)> {
+    if candidates.is_empty() || MemTokenizer.tokenize(query).is_empty() {
+        return Vec::new();
+    }
+    let heads = field_scores(
+        query,
+        candidates
+            .iter()
+            .map(|c| format!("{}\n{}", c.name, c.description))
+            .collect(),
+    );
+    let bodies = field_scores(query, candidates.iter().map(|c| c.body.clone()).collect());
+    let mut scored: Vec<(usize, f32)> = heads
+        .iter()
+        .zip(&bodies)
+        .map(|(h, b)| HEAD_WEIGHT * h + b)
+        .enumerate()
         .filter(|(_, s)| *s > 0.0)
         .collect();
     scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
