@@ -210,12 +210,23 @@ fn child_tokens() {
     // Real text: every bundled transcript (JSON lines of prose, code, tool output), as one string.
     let mut real = String::new();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/transcripts");
-    for entry in walkdir::WalkDir::new(&root).sort_by_file_name().into_iter().flatten() {
+    for entry in walkdir::WalkDir::new(&root)
+        .sort_by_file_name()
+        .into_iter()
+        .flatten()
+    {
         if entry.path().extension().is_some_and(|e| e == "jsonl") {
-            real.push_str(&String::from_utf8_lossy(&fs::read(entry.path()).unwrap_or_default()));
+            real.push_str(&String::from_utf8_lossy(
+                &fs::read(entry.path()).unwrap_or_default(),
+            ));
         }
     }
-    for (name, text) in [("real-transcripts", &real), ("repeated-prose", &prose), ("repeated-code", &code), ("base64", &b64)] {
+    for (name, text) in [
+        ("real-transcripts", &real),
+        ("repeated-prose", &prose),
+        ("repeated-code", &code),
+        ("base64", &b64),
+    ] {
         let t = Instant::now();
         let n = counter.count(text);
         let el = t.elapsed();
