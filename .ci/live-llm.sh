@@ -8,8 +8,9 @@
 #      CARGO_TARGET_DIR as usual. Cold (fresh cache): see the timing line it prints.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# The workplace's shared tool when it is there, else the copy kept beside this script.
 TOOL=${LOCAL_LLM:-$ROOT/../shared/tools/local-llm.sh}
-[ -x "$TOOL" ] || TOOL=/work/shared/tools/local-llm.sh
+[ -x "$TOOL" ] || TOOL=$ROOT/.ci/local-llm.sh
 MODEL=${LIVE_LLM_MODEL:-smol}
 
 started=0
