@@ -9,6 +9,15 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
+/// Metadata keys shared across crates (values are JSON booleans unless said otherwise).
+pub mod metadata_keys {
+    /// A message the harness wrote in the user's name (Claude Code's `isMeta`: command output,
+    /// caveats), not something the user typed.
+    pub const IS_META: &str = "is_meta";
+    /// The user message that carries a compaction summary (written on replay of a boundary).
+    pub const COMPACT_SUMMARY: &str = "mewmem_compact_summary";
+}
+
 /// Who wrote a message.
 ///
 /// Tool results travel in [`Role::User`] messages, as in the Anthropic Messages API; Codex's

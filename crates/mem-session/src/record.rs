@@ -135,7 +135,7 @@ pub struct CompactBoundary {
 }
 
 /// Metadata key set on the user message that carries a boundary's summary during replay.
-pub const COMPACT_SUMMARY_MARKER: &str = "mewmem_compact_summary";
+pub const COMPACT_SUMMARY_MARKER: &str = mem_core::metadata_keys::COMPACT_SUMMARY;
 
 impl CompactBoundary {
     /// The messages a boundary replays as: the summary as a user message (marked with

@@ -2,13 +2,13 @@
 //! asks it once); `summarize`, `extract` and `select` run one job on a Claude Code transcript or
 //! a memory directory, as compaction, auto memory and recall would; `prompts` prints the prompts.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use mem_core::{ContentBlock, Message, Role};
+use mem_core::{Message, Role};
 use mem_llm::{
     Candidate, ExtractRequest, Job, Llm, LlmSettings, OfflineEngine, Reply, SelectRequest,
     SummarizeRequest,
@@ -330,48 +330,21 @@ fn describe(resolved: &LlmSettings, job: Job) -> String {
     line
 }
 
-/// Reads the main chain of a Claude Code transcript: lines of type `user`/`assistant` become
-/// messages (string content → one text block; `isMeta` and `isCompactSummary` kept in the
-/// metadata); side chains, other line types and lines that are not JSON are skipped.
+/// The conversation of a transcript (Claude Code or Codex, through the session importers): the
+/// main session's message records in file order, system prompts and boundaries left out.
 fn read_transcript(path: &Path) -> Result<Vec<Message>> {
-    let file =
-        std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut messages = Vec::new();
-    for line in BufReader::new(file).lines() {
-        let line = line.with_context(|| format!("cannot read {}", path.display()))?;
-        let Ok(v) = serde_json::from_str::<Value>(&line) else {
-            continue;
-        };
-        let role = match v.get("type").and_then(Value::as_str) {
-            Some("user") => Role::User,
-            Some("assistant") => Role::Assistant,
-            _ => continue,
-        };
-        if v.get("isSidechain").and_then(Value::as_bool) == Some(true) {
-            continue;
-        }
-        let content = match v.pointer("/message/content") {
-            Some(Value::String(s)) => vec![ContentBlock::text(s.clone())],
-            Some(Value::Array(blocks)) => blocks
-                .iter()
-                .cloned()
-                .map(ContentBlock::from_value)
-                .collect(),
-            _ => continue,
-        };
-        let mut message = Message::new(role, content);
-        for flag in ["isMeta", "isCompactSummary"] {
-            if v.get(flag).and_then(Value::as_bool) == Some(true) {
-                message = message.with_metadata(flag, Value::Bool(true));
-            }
-        }
-        messages.push(message);
-    }
+    let sessions = mem_session::import::import_file(path)?;
+    let messages: Vec<Message> = sessions
+        .into_iter()
+        .next()
+        .map(|main| main.records)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|r| r.message)
+        .filter(|m| m.role != Role::System)
+        .collect();
     if messages.is_empty() {
-        bail!(
-            "{} holds no user or assistant messages (is it a Claude Code transcript?)",
-            path.display()
-        );
+        bail!("{} holds no conversation to work on", path.display());
     }
     Ok(messages)
 }

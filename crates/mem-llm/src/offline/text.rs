@@ -99,7 +99,9 @@ pub(crate) fn user_text(message: &Message) -> Option<String> {
             .and_then(serde_json::Value::as_bool)
             == Some(true)
     };
-    if flagged("isMeta") || flagged("isCompactSummary") {
+    if flagged(mem_core::metadata_keys::IS_META)
+        || flagged(mem_core::metadata_keys::COMPACT_SUMMARY)
+    {
         return None;
     }
     let parts: Vec<&str> = message

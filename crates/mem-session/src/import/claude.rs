@@ -291,7 +291,7 @@ impl Stream {
         copy(&msg, "stop_reason", meta, "stop_reason");
         copy(&msg, "usage", meta, "usage");
         for (from, to) in [
-            ("isMeta", "is_meta"),
+            ("isMeta", mem_core::metadata_keys::IS_META),
             ("isApiErrorMessage", "is_api_error"),
             ("isVisibleInTranscriptOnly", "visible_in_transcript_only"),
         ] {
