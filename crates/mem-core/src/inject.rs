@@ -21,7 +21,11 @@ const CLOSING: &str = "\n\n      IMPORTANT: this context may or may not be relev
 /// `# autoMemory` + memories, `# currentDate` + `Today's date is YYYY-MM-DD.`. A section whose
 /// text is empty or only whitespace is omitted (the date is always present). Trailing whitespace
 /// of each text is dropped so sections stay one blank line apart whatever the file ended with.
-/// The body is wrapped in `<system-reminder>` with the seed's two fixed sentences:
+/// The body is wrapped in `<system-reminder>` with the seed's two fixed sentences. Seed §6 shows
+/// the block twice and the two disagree: its Python joins the body and `IMPORTANT` with one
+/// newline and omits the closing tag, while the block it presents as "what is injected" has a
+/// blank line before `IMPORTANT` and ends with `</system-reminder>`. We follow the presented block
+/// (it is also what Claude Code sends):
 ///
 /// ```text
 /// <system-reminder>
