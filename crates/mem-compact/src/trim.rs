@@ -1,0 +1,451 @@
+//! Tool-result trimming, the three passes of seed 000 §2.
+//!
+//! | pass | threshold | what happens |
+//! |---|---|---|
+//! | 1, one result too big | > [`SPILL_THRESHOLD_CHARS`] characters | the full text goes to a file under [`TOOL_RESULTS_DIR`]; the result becomes a preview naming the file |
+//! | 2, all results too big | > [`AGGREGATE_LIMIT_CHARS`] characters together | older results (every round but the newest) are cut to one common cap, found so the total fits: the same budget for each, so trimming is even across rounds |
+//! | 3, stale results | outside the [`KEEP_RECENT_TURNS`](crate::KEEP_RECENT_TURNS) most recent rounds | results over [`STALE_RESULT_CHARS`] become a [`STALE_PREVIEW_CHARS`]-character preview |
+//!
+//! A *round* is one model call: an assistant message and the tool results that answer it (a user
+//! turn in an agent loop may hold hundreds of them, so rounds, not user turns, are counted).
+//! Passes run in the order 1, 3, 2: the stale pass frees old results first, so the even cut of
+//! pass 2 rarely has to touch recent rounds.
+//!
+//! Trimming is pure: [`trim_tool_results`] returns the new messages and the [`Spill`]s to write;
+//! [`write_spills`] writes them (atomically) once the caller has decided to commit.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use mem_core::{ContentBlock, Message, Role, ToolResultContent};
+
+use crate::error::{Error, Result};
+
+/// Pass 1: a single tool result longer than this (characters) is spilled to a file.
+pub const SPILL_THRESHOLD_CHARS: usize = 50_000;
+/// Pass 2: when all tool results together are longer than this (characters), old ones are cut.
+pub const AGGREGATE_LIMIT_CHARS: usize = 200_000;
+/// Pass 3: outside the recent rounds, results longer than this (characters) are cut...
+pub const STALE_RESULT_CHARS: usize = 2_048;
+/// ...to a preview of this many characters.
+pub const STALE_PREVIEW_CHARS: usize = 200;
+/// Characters of a spilled result kept in place as its preview (beyond the seed, which does not
+/// give the size).
+pub const SPILL_PREVIEW_CHARS: usize = 2_000;
+/// Where spilled results go, relative to the project root (seed path: singular `session`).
+pub const TOOL_RESULTS_DIR: &str = ".mewcode/session/tool-results";
+
+/// A tool result written out by pass 1.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spill {
+    /// The file, relative to the project root (`.mewcode/session/tool-results/<id>.txt`).
+    pub relative_path: PathBuf,
+    /// The full text of the result.
+    pub content: String,
+}
+
+/// What trimming did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TrimStats {
+    /// Results spilled to files (pass 1).
+    pub spilled: usize,
+    /// Results cut by the aggregate pass (pass 2).
+    pub aggregate_trimmed: usize,
+    /// Results cut to a preview by the stale pass (pass 3).
+    pub stale_trimmed: usize,
+    /// Characters of tool-result text before trimming.
+    pub chars_before: usize,
+    /// Characters of tool-result text after trimming.
+    pub chars_after: usize,
+}
+
+/// Messages after trimming, and the files to write.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Trimmed {
+    /// The messages, same count and order as the input.
+    pub messages: Vec<Message>,
+    /// Files pass 1 wants written (see [`write_spills`]).
+    pub spills: Vec<Spill>,
+    /// Counts.
+    pub stats: TrimStats,
+}
+
+/// The round of each message: the number of assistant messages up to and including it (so
+/// messages before the first assistant message are round 0).
+pub fn rounds(messages: &[Message]) -> Vec<usize> {
+    let mut round = 0;
+    messages
+        .iter()
+        .map(|m| {
+            if m.role == Role::Assistant {
+                round += 1;
+            }
+            round
+        })
+        .collect()
+}
+
+/// The first `n` characters of `s` (on a character boundary).
+pub(crate) fn head(s: &str, n: usize) -> &str {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+/// The text of a result and whether it has non-text blocks.
+fn result_text(content: &ToolResultContent) -> String {
+    content.text()
+}
+
+/// Replaces the text of a result by `text`, keeping non-text blocks (images) in place after it.
+fn set_result_text(content: &mut ToolResultContent, text: String) {
+    match content {
+        ToolResultContent::Text(s) => *s = text,
+        ToolResultContent::Blocks(blocks) => {
+            let mut out = vec![ContentBlock::text(text)];
+            out.extend(blocks.drain(..).filter(|b| b.as_text().is_none()));
+            *blocks = out;
+        }
+    }
+}
+
+/// A file-name-safe form of a tool_use id (`[A-Za-z0-9_-]`, other characters become `_`).
+fn file_stem(id: &str, fallback: usize) -> String {
+    let stem: String = id
+        .chars()
+        .take(120)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if stem.is_empty() {
+        format!("result-{fallback}")
+    } else {
+        stem
+    }
+}
+
+/// The preview left in place of a spilled result.
+pub fn spill_preview(relative_path: &Path, full: &str, chars: usize) -> String {
+    format!(
+        "[mewmem: tool result of {chars} characters saved to {}; the first {} characters follow]\n{}",
+        relative_path.display(),
+        SPILL_PREVIEW_CHARS.min(chars),
+        head(full, SPILL_PREVIEW_CHARS)
+    )
+}
+
+/// Start of the preview of a spilled result.
+const SPILL_MARK: &str = "[mewmem: tool result of ";
+
+/// The preview left in place of a result cut to `keep` characters. A spilled result's preview
+/// keeps its first line whole, so the path of the file is never cut away.
+pub fn cut_preview(full: &str, chars: usize, keep: usize) -> String {
+    let keep = if full.starts_with(SPILL_MARK) {
+        let first = full.find('\n').map_or(full.len(), |i| i + 1);
+        keep.max(full[..first].chars().count())
+    } else {
+        keep
+    };
+    format!(
+        "{}\n[mewmem: tool result trimmed to {keep} of {chars} characters]",
+        head(full, keep)
+    )
+}
+
+/// Where a tool result is, as (message index, block index).
+type Loc = (usize, usize);
+
+fn results(messages: &[Message]) -> Vec<(Loc, usize)> {
+    let mut out = Vec::new();
+    for (i, m) in messages.iter().enumerate() {
+        for (j, b) in m.content.iter().enumerate() {
+            if let ContentBlock::ToolResult { content, .. } = b {
+                out.push(((i, j), content.char_len()));
+            }
+        }
+    }
+    out
+}
+
+fn content_at(messages: &mut [Message], (i, j): Loc) -> Option<&mut ToolResultContent> {
+    match messages.get_mut(i)?.content.get_mut(j)? {
+        ContentBlock::ToolResult { content, .. } => Some(content),
+        _ => None,
+    }
+}
+
+/// Runs the three passes over `messages` (see the module docs). `recent_rounds` is how many of
+/// the most recent rounds pass 3 leaves alone ([`crate::KEEP_RECENT_TURNS`] normally; 0 cuts every
+/// result over [`STALE_RESULT_CHARS`], which the last-resort shrink of a too-big tail uses).
+/// Results already trimmed by an earlier run are recognised by their length and left as they are.
+pub fn trim_tool_results(messages: &[Message], recent_rounds: usize) -> Trimmed {
+    let mut out = messages.to_vec();
+    let mut stats = TrimStats::default();
+    let mut spills = Vec::new();
+    let round_of = rounds(&out);
+    let last_round = round_of.last().copied().unwrap_or(0);
+    let ids: HashMap<Loc, String> = out
+        .iter()
+        .enumerate()
+        .flat_map(|(i, m)| {
+            m.content
+                .iter()
+                .enumerate()
+                .filter_map(move |(j, b)| match b {
+                    ContentBlock::ToolResult { tool_use_id, .. } => {
+                        Some(((i, j), tool_use_id.clone()))
+                    }
+                    _ => None,
+                })
+        })
+        .collect();
+
+    let mut lens = results(&out);
+    stats.chars_before = lens.iter().map(|(_, n)| n).sum();
+
+    // Pass 1: spill each result over the threshold.
+    for (k, (loc, len)) in lens.iter_mut().enumerate() {
+        if *len <= SPILL_THRESHOLD_CHARS {
+            continue;
+        }
+        let Some(content) = content_at(&mut out, *loc) else {
+            continue;
+        };
+        let full = result_text(content);
+        let id = ids.get(loc).map(String::as_str).unwrap_or("");
+        let relative_path =
+            PathBuf::from(TOOL_RESULTS_DIR).join(format!("{}.txt", file_stem(id, k)));
+        let preview = spill_preview(&relative_path, &full, *len);
+        set_result_text(content, preview);
+        *len = content.char_len();
+        spills.push(Spill {
+            relative_path,
+            content: full,
+        });
+        stats.spilled += 1;
+    }
+
+    // Pass 3: stale results outside the recent rounds.
+    let recent_from = last_round.saturating_sub(recent_rounds);
+    for (loc, len) in lens.iter_mut() {
+        let old = recent_rounds == 0 || round_of[loc.0] <= recent_from;
+        if !old || *len <= STALE_RESULT_CHARS {
+            continue;
+        }
+        let Some(content) = content_at(&mut out, *loc) else {
+            continue;
+        };
+        let full = result_text(content);
+        set_result_text(content, cut_preview(&full, *len, STALE_PREVIEW_CHARS));
+        *len = content.char_len();
+        stats.stale_trimmed += 1;
+    }
+
+    // Pass 2: the total over the limit: one common cap for every result but the newest round's.
+    let total: usize = lens.iter().map(|(_, n)| n).sum();
+    if total > AGGREGATE_LIMIT_CHARS {
+        let (recent, old): (Vec<_>, Vec<_>) = lens
+            .iter_mut()
+            .partition(|(loc, _)| round_of[loc.0] == last_round && last_round > 0);
+        let fixed: usize = recent.iter().map(|(_, n)| *n).sum();
+        let budget = AGGREGATE_LIMIT_CHARS.saturating_sub(fixed);
+        let cap = common_cap(old.iter().map(|(_, n)| *n), budget).max(STALE_PREVIEW_CHARS);
+        for (loc, len) in old {
+            if *len <= cap {
+                continue;
+            }
+            let Some(content) = content_at(&mut out, *loc) else {
+                continue;
+            };
+            let full = result_text(content);
+            set_result_text(content, cut_preview(&full, *len, cap));
+            *len = content.char_len();
+            stats.aggregate_trimmed += 1;
+        }
+    }
+    stats.chars_after = lens.iter().map(|(_, n)| n).sum();
+    Trimmed {
+        messages: out,
+        spills,
+        stats,
+    }
+}
+
+/// The largest cap `c` with `sum(min(len, c)) <= budget` (water-filling).
+fn common_cap(lens: impl Iterator<Item = usize>, budget: usize) -> usize {
+    let mut sorted: Vec<usize> = lens.collect();
+    sorted.sort_unstable();
+    let mut used = 0usize;
+    let n = sorted.len();
+    for (k, &len) in sorted.iter().enumerate() {
+        let remaining = n - k;
+        // Every remaining result gets at least `len` if the budget allows.
+        if used + len * remaining > budget {
+            return (budget - used) / remaining;
+        }
+        used += len;
+    }
+    usize::MAX
+}
+
+/// Writes the spilled results under `project`, each atomically (a temporary file in the same
+/// directory, synced, then renamed), so a reader sees the whole file or none.
+pub fn write_spills(project: &Path, spills: &[Spill]) -> Result<()> {
+    use std::io::Write;
+    for spill in spills {
+        let path = project.join(&spill.relative_path);
+        let err = |source| Error::Spill {
+            path: path.clone(),
+            source,
+        };
+        let dir = path.parent().unwrap_or(project);
+        std::fs::create_dir_all(dir).map_err(err)?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = dir.join(format!(".{name}.tmp"));
+        let write = || -> std::io::Result<()> {
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(spill.content.as_bytes())?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, &path)
+        };
+        if let Err(e) = write() {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(err(e));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::KEEP_RECENT_TURNS;
+    use serde_json::json;
+
+    fn round(i: usize, result: String) -> [Message; 2] {
+        let id = format!("t{i}");
+        [
+            Message::new(
+                Role::Assistant,
+                vec![ContentBlock::tool_use(
+                    &id,
+                    "Bash",
+                    json!({"command": "ls"}),
+                )],
+            ),
+            Message::new(
+                Role::User,
+                vec![ContentBlock::tool_result(&id, result, false)],
+            ),
+        ]
+    }
+
+    fn text_of(m: &Message) -> String {
+        match &m.content[0] {
+            ContentBlock::ToolResult { content, .. } => content.text(),
+            _ => String::new(),
+        }
+    }
+
+    fn check(sizes: &[usize], expect: impl Fn(&Trimmed)) {
+        let mut messages = vec![Message::user("go")];
+        for (i, n) in sizes.iter().enumerate() {
+            messages.extend(round(i, "x".repeat(*n)));
+        }
+        expect(&trim_tool_results(&messages, KEEP_RECENT_TURNS));
+    }
+
+    #[test]
+    fn pass1_spills_one_big_result_with_a_preview_naming_the_file() {
+        check(&[SPILL_THRESHOLD_CHARS + 1, 10], |t| {
+            assert_eq!(t.stats.spilled, 1);
+            assert_eq!(t.spills.len(), 1);
+            assert_eq!(
+                t.spills[0].relative_path,
+                PathBuf::from(".mewcode/session/tool-results/t0.txt")
+            );
+            assert_eq!(t.spills[0].content.len(), SPILL_THRESHOLD_CHARS + 1);
+            let preview = text_of(&t.messages[2]);
+            assert!(
+                preview.contains(".mewcode/session/tool-results/t0.txt"),
+                "{preview}"
+            );
+            assert!(preview.chars().count() < SPILL_PREVIEW_CHARS + 200);
+            assert_eq!(text_of(&t.messages[4]), "x".repeat(10));
+        });
+        check(&[SPILL_THRESHOLD_CHARS], |t| assert_eq!(t.stats.spilled, 0));
+    }
+
+    #[test]
+    fn pass3_cuts_only_results_outside_the_recent_rounds() {
+        // 12 rounds of 3,000 characters: rounds 1 and 2 are outside the 10 most recent.
+        check(&[3_000; 12], |t| {
+            assert_eq!(t.stats.stale_trimmed, 2);
+            let first = text_of(&t.messages[2]);
+            assert!(first.starts_with(&"x".repeat(STALE_PREVIEW_CHARS)));
+            assert!(
+                first.contains("trimmed to 200 of 3000 characters"),
+                "{first}"
+            );
+            assert_eq!(text_of(&t.messages[6]).len(), 3_000);
+        });
+        check(&[STALE_RESULT_CHARS; 12], |t| {
+            assert_eq!(t.stats.stale_trimmed, 0)
+        });
+    }
+
+    #[test]
+    fn pass2_cuts_old_results_evenly_until_the_total_fits() {
+        // Five recent rounds of 45,000 characters: 225,000 in all, none stale, none spilled.
+        check(&[45_000; 5], |t| {
+            assert_eq!(t.stats.aggregate_trimmed, 4);
+            assert!(
+                t.stats.chars_after <= AGGREGATE_LIMIT_CHARS + 4 * 100,
+                "{:?}",
+                t.stats
+            );
+            let lens: Vec<usize> = (0..4)
+                .map(|k| text_of(&t.messages[2 + 2 * k]).len())
+                .collect();
+            assert!(lens.iter().all(|l| *l == lens[0]), "{lens:?}");
+            assert_eq!(
+                text_of(&t.messages[10]).len(),
+                45_000,
+                "the newest round is whole"
+            );
+        });
+    }
+
+    #[test]
+    fn common_cap_water_fills() {
+        assert_eq!(common_cap([10, 10].into_iter(), 100), usize::MAX);
+        assert_eq!(common_cap([100, 100].into_iter(), 100), 50);
+        assert_eq!(common_cap([10, 100, 100].into_iter(), 110), 50);
+    }
+
+    #[test]
+    fn spills_are_written_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = Spill {
+            relative_path: PathBuf::from(TOOL_RESULTS_DIR).join("a.txt"),
+            content: "full text".into(),
+        };
+        write_spills(dir.path(), &[spill]).unwrap();
+        let p = dir.path().join(".mewcode/session/tool-results/a.txt");
+        assert_eq!(std::fs::read_to_string(p).unwrap(), "full text");
+        let names: Vec<_> = std::fs::read_dir(dir.path().join(TOOL_RESULTS_DIR))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 1, "no temporary file left: {names:?}");
+    }
+}
