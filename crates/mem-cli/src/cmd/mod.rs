@@ -1,5 +1,6 @@
 //! One module per subcommand; each turns settings and arguments into a library call and prints.
 
+pub mod compact;
 pub mod context;
 pub mod instructions;
 pub mod llm;
@@ -17,5 +18,6 @@ pub async fn run(command: Command, settings: &Settings) -> Result<()> {
         Command::Context(args) => context::run(args, settings),
         Command::Session(args) => session::run(args, settings),
         Command::Llm(args) => llm::run(args, settings).await,
+        Command::Compact(args) => compact::run(args, settings).await,
     }
 }

@@ -1,0 +1,429 @@
+//! `mem compact stats|sweep` (seed 003's `compact` CLI on seed 000 §2's Layer-2 rules).
+
+use std::io::{self, Write};
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use chrono::NaiveDate;
+use clap::{Args, Subcommand, ValueEnum};
+use mem_compact::{
+    AutoCompact, AutoCompactConfig, BOUNDARY_STATS_KEY, CompactResult, CompactSession, Compaction,
+    LongTermMemory, OMC_KEEP_FRACTION, Outcome, TailPolicy, Trigger,
+};
+use mem_core::{Message, is_long_term_memory};
+use mem_instructions::{ReadError, read_capped};
+use mem_llm::{Job, Llm, OfflineEngine};
+use mem_session::{RecordType, SessionStore};
+use serde_json::{Value, json};
+
+use super::instructions::SourceArgs;
+use super::session::render_message;
+use crate::config::llm_settings;
+use crate::settings::Settings;
+
+/// At most this many bytes of each `memories.md` are read (1 MiB), as `mem context` does.
+const MAX_MEMORY_BYTES: usize = 1024 * 1024;
+
+/// `mem compact ...`
+#[derive(Debug, Args)]
+pub struct CompactArgs {
+    #[command(subcommand)]
+    command: CompactCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum CompactCommand {
+    /// Tokens of a session, share of the window, warning level, compactions so far, tokens saved.
+    Stats {
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// Compact a session now: summarise the prefix, keep the tail, write a boundary.
+    Sweep {
+        #[command(flatten)]
+        common: CommonArgs,
+        /// Keep the tail from the last user request on, and summarise what came before.
+        #[arg(long)]
+        since_last_user: bool,
+        /// Print what would be kept, dropped and summarised, and the result; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Compact even under the threshold.
+        #[arg(long)]
+        force: bool,
+        /// How the verbatim tail is chosen.
+        #[arg(long, value_enum, default_value_t = TailArg::Mewcode)]
+        tail: TailArg,
+        /// Summarise with the offline engine whatever the configuration says.
+        #[arg(long)]
+        offline: bool,
+        /// The date of the re-injected `# currentDate` section (default: today, local time).
+        #[arg(long, value_name = "YYYY-MM-DD")]
+        date: Option<NaiveDate>,
+        #[command(flatten)]
+        sources: SourceArgs,
+    },
+}
+
+#[derive(Debug, Args)]
+struct CommonArgs {
+    /// Session id or unique prefix (default: the latest session).
+    #[arg(long, value_name = "ID")]
+    session: Option<String>,
+    /// The model's context window, in tokens.
+    #[arg(long, value_name = "N", default_value_t = 128_000)]
+    window: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum TailArg {
+    /// MewCode Layer-2: at least 5 messages, growing to 10,000 tokens, never over 40,000.
+    Mewcode,
+    /// OMC: the last 20 % of the messages (within the same bounds).
+    Omc,
+}
+
+/// Runs `mem compact ...`.
+pub async fn run(args: CompactArgs, settings: &Settings) -> Result<()> {
+    let store = SessionStore::for_project(&settings.project);
+    match args.command {
+        CompactCommand::Stats { common } => stats(&store, &common, settings),
+        CompactCommand::Sweep {
+            common,
+            since_last_user,
+            dry_run,
+            force,
+            tail,
+            offline,
+            date,
+            sources,
+        } => {
+            let llm: Arc<dyn Llm> = if offline {
+                Arc::new(OfflineEngine)
+            } else {
+                let (resolved, _) = llm_settings(settings)?;
+                resolved.job(Job::Summarize).engine()?
+            };
+            let config = AutoCompactConfig {
+                model_context_window: common.window,
+                tail: match tail {
+                    TailArg::Mewcode => TailPolicy::MewCode,
+                    TailArg::Omc => TailPolicy::LastFraction(OMC_KEEP_FRACTION),
+                },
+                trigger: Trigger::Manual,
+                ..AutoCompactConfig::default()
+            };
+            let id = resolve(&store, common.session)?;
+            let date = date.unwrap_or_else(|| chrono::Local::now().date_naive());
+            let ltm = long_term_memory(&sources, settings, date)?;
+            let sweep = Sweep {
+                id,
+                since_last_user,
+                dry_run,
+                force,
+            };
+            run_sweep(&store, &sweep, AutoCompact::new(config, llm), ltm, settings).await
+        }
+    }
+}
+
+/// A full id from a prefix, or the latest session.
+fn resolve(store: &SessionStore, id: Option<String>) -> Result<String> {
+    match id {
+        Some(prefix) => Ok(store.resolve_id(&prefix)?),
+        None => match store.latest()? {
+            Some(meta) => Ok(meta.id),
+            None => bail!(
+                "no sessions in {} (import some with `mem session import PATH`)",
+                store.dir().display()
+            ),
+        },
+    }
+}
+
+fn stats(store: &SessionStore, common: &CommonArgs, settings: &Settings) -> Result<()> {
+    let id = resolve(store, common.session.clone())?;
+    let resumed = store.resume(&id)?;
+    let config = AutoCompactConfig {
+        model_context_window: common.window,
+        ..AutoCompactConfig::default()
+    };
+    let ac = AutoCompact::new(config.clone(), Arc::new(OfflineEngine));
+    let check = ac.check(&resumed.messages.into());
+    let (records, _) = store.read_records(&id)?;
+    let mut saved = 0usize;
+    let mut measured = 0usize;
+    let mut boundaries = 0usize;
+    for r in &records {
+        if matches!(
+            r.record_type,
+            RecordType::CompactBoundary | RecordType::Compression
+        ) {
+            boundaries += 1;
+            if let Some(s) = r
+                .extra
+                .get(BOUNDARY_STATS_KEY)
+                .and_then(|v| v.get("tokens_saved"))
+                .and_then(Value::as_u64)
+            {
+                saved += usize::try_from(s).unwrap_or(usize::MAX);
+                measured += 1;
+            }
+        }
+    }
+    let mut out = io::stdout().lock();
+    if settings.json {
+        let v = json!({
+            "session": id,
+            "tokens": check.tokens,
+            "window": check.window,
+            "ratio": check.ratio,
+            "warning_level": check.warning_level,
+            "compact_threshold_tokens": config.trigger_tokens(),
+            "compactions": boundaries,
+            "compactions_with_figures": measured,
+            "tokens_saved": saved,
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        return Ok(());
+    }
+    writeln!(out, "session {id}")?;
+    writeln!(
+        out,
+        "tokens: {} of {} ({:.1}% of the window)",
+        check.tokens,
+        check.window,
+        check.ratio * 100.0
+    )?;
+    writeln!(out, "warning level: {}", check.warning_level)?;
+    writeln!(
+        out,
+        "compaction triggers over: {} tokens (warning from {:.0}%)",
+        config.trigger_tokens(),
+        config.warning_threshold * 100.0
+    )?;
+    write!(out, "compactions: {boundaries}")?;
+    if boundaries > measured {
+        write!(
+            out,
+            " ({} imported or legacy, without figures)",
+            boundaries - measured
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(out, "tokens saved: {saved}")?;
+    Ok(())
+}
+
+/// The instructions and memories injected into the context, as `mem context` builds them.
+fn long_term_memory(
+    sources: &SourceArgs,
+    settings: &Settings,
+    date: NaiveDate,
+) -> Result<LongTermMemory> {
+    let ins = mem_instructions::load(&sources.load_options(settings)?)?;
+    for w in &ins.warnings {
+        eprintln!("warning: {w}");
+    }
+    let mut memories = Vec::new();
+    for path in [
+        settings.user_dir().join("memories.md"),
+        settings.project_dir().join("memories.md"),
+    ] {
+        match read_capped(&path, MAX_MEMORY_BYTES) {
+            Ok(read) if !read.text.trim().is_empty() => {
+                memories.push(read.text.trim_end().to_owned())
+            }
+            Ok(_) => {}
+            Err(ReadError::Io(e)) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => eprintln!("warning: {}: not read: {e}", path.display()),
+        }
+    }
+    Ok(LongTermMemory {
+        instructions: ins.section_body(),
+        memories: memories.join("\n\n"),
+        date,
+    })
+}
+
+struct Sweep {
+    id: String,
+    since_last_user: bool,
+    dry_run: bool,
+    force: bool,
+}
+
+async fn run_sweep(
+    store: &SessionStore,
+    sweep: &Sweep,
+    mut ac: AutoCompact,
+    ltm: LongTermMemory,
+    settings: &Settings,
+) -> Result<()> {
+    let project = settings.project.clone();
+    let session = if sweep.dry_run {
+        CompactSession::open_read_only(store, &sweep.id, project)
+    } else {
+        CompactSession::open(store, &sweep.id, project)
+    };
+    let mut session = session
+        .with_context(|| format!("cannot open session {}", sweep.id))?
+        .with_long_term_memory(ltm.clone());
+    // The context as the agent sends it: the block of seed §6 at the top.
+    session
+        .conversation
+        .inject_long_term_memory(&ltm.instructions, &ltm.memories, ltm.date);
+    let before: Vec<Message> = session.conversation.messages().to_vec();
+    let outcome = ac
+        .prepare(&session, sweep.force, sweep.since_last_user)
+        .await
+        .context("compaction failed; the session is unchanged")?;
+    let mut out = io::stdout().lock();
+    match outcome {
+        Outcome::Skipped { result, reason } => {
+            if settings.json {
+                let v = json!({
+                    "session": sweep.id,
+                    "dry_run": sweep.dry_run,
+                    "result": result,
+                    "skipped": reason.to_string(),
+                });
+                writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+                return Ok(());
+            }
+            writeln!(out, "session {}", sweep.id)?;
+            writeln!(out, "not compacted: {reason}")?;
+            print_result(&result, &mut out)?;
+        }
+        Outcome::Ready(compaction) => {
+            let compaction = *compaction;
+            let result = if sweep.dry_run {
+                compaction.result
+            } else {
+                ac.commit(&mut session, compaction.clone())?
+            };
+            if settings.json {
+                let v = json!({
+                    "session": sweep.id,
+                    "dry_run": sweep.dry_run,
+                    "engine": compaction.engine,
+                    "fallback": compaction.fallback,
+                    "result": result,
+                    "summarized": compaction.cut.prefix.len(),
+                    "kept": compaction.keep_messages.len(),
+                    "spills": compaction.spills.iter().map(|s| s.relative_path.display().to_string()).collect::<Vec<_>>(),
+                    "summary": compaction.summary,
+                    "context": compaction.context,
+                });
+                writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+                return Ok(());
+            }
+            print_compaction(sweep, &before, &compaction, &result, &mut out)?;
+        }
+    }
+    Ok(())
+}
+
+fn print_result(r: &CompactResult, out: &mut impl Write) -> io::Result<()> {
+    writeln!(out, "CompactResult:")?;
+    writeln!(out, "  triggered: {}", r.triggered)?;
+    writeln!(out, "  tokens_before: {}", r.tokens_before)?;
+    writeln!(out, "  tokens_after: {}", r.tokens_after)?;
+    writeln!(out, "  tokens_saved: {}", r.tokens_saved())?;
+    writeln!(out, "  messages_removed: {}", r.messages_removed)?;
+    writeln!(out, "  warning_level: {}", r.warning_level)?;
+    writeln!(out, "  deduplicated_count: {}", r.deduplicated_count)?;
+    writeln!(out, "  error_removed_count: {}", r.error_removed_count)?;
+    if r.paused {
+        writeln!(out, "  paused: true")?;
+    }
+    Ok(())
+}
+
+/// `#3–#40` (1-based), or `none`.
+fn span(indices: &[usize]) -> String {
+    match (indices.first(), indices.last()) {
+        (Some(a), Some(b)) if a == b => format!("#{}", a + 1),
+        (Some(a), Some(b)) => format!("#{}–#{}", a + 1, b + 1),
+        _ => "none".to_owned(),
+    }
+}
+
+fn print_compaction(
+    sweep: &Sweep,
+    before: &[Message],
+    c: &Compaction,
+    result: &CompactResult,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    writeln!(out, "session {}", sweep.id)?;
+    match &c.fallback {
+        Some(why) => writeln!(out, "summary by: {} (offline fallback: {why})", c.engine)?,
+        None => writeln!(out, "summary by: {}", c.engine)?,
+    }
+    if sweep.dry_run {
+        writeln!(out, "dry run: nothing written")?;
+    }
+    print_result(result, out)?;
+    writeln!(
+        out,
+        "summarised: {} messages ({})",
+        c.cut.prefix.len(),
+        span(&c.cut.prefix)
+    )?;
+    writeln!(
+        out,
+        "kept verbatim: {} messages ({}){}",
+        c.cut.tail.len(),
+        span(&c.cut.tail),
+        if c.tail_shrunk {
+            ", shrunk to the minimum: the normal tail did not fit"
+        } else {
+            ""
+        }
+    )?;
+    let injected = before.iter().filter(|m| is_long_term_memory(m)).count();
+    writeln!(
+        out,
+        "dropped: {} earlier summary(ies), {injected} injected block(s) (injected again); system messages kept: {}",
+        c.cut.summaries.len(),
+        c.cut.system.len()
+    )?;
+    writeln!(
+        out,
+        "tool results: {} spilled, {} cut as stale, {} cut to fit the total ({} → {} characters)",
+        c.trim.spilled,
+        c.trim.stale_trimmed,
+        c.trim.aggregate_trimmed,
+        c.trim.chars_before,
+        c.trim.chars_after
+    )?;
+    for s in &c.spills {
+        let verb = if sweep.dry_run {
+            "would write"
+        } else {
+            "wrote"
+        };
+        writeln!(out, "  {verb} {}", s.relative_path.display())?;
+    }
+    if c.appended_items > 0 {
+        writeln!(
+            out,
+            "appendix: {} item(s) the summariser left out are listed under the summary",
+            c.appended_items
+        )?;
+    }
+    writeln!(out, "\nsummary:")?;
+    for line in c.summary.lines() {
+        writeln!(out, "  | {line}")?;
+    }
+    writeln!(out, "\ncontext after compaction:")?;
+    for (i, m) in c.context.iter().enumerate() {
+        let mut line = render_message(i + 1, m);
+        if is_long_term_memory(m) {
+            line.push_str(" [injected]");
+        }
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
