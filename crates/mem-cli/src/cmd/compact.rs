@@ -425,5 +425,11 @@ fn print_compaction(
         }
         writeln!(out, "{line}")?;
     }
+    if let Some(block) = c.context.iter().find(|m| is_long_term_memory(m)) {
+        writeln!(out, "\ninjected again (instructions, memories, date):")?;
+        for line in block.text_content().lines() {
+            writeln!(out, "  | {line}")?;
+        }
+    }
     Ok(())
 }
