@@ -8,6 +8,8 @@
 //!
 //! Results are printed as a Markdown table (medians).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
