@@ -38,6 +38,6 @@ pub enum Command {
     Context(crate::cmd::context::ContextArgs),
     /// The model layer: which engine answers each job (`check`), and each job run by hand.
     Llm(crate::cmd::llm::LlmArgs),
-    /// Context compaction: a session's size against the window (`stats`), compaction (`sweep`).
+    /// Context compaction: size against the window (`stats`), compacting now (`sweep`).
     Compact(crate::cmd::compact::CompactArgs),
 }
