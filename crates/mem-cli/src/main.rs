@@ -48,8 +48,14 @@ fn report(err: &anyhow::Error) -> ExitCode {
     }
     let mut stderr = io::stderr().lock();
     let _ = writeln!(stderr, "error: {err}");
+    let mut said = err.to_string();
     for cause in err.chain().skip(1) {
-        let _ = writeln!(stderr, "  caused by: {cause}");
+        // Library errors often end with their cause already ("cannot read X: Permission denied").
+        let text = cause.to_string();
+        if !said.ends_with(&text) {
+            let _ = writeln!(stderr, "  caused by: {text}");
+        }
+        said = text;
     }
     ExitCode::FAILURE
 }

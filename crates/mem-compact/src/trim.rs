@@ -107,6 +107,7 @@ fn set_result_text(content: &mut ToolResultContent, text: String) {
             out.extend(blocks.drain(..).filter(|b| b.as_text().is_none()));
             *blocks = out;
         }
+        ToolResultContent::Absent => *content = ToolResultContent::Text(text),
     }
 }
 

@@ -6,7 +6,7 @@ use chrono::NaiveDate;
 
 use crate::inject::{is_long_term_memory, long_term_memory_message, render_long_term_memory};
 use crate::message::{Message, Role};
-use crate::tokens::TokenCounter;
+use crate::tokens::{Encoding, TokenCounter};
 
 /// A conversation: messages in order, each with its token count cached after the first count.
 ///
@@ -18,6 +18,8 @@ pub struct Conversation {
     messages: Vec<Message>,
     /// Per-message token counts; `None` until counted. Same length as `messages`.
     counts: Vec<Cell<Option<usize>>>,
+    /// The encoding the cached counts were made with; counting with another one starts over.
+    counted_with: Cell<Option<Encoding>>,
 }
 
 impl Conversation {
@@ -29,7 +31,11 @@ impl Conversation {
     /// A conversation holding `messages` (counts computed lazily).
     pub fn from_messages(messages: Vec<Message>) -> Self {
         let counts = messages.iter().map(|_| Cell::new(None)).collect();
-        Conversation { messages, counts }
+        Conversation {
+            messages,
+            counts,
+            counted_with: Cell::new(None),
+        }
     }
 
     /// The messages, in order.
@@ -91,8 +97,15 @@ impl Conversation {
         self.counts = kept_counts;
     }
 
-    /// Tokens of the message at `index`, counted once then cached.
+    /// Tokens of the message at `index`, counted once then cached (per encoding: counting with
+    /// a counter of another encoding drops the cache first).
     pub fn message_tokens(&self, counter: &TokenCounter, index: usize) -> usize {
+        if self.counted_with.get() != Some(counter.encoding()) {
+            for c in &self.counts {
+                c.set(None);
+            }
+            self.counted_with.set(Some(counter.encoding()));
+        }
         let Some(cell) = self.counts.get(index) else {
             return 0;
         };
@@ -102,6 +115,11 @@ impl Conversation {
         let n = counter.count_message(&self.messages[index]);
         cell.set(Some(n));
         n
+    }
+
+    /// `true` when the message at `index` has a cached count.
+    pub fn is_counted(&self, index: usize) -> bool {
+        self.counts.get(index).is_some_and(|c| c.get().is_some())
     }
 
     /// Tokens of the whole conversation; only messages not yet counted are tokenised.
@@ -153,8 +171,35 @@ mod tests {
         conv.message_mut(1).unwrap().content =
             vec![crate::ContentBlock::text("a much longer reply than before")];
         assert!(conv.total_tokens(&c) > total);
+        assert!(conv.is_counted(0) && conv.is_counted(1));
         conv.push(Message::user("x"));
         assert_eq!(conv.len(), 3);
+        assert!(!conv.is_counted(2), "a new message is counted lazily");
+        conv.total_tokens(&c);
+        assert!(conv.is_counted(2));
+        conv.message_mut(0).unwrap();
+        assert!(
+            !conv.is_counted(0) && conv.is_counted(1),
+            "only the changed message is dropped"
+        );
+    }
+
+    #[test]
+    fn the_cache_follows_the_encoding() {
+        // Text whose count differs between the two vocabularies.
+        let text = "Die Straßenbahn fährt über die Brücke: 東京都の天気 🌧️ — naïve café";
+        let o200k = TokenCounter::default();
+        let cl100k = TokenCounter::new(Encoding::Cl100kBase);
+        assert_ne!(o200k.count(text), cl100k.count(text));
+        let conv = Conversation::from_messages(vec![Message::user(text)]);
+        assert_eq!(
+            conv.total_tokens(&o200k),
+            o200k.count_message(&conv.messages()[0])
+        );
+        assert_eq!(
+            conv.total_tokens(&cl100k),
+            cl100k.count_message(&conv.messages()[0])
+        );
     }
 
     #[test]

@@ -52,6 +52,8 @@ pub enum ToolResultContent {
     Text(String),
     /// `"content": [ {block}, ... ]`.
     Blocks(Vec<ContentBlock>),
+    /// No `content` field at all (the API allows it: an empty result); written back without one.
+    Absent,
 }
 
 impl ToolResultContent {
@@ -64,6 +66,7 @@ impl ToolResultContent {
                 let parts: Vec<&str> = blocks.iter().filter_map(ContentBlock::as_text).collect();
                 parts.join("\n")
             }
+            ToolResultContent::Absent => String::new(),
         }
     }
 
@@ -76,15 +79,18 @@ impl ToolResultContent {
                 texts.iter().map(|t| t.chars().count()).sum::<usize>()
                     + texts.len().saturating_sub(1)
             }
+            ToolResultContent::Absent => 0,
         }
     }
 
-    fn to_value(&self) -> Value {
+    /// The JSON of the `content` field; `None` when the field is absent.
+    fn to_value(&self) -> Option<Value> {
         match self {
-            ToolResultContent::Text(s) => Value::String(s.clone()),
+            ToolResultContent::Text(s) => Some(Value::String(s.clone())),
             ToolResultContent::Blocks(b) => {
-                Value::Array(b.iter().map(ContentBlock::to_value).collect())
+                Some(Value::Array(b.iter().map(ContentBlock::to_value).collect()))
             }
+            ToolResultContent::Absent => None,
         }
     }
 }
@@ -118,7 +124,7 @@ pub enum ContentBlock {
     ToolResult {
         /// The id of the `tool_use` this answers.
         tool_use_id: String,
-        /// The result: a string or a list of blocks.
+        /// The result: a string, a list of blocks, or absent.
         content: ToolResultContent,
         /// `Some` when the source had the field (kept so the JSON round-trips); use
         /// [`ContentBlock::is_error`] to read it.
@@ -261,17 +267,14 @@ impl ContentBlock {
                     )
                     && matches!(map.get("is_error"), None | Some(Value::Bool(_))) =>
             {
-                // A missing `content` is legal in the API (an empty result); keep that absence.
-                if !map.contains_key("content") {
-                    return ContentBlock::Other(Value::Object(map));
-                }
                 let tool_use_id = take_string(&mut map, "tool_use_id").unwrap_or_default();
                 let content = match map.remove("content") {
                     Some(Value::String(s)) => ToolResultContent::Text(s),
                     Some(Value::Array(items)) => ToolResultContent::Blocks(
                         items.into_iter().map(ContentBlock::from_value).collect(),
                     ),
-                    _ => ToolResultContent::Text(String::new()),
+                    // A missing `content` is legal in the API (an empty result); kept absent.
+                    _ => ToolResultContent::Absent,
                 };
                 let is_error = map.remove("is_error").and_then(|v| v.as_bool());
                 map.remove("type");
@@ -341,10 +344,10 @@ impl ContentBlock {
                 is_error,
                 extra,
             } => {
-                let mut fields = vec![
-                    ("tool_use_id", Value::String(tool_use_id.clone())),
-                    ("content", content.to_value()),
-                ];
+                let mut fields = vec![("tool_use_id", Value::String(tool_use_id.clone()))];
+                if let Some(content) = content.to_value() {
+                    fields.push(("content", content));
+                }
                 if let Some(e) = is_error {
                     fields.push(("is_error", Value::Bool(*e)));
                 }

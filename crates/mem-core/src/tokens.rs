@@ -95,6 +95,7 @@ impl TokenCounter {
                 ToolResultContent::Blocks(blocks) => {
                     blocks.iter().map(|b| self.count_block(b)).sum()
                 }
+                ToolResultContent::Absent => 0,
             },
             ContentBlock::Image { .. } => IMAGE_TOKENS,
             ContentBlock::Thinking { thinking, .. } => self.count(thinking),

@@ -1,7 +1,5 @@
 //! `validate_message_chain` (seed §1): a replay a model API accepts, whatever the file holds.
 
-use std::collections::HashSet;
-
 use mem_core::{ContentBlock, Message, Role};
 
 /// What [`validate_message_chain`] changed in the replay (never on disk).
@@ -21,7 +19,8 @@ pub enum ChainIssue {
         /// The tool_use id.
         id: String,
     },
-    /// A tool_result whose tool_use is not in the replay was removed from it.
+    /// A tool_result that answers no open call of the preceding assistant message (absent,
+    /// earlier or already answered) was removed from the replay.
     OrphanToolResult {
         /// The tool_use_id it named.
         tool_use_id: String,
@@ -40,13 +39,14 @@ pub const INTERRUPTED_TOOL_RESULT: &str =
 ///   back to the last complete point, as seed §1 says.
 /// - A tool_use left unanswered in the middle (the user interrupted and went on) gets an inserted
 ///   error tool_result, so the history after it is kept.
-/// - A tool_result whose tool_use is absent is removed; a message left empty is dropped.
+/// - A tool_result that does not answer an open call of the assistant message just before it
+///   (its call is absent, earlier, or already answered: a duplicate) is removed; a message left
+///   empty is dropped.
 ///
 /// Linear in the number of blocks.
 pub fn validate_message_chain(messages: Vec<Message>) -> (Vec<Message>, Vec<ChainIssue>) {
     let mut issues = Vec::new();
     let mut out: Vec<Message> = Vec::with_capacity(messages.len());
-    let mut seen_uses: HashSet<String> = HashSet::new();
     // Tool_use ids of the last assistant message not yet answered, and where that message is.
     let mut open: Vec<String> = Vec::new();
     let mut open_at: Option<usize> = None;
@@ -61,7 +61,6 @@ pub fn validate_message_chain(messages: Vec<Message>) -> (Vec<Message>, Vec<Chai
                     close_interrupted(&mut out, &mut open, open_at, &mut issues);
                 }
                 let ids: Vec<String> = message.tool_use_ids().map(str::to_owned).collect();
-                seen_uses.extend(ids.iter().cloned());
                 out.push(message);
                 if ids.is_empty() {
                     open_at = None;
@@ -74,7 +73,11 @@ pub fn validate_message_chain(messages: Vec<Message>) -> (Vec<Message>, Vec<Chai
                 let before = message.content.len();
                 message.content.retain(|b| match b {
                     ContentBlock::ToolResult { tool_use_id, .. } => {
-                        if seen_uses.contains(tool_use_id) {
+                        // Only a result for a call of the assistant message just before, not
+                        // answered yet, is kept: an absent, earlier or already answered call's
+                        // result would be rejected by the API.
+                        if let Some(pos) = open.iter().position(|id| id == tool_use_id) {
+                            open.remove(pos);
                             true
                         } else {
                             issues.push(ChainIssue::OrphanToolResult {
@@ -88,17 +91,13 @@ pub fn validate_message_chain(messages: Vec<Message>) -> (Vec<Message>, Vec<Chai
                 if message.content.is_empty() && before > 0 {
                     continue;
                 }
-                let answered: Vec<String> = message.tool_result_ids().map(str::to_owned).collect();
                 let has_other = message
                     .content
                     .iter()
                     .any(|b| !matches!(b, ContentBlock::ToolResult { .. }));
-                if !open.is_empty() {
-                    open.retain(|id| !answered.contains(id));
-                    if !open.is_empty() && has_other {
-                        // The user spoke while calls were unanswered: they were interrupted.
-                        close_interrupted(&mut out, &mut open, open_at, &mut issues);
-                    }
+                if !open.is_empty() && has_other {
+                    // The user spoke while calls were unanswered: they were interrupted.
+                    close_interrupted(&mut out, &mut open, open_at, &mut issues);
                 }
                 out.push(message);
             }
@@ -255,6 +254,45 @@ mod tests {
                 "user[res:b]",
             ],
             1,
+        );
+    }
+
+    #[test]
+    fn duplicate_and_late_results_are_removed() {
+        check(
+            vec![call("a"), result("a"), result("a"), Message::assistant("x")],
+            &["assistant[use:a]", "user[res:a]", "assistant[x]"],
+            1,
+        );
+        // A result arriving after the conversation moved on: the call got an inserted error
+        // result when the user spoke, and the late one is dropped, so `a` has one result.
+        check(
+            vec![
+                call("a"),
+                Message::user("stop"),
+                Message::assistant("ok"),
+                result("a"),
+            ],
+            &[
+                "assistant[use:a]",
+                "user[res:a]",
+                "user[stop]",
+                "assistant[ok]",
+            ],
+            2,
+        );
+    }
+
+    #[test]
+    fn a_result_without_content_answers_its_call() {
+        let empty: Message = serde_json::from_value(
+            json!({"role":"user","content":[{"type":"tool_result","tool_use_id":"a"}]}),
+        )
+        .unwrap();
+        check(
+            vec![call("a"), empty, Message::assistant("done")],
+            &["assistant[use:a]", "user[res:a]", "assistant[done]"],
+            0,
         );
     }
 

@@ -66,10 +66,32 @@ pub enum Error {
         /// Why it was rejected.
         reason: String,
     },
+    /// The file to import is one of this store's own session files.
+    #[error("{} is a session file of this project already; nothing to import", path.display())]
+    SourceIsStore {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The id an import would use belongs to a session from another source.
+    #[error(
+        "session `{id}` already exists ({}); importing {} would replace it: \
+         delete that session first if {} should take its place",
+        existing_source.as_ref().map(|p| format!("imported from {}", p.display())).unwrap_or_else(|| "written by mewmem, not imported".to_owned()),
+        source_path.display(),
+        source_path.display()
+    )]
+    IdTaken {
+        /// The session id.
+        id: String,
+        /// Where the existing session was imported from (`None`: mewmem wrote it).
+        existing_source: Option<PathBuf>,
+        /// The file being imported.
+        source_path: PathBuf,
+    },
     /// Re-importing would drop records appended to the session after its import.
     #[error(
         "session `{id}` has records appended after it was imported from {}; \
-         re-importing would drop them (delete the session first to re-import)",
+         re-importing would drop them (export or delete the session first to re-import)",
         source_path.display()
     )]
     WouldDropAppended {

@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use crate::error::{Error, Result};
 use crate::import::{ImportReport, ImportedSession, SourceFormat, import_file};
 use crate::meta::{IMPORTED_KEY, SessionMeta};
-use crate::store::{SessionStore, WriteOutcome};
+use crate::store::{ImportLock, SessionStore, WriteOutcome};
 
 /// What happened to one session of an imported file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -67,21 +67,35 @@ fn sha256_file(path: &Path) -> Result<String> {
 }
 
 /// Imports one transcript file into `store`: the main session and any subagent sessions split
-/// out of it. Errors: [`Error::NotATranscript`] for a file no importer understands,
-/// [`Error::WouldDropAppended`] when a session has local appends, I/O errors.
+/// out of it. Parsing happens first; the decisions and writes then happen under the store's
+/// import lock, so concurrent imports of the same files take turns.
+///
+/// Errors: [`Error::NotATranscript`] for a file no importer understands;
+/// [`Error::SourceIsStore`] for a file of this store itself; [`Error::WouldDropAppended`] when
+/// a session has records appended after its import; [`Error::IdTaken`] when the id belongs to a
+/// session from another source; I/O errors.
 pub fn import_into(store: &SessionStore, path: &Path) -> Result<Vec<Ingested>> {
+    let source: PathBuf = path.canonicalize().unwrap_or_else(|_| path.to_owned());
+    if let Ok(dir) = store.dir().canonicalize()
+        && source.starts_with(&dir)
+    {
+        return Err(Error::SourceIsStore {
+            path: path.to_owned(),
+        });
+    }
     let sha = sha256_file(path)?;
     let sessions = import_file(path)?;
-    let source: PathBuf = path.canonicalize().unwrap_or_else(|_| path.to_owned());
+    let lock = store.lock_imports()?;
     let mut out = Vec::with_capacity(sessions.len());
     for session in sessions {
-        out.push(ingest_one(store, session, &source, &sha)?);
+        out.push(ingest_one(store, &lock, session, &source, &sha)?);
     }
     Ok(out)
 }
 
 fn ingest_one(
     store: &SessionStore,
+    lock: &ImportLock,
     session: ImportedSession,
     source: &Path,
     sha: &str,
@@ -111,6 +125,7 @@ fn ingest_one(
     }
     if store.jsonl_path(&id).is_file() {
         let existing = store.meta(&id)?;
+        check_same_source(&existing, source)?;
         if let Some(imported) = existing.extra.get(IMPORTED_KEY)
             && imported.get("sha256").and_then(Value::as_str) == Some(sha)
             && imported.get("bytes").and_then(Value::as_u64) == Some(existing.jsonl_bytes)
@@ -136,17 +151,14 @@ fn ingest_one(
     }
     seed.extra
         .insert(IMPORTED_KEY.to_owned(), Value::Object(imported));
-    let (outcome, meta) = store.write_session(seed, &records, |existing| {
-        let appended = match existing
+    let (outcome, meta) = store.write_session(lock, seed, &records, |existing| {
+        check_same_source(existing, source)?;
+        let appended = existing
             .extra
             .get(IMPORTED_KEY)
             .and_then(|i| i.get("bytes"))
             .and_then(Value::as_u64)
-        {
-            Some(bytes) => existing.jsonl_bytes > bytes,
-            // A session mewmem wrote itself, not an import: replacing it would drop it all.
-            None => existing.jsonl_bytes > 0,
-        };
+            .is_some_and(|bytes| existing.jsonl_bytes > bytes);
         if appended {
             Err(Error::WouldDropAppended {
                 id: existing.id.clone(),
@@ -166,4 +178,22 @@ fn ingest_one(
         report,
         format,
     })
+}
+
+/// Refuses to replace a session that did not come from `source`: one mewmem wrote itself, or
+/// one imported from another file that happens to give the same id.
+fn check_same_source(existing: &SessionMeta, source: &Path) -> Result<()> {
+    let from = existing
+        .extra
+        .get(IMPORTED_KEY)
+        .and_then(|i| i.get("path"))
+        .and_then(Value::as_str);
+    match from {
+        Some(p) if Path::new(p) == source => Ok(()),
+        other => Err(Error::IdTaken {
+            id: existing.id.clone(),
+            existing_source: other.map(PathBuf::from),
+            source_path: source.to_owned(),
+        }),
+    }
 }

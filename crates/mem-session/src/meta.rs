@@ -43,6 +43,10 @@ pub struct SessionMeta {
     /// Byte length of the `.jsonl` this meta reflects.
     #[serde(default)]
     pub jsonl_bytes: u64,
+    /// Hex of the last (up to) 32 bytes of the `.jsonl` this meta reflects: if the file no
+    /// longer has them at `jsonl_bytes`, it was edited and the meta is rebuilt.
+    #[serde(default)]
+    pub jsonl_tail: String,
     /// The parent session, for a subagent's session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_id: Option<String>,
@@ -63,6 +67,7 @@ impl SessionMeta {
             created: now.clone(),
             last_active: now,
             jsonl_bytes: 0,
+            jsonl_tail: String::new(),
             parent_id: None,
             extra: Map::new(),
         }
@@ -70,6 +75,17 @@ impl SessionMeta {
 
     /// Updates the counts for one record appended after the ones already reflected.
     pub fn apply(&mut self, record: &SessionRecord, counter: &TokenCounter) {
+        self.apply_with(record, counter, true);
+    }
+
+    /// [`SessionMeta::apply`], counting tokens only when `count_tokens` (a rebuild skips the
+    /// records before the last boundary: they are never replayed).
+    pub fn apply_with(
+        &mut self,
+        record: &SessionRecord,
+        counter: &TokenCounter,
+        count_tokens: bool,
+    ) {
         if let Some(ts) = &record.timestamp {
             self.last_active.clone_from(ts);
         }
@@ -80,7 +96,9 @@ impl SessionMeta {
                     return;
                 };
                 self.message_count += 1;
-                self.token_count += counter.count_message(message);
+                if count_tokens {
+                    self.token_count += counter.count_message(message);
+                }
                 if self.title.is_none() && record.record_type == RecordType::User {
                     self.title = title_from(message);
                 }
@@ -88,11 +106,14 @@ impl SessionMeta {
             RecordType::CompactBoundary | RecordType::Compression => {
                 if let Some(b) = parse_compact_boundary(record) {
                     self.compactions += 1;
-                    self.token_count = b
-                        .to_messages()
-                        .iter()
-                        .map(|m| counter.count_message(m))
-                        .sum();
+                    self.token_count = if count_tokens {
+                        b.to_messages()
+                            .iter()
+                            .map(|m| counter.count_message(m))
+                            .sum()
+                    } else {
+                        0
+                    };
                 }
             }
         }

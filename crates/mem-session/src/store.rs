@@ -258,17 +258,7 @@ impl SessionStore {
     /// The meta of one session, brought up to date with its `.jsonl`.
     pub fn meta(&self, id: &str) -> Result<SessionMeta> {
         let path = self.jsonl_path(id);
-        let file = match File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(Error::NotFound {
-                    id: id.to_owned(),
-                    dir: self.dir.clone(),
-                });
-            }
-            Err(e) => return Err(Error::io("cannot open", &path, e)),
-        };
-        lock(&file, &path, false, self.options.lock_timeout)?;
+        let file = self.open_locked(&path, id, false)?;
         let result = self.load_meta_locked(id, &file);
         let _ = file.unlock();
         result
@@ -283,14 +273,22 @@ impl SessionStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(Error::io("cannot read", &meta_path, e)),
         };
+        let path = self.jsonl_path(id);
         let (mut meta, from) = match stored {
-            Some(m) if m.id == id && m.jsonl_bytes <= len => {
+            Some(m)
+                if m.id == id
+                    && m.jsonl_bytes <= len
+                    && file_tail_fingerprint(file, m.jsonl_bytes)
+                        .map_err(|e| Error::io("cannot read", &path, e))?
+                        == m.jsonl_tail =>
+            {
                 let from = m.jsonl_bytes;
                 (m, from)
             }
             other => {
-                // Missing, unreadable or ahead of the file: rebuild from the start, keeping what
-                // the records cannot tell (title set by an importer, parent, provenance).
+                // Missing, unreadable, ahead of the file, or the file was edited before the
+                // point it reflects: rebuild from the start, keeping what the records cannot
+                // tell (title set by an importer, parent, provenance).
                 let mut fresh =
                     SessionMeta::new(id, file_created(file).unwrap_or_else(now_rfc3339));
                 if let Some(old) = other.filter(|m| m.id == id) {
@@ -306,10 +304,18 @@ impl SessionStore {
             let mut reader = file;
             reader
                 .seek(SeekFrom::Start(from))
-                .map_err(|e| Error::io("cannot read", self.jsonl_path(id), e))?;
+                .map_err(|e| Error::io("cannot read", &path, e))?;
             let reader = BufReader::new(reader.take(len - from));
-            // When rebuilding from the start, the first timestamp is the creation time.
+            // When rebuilding from the start, the first timestamp is the creation time, and
+            // tokens are counted only from the last boundary (nothing before it is replayed).
             let mut take_created = from == 0;
+            let count_from = if from == 0 {
+                find_last_boundary(file, len)
+                    .map_err(|e| Error::io("cannot read", &path, e))?
+                    .unwrap_or(0)
+            } else {
+                0
+            };
             for ev in JsonlReader::starting_at(reader, self.jsonl_path(id), 1, from) {
                 if let JsonlEvent::Value(line) = ev
                     && let Ok(record) = serde_json::from_value::<SessionRecord>(line.value)
@@ -319,10 +325,12 @@ impl SessionStore {
                         meta.created.clone_from(ts);
                         take_created = false;
                     }
-                    meta.apply(&record, &self.options.counter);
+                    meta.apply_with(&record, &self.options.counter, line.offset >= count_from);
                 }
             }
             meta.jsonl_bytes = len;
+            meta.jsonl_tail =
+                file_tail_fingerprint(file, len).map_err(|e| Error::io("cannot read", &path, e))?;
             if let Err(e) = self.write_meta(&meta) {
                 tracing::warn!("session {id}: the repaired meta could not be saved: {e}");
             }
@@ -339,11 +347,40 @@ impl SessionStore {
         write_atomic(&path, &bytes, self.options.durability == Durability::Sync)
     }
 
+    /// Opens an existing `.jsonl` and locks it, reopening when the file was replaced (an
+    /// import renamed a new file over it) between the open and the lock.
+    fn open_locked(&self, path: &Path, id: &str, exclusive: bool) -> Result<File> {
+        loop {
+            let file = open_existing(path, id, &self.dir)?;
+            lock(&file, path, exclusive, self.options.lock_timeout)?;
+            if same_file(&file, path) {
+                return Ok(file);
+            }
+            let _ = file.unlock();
+        }
+    }
+
+    /// Takes the store's import lock (`.import.lock` in the sessions directory), waiting while
+    /// another process imports. Hold it across an import's check and write
+    /// ([`SessionStore::write_session`] requires it), so two imports cannot interleave.
+    pub fn lock_imports(&self) -> Result<ImportLock> {
+        self.ensure_dir()?;
+        let path = self.dir.join(".import.lock");
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::io("cannot open", &path, e))?;
+        file.lock()
+            .map_err(|e| Error::io("cannot lock", &path, e))?;
+        Ok(ImportLock { _file: file })
+    }
+
     /// Reads every record of a session, in order (the whole history, for export and tools).
     pub fn read_records(&self, id: &str) -> Result<(Vec<SessionRecord>, Vec<Diagnostic>)> {
         let path = self.jsonl_path(id);
-        let file = open_existing(&path, id, &self.dir)?;
-        lock(&file, &path, false, self.options.lock_timeout)?;
+        let file = self.open_locked(&path, id, false)?;
         let out = read_records_from(&file, &path, 0);
         let _ = file.unlock();
         out
@@ -355,8 +392,7 @@ impl SessionStore {
     /// before the boundary is never read.
     pub fn resume(&self, id: &str) -> Result<Resumed> {
         let path = self.jsonl_path(id);
-        let file = open_existing(&path, id, &self.dir)?;
-        lock(&file, &path, false, self.options.lock_timeout)?;
+        let file = self.open_locked(&path, id, false)?;
         let result = self.resume_locked(id, &file, &path);
         let _ = file.unlock();
         result
@@ -408,8 +444,7 @@ impl SessionStore {
     /// Deletes a session's `.jsonl` and `.meta`. Waits for a writer's lock first.
     pub fn delete(&self, id: &str) -> Result<()> {
         let path = self.jsonl_path(id);
-        let file = open_existing(&path, id, &self.dir)?;
-        lock(&file, &path, true, self.options.lock_timeout)?;
+        let file = self.open_locked(&path, id, true)?;
         let meta = self.meta_path(id);
         match fs::remove_file(&meta) {
             Ok(()) => {}
@@ -422,15 +457,19 @@ impl SessionStore {
     }
 
     /// Writes a whole session at once (an import), replacing any session with this id
-    /// atomically: the new `.jsonl` and `.meta` are written to temporary files, synced, then
-    /// renamed over the old ones while the old file's lock is held. A writer holding the old
-    /// file notices the replacement at its next append and reopens.
+    /// atomically. The new `.jsonl` and `.meta` are written to temporary files (unique names)
+    /// and synced; the new `.jsonl` is locked before it is renamed into place and stays locked
+    /// until its `.meta` is renamed too, so no reader ever sees the new records with an old or
+    /// missing meta. The old file's lock is held meanwhile; a reader or writer holding the old
+    /// file notices the replacement (inode check) and reopens.
     ///
     /// `meta_seed` provides what records cannot tell (title, parent, provenance in `extra`,
     /// created time); counts and `jsonl_bytes` are computed here. `keep_existing` is asked, with
-    /// the existing meta, whether replacing is allowed (return an error to refuse).
+    /// the existing meta, whether replacing is allowed (return an error to refuse). The caller
+    /// holds the store's [`ImportLock`].
     pub fn write_session(
         &self,
+        _import_lock: &ImportLock,
         meta_seed: SessionMeta,
         records: &[SessionRecord],
         keep_existing: impl FnOnce(&SessionMeta) -> Result<()>,
@@ -444,58 +483,81 @@ impl SessionStore {
         meta.message_count = 0;
         meta.token_count = 0;
         meta.compactions = 0;
-        for record in records {
+        let seeded_title = meta.title.clone();
+        let last_boundary = records
+            .iter()
+            .rposition(|r| crate::record::parse_compact_boundary(r).is_some());
+        for (i, record) in records.iter().enumerate() {
             serde_json::to_writer(&mut bytes, record).map_err(|source| Error::Serialize {
                 id: id.clone(),
                 source,
             })?;
             bytes.push(b'\n');
-            let seeded_title = meta.title.clone();
-            meta.apply(record, &self.options.counter);
-            if seeded_title.is_some() {
-                meta.title = seeded_title;
-            }
+            // Tokens before the last boundary are never replayed: do not count them.
+            meta.apply_with(
+                record,
+                &self.options.counter,
+                last_boundary.is_none_or(|b| i >= b),
+            );
+        }
+        if seeded_title.is_some() {
+            meta.title = seeded_title;
         }
         meta.jsonl_bytes = bytes.len() as u64;
+        meta.jsonl_tail = tail_fingerprint(&bytes);
         if let Some(serde_json::Value::Object(imported)) =
             meta.extra.get_mut(crate::meta::IMPORTED_KEY)
         {
             // Lets a later re-import tell whether records were appended since.
             imported.insert("bytes".to_owned(), meta.jsonl_bytes.into());
         }
-        let tmp = self.dir.join(format!(".{id}.jsonl.tmp"));
-        write_file_synced(&tmp, &bytes)?;
-        let existing = match OpenOptions::new().read(true).write(true).open(&path) {
+        let tmp = unique_tmp(&path);
+        let new_file = write_file_synced(&tmp, &bytes)?;
+        let cleanup = |e: Error| {
+            let _ = fs::remove_file(&tmp);
+            e
+        };
+        new_file
+            .lock()
+            .map_err(|e| cleanup(Error::io("cannot lock", &tmp, e)))?;
+        let existing = match self.open_locked(&path, &id, true) {
             Ok(f) => Some(f),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(Error::io("cannot open", &path, e)),
+            Err(Error::NotFound { .. }) => None,
+            Err(e) => return Err(cleanup(e)),
         };
         let outcome = if let Some(old) = &existing {
-            lock(old, &path, true, self.options.lock_timeout)?;
-            let decision = self
+            if let Err(e) = self
                 .load_meta_locked(&id, old)
-                .and_then(|m| keep_existing(&m));
-            if let Err(e) = decision {
-                let _ = old.unlock();
-                let _ = fs::remove_file(&tmp);
-                return Err(e);
+                .and_then(|m| keep_existing(&m))
+            {
+                return Err(cleanup(e));
             }
             WriteOutcome::Replaced
         } else {
             WriteOutcome::Created
         };
+        let meta_bytes = serde_json::to_vec_pretty(&meta).map_err(|source| {
+            cleanup(Error::Serialize {
+                id: id.clone(),
+                source,
+            })
+        })?;
         let result = fs::rename(&tmp, &path)
-            .map_err(|e| Error::io("cannot replace", &path, e))
-            .and_then(|()| self.write_meta(&meta))
+            .map_err(|e| cleanup(Error::io("cannot replace", &path, e)))
+            .and_then(|()| write_atomic(&self.meta_path(&id), &meta_bytes, true))
             .and_then(|()| sync_dir(&self.dir));
+        let _ = new_file.unlock();
         if let Some(old) = &existing {
             let _ = old.unlock();
         }
-        if result.is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
         result.map(|()| (outcome, meta))
     }
+}
+
+/// The store's import lock (see [`SessionStore::lock_imports`]); released when dropped.
+#[derive(Debug)]
+pub struct ImportLock {
+    _file: File,
 }
 
 /// A session open for appending. Holds no lock between calls.
@@ -598,6 +660,12 @@ impl SessionWriter {
             self.meta.apply(record, &self.store.options.counter);
         }
         self.meta.jsonl_bytes = len + bytes.len() as u64;
+        self.meta.jsonl_tail = if bytes.len() >= 32 {
+            tail_fingerprint(bytes)
+        } else {
+            file_tail_fingerprint(&self.file, self.meta.jsonl_bytes)
+                .map_err(|e| Error::io("cannot read", &self.path, e))?
+        };
         // The record is on disk; a meta that cannot be written is repaired from the file later.
         if let Err(e) = self.store.write_meta(&self.meta) {
             tracing::warn!(
@@ -629,18 +697,8 @@ impl SessionWriter {
         out
     }
 
-    #[cfg(unix)]
     fn is_current(&self) -> bool {
-        use std::os::unix::fs::MetadataExt;
-        match (self.file.metadata(), fs::metadata(&self.path)) {
-            (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
-            _ => false,
-        }
-    }
-
-    #[cfg(not(unix))]
-    fn is_current(&self) -> bool {
-        self.path.exists()
+        same_file(&self.file, &self.path)
     }
 }
 
@@ -816,20 +874,59 @@ fn read_records_from(
     Ok((records, diagnostics))
 }
 
-fn write_file_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+fn write_file_synced(path: &Path, bytes: &[u8]) -> Result<File> {
     let mut f = File::create(path).map_err(|e| Error::io("cannot create", path, e))?;
     f.write_all(bytes)
         .map_err(|e| Error::io("cannot write", path, e))?;
-    f.sync_all().map_err(|e| Error::io("cannot sync", path, e))
+    f.sync_all()
+        .map_err(|e| Error::io("cannot sync", path, e))?;
+    Ok(f)
 }
 
-/// Writes `bytes` to a temporary file beside `path` and renames it over `path`.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
+/// A temporary name beside `path`, unique to this process and call:
+/// `.{name}.{pid}.{n}.tmp`.
+fn unique_tmp(path: &Path) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    path.with_file_name(format!(".{name}.{}.{n}.tmp", std::process::id()))
+}
+
+/// `true` when `file` is the file `path` names now (same device and inode).
+#[cfg(unix)]
+fn same_file(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_file(_file: &File, path: &Path) -> bool {
+    path.exists()
+}
+
+/// [`tail_fingerprint`] of the file's bytes before `end`.
+fn file_tail_fingerprint(file: &File, end: u64) -> std::io::Result<String> {
+    let start = end.saturating_sub(32);
+    let mut buf = vec![0u8; (end - start) as usize];
+    read_at(file, &mut buf, start)?;
+    Ok(tail_fingerprint(&buf))
+}
+
+/// Fingerprint of the last bytes a meta reflects: hex of the last (up to) 32 bytes.
+pub(crate) fn tail_fingerprint(bytes: &[u8]) -> String {
+    let tail = &bytes[bytes.len().saturating_sub(32)..];
+    tail.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Writes `bytes` to a temporary file beside `path` and renames it over `path`.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
+    let tmp = unique_tmp(path);
     let result = (|| {
         let mut f = File::create(&tmp).map_err(|e| Error::io("cannot create", &tmp, e))?;
         f.write_all(bytes)

@@ -108,3 +108,110 @@ fn every_imported_session_resumes_to_a_valid_chain() {
     }
     assert!(sessions >= 45, "{sessions} sessions");
 }
+
+#[test]
+fn a_store_never_imports_its_own_files_and_copies_mewmem_sessions_losslessly() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::for_project(dir.path());
+    import_into(
+        &store,
+        &fixture("claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl"),
+    )
+    .unwrap();
+    let id = "entireio_cli__ckpt-a6e4c2a0fbd1-0.full";
+    let own = store.jsonl_path(id);
+    let before = std::fs::read(&own).unwrap();
+    let err = import_into(&store, &own).unwrap_err();
+    assert!(matches!(err, Error::SourceIsStore { .. }), "{err}");
+    assert_eq!(std::fs::read(&own).unwrap(), before);
+
+    // Another project importing this session (a mewmem file) gets every record unchanged.
+    let other_dir = tempfile::tempdir().unwrap();
+    let other = SessionStore::for_project(other_dir.path());
+    let got = import_into(&other, &own).unwrap();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].format.to_string(), "mewmem");
+    assert_eq!(got[0].meta.id, id);
+    assert_eq!(
+        other.read_records(id).unwrap().0,
+        store.read_records(id).unwrap().0
+    );
+    let (a, b) = (store.meta(id).unwrap(), other.meta(id).unwrap());
+    assert_eq!(
+        (a.title, a.message_count, a.token_count, a.compactions),
+        (b.title, b.message_count, b.token_count, b.compactions)
+    );
+}
+
+#[test]
+fn two_sources_with_the_same_id_do_not_replace_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::for_project(dir.path());
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    std::fs::copy(
+        fixture("claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl"),
+        a.join("s.jsonl"),
+    )
+    .unwrap();
+    std::fs::copy(
+        fixture("claude/entireio_cli__ckpt-4b7d5121b42a-0.full.jsonl"),
+        b.join("s.jsonl"),
+    )
+    .unwrap();
+    import_into(&store, &a.join("s.jsonl")).unwrap();
+    let before = std::fs::read(store.jsonl_path("s")).unwrap();
+    let err = import_into(&store, &b.join("s.jsonl")).unwrap_err();
+    assert!(matches!(err, Error::IdTaken { .. }), "{err}");
+    assert!(err.to_string().contains("imported from"), "{err}");
+    assert_eq!(std::fs::read(store.jsonl_path("s")).unwrap(), before);
+}
+
+#[test]
+fn concurrent_imports_of_the_same_files_take_turns() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::sync::Arc::new(dir.path().to_owned());
+    let files: Vec<PathBuf> = [
+        "claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl",
+        "claude/entireio_cli__ckpt-4b7d5121b42a-0.full.jsonl",
+        "codex/jazzyalex_agent-sessions__codex_small.jsonl",
+    ]
+    .iter()
+    .map(|f| fixture(f))
+    .collect();
+    for _round in 0..4 {
+        let handles: Vec<_> = (0..3)
+            .map(|_| {
+                let root = root.clone();
+                let files = files.clone();
+                std::thread::spawn(move || {
+                    let store = SessionStore::for_project(&root);
+                    for f in &files {
+                        import_into(&store, f).unwrap_or_else(|e| panic!("{e}"));
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+    }
+    let store = SessionStore::for_project(&root);
+    let metas = store.list().unwrap();
+    assert_eq!(metas.len(), 3);
+    for m in &metas {
+        assert!(
+            m.extra.contains_key("imported"),
+            "{} lost its provenance",
+            m.id
+        );
+        assert!(m.title.is_some(), "{} lost its title", m.id);
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(store.dir())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}

@@ -338,7 +338,8 @@ fn replacing_a_session_makes_an_open_writer_reopen() {
         Message::user("new"),
         None,
     )];
-    let (outcome, meta) = store.write_session(seed, &recs, |_| Ok(())).unwrap();
+    let lock = store.lock_imports().unwrap();
+    let (outcome, meta) = store.write_session(&lock, seed, &recs, |_| Ok(())).unwrap();
     assert_eq!(outcome, mem_session::WriteOutcome::Replaced);
     assert_eq!(meta.message_count, 1);
     w.append(&Message::assistant("after")).unwrap();
@@ -346,4 +347,24 @@ fn replacing_a_session_makes_an_open_writer_reopen() {
         texts(&store.resume("rp").unwrap().messages),
         ["user:new", "assistant:after"]
     );
+}
+
+#[test]
+fn a_meta_is_rebuilt_when_the_file_was_edited_before_its_end() {
+    let (_d, store) = store();
+    let mut w = store.open_or_create("ed").unwrap();
+    for i in 0..6 {
+        w.append(&Message::user(format!("message {i}"))).unwrap();
+    }
+    assert_eq!(store.meta("ed").unwrap().message_count, 6);
+    // Paste three records near the top: the file grows, and its old end is no longer where
+    // the meta says it was.
+    let text = fs::read_to_string(store.jsonl_path("ed")).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let first = lines[0].to_owned();
+    for _ in 0..3 {
+        lines.insert(1, &first);
+    }
+    fs::write(store.jsonl_path("ed"), lines.join("\n") + "\n").unwrap();
+    assert_eq!(store.meta("ed").unwrap().message_count, 9);
 }

@@ -54,7 +54,7 @@ enum LlmCommand {
     Select {
         /// The user's message.
         query: String,
-        /// Memory directories (default: <project>/.mewcode/memory and ~/.mewcode/memory).
+        /// Memory directories (default: `<project>/.mewcode/memory` and `~/.mewcode/memory`).
         #[arg(long, value_name = "DIR")]
         dir: Vec<PathBuf>,
         /// The most files to choose.

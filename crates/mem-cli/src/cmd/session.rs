@@ -267,6 +267,11 @@ fn import(
     for d in &discover_diags {
         eprintln!("{d}");
     }
+    // A path named on the command line that could not be read is a failure, not a detail.
+    let unreadable = discover_diags
+        .iter()
+        .filter(|d| d.severity == mem_session::Severity::Error)
+        .count();
     if files.is_empty() {
         bail!("no .jsonl transcripts found under {}", join_paths(paths));
     }
@@ -294,6 +299,16 @@ fn import(
                     bar.suspend(|| print_import(file, &sessions, out))?;
                 }
             }
+            Err(mem_session::Error::SourceIsStore { path }) => {
+                // `mem session import .` walks into the project's own sessions: not a failure.
+                bar.suspend(|| {
+                    writeln!(
+                        out,
+                        "{}\n  skipped: already a session of this project",
+                        path.display()
+                    )
+                })?;
+            }
             Err(err) => {
                 failures += 1;
                 if settings.json {
@@ -318,11 +333,17 @@ fn import(
             count(totals[1], "message"),
             count(totals[2], "tool pair"),
             count(totals[3], "boundary"),
-            failures
+            failures + unreadable
         )?;
     }
     if failures > 0 && failures == files.len() {
         bail!("no file could be imported");
+    }
+    if failures + unreadable > 0 {
+        bail!(
+            "{} could not be imported (see above)",
+            count(failures + unreadable, "path")
+        );
     }
     Ok(())
 }
@@ -490,7 +511,7 @@ fn preview(m: &Message) -> String {
             ContentBlock::ToolResult { content, .. } => {
                 let text = match content {
                     ToolResultContent::Text(s) => s.clone(),
-                    ToolResultContent::Blocks(_) => content.text(),
+                    ToolResultContent::Blocks(_) | ToolResultContent::Absent => content.text(),
                 };
                 return format!("=> {:?}", one_line(&text, 56));
             }

@@ -252,12 +252,20 @@ pub(crate) fn finish(session: &mut ImportedSession) {
         &session.source_path,
         &mut session.report.diagnostics,
     );
+    count(session);
+}
+
+/// Fills the report's counts from the records: message records (system prompts excluded, as in
+/// the session's meta), boundaries, and tool_use blocks whose result is present.
+pub(crate) fn count(session: &mut ImportedSession) {
     let mut results: HashSet<&str> = HashSet::new();
     let mut messages = 0;
     let mut boundaries = 0;
     for r in &session.records {
         if let Some(m) = &r.message {
-            messages += 1;
+            if r.record_type != RecordType::SystemPrompt {
+                messages += 1;
+            }
             results.extend(m.tool_result_ids());
         }
         if let Some(kept) = &r.keep_messages {

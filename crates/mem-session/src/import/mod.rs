@@ -16,6 +16,7 @@ mod build;
 mod claude;
 mod codex;
 mod discover;
+mod mewmem;
 mod text;
 
 use std::collections::BTreeMap;
@@ -46,15 +47,21 @@ pub enum SourceFormat {
     /// instructions, git}` header, bare response items and `{"record_type":"state"}` lines.
     #[serde(rename = "codex-legacy")]
     CodexLegacy,
+    /// A mewmem session file (`docs/formats/session.md`), e.g. from another project or from
+    /// `mem session export`: copied record for record, nothing converted.
+    #[serde(rename = "mewmem")]
+    Mewmem,
 }
 
 impl SourceFormat {
-    /// The name used in reports and metadata: `claude-code`, `codex` or `codex-legacy`.
+    /// The name used in reports and metadata: `claude-code`, `codex`, `codex-legacy` or
+    /// `mewmem`.
     pub fn as_str(self) -> &'static str {
         match self {
             SourceFormat::ClaudeCode => "claude-code",
             SourceFormat::Codex => "codex",
             SourceFormat::CodexLegacy => "codex-legacy",
+            SourceFormat::Mewmem => "mewmem",
         }
     }
 }
@@ -190,6 +197,12 @@ pub fn import_file(path: &Path) -> Result<Vec<ImportedSession>> {
         SourceFormat::Codex | SourceFormat::CodexLegacy => {
             vec![codex::import(path, format, values, diagnostics)]
         }
+        SourceFormat::Mewmem => {
+            // Already in our format: no conversion, no relocation; only the counts.
+            let mut session = mewmem::import(path, values, diagnostics);
+            build::count(&mut session);
+            return Ok(vec![session]);
+        }
     };
     for session in &mut sessions {
         build::finish(session);
@@ -224,6 +237,17 @@ fn shape_of(value: &Value) -> Option<SourceFormat> {
     let claude_keys = ["sessionId", "parentUuid", "leafUuid", "uuid", "isSidechain"];
     if ty.is_some() && claude_keys.iter().any(|k| obj.contains_key(*k)) {
         return Some(SourceFormat::ClaudeCode);
+    }
+    // mewmem's own records: types Claude Code never writes, or a user/assistant record whose
+    // message has no Claude envelope around it.
+    match ty {
+        Some("system_prompt" | "tool_result" | "compact_boundary" | "compression") => {
+            return Some(SourceFormat::Mewmem);
+        }
+        Some("user" | "assistant") if obj.get("message").is_some_and(Value::is_object) => {
+            return Some(SourceFormat::Mewmem);
+        }
+        _ => {}
     }
     if ty.is_none() && obj.contains_key("id") && obj.contains_key("timestamp") {
         return Some(SourceFormat::CodexLegacy);
