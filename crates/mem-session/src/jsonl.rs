@@ -94,9 +94,8 @@ impl<R: BufRead> JsonlReader<R> {
                 if bytes.last() == Some(&b'\r') {
                     bytes = &bytes[..bytes.len() - 1];
                 }
-                let bytes = bytes.to_vec();
                 parse_line(
-                    &bytes,
+                    bytes,
                     &self.path,
                     self.line,
                     start,
