@@ -689,6 +689,13 @@ impl SessionWriter {
                 break;
             }
             let _ = self.file.unlock();
+            // Replaced by an import: reopen. Deleted: do not bring the session back.
+            if !self.path.exists() {
+                return Err(Error::NotFound {
+                    id: self.id.clone(),
+                    dir: self.store.dir.clone(),
+                });
+            }
             self.file = open_append(&self.path)?;
             self.meta.jsonl_bytes = u64::MAX;
         }

@@ -368,3 +368,14 @@ fn a_meta_is_rebuilt_when_the_file_was_edited_before_its_end() {
     fs::write(store.jsonl_path("ed"), lines.join("\n") + "\n").unwrap();
     assert_eq!(store.meta("ed").unwrap().message_count, 9);
 }
+
+#[test]
+fn a_writer_does_not_bring_a_deleted_session_back() {
+    let (_d, store) = store();
+    let mut w = store.open_or_create("gone").unwrap();
+    w.append(&Message::user("one")).unwrap();
+    store.delete("gone").unwrap();
+    let err = w.append(&Message::user("two")).unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err}");
+    assert!(!store.jsonl_path("gone").exists());
+}
