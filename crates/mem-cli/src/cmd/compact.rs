@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 use std::sync::Arc;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use chrono::NaiveDate;
 use clap::{Args, Subcommand, ValueEnum};
 use mem_compact::{
@@ -113,7 +113,7 @@ pub async fn run(args: CompactArgs, settings: &Settings) -> Result<()> {
                 trigger: Trigger::Manual,
                 ..AutoCompactConfig::default()
             };
-            let id = resolve(&store, common.session)?;
+            let id = super::session::resolve(&store, common.session)?;
             let date = date.unwrap_or_else(|| chrono::Local::now().date_naive());
             let ltm = long_term_memory(&sources, settings, date)?;
             let sweep = Sweep {
@@ -127,22 +127,9 @@ pub async fn run(args: CompactArgs, settings: &Settings) -> Result<()> {
     }
 }
 
-/// A full id from a prefix, or the latest session.
-fn resolve(store: &SessionStore, id: Option<String>) -> Result<String> {
-    match id {
-        Some(prefix) => Ok(store.resolve_id(&prefix)?),
-        None => match store.latest()? {
-            Some(meta) => Ok(meta.id),
-            None => bail!(
-                "no sessions in {} (import some with `mem session import PATH`)",
-                store.dir().display()
-            ),
-        },
-    }
-}
 
 fn stats(store: &SessionStore, common: &CommonArgs, settings: &Settings) -> Result<()> {
-    let id = resolve(store, common.session.clone())?;
+    let id = super::session::resolve(store, common.session.clone())?;
     let resumed = store.resume(&id)?;
     let config = AutoCompactConfig {
         model_context_window: common.window,

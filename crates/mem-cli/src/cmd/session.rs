@@ -94,7 +94,7 @@ pub fn run(args: SessionArgs, settings: &Settings) -> Result<()> {
 }
 
 /// A full id from a prefix, or the latest session when none is given.
-fn resolve(store: &SessionStore, id: Option<String>) -> Result<String> {
+pub(crate) fn resolve(store: &SessionStore, id: Option<String>) -> Result<String> {
     match id {
         Some(prefix) => Ok(store.resolve_id(&prefix)?),
         None => match store.latest()? {
