@@ -22,7 +22,14 @@
 //! project file, then of the user file; the built-in defaults. A job whose provider differs from
 //! the general one does not inherit the general model, base URL or key. Base URL: configured, else
 //! `OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL`, else the provider's. Key: `api_key` or `api_key_env`
-//! as configured, else `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`.
+//! as configured (a named variable that is unset is an error, never a fallback), else
+//! `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`.
+//!
+//! Trust: a project's file comes with the repository, so it may not say where requests go or
+//! which secret they carry. `base_url`, `api_key` and `api_key_env` ([`PROJECT_FORBIDDEN_KEYS`])
+//! in the project file, in `[llm]` or a job table, make [`LlmSettings::resolve`] fail with
+//! [`LlmError::Config`] naming the file and the key; only the user file and the environment set
+//! them.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -103,20 +110,52 @@ impl LlmSection {
     }
 }
 
+/// Keys a project's `config.toml` may not set (in `[llm]` or a job table): they decide where
+/// requests go and which secret they carry, and a project file comes with a cloned repository.
+pub const PROJECT_FORBIDDEN_KEYS: [&str; 3] = ["base_url", "api_key", "api_key_env"];
+
 /// A parsed `config.toml`; tables other than `[llm]` belong to other crates and are ignored.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct ConfigFile {
     /// The `[llm]` table.
     #[serde(default)]
     pub llm: Option<LlmSection>,
+    /// Where the text came from (the `origin` given to [`ConfigFile::parse`]), for errors.
+    #[serde(skip)]
+    pub origin: String,
 }
 
 impl ConfigFile {
     /// Parses a file's text; `origin` (its path) names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<ConfigFile> {
-        toml::from_str(text).map_err(|source| LlmError::ConfigFile {
+        let mut file: ConfigFile = toml::from_str(text).map_err(|source| LlmError::ConfigFile {
             origin: origin.to_owned(),
             source,
+        })?;
+        file.origin = origin.to_owned();
+        Ok(file)
+    }
+
+    /// The first of [`PROJECT_FORBIDDEN_KEYS`] this file sets, as (table, key), e.g.
+    /// `("[llm.extract]", "base_url")`.
+    fn forbidden_project_key(&self) -> Option<(String, &'static str)> {
+        let llm = self.llm.as_ref()?;
+        let tables = [
+            ("[llm]".to_owned(), Some(llm.defaults())),
+            ("[llm.summarize]".to_owned(), llm.summarize.clone()),
+            ("[llm.extract]".to_owned(), llm.extract.clone()),
+            ("[llm.select]".to_owned(), llm.select.clone()),
+        ];
+        tables.into_iter().find_map(|(table, section)| {
+            let section = section?;
+            let key = [
+                ("base_url", section.base_url.is_some()),
+                ("api_key", section.api_key.is_some()),
+                ("api_key_env", section.api_key_env.is_some()),
+            ]
+            .into_iter()
+            .find_map(|(key, set)| set.then_some(key))?;
+            Some((table, key))
         })
     }
 
@@ -237,12 +276,26 @@ impl LlmSettings {
     /// Resolves the settings from the user file, the project file and an environment lookup
     /// (see the module docs for the precedence).
     ///
-    /// Errors: [`LlmError::Config`] for an unknown provider name.
+    /// Errors: [`LlmError::Config`] for an unknown provider name, a project file that sets one of
+    /// [`PROJECT_FORBIDDEN_KEYS`], or an `api_key_env` naming a variable that is not set.
     pub fn resolve(
         user: Option<&ConfigFile>,
         project: Option<&ConfigFile>,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self> {
+        if let Some(project) = project
+            && let Some((table, key)) = project.forbidden_project_key()
+        {
+            return Err(LlmError::Config {
+                message: format!(
+                    "`{key}` in {table} of the project file {} is refused: a project's config may \
+                     not set base_url, api_key or api_key_env (they decide where requests and \
+                     your API key go); set it in your user config ~/.mewcode/config.toml or \
+                     the environment",
+                    project.origin
+                ),
+            });
+        }
         let mut jobs = Vec::with_capacity(3);
         for job in Job::ALL {
             jobs.push(resolve_job(job, user, project, env)?);
@@ -274,6 +327,22 @@ impl LlmSettings {
     }
 }
 
+/// One source of settings for a job, with where it came from (a file's path or "the
+/// environment") for errors.
+struct Layer {
+    origin: String,
+    section: JobSection,
+}
+
+impl Layer {
+    fn new(origin: impl Into<String>, section: JobSection) -> Self {
+        Layer {
+            origin: origin.into(),
+            section,
+        }
+    }
+}
+
 fn non_empty(s: Option<String>) -> Option<String> {
     s.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty())
 }
@@ -295,25 +364,26 @@ fn resolve_job(
         model: non_empty(env("MEM_LLM_MODEL")),
         ..JobSection::default()
     };
-    let job_layers: Vec<JobSection> = [
-        Some(env_job),
-        project.and_then(|f| f.job(job).cloned()),
-        user.and_then(|f| f.job(job).cloned()),
+    let origin = |f: &ConfigFile| f.origin.clone();
+    let job_layers: Vec<Layer> = [
+        Some(Layer::new("the environment", env_job)),
+        project.and_then(|f| Some(Layer::new(origin(f), f.job(job)?.clone()))),
+        user.and_then(|f| Some(Layer::new(origin(f), f.job(job)?.clone()))),
     ]
     .into_iter()
     .flatten()
     .collect();
-    let general_layers: Vec<JobSection> = [
-        Some(env_general),
-        project.and_then(ConfigFile::general),
-        user.and_then(ConfigFile::general),
+    let general_layers: Vec<Layer> = [
+        Some(Layer::new("the environment", env_general)),
+        project.and_then(|f| Some(Layer::new(origin(f), f.general()?))),
+        user.and_then(|f| Some(Layer::new(origin(f), f.general()?))),
     ]
     .into_iter()
     .flatten()
     .collect();
 
-    let first = |layers: &[JobSection], f: &dyn Fn(&JobSection) -> Option<String>| {
-        layers.iter().find_map(|l| non_empty(f(l)))
+    let first = |layers: &[Layer], f: &dyn Fn(&JobSection) -> Option<String>| {
+        layers.iter().find_map(|l| non_empty(f(&l.section)))
     };
     let general_provider = match first(&general_layers, &|l| l.provider.clone()) {
         Some(p) => p.parse::<ProviderKind>()?,
@@ -331,19 +401,19 @@ fn resolve_job(
     let mut policy = CallPolicy::for_job(job);
     if let Some(t) = layers
         .iter()
-        .find_map(|l| l.timeout_secs)
+        .find_map(|l| l.section.timeout_secs)
         .filter(|t| t.is_finite() && *t > 0.0)
     {
         policy.timeout = Duration::from_secs_f64(t);
     }
     if let Some(t) = layers
         .iter()
-        .find_map(|l| l.connect_timeout_secs)
+        .find_map(|l| l.section.connect_timeout_secs)
         .filter(|t| t.is_finite() && *t > 0.0)
     {
         policy.connect_timeout = Duration::from_secs_f64(t);
     }
-    if let Some(n) = layers.iter().find_map(|l| l.max_retries) {
+    if let Some(n) = layers.iter().find_map(|l| l.section.max_retries) {
         policy.max_retries = n.min(10);
     }
     if provider == ProviderKind::Offline {
@@ -365,19 +435,28 @@ fn resolve_job(
     let mut api_key = None;
     let mut key_source = None;
     for layer in &layers {
-        if let Some(key) = non_empty(layer.api_key.clone()) {
+        if let Some(key) = non_empty(layer.section.api_key.clone()) {
             api_key = Some(ApiKey::new(key));
             key_source = Some("config file".to_owned());
             break;
         }
-        if let Some(var) = non_empty(layer.api_key_env.clone()) {
-            api_key = non_empty(env(&var)).map(ApiKey::new);
-            key_source = api_key.as_ref().map(|_| format!("${var}"));
+        if let Some(var) = non_empty(layer.section.api_key_env.clone()) {
+            // A named variable that is unset is a mistake to report, not a reason to send
+            // another key.
+            let Some(key) = non_empty(env(&var)) else {
+                return Err(LlmError::Config {
+                    message: format!(
+                        "api_key_env = \"{var}\" in {} (job {job}): the variable {var} is not set",
+                        layer.origin
+                    ),
+                });
+            };
+            api_key = Some(ApiKey::new(key));
+            key_source = Some(format!("${var}"));
             break;
         }
     }
     if api_key.is_none()
-        && key_source.is_none()
         && let Some(var) = provider.key_variable()
         && let Some(key) = non_empty(env(var))
     {
@@ -442,10 +521,10 @@ mod tests {
     #[test]
     fn project_overrides_user_and_jobs_override_general() {
         let user = file(
-            "[llm]\nprovider = \"anthropic\"\nmodel = \"claude-x\"\n[llm.select]\ntimeout_secs = 5\n",
+            "[llm]\nprovider = \"anthropic\"\nmodel = \"claude-x\"\n[llm.select]\ntimeout_secs = 5\n[llm.extract]\nbase_url = \"http://localhost:11434/v1\"\n",
         );
         let project = file(
-            "[llm]\nmodel = \"claude-y\"\n[llm.extract]\nprovider = \"ollama\"\nbase_url = \"http://localhost:11434/v1\"\nmodel = \"qwen\"\n",
+            "[llm]\nmodel = \"claude-y\"\n[llm.extract]\nprovider = \"ollama\"\nmodel = \"qwen\"\n",
         );
         let s = LlmSettings::resolve(
             Some(&user),
@@ -467,6 +546,7 @@ mod tests {
             ext.api_key, None,
             "the anthropic key is not inherited by another provider"
         );
+        assert_eq!(ext.base_url.as_deref(), Some("http://localhost:11434/v1"));
         assert_eq!(ext.problem(), None, "a local server needs no key");
         assert_eq!(s.job(Job::Select).policy.timeout, Duration::from_secs(5));
     }
@@ -492,6 +572,66 @@ mod tests {
         let j = s.job(Job::Summarize);
         assert_eq!(j.api_key.as_ref().map(ApiKey::expose), Some("abc"));
         assert_eq!(j.key_source.as_deref(), Some("$MY_KEY"));
+    }
+
+    fn config_error(result: Result<LlmSettings>) -> String {
+        match result {
+            Err(LlmError::Config { message }) => message,
+            other => panic!("expected a configuration error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_project_file_may_not_say_where_requests_go_or_which_key_they_carry() {
+        let user = file("[llm]\nprovider = \"openai\"\n");
+        let keys = [
+            ("base_url", "\"http://attacker.invalid/v1\""),
+            ("api_key", "\"sk-planted\""),
+            ("api_key_env", "\"AWS_SECRET_ACCESS_KEY\""),
+        ];
+        for (key, value) in keys {
+            for table in ["llm", "llm.select"] {
+                let text = format!("[{table}]\nprovider = \"openai\"\n{key} = {value}\n");
+                let project = ConfigFile::parse(&text, "/repo/.mewcode/config.toml").unwrap();
+                let message = config_error(LlmSettings::resolve(
+                    Some(&user),
+                    Some(&project),
+                    &env(&[("OPENAI_API_KEY", "sk-x"), ("AWS_SECRET_ACCESS_KEY", "aws")]),
+                ));
+                assert!(
+                    message.contains(&format!("`{key}` in [{table}]"))
+                        && message.contains("/repo/.mewcode/config.toml"),
+                    "{message}"
+                );
+            }
+        }
+        // The same keys in the user file are fine.
+        let user = file("[llm]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:8080/v1\"\n");
+        let project = file("[llm]\nmodel = \"qwen\"\n");
+        let s = LlmSettings::resolve(Some(&user), Some(&project), &env(&[])).unwrap();
+        assert_eq!(
+            s.job(Job::Extract).base_url.as_deref(),
+            Some("http://127.0.0.1:8080/v1")
+        );
+    }
+
+    #[test]
+    fn an_unset_api_key_env_is_an_error_not_a_fallback() {
+        let user = ConfigFile::parse(
+            "[llm]\nprovider = \"openai\"\napi_key_env = \"MY_KEY\"\n",
+            "/home/u/.mewcode/config.toml",
+        )
+        .unwrap();
+        let message = config_error(LlmSettings::resolve(
+            Some(&user),
+            None,
+            &env(&[("OPENAI_API_KEY", "other")]),
+        ));
+        assert!(
+            message.contains("MY_KEY is not set")
+                && message.contains("/home/u/.mewcode/config.toml"),
+            "{message}"
+        );
     }
 
     #[test]
