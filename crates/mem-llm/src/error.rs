@@ -99,6 +99,21 @@ pub enum LlmError {
         /// The server's message.
         message: String,
     },
+    /// HTTP 3xx: the server redirected. Redirects are never followed, because the request's API
+    /// key headers would go to the redirect target.
+    #[error(
+        "the server at {url} redirected (HTTP {status}){}; mewmem does not follow redirects (they \
+         would carry the API key elsewhere): set base_url to the final address",
+        location.as_deref().map(|l| format!(" to {l}")).unwrap_or_default()
+    )]
+    Redirect {
+        /// The endpoint.
+        url: String,
+        /// The status code.
+        status: u16,
+        /// The `Location` header, if any (at most [`crate::http::MAX_ERROR_EXCERPT`] characters).
+        location: Option<String>,
+    },
     /// Any other non-success status.
     #[error("HTTP {status} from {url}: {message}")]
     Http {

@@ -64,7 +64,8 @@ impl CallPolicy {
     }
 }
 
-/// Builds the HTTP client: rustls with the ring provider and the platform's root certificates.
+/// Builds the HTTP client: rustls with the ring provider and the platform's root certificates;
+/// redirects are not followed (a 3xx becomes [`LlmError::Redirect`] in [`send_json`]).
 pub fn build_client(connect_timeout: Duration) -> Result<reqwest::Client> {
     use rustls_platform_verifier::BuilderVerifierExt;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -78,6 +79,8 @@ pub fn build_client(connect_timeout: Duration) -> Result<reqwest::Client> {
     reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
         .connect_timeout(connect_timeout)
+        // A redirect would carry the API key headers to another URL: never follow one.
+        .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("mewmem/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|e| LlmError::Config {
@@ -133,7 +136,8 @@ pub fn error_message(body: &str, secret: Option<&str>) -> String {
 }
 
 /// Sends the request built by `make` (called once per attempt) under `policy`, retrying on 429,
-/// 5xx and connection errors; returns the parsed JSON body of the first success.
+/// 5xx and connection errors; returns the parsed JSON body of the first success. A 3xx is
+/// [`LlmError::Redirect`] at once (the client built by [`build_client`] follows no redirect).
 ///
 /// `secret` is masked in error messages.
 pub async fn send_json(
@@ -171,6 +175,18 @@ pub async fn send_json(
                 }
                 Ok(response) => {
                     let status = response.status();
+                    if status.is_redirection() {
+                        let location = response
+                            .headers()
+                            .get(reqwest::header::LOCATION)
+                            .and_then(|v| v.to_str().ok())
+                            .map(|v| v.chars().take(MAX_ERROR_EXCERPT).collect());
+                        return Err(LlmError::Redirect {
+                            url: url.to_owned(),
+                            status: status.as_u16(),
+                            location,
+                        });
+                    }
                     let hint = retry_after(response.headers());
                     let body = match response.text().await {
                         Ok(b) => b,

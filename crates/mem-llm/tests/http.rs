@@ -549,3 +549,47 @@ async fn connection_refused_is_retried_then_reported() {
         "{err:?}"
     );
 }
+
+#[tokio::test]
+async fn redirects_are_not_followed_and_the_key_stays_home() {
+    for kind in KINDS {
+        for status in [301u16, 302, 307, 308] {
+            let elsewhere = MockServer::start().await;
+            Mock::given(method("POST"))
+                .respond_with(ResponseTemplate::new(200).set_body_json(reply(kind, "stolen")))
+                .mount(&elsewhere)
+                .await;
+            let server = MockServer::start().await;
+            let target = format!("{}{}", elsewhere.uri(), endpoint(kind));
+            Mock::given(method("POST"))
+                .respond_with(ResponseTemplate::new(status).insert_header("location", &*target))
+                .expect(1)
+                .mount(&server)
+                .await;
+            let err = engine(kind, &server, fast_policy())
+                .summarize(&summarize_request())
+                .await
+                .expect_err("a redirect is an error");
+            match &err {
+                LlmError::Redirect {
+                    status: s,
+                    location,
+                    ..
+                } => {
+                    assert_eq!(*s, status);
+                    assert_eq!(location.as_deref(), Some(target.as_str()));
+                }
+                other => panic!("{kind} {status}: expected a redirect error, got {other:?}"),
+            }
+            assert!(
+                err.to_string().contains("does not follow redirects"),
+                "{err}"
+            );
+            assert!(
+                received(&elsewhere).await.is_empty(),
+                "{kind} {status}: the redirect target was called"
+            );
+            server.verify().await;
+        }
+    }
+}
