@@ -128,10 +128,8 @@ pub struct ConfigFile {
 impl ConfigFile {
     /// Parses a file's text; `origin` (its path) names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<ConfigFile> {
-        let mut file: ConfigFile = toml::from_str(text).map_err(|source| LlmError::ConfigFile {
-            origin: origin.to_owned(),
-            source,
-        })?;
+        let mut file: ConfigFile =
+            toml::from_str(text).map_err(|e| parse_error(text, origin, &e))?;
         file.origin = origin.to_owned();
         Ok(file)
     }
@@ -325,6 +323,45 @@ impl LlmSettings {
             self.job(Job::Select).engine()?,
         ))
     }
+}
+
+/// A parse error as file, line, column and message. toml's `Display` quotes the offending line,
+/// which may be `api_key = "sk-..."`: only its message is kept, with quoted values masked.
+fn parse_error(text: &str, origin: &str, error: &toml::de::Error) -> LlmError {
+    let (line, column) = match error.span() {
+        Some(span) => {
+            let before = text.get(..span.start).unwrap_or(text);
+            let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+            (
+                before.matches('\n').count() + 1,
+                before[line_start..].chars().count() + 1,
+            )
+        }
+        None => (0, 0),
+    };
+    LlmError::ConfigFile {
+        origin: origin.to_owned(),
+        line,
+        column,
+        message: mask_quoted(error.message().trim()),
+    }
+}
+
+/// `text` with the contents of every `"..."` replaced by `***` (serde's messages quote values:
+/// `invalid type: string "sk-...", expected u32`).
+fn mask_quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut parts = text.split('"');
+    if let Some(first) = parts.next() {
+        out.push_str(first);
+    }
+    let mut inside = true;
+    for part in parts {
+        out.push('"');
+        out.push_str(if inside { "***" } else { part });
+        inside = !inside;
+    }
+    out
 }
 
 /// One source of settings for a job, with where it came from (a file's path or "the
@@ -631,6 +668,28 @@ mod tests {
             message.contains("MY_KEY is not set")
                 && message.contains("/home/u/.mewcode/config.toml"),
             "{message}"
+        );
+    }
+
+    #[test]
+    fn parse_errors_give_the_position_but_never_the_line() {
+        let check = |text: &str, expected: &str| match ConfigFile::parse(text, "/u/config.toml") {
+            Err(e) => {
+                let shown = format!("{e} {e:?}");
+                assert!(!shown.contains("sk-secret"), "{shown}");
+                assert_eq!(e.to_string(), expected);
+            }
+            Ok(f) => panic!("parsed: {f:?}"),
+        };
+        check(
+            "[llm]\nprovider = \"openai\"\napi_key = sk-secret-123\n",
+            "cannot parse the model configuration /u/config.toml, line 3, column 11: \
+             string values must be quoted, expected literal string",
+        );
+        check(
+            "[llm]\n# é\nmax_retries = \"sk-secret-123\"\n",
+            "cannot parse the model configuration /u/config.toml, line 3, column 15: \
+             invalid type: string \"***\", expected u32",
         );
     }
 

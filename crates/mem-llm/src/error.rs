@@ -15,13 +15,21 @@ pub enum LlmError {
         /// What is wrong and how to fix it.
         message: String,
     },
-    /// The TOML configuration file could not be parsed.
-    #[error("cannot parse the model configuration {origin}")]
+    /// The TOML configuration file could not be parsed. Only the position and the parser's
+    /// message are kept — never the offending line, which may hold an API key; quoted values in
+    /// the message are masked.
+    #[error(
+        "cannot parse the model configuration {origin}, line {line}, column {column}: {message}"
+    )]
     ConfigFile {
         /// Where the text came from (a path, shown to the user).
         origin: String,
-        /// The parser's error.
-        source: toml::de::Error,
+        /// 1-based line of the error (0 when the parser gave no position).
+        line: usize,
+        /// 1-based column of the error, in characters (0 when the parser gave no position).
+        column: usize,
+        /// The parser's message, without a source excerpt.
+        message: String,
     },
     /// No connection could be made (refused, DNS, TLS), after all retries.
     #[error("cannot connect to {url} after {attempts} attempt(s)")]
