@@ -373,6 +373,11 @@ pub enum Outcome {
     Ready(Box<Compaction>),
 }
 
+/// The text standing for the summariser's when a compaction only trims tool results (nothing
+/// is summarised: every message is kept).
+pub const TRIM_ONLY_NOTE: &str = "No messages were summarised this time: the context was over the \
+     limit with too little to summarise, so only tool results were trimmed.";
+
 /// Start of every summary this crate writes.
 pub const SUMMARY_PREAMBLE: &str = "[mewmem compact]";
 
@@ -484,47 +489,70 @@ impl AutoCompact {
         });
         let limit = self.config.trigger_tokens();
 
-        let (trimmed, tokens) = self.trimmed(session, KEEP_RECENT_TURNS);
+        // The cut is planned on the tokens the messages hold now: what the summary replaces and
+        // what the tail keeps are weighed as they are, not as trimming would leave them
+        // (trimming shrinks old results first, so a tail measured after it would reach back over
+        // nearly everything and leave no prefix to summarise).
+        let original_tokens: Vec<usize> = (0..original.len())
+            .map(|i| session.conversation.message_tokens(&self.counter, i))
+            .collect();
+        let prefix_of =
+            |cut: &Cut| -> usize { cut.prefix.iter().map(|&i| original_tokens[i]).sum() };
+        // What the new context holds besides the summary: system messages, the tail (as trimmed),
+        // the injected block.
+        let fixed = |cut: &Cut, tokens: &[usize]| {
+            cut.system.iter().map(|&i| tokens[i]).sum::<usize>()
+                + cut.tail.iter().map(|&i| tokens[i]).sum::<usize>()
+                + ltm_tokens
+        };
+        let over = check.should_compact;
         let mut cut = plan_cut(
-            &trimmed.messages,
-            &tokens,
+            original,
+            &original_tokens,
             self.config.tail,
             since_last_user,
             false,
         );
-        let mut plan = (trimmed, tokens);
+        let mut plan = self.trimmed(session, KEEP_RECENT_TURNS);
         let mut tail_shrunk = false;
-        let fixed = |cut: &Cut, tokens: &[usize]| {
-            cut.system.iter().map(|&i| tokens[i]).sum::<usize>() + cut.tail_tokens + ltm_tokens
-        };
-        if fixed(&cut, &plan.1) > limit {
-            // The kept part alone would not fit: shrink the tail to the minimum and cut every
-            // big tool result in it. Reported `critical` below if even that does not fit.
-            let (t, k) = self.trimmed(session, 0);
-            cut = plan_cut(&t.messages, &k, self.config.tail, false, true);
-            plan = (t, k);
+        if fixed(&cut, &plan.1) > limit || (over && prefix_of(&cut) < MIN_SUMMARIZE_PREFIX_TOKENS) {
+            // The kept part alone would not fit, or over the limit the normal tail leaves too
+            // little to summarise: shrink the tail to the minimum and cut every big tool result
+            // in it. Reported `critical` below if even that does not fit.
+            cut = plan_cut(original, &original_tokens, self.config.tail, false, true);
+            plan = self.trimmed(session, 0);
             tail_shrunk = true;
         }
-        let (trimmed, tokens) = plan;
         // The guard weighs what the summary replaces: the prefix as it was, before trimming.
-        let prefix_tokens: usize = cut
-            .prefix
-            .iter()
-            .map(|&i| session.conversation.message_tokens(&self.counter, i))
-            .sum();
+        let prefix_tokens = prefix_of(&cut);
+        let mut trim_only = false;
         if prefix_tokens < MIN_SUMMARIZE_PREFIX_TOKENS {
-            let level = if fixed(&cut, &tokens) > limit {
-                WarningLevel::Critical
-            } else {
-                check.warning_level
-            };
-            return Ok(Outcome::Skipped {
-                result: CompactResult::untouched(tokens_before, level, false),
-                reason: Skip::PrefixTooSmall {
-                    tokens: prefix_tokens,
-                },
-            });
+            // Over the limit with nothing worth summarising: a boundary that only trims tool
+            // results (every message kept) when that frees room; otherwise nothing to do.
+            let everything = crate::split::classify(original, &original_tokens, 0);
+            let mut whole = self.trimmed(session, KEEP_RECENT_TURNS);
+            if fixed(&everything, &whole.1) > limit {
+                whole = self.trimmed(session, 0);
+            }
+            let frees = fixed(&everything, &whole.1) < fixed(&everything, &original_tokens);
+            if !over || !frees {
+                let level = if fixed(&cut, &plan.1) > limit {
+                    WarningLevel::Critical
+                } else {
+                    check.warning_level
+                };
+                return Ok(Outcome::Skipped {
+                    result: CompactResult::untouched(tokens_before, level, false),
+                    reason: Skip::PrefixTooSmall {
+                        tokens: prefix_tokens,
+                    },
+                });
+            }
+            cut = everything;
+            plan = whole;
+            trim_only = true;
         }
+        let (trimmed, _) = plan;
 
         // The part to summarise, cleaned as OMC does.
         let round_of = rounds(&trimmed.messages);
@@ -553,20 +581,33 @@ impl AutoCompact {
         let request = SummarizeRequest {
             messages: prefix.into_iter().map(|a| a.message).collect(),
         };
-        let reply = match self.llm.summarize(&request).await {
-            Ok(r) => r,
-            Err(source) => {
-                let n = self.failures.entry(session.id.clone()).or_insert(0);
-                *n += 1;
-                tracing::warn!(session = %session.id, failures = *n, "summariser failed: {source}");
-                return Err(Error::Summarize {
-                    session: session.id.clone(),
-                    consecutive_failures: *n,
-                    source: Box::new(source),
-                });
+        let reply = if trim_only {
+            mem_llm::Reply {
+                value: mem_llm::Summary {
+                    text: TRIM_ONLY_NOTE.to_owned(),
+                },
+                engine: "none (trim only)".to_owned(),
+                fallback: None,
+                dropped: Vec::new(),
+            }
+        } else {
+            match self.llm.summarize(&request).await {
+                Ok(r) => r,
+                Err(source) => {
+                    let n = self.failures.entry(session.id.clone()).or_insert(0);
+                    *n += 1;
+                    tracing::warn!(session = %session.id, failures = *n, "summariser failed: {source}");
+                    return Err(Error::Summarize {
+                        session: session.id.clone(),
+                        consecutive_failures: *n,
+                        source: Box::new(source),
+                    });
+                }
             }
         };
-        self.failures.remove(&session.id);
+        if !trim_only {
+            self.failures.remove(&session.id);
+        }
 
         // The summary: preamble, earlier summaries carried forward, the new one, the notes, and
         // whatever the summariser left out of the prefix.

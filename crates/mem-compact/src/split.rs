@@ -174,6 +174,12 @@ pub fn plan_cut(
     }
 
     let tail_start = candidates.get(s).copied().unwrap_or(messages.len());
+    classify(messages, tokens, tail_start)
+}
+
+/// The cut of `messages` whose tail starts at index `tail_start` (0: nothing is summarised,
+/// every conversation message is kept).
+pub fn classify(messages: &[Message], tokens: &[usize], tail_start: usize) -> Cut {
     let mut cut = Cut {
         tail_start,
         ..Cut::default()

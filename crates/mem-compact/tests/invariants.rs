@@ -522,3 +522,81 @@ fn a_small_prefix_is_not_summarised() {
     assert!(!r.triggered);
     assert_eq!(store.meta(&id).unwrap().compactions, 0);
 }
+
+#[test]
+fn a_session_of_big_tool_results_over_the_window_compacts_under_it() {
+    // One request, then rounds whose results are big: trimming shrinks every old result, so a
+    // cut planned on trimmed counts kept everything in the tail and skipped the compaction.
+    let dir = tempfile::tempdir().unwrap();
+    let mut messages = vec![Message::user("read every log")];
+    for i in 0..12 {
+        let id = format!("log{i}");
+        messages.push(call(&id, &format!("cat log{i}")));
+        messages.push(result(&id, words(200 + i, 9_000), false));
+    }
+    let (store, id) = store_with(dir.path(), &messages);
+    let mut session = CompactSession::open(&store, &id, dir.path().into()).unwrap();
+    let mut ac = offline(AutoCompactConfig::default());
+    let check = ac.check(&session.conversation);
+    assert!(check.should_compact, "{check:?}");
+    for force in [false, true] {
+        let Outcome::Ready(c) = rt().block_on(ac.prepare(&session, force, false)).unwrap() else {
+            panic!("over the window: must compact (force {force})")
+        };
+        assert_eq!(
+            c.result.warning_level,
+            WarningLevel::Compacted,
+            "{:?}",
+            c.result
+        );
+        assert!(
+            c.result.tokens_after < ac.config().trigger_tokens(),
+            "{:?}",
+            c.result
+        );
+    }
+    let r = rt()
+        .block_on(ac.check_and_compact(&mut session, false, false))
+        .unwrap();
+    assert!(r.triggered, "{r:?}");
+    assert!(!ac.check(&session.conversation).should_compact);
+}
+
+#[test]
+fn over_the_limit_with_nothing_to_summarise_the_results_are_trimmed_only() {
+    // Four messages: the minimal tail is the whole conversation, so there is no prefix; the big
+    // results are trimmed instead of nothing being done.
+    let dir = tempfile::tempdir().unwrap();
+    let mut messages = vec![Message::user("read both logs")];
+    messages.push(Message::new(
+        Role::Assistant,
+        vec![
+            ContentBlock::tool_use("a", "Bash", json!({"command": "cat a.log"})),
+            ContentBlock::tool_use("b", "Bash", json!({"command": "cat b.log"})),
+        ],
+    ));
+    messages.push(Message::new(
+        Role::User,
+        vec![
+            ContentBlock::tool_result("a", words(1, 9_000), false),
+            ContentBlock::tool_result("b", words(2, 9_000), false),
+        ],
+    ));
+    let (store, id) = store_with(dir.path(), &messages);
+    let mut session = CompactSession::open(&store, &id, dir.path().into()).unwrap();
+    let mut ac = offline(AutoCompactConfig {
+        model_context_window: 40_000,
+        ..AutoCompactConfig::default()
+    });
+    assert!(ac.check(&session.conversation).should_compact);
+    let r = rt()
+        .block_on(ac.check_and_compact(&mut session, false, false))
+        .unwrap();
+    assert!(r.triggered, "{r:?}");
+    assert_eq!(r.messages_removed, 0);
+    assert_eq!(r.warning_level, WarningLevel::Compacted, "{r:?}");
+    let resumed = store.resume(&id).unwrap();
+    assert!(resumed.from_boundary);
+    assert!(resumed.issues.is_empty(), "{:?}", resumed.issues);
+    assert_eq!(resumed.messages.len(), 1 + 3, "summary + every message");
+}
