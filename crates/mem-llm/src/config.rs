@@ -325,6 +325,40 @@ impl LlmSettings {
     }
 }
 
+/// The largest `timeout_secs` / `connect_timeout_secs` accepted, in seconds (one hour).
+pub const MAX_TIMEOUT_SECS: f64 = 3600.0;
+
+/// The largest `max_retries` accepted.
+pub const MAX_RETRIES: u32 = 10;
+
+/// The first layer's value of a seconds setting (`key`, read by `get`) as a duration.
+///
+/// Errors: [`LlmError::Config`] naming the key, the value and its origin when the value is not a
+/// number of seconds in (0, [`MAX_TIMEOUT_SECS`]].
+fn seconds(
+    layers: &[Layer],
+    key: &str,
+    get: impl Fn(&JobSection) -> Option<f64>,
+) -> Result<Option<Duration>> {
+    let Some((layer, secs)) = layers
+        .iter()
+        .find_map(|l| get(&l.section).map(|secs| (l, secs)))
+    else {
+        return Ok(None);
+    };
+    let in_range = secs.is_finite() && secs > 0.0 && secs <= MAX_TIMEOUT_SECS;
+    match Duration::try_from_secs_f64(secs) {
+        Ok(d) if in_range && !d.is_zero() => Ok(Some(d)),
+        _ => Err(LlmError::Config {
+            message: format!(
+                "{key} = {secs} in {}: expected a number of seconds greater than 0 and at most \
+                 {MAX_TIMEOUT_SECS}",
+                layer.origin
+            ),
+        }),
+    }
+}
+
 /// A parse error as file, line, column and message. toml's `Display` quotes the offending line,
 /// which may be `api_key = "sk-..."`: only its message is kept, with quoted values masked.
 fn parse_error(text: &str, origin: &str, error: &toml::de::Error) -> LlmError {
@@ -436,22 +470,23 @@ fn resolve_job(
         layers.extend(general_layers);
     }
     let mut policy = CallPolicy::for_job(job);
-    if let Some(t) = layers
-        .iter()
-        .find_map(|l| l.section.timeout_secs)
-        .filter(|t| t.is_finite() && *t > 0.0)
-    {
-        policy.timeout = Duration::from_secs_f64(t);
+    if let Some(t) = seconds(&layers, "timeout_secs", |l| l.timeout_secs)? {
+        policy.timeout = t;
     }
-    if let Some(t) = layers
-        .iter()
-        .find_map(|l| l.section.connect_timeout_secs)
-        .filter(|t| t.is_finite() && *t > 0.0)
-    {
-        policy.connect_timeout = Duration::from_secs_f64(t);
+    if let Some(t) = seconds(&layers, "connect_timeout_secs", |l| l.connect_timeout_secs)? {
+        policy.connect_timeout = t;
     }
-    if let Some(n) = layers.iter().find_map(|l| l.section.max_retries) {
-        policy.max_retries = n.min(10);
+    if let Some(layer) = layers.iter().find(|l| l.section.max_retries.is_some()) {
+        let n = layer.section.max_retries.unwrap_or_default();
+        if n > MAX_RETRIES {
+            return Err(LlmError::Config {
+                message: format!(
+                    "max_retries = {n} in {}: expected 0 to {MAX_RETRIES}",
+                    layer.origin
+                ),
+            });
+        }
+        policy.max_retries = n;
     }
     if provider == ProviderKind::Offline {
         return Ok(JobSettings {
@@ -690,6 +725,49 @@ mod tests {
             "[llm]\n# é\nmax_retries = \"sk-secret-123\"\n",
             "cannot parse the model configuration /u/config.toml, line 3, column 15: \
              invalid type: string \"***\", expected u32",
+        );
+    }
+
+    #[test]
+    fn out_of_range_timeouts_and_retries_are_errors() {
+        for (line, key) in [
+            (
+                "timeout_secs = 1e30",
+                "timeout_secs = 1000000000000000000000000000000",
+            ),
+            (
+                "timeout_secs = 1e300",
+                "timeout_secs = 1000000000000000000000",
+            ),
+            ("timeout_secs = 0", "timeout_secs = 0 "),
+            ("timeout_secs = -5", "timeout_secs = -5 "),
+            ("timeout_secs = nan", "timeout_secs = NaN "),
+            ("timeout_secs = inf", "timeout_secs = inf "),
+            ("timeout_secs = 3601", "timeout_secs = 3601 "),
+            (
+                "connect_timeout_secs = 1e30",
+                "connect_timeout_secs = 1000000000000000000000",
+            ),
+            ("max_retries = 11", "max_retries = 11 "),
+        ] {
+            let user = ConfigFile::parse(
+                &format!("[llm]\nprovider = \"openai\"\n[llm.select]\n{line}\n"),
+                "/u/config.toml",
+            )
+            .unwrap();
+            let message = config_error(LlmSettings::resolve(Some(&user), None, &env(&[])));
+            assert!(
+                message.starts_with(key) && message.contains("in /u/config.toml"),
+                "{line}: {message}"
+            );
+        }
+        let user =
+            file("[llm]\ntimeout_secs = 3600\nconnect_timeout_secs = 0.5\nmax_retries = 10\n");
+        let s = LlmSettings::resolve(Some(&user), None, &env(&[])).unwrap();
+        let policy = s.job(Job::Summarize).policy;
+        assert_eq!(
+            (policy.timeout, policy.connect_timeout, policy.max_retries),
+            (Duration::from_secs(3600), Duration::from_millis(500), 10)
         );
     }
 

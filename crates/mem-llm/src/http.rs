@@ -88,24 +88,41 @@ pub fn build_client(connect_timeout: Duration) -> Result<reqwest::Client> {
         })
 }
 
-/// Parses `Retry-After` (seconds or an HTTP date) or OpenAI's `retry-after-ms`.
+/// The longest `Retry-After` taken from a server (one day); a longer one is clamped to it, which
+/// is past every job's deadline, so the call gives up at once.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(86_400);
+
+/// Parses `Retry-After` (seconds or an HTTP date) or OpenAI's `retry-after-ms`, clamped to
+/// [`MAX_RETRY_AFTER`]; a negative or non-numeric value counts as absent.
 pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     if let Some(ms) = headers
         .get("retry-after-ms")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<f64>().ok())
-        && ms.is_finite()
-        && ms >= 0.0
+        && let Some(wait) = clamped_secs(ms / 1000.0)
     {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
+        return Some(wait);
     }
     let value = headers.get("retry-after")?.to_str().ok()?.trim();
     if let Ok(secs) = value.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+        return clamped_secs(secs);
     }
     let date = chrono::DateTime::parse_from_rfc2822(value).ok()?;
     let wait = date.with_timezone(&chrono::Utc) - chrono::Utc::now();
-    Some(wait.to_std().unwrap_or(Duration::ZERO))
+    Some(wait.to_std().unwrap_or(Duration::ZERO).min(MAX_RETRY_AFTER))
+}
+
+/// `secs` as a duration of at most [`MAX_RETRY_AFTER`]; `None` when negative or NaN.
+fn clamped_secs(secs: f64) -> Option<Duration> {
+    if secs.is_nan() || secs < 0.0 {
+        return None;
+    }
+    // Overflow (huge or infinite values) is the only failure left: clamp it.
+    Some(
+        Duration::try_from_secs_f64(secs)
+            .unwrap_or(MAX_RETRY_AFTER)
+            .min(MAX_RETRY_AFTER),
+    )
 }
 
 /// The server's error message: `error.message` of an OpenAI or Anthropic error body, else the
@@ -307,6 +324,26 @@ mod tests {
         assert_eq!(retry_after(&h), Some(Duration::ZERO));
         h.insert("retry-after-ms", HeaderValue::from_static("250"));
         assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
+    }
+
+    #[test]
+    fn huge_retry_after_is_clamped_not_a_panic() {
+        let check = |name: &'static str, value: &'static str, expected: Option<Duration>| {
+            let mut h = HeaderMap::new();
+            h.insert(name, HeaderValue::from_static(value));
+            assert_eq!(retry_after(&h), expected, "{name}: {value}");
+        };
+        check("retry-after", "99999999999999999999", Some(MAX_RETRY_AFTER));
+        check("retry-after", "1e308", Some(MAX_RETRY_AFTER));
+        check("retry-after", "inf", Some(MAX_RETRY_AFTER));
+        check("retry-after", "NaN", None);
+        check("retry-after", "-1", None);
+        check("retry-after-ms", "1e300", Some(MAX_RETRY_AFTER));
+        check(
+            "retry-after",
+            "Fri, 31 Dec 9999 23:59:59 GMT",
+            Some(MAX_RETRY_AFTER),
+        );
     }
 
     #[test]

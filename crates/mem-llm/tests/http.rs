@@ -300,6 +300,34 @@ async fn rate_limit_longer_than_the_deadline_gives_up_at_once() {
 }
 
 #[tokio::test]
+async fn an_absurd_retry_after_gives_up_at_once_without_panicking() {
+    for (name, value) in [
+        ("retry-after", "99999999999999999999"),
+        ("retry-after-ms", "1e300"),
+    ] {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(429).insert_header(name, value))
+            .expect(1)
+            .mount(&server)
+            .await;
+        let start = Instant::now();
+        let err = engine(ProviderKind::Anthropic, &server, fast_policy())
+            .summarize(&summarize_request())
+            .await
+            .expect_err("rate limited");
+        assert!(start.elapsed() < Duration::from_secs(2));
+        match err {
+            LlmError::RateLimited { retry_after, .. } => {
+                assert_eq!(retry_after, Some(mem_llm::http::MAX_RETRY_AFTER), "{name}");
+            }
+            other => panic!("{name}: expected RateLimited, got {other:?}"),
+        }
+        server.verify().await;
+    }
+}
+
+#[tokio::test]
 async fn repeated_server_errors_give_up_after_the_bound() {
     for kind in KINDS {
         let server = MockServer::start().await;
