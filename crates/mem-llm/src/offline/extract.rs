@@ -223,7 +223,9 @@ fn rejection_feedback(block: &ContentBlock) -> Option<String> {
     }
     let text = content.text();
     let marker = "the user said:";
-    let pos = text.to_lowercase().find(marker)?;
+    // ASCII lowercasing keeps every byte offset (Unicode lowercasing may not: "İ" grows from 2
+    // to 3 bytes), so the position found is one in `text`.
+    let pos = text.to_ascii_lowercase().find(marker)?;
     let said = text[pos + marker.len()..].trim();
     (!said.is_empty()).then(|| said.to_owned())
 }
@@ -579,6 +581,30 @@ mod tests {
             messages,
             "",
             "### 纠正反馈\n- use the existing helper rather than a new one\n",
+        );
+    }
+
+    #[test]
+    fn rejected_tool_feedback_after_text_whose_lowercase_is_longer() {
+        // "İ" is 2 bytes, its lowercase 3: a position found in the lowercased text is not one in
+        // the original.
+        let rejection = |text: &str| {
+            vec![Message::new(
+                Role::User,
+                vec![ContentBlock::tool_result("1", text, true)],
+            )]
+        };
+        // The reviewer's input: no cue word in the feedback, so nothing is extracted (it panicked).
+        check(rejection("İİ the user said: 日本語を使って"), "", "");
+        check(
+            rejection("İİ the user said: don't translate 日本語 here"),
+            "",
+            "### 纠正反馈\n- don't translate 日本語 here\n",
+        );
+        check(
+            rejection("İİİİİİ THE USER SAID: stop adding comments"),
+            "",
+            "### 纠正反馈\n- stop adding comments\n",
         );
     }
 }
