@@ -1,9 +1,10 @@
 //! Configuration read at the edge: `config.toml` files and environment variables, handed to the
 //! libraries as values.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
+use mem_instructions::ReadError;
 use mem_llm::{ConfigFile, LlmSettings};
 
 use crate::settings::Settings;
@@ -25,12 +26,34 @@ pub fn config_paths(settings: &Settings) -> [PathBuf; 2] {
     ]
 }
 
-fn read_config(path: &PathBuf) -> Result<Option<ConfigFile>> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(Some(ConfigFile::parse(&text, &path.display().to_string())?)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+/// The largest `config.toml` read, in bytes (1 MiB; real ones are a few hundred bytes).
+pub const MAX_CONFIG_BYTES: usize = 1 << 20;
+
+/// A config file's settings; `None` when it does not exist.
+///
+/// Read with [`mem_instructions::read_capped`]: only a regular file (symlinks followed), opened
+/// non-blocking, at most [`MAX_CONFIG_BYTES`] + 1 bytes read. A FIFO, device or directory, a
+/// larger file or invalid UTF-8 is an error naming the path.
+fn read_config(path: &Path) -> Result<Option<ConfigFile>> {
+    let read = match mem_instructions::read_capped(path, MAX_CONFIG_BYTES) {
+        Ok(read) => read,
+        Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    if read.truncated {
+        bail!(
+            "{} is too large ({} bytes; a config.toml may have at most {MAX_CONFIG_BYTES})",
+            path.display(),
+            read.size
+        );
     }
+    if read.lossy {
+        bail!("{} is not valid UTF-8", path.display());
+    }
+    Ok(Some(ConfigFile::parse(
+        &read.text,
+        &path.display().to_string(),
+    )?))
 }
 
 /// The model settings of every job, from the two config files and the environment
@@ -55,4 +78,61 @@ pub fn llm_settings(settings: &Settings) -> Result<(LlmSettings, Vec<ConfigSourc
     let resolved = LlmSettings::resolve(user.as_ref(), project.as_ref(), &env)
         .context("cannot resolve the model configuration")?;
     Ok((resolved, sources))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// `read_config`'s error message, or its result's debug form; runs on a thread so a read
+    /// that blocks fails the test instead of hanging it.
+    fn check(path: PathBuf, expected: &str) {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let shown = match read_config(&path) {
+                Ok(file) => format!("ok: {}", file.is_some()),
+                Err(e) => format!("{e:#}"),
+            };
+            let _ = tx.send(shown);
+        });
+        let shown = rx
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|_| "blocked (or panicked)".to_owned());
+        assert!(shown.contains(expected), "{shown}");
+    }
+
+    #[test]
+    fn only_regular_files_of_bounded_size_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good.toml");
+        std::fs::write(&good, "[llm]\nprovider = \"offline\"\n").unwrap();
+        check(good, "ok: true");
+        check(dir.path().join("missing.toml"), "ok: false");
+
+        let fifo = dir.path().join("fifo.toml");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        check(fifo, "not a regular file (a FIFO)");
+
+        let zero = dir.path().join("zero.toml");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        check(zero, "not a regular file (a device)");
+
+        let big = dir.path().join("big.toml");
+        let mut text = "[llm]\n".to_owned();
+        while text.len() <= MAX_CONFIG_BYTES {
+            text.push_str("# padding padding padding padding padding padding padding\n");
+        }
+        std::fs::write(&big, &text).unwrap();
+        check(big, "is too large");
+
+        let latin1 = dir.path().join("latin1.toml");
+        std::fs::write(&latin1, b"[llm]\nmodel = \"caf\xe9\"\n").unwrap();
+        check(latin1, "is not valid UTF-8");
+    }
 }
