@@ -7,6 +7,9 @@
 //!   comes from (file and include chain), and every [`Warning`] (file:line and reason).
 //! - [`find_includes`]: the include parser alone (no I/O; fuzzed in `fuzz/`).
 //! - [`read_capped`]: reads a regular file within a byte budget, never blocking on a FIFO.
+//! - [`load_memories`] with [`MemoryOptions`] → [`Memories`]: the auto-memory files
+//!   (`~/.mewcode/memories.md`, `<project>/.mewcode/memories.md`) of the `# autoMemory` section,
+//!   read under the same rules.
 //!
 //! An instruction file from a cloned repository is untrusted input: includes resolve only to
 //! files inside the project root after `..` and symlinks are resolved (inside `~/.mewcode` for the
@@ -18,6 +21,7 @@
 
 mod error;
 mod load;
+mod memories;
 mod parse;
 mod read;
 
@@ -25,6 +29,9 @@ pub use error::{Error, ReadError, Result};
 pub use load::{
     DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES, DEFAULT_NAMES, Instructions, Limits,
     LoadOptions, MAX_INCLUDE_DEPTH, Part, Scope, Site, Warning, WarningKind, load,
+};
+pub use memories::{
+    DEFAULT_MAX_MEMORY_BYTES, MEMORIES_FILE, Memories, MemoryFile, MemoryOptions, load_memories,
 };
 pub use parse::{IncludeKind, IncludeRef, find_includes};
 pub use read::{CappedText, read_capped};

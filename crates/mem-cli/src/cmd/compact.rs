@@ -11,7 +11,7 @@ use mem_compact::{
     LongTermMemory, OMC_KEEP_FRACTION, Outcome, TailPolicy, Trigger,
 };
 use mem_core::{Message, is_long_term_memory};
-use mem_instructions::{ReadError, read_capped};
+use mem_instructions::{MemoryOptions, load_memories};
 use mem_llm::{Job, Llm, OfflineEngine};
 use mem_session::{RecordType, SessionStore};
 use serde_json::{Value, json};
@@ -20,9 +20,6 @@ use super::instructions::SourceArgs;
 use super::session::render_message;
 use crate::config::llm_settings;
 use crate::settings::Settings;
-
-/// At most this many bytes of each `memories.md` are read (1 MiB), as `mem context` does.
-const MAX_MEMORY_BYTES: usize = 1024 * 1024;
 
 /// `mem compact ...`
 #[derive(Debug, Args)]
@@ -127,7 +124,6 @@ pub async fn run(args: CompactArgs, settings: &Settings) -> Result<()> {
     }
 }
 
-
 fn stats(store: &SessionStore, common: &CommonArgs, settings: &Settings) -> Result<()> {
     let id = super::session::resolve(store, common.session.clone())?;
     let resumed = store.resume(&id)?;
@@ -212,23 +208,13 @@ fn long_term_memory(
     for w in &ins.warnings {
         eprintln!("warning: {w}");
     }
-    let mut memories = Vec::new();
-    for path in [
-        settings.user_dir().join("memories.md"),
-        settings.project_dir().join("memories.md"),
-    ] {
-        match read_capped(&path, MAX_MEMORY_BYTES) {
-            Ok(read) if !read.text.trim().is_empty() => {
-                memories.push(read.text.trim_end().to_owned())
-            }
-            Ok(_) => {}
-            Err(ReadError::Io(e)) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => eprintln!("warning: {}: not read: {e}", path.display()),
-        }
+    let mem = load_memories(&MemoryOptions::new(&settings.project, &settings.home))?;
+    for w in &mem.warnings {
+        eprintln!("warning: {w}");
     }
     Ok(LongTermMemory {
         instructions: ins.section_body(),
-        memories: memories.join("\n\n"),
+        memories: mem.text(),
         date,
     })
 }
