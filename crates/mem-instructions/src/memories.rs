@@ -8,6 +8,7 @@
 //! non-blocking, at most a byte budget, a marker where it was cut). Every refusal is a
 //! [`Warning`]; nothing here is an error.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ReadError, Result};
@@ -62,7 +63,7 @@ pub struct MemoryFile {
 /// The memories read for one project.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Memories {
-    /// The files read, the user's first.
+    /// The files read, the user's first; a file reached twice (project = home) appears once.
     pub files: Vec<MemoryFile>,
     /// Everything refused, cut or skipped, in the order met.
     pub warnings: Vec<Warning>,
@@ -84,7 +85,8 @@ impl Memories {
 /// Reads `<home>/.mewcode/memories.md` then `<root>/.mewcode/memories.md`.
 ///
 /// A missing file is skipped silently. A file that resolves outside its root (the project root,
-/// or `~/.mewcode` for the user's), is not a regular file or cannot be read is skipped with a [`Warning`]; one larger than `max_bytes` is cut with a
+/// or `~/.mewcode` for the user's), is not a regular file, cannot be read, or is the same file as
+/// the one already read, is skipped with a [`Warning`]; one larger than `max_bytes` is cut with a
 /// marker and a warning.
 ///
 /// # Errors
@@ -111,14 +113,17 @@ pub fn load_memories(options: &MemoryOptions) -> Result<Memories> {
         ),
     ];
     let mut out = Memories::default();
+    let mut seen = HashSet::new();
     for (path, boundary, scope) in places {
         if let Some(file) = read_one(
             path,
             boundary.as_deref(),
             scope,
             options.max_bytes,
+            &seen,
             &mut out.warnings,
         ) {
+            seen.insert(file.canonical.clone());
             out.files.push(file);
         }
     }
@@ -130,6 +135,7 @@ fn read_one(
     boundary: Option<&Path>,
     scope: Scope,
     max_bytes: usize,
+    seen: &HashSet<PathBuf>,
     warnings: &mut Vec<Warning>,
 ) -> Option<MemoryFile> {
     let file = match scope {
@@ -170,6 +176,13 @@ fn read_one(
         warn(
             WarningKind::OutsideRoot,
             format!("refused: it resolves to a file outside {place}"),
+        );
+        return None;
+    }
+    if seen.contains(&canonical) {
+        warn(
+            WarningKind::AlreadyIncluded,
+            "the same file was read above; not repeated".to_owned(),
         );
         return None;
     }

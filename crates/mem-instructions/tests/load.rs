@@ -436,3 +436,16 @@ fn missing_project_root_is_an_error() {
         "{err}"
     );
 }
+
+#[test]
+fn project_that_is_home_loads_its_file_once() {
+    let t = Tree::new();
+    t.file("home/.mewcode/MEWCODE.md", "user rules\n");
+    let ins = load(&LoadOptions::new(t.path("home"), t.path("home"))).unwrap();
+    check(
+        &ins,
+        "user rules\n",
+        &["~/.mewcode/MEWCODE.md: AlreadyIncluded"],
+    );
+    assert_eq!(ins.files.len(), 1);
+}

@@ -194,3 +194,19 @@ fn invalid_utf8_is_replaced_with_a_warning() {
         &["InvalidUtf8: .mewcode/memories.md: invalid UTF-8 replaced by U+FFFD"],
     );
 }
+
+#[test]
+fn project_that_is_home_reads_its_file_once() {
+    let t = Tree::new();
+    t.file("home/.mewcode/memories.md", "once\n");
+    check(
+        &t.load_with("home", "home", 1024 * 1024),
+        "once",
+        &["AlreadyIncluded: .mewcode/memories.md: the same file was read above; not repeated"],
+    );
+    // The same through a symlinked project folder.
+    t.symlink("home", "project-link");
+    let m = t.load_with("project-link", "home", 1024 * 1024);
+    assert_eq!(m.text(), "once");
+    assert_eq!(m.files.len(), 1);
+}
