@@ -6,11 +6,14 @@ use std::path::Path;
 
 use crate::error::ReadError;
 
+/// The UTF-8 byte-order mark some editors put at the start of a file.
+const BOM: char = '\u{FEFF}';
+
 /// Text read by [`read_capped`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CappedText {
-    /// The text kept: at most the budget in bytes, cut on a character boundary. Invalid UTF-8
-    /// is replaced by U+FFFD.
+    /// The text kept: at most the budget in bytes, cut on a character boundary. A leading
+    /// byte-order mark (U+FEFF) is removed; invalid UTF-8 is replaced by U+FFFD.
     pub text: String,
     /// Size of the file on disk, in bytes.
     pub size: u64,
@@ -25,7 +28,8 @@ pub struct CappedText {
 /// Directories, FIFOs, sockets and devices are refused by their type before being opened, and
 /// the file is opened non-blocking, so this never waits on a writer. A file larger than
 /// `max_bytes` is cut at the last character boundary at or before `max_bytes`; only that many
-/// bytes are read, however large the file.
+/// bytes are read, however large the file. A leading UTF-8 byte-order mark (U+FEFF) is dropped
+/// from the text (it counts in the budget).
 ///
 /// # Errors
 /// [`ReadError::NotAFile`] for anything but a regular file, [`ReadError::Io`] when it cannot be
@@ -53,10 +57,15 @@ pub fn read_capped(path: &Path, max_bytes: usize) -> Result<CappedText, ReadErro
             bytes.truncate(e.valid_up_to());
         }
     }
-    let (text, lossy) = match String::from_utf8(bytes) {
+    let (mut text, lossy) = match String::from_utf8(bytes) {
         Ok(text) => (text, false),
         Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), true),
     };
+    // A byte-order mark is not text: left in, it hides a fence or a directive on the first
+    // line from the include parser and is sent to the model.
+    if text.starts_with(BOM) {
+        text.drain(..BOM.len_utf8());
+    }
     Ok(CappedText {
         text,
         size,
@@ -147,6 +156,21 @@ mod tests {
         check("abcé".as_bytes(), 4, "abc", true, false);
         check("a€b".as_bytes(), 3, "a", true, false);
         check("a€b".as_bytes(), 4, "a€", true, false);
+    }
+
+    #[test]
+    fn leading_byte_order_mark_is_removed() {
+        check(
+            b"\xef\xbb\xbf@include a.md\n",
+            100,
+            "@include a.md\n",
+            false,
+            false,
+        );
+        check(b"\xef\xbb\xbfabcdef", 5, "ab", true, false);
+        check(b"\xef\xbb\xbf\xff", 10, "\u{fffd}", false, true);
+        // Only at the start.
+        check("a\u{feff}b".as_bytes(), 10, "a\u{feff}b", false, false);
     }
 
     #[test]

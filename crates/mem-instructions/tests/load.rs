@@ -449,3 +449,20 @@ fn project_that_is_home_loads_its_file_once() {
     );
     assert_eq!(ins.files.len(), 1);
 }
+
+#[test]
+fn byte_order_mark_is_not_text() {
+    // A BOM before a directive: the rest of the line is the path, and no BOM is kept.
+    let t = Tree::new();
+    t.file(
+        "project/MEWCODE.md",
+        "\u{feff}@include my notes.md\nafter\n",
+    )
+    .file("project/my notes.md", "\u{feff}notes\n");
+    check(&t.load(), "notes\nafter\n", &[]);
+    // A BOM before a fence: the fenced `@` is code, not an include.
+    let t = Tree::new();
+    t.file("project/MEWCODE.md", "\u{feff}```\n@x.md\n```\n")
+        .file("project/x.md", "X\n");
+    check(&t.load(), "```\n@x.md\n```\n", &[]);
+}

@@ -210,3 +210,12 @@ fn project_that_is_home_reads_its_file_once() {
     assert_eq!(m.text(), "once");
     assert_eq!(m.files.len(), 1);
 }
+
+#[test]
+fn byte_order_mark_is_removed() {
+    let t = Tree::new();
+    t.file("home/.mewcode/memories.md", "\u{feff}user\n")
+        .file("project/.mewcode/memories.md", "\u{feff}\u{feff}project\n");
+    // Only the first is a byte-order mark; a second one is text.
+    check(&t.load(), "user\n\n\u{feff}project", &[]);
+}
