@@ -350,9 +350,12 @@ fn read_transcript(path: &Path) -> Result<Vec<Message>> {
 }
 
 /// Memory files (`*.md`, `MEMORY.md` excluded) of the given directories, sorted by name, at most
-/// 200; name and description from a frontmatter in the first 30 lines.
+/// 200 (a name seen in an earlier directory wins); frontmatter parsed by
+/// [`mem_llm::memory_files`]. A file that cannot be read or is not UTF-8 is skipped, and a
+/// frontmatter that cannot be used ignored, each with a warning on stderr naming the file.
 fn read_candidates(dirs: &[PathBuf]) -> Result<Vec<Candidate>> {
     const MAX_FILES: usize = 200;
+    const MAX_FILE_BYTES: usize = 1 << 20;
     let mut candidates: Vec<Candidate> = Vec::new();
     for dir in dirs {
         let entries = match std::fs::read_dir(dir) {
@@ -380,45 +383,23 @@ fn read_candidates(dirs: &[PathBuf]) -> Result<Vec<Candidate>> {
             if candidates.iter().any(|c| c.id == id) {
                 continue;
             }
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            candidates.push(parse_memory_file(id, &text));
+            let text = match mem_instructions::read_capped(&path, MAX_FILE_BYTES) {
+                Ok(read) if read.lossy => {
+                    eprintln!("warning: {} is not valid UTF-8; skipped", path.display());
+                    continue;
+                }
+                Ok(read) => read.text,
+                Err(e) => {
+                    eprintln!("warning: cannot read {}: {e}; skipped", path.display());
+                    continue;
+                }
+            };
+            let (candidate, warning) = mem_llm::memory_files::candidate(id, &text);
+            if let Some(warning) = warning {
+                eprintln!("warning: {}: {warning}", path.display());
+            }
+            candidates.push(candidate);
         }
     }
     Ok(candidates)
-}
-
-fn parse_memory_file(id: String, text: &str) -> Candidate {
-    let mut name = String::new();
-    let mut description = String::new();
-    let lines: Vec<&str> = text.lines().collect();
-    let mut body_start = 0;
-    if lines.first().map(|l| l.trim()) == Some("---")
-        && let Some(end) = lines
-            .iter()
-            .take(30)
-            .skip(1)
-            .position(|l| l.trim() == "---")
-    {
-        for line in &lines[1..=end] {
-            if let Some((key, value)) = line.split_once(':') {
-                let value = value.trim().trim_matches(['"', '\'']).to_owned();
-                match key.trim() {
-                    "name" => name = value,
-                    "description" => description = value,
-                    _ => {}
-                }
-            }
-        }
-        body_start = end + 2;
-    }
-    if name.is_empty() {
-        name = id.trim_end_matches(".md").to_owned();
-    }
-    Candidate {
-        id,
-        name,
-        description,
-        body: lines.get(body_start..).unwrap_or_default().join("\n"),
-    }
 }

@@ -1,0 +1,227 @@
+//! Memory files (seed §4): Markdown files whose frontmatter — a YAML block between `---` lines at
+//! the top, the closing one within the first [`FRONTMATTER_MAX_LINES`] lines — gives the memory's
+//! `name`, `description` and `type`. This module parses a file's text; listing and reading the
+//! memory directories is the caller's (the CLI today, mem-recall later).
+//!
+//! Tolerated: a UTF-8 byte-order mark, CRLF line endings, nested keys (`metadata:\n  name: x`,
+//! ignored: only top-level keys count), folded and literal scalars (`description: >`), and the
+//! unquoted colons real files have in values (`description: Rules: never skip`), which strict YAML
+//! refuses: such top-level values are quoted and the block parsed again. A block that still does
+//! not parse counts as no frontmatter, with a warning.
+
+use serde::Deserialize;
+
+use crate::types::Candidate;
+
+/// The line (1-based) by which a frontmatter's closing `---` must come.
+pub const FRONTMATTER_MAX_LINES: usize = 30;
+
+/// The top-level frontmatter fields mewmem reads.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct Frontmatter {
+    /// `name:`: a short title.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// `description:`: one line on what the memory is for (what recall selects on).
+    #[serde(default)]
+    pub description: Option<String>,
+    /// `type:`: `user`, `feedback`, `project` or `reference` (not checked here).
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+}
+
+/// A memory file's text, split.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemoryFile {
+    /// The frontmatter's fields (all `None` when there is none or it does not parse).
+    pub frontmatter: Frontmatter,
+    /// The text after the frontmatter (the whole text without one), BOM removed, lines joined
+    /// with `\n`.
+    pub body: String,
+}
+
+/// Splits `text` into frontmatter and body. The second value is a warning (why a frontmatter
+/// that is there could not be used), for the caller to report with the file's name.
+pub fn parse(text: &str) -> (MemoryFile, Option<String>) {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let lines: Vec<&str> = text.lines().collect();
+    let whole = || MemoryFile {
+        frontmatter: Frontmatter::default(),
+        body: lines.join("\n"),
+    };
+    if lines.first().map(|l| l.trim()) != Some("---") {
+        return (whole(), None);
+    }
+    let Some(end) = lines
+        .iter()
+        .enumerate()
+        .take(FRONTMATTER_MAX_LINES)
+        .skip(1)
+        .find_map(|(i, l)| (l.trim() == "---").then_some(i))
+    else {
+        return (
+            whole(),
+            Some(format!(
+                "no closing `---` within the first {FRONTMATTER_MAX_LINES} lines; no frontmatter read"
+            )),
+        );
+    };
+    let yaml = lines[1..end].join("\n");
+    let body = lines[end + 1..].join("\n");
+    match parse_yaml(&yaml) {
+        Ok(frontmatter) => (MemoryFile { frontmatter, body }, None),
+        Err(reason) => (
+            MemoryFile {
+                frontmatter: Frontmatter::default(),
+                body,
+            },
+            Some(format!("frontmatter is not valid YAML ({reason}); ignored")),
+        ),
+    }
+}
+
+/// A selection candidate from a memory file: `id` is its file name; name and description are
+/// trimmed (a folded scalar ends with a newline), the name falls back to the file name without
+/// `.md` when the frontmatter has none. The warning is [`parse`]'s.
+pub fn candidate(id: String, text: &str) -> (Candidate, Option<String>) {
+    let (file, warning) = parse(text);
+    let name = file
+        .frontmatter
+        .name
+        .map(|n| n.trim().to_owned())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| id.strip_suffix(".md").unwrap_or(&id).to_owned());
+    let candidate = Candidate {
+        name,
+        description: file
+            .frontmatter
+            .description
+            .map(|d| d.trim().to_owned())
+            .unwrap_or_default(),
+        body: file.body,
+        id,
+    };
+    (candidate, warning)
+}
+
+/// The YAML block's top-level fields; on failure, once more with unquoted top-level values that
+/// hold `: ` or ` #` quoted.
+fn parse_yaml(yaml: &str) -> Result<Frontmatter, String> {
+    if yaml.trim().is_empty() {
+        return Ok(Frontmatter::default());
+    }
+    match serde_saphyr::from_str::<Frontmatter>(yaml) {
+        Ok(f) => Ok(f),
+        Err(first) => {
+            let quoted = quote_plain_values(yaml);
+            if quoted == yaml {
+                return Err(first_line(&first.to_string()));
+            }
+            serde_saphyr::from_str::<Frontmatter>(&quoted)
+                .map_err(|_| first_line(&first.to_string()))
+        }
+    }
+}
+
+/// `key: value` lines at the top level whose plain value holds `: ` or ` #` (which strict YAML
+/// reads as a mapping or a comment) get the value single-quoted.
+fn quote_plain_values(yaml: &str) -> String {
+    let mut out = Vec::new();
+    for line in yaml.lines() {
+        let top_level = !line.starts_with([' ', '\t', '#', '-']);
+        let fixed = top_level
+            .then(|| line.split_once(": "))
+            .flatten()
+            .filter(|(key, value)| {
+                let value = value.trim();
+                !key.contains(' ')
+                    && !value.starts_with(['\'', '"', '[', '{', '>', '|', '&', '*', '!'])
+                    && (value.contains(": ") || value.contains(" #") || value.ends_with(':'))
+            })
+            .map(|(key, value)| format!("{key}: '{}'", value.trim().replace('\'', "''")));
+        out.push(fixed.unwrap_or_else(|| line.to_owned()));
+    }
+    out.join("\n")
+}
+
+/// The first line of a parser message (serde-saphyr may add a source excerpt).
+fn first_line(message: &str) -> String {
+    message.lines().next().unwrap_or("").trim().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(text: &str, name: Option<&str>, description: Option<&str>, kind: Option<&str>) {
+        let (file, warning) = parse(text);
+        assert_eq!(warning, None, "{text:?}");
+        assert_eq!(
+            (
+                file.frontmatter.name.as_deref(),
+                file.frontmatter.description.as_deref(),
+                file.frontmatter.kind.as_deref()
+            ),
+            (name, description, kind),
+            "{text:?}"
+        );
+    }
+
+    #[test]
+    fn top_level_fields_only() {
+        check(
+            "---\nname: top\ndescription: d\ntype: user\nmetadata:\n  name: nested\n  type: other\n---\nbody\n",
+            Some("top"),
+            Some("d"),
+            Some("user"),
+        );
+        check(
+            "---\nmetadata:\n  name: nested\n---\nbody\n",
+            None,
+            None,
+            None,
+        );
+    }
+
+    #[test]
+    fn bom_crlf_folded_scalars_and_colons() {
+        check(
+            "\u{feff}---\r\nname: \"日本語のメモ\"\r\ndescription: >\r\n  folded\r\n  text\r\ntype: project\r\n---\r\nbody\r\n",
+            Some("日本語のメモ"),
+            Some("folded text\n"),
+            Some("project"),
+        );
+        check(
+            "---\nname: Cover letter\ndescription: Standards: NYC location, no #hashtags\n---\n",
+            Some("Cover letter"),
+            Some("Standards: NYC location, no #hashtags"),
+            None,
+        );
+    }
+
+    #[test]
+    fn body_and_fallbacks() {
+        let (file, warning) = parse("---\nname: x\n---\nline 1\r\nline 2\n");
+        assert_eq!((file.body.as_str(), warning), ("line 1\nline 2", None));
+
+        let (c, warning) = candidate("note.md".to_owned(), "---\nname: [unclosed\n---\nbody\n");
+        assert_eq!((c.name.as_str(), c.description.as_str()), ("note", ""));
+        assert!(
+            warning
+                .as_deref()
+                .is_some_and(|w| w.starts_with("frontmatter is not valid YAML")),
+            "{warning:?}"
+        );
+
+        let late = format!("---\n{}---\nbody\n", "k: v\n".repeat(FRONTMATTER_MAX_LINES));
+        let (c, warning) = candidate("late.md".to_owned(), &late);
+        assert_eq!(c.name, "late");
+        assert!(warning.is_some_and(|w| w.contains("no closing")));
+
+        let (c, warning) = candidate("plain.md".to_owned(), "# Title\ntext\n");
+        assert_eq!(
+            (c.name.as_str(), c.body.as_str(), warning),
+            ("plain", "# Title\ntext", None)
+        );
+    }
+}
