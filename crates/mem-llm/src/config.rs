@@ -55,7 +55,7 @@ pub struct JobSection {
     /// API root (`.../v1` for OpenAI-compatible servers; the host for Anthropic).
     pub base_url: Option<String>,
     /// The API key itself (prefer `api_key_env`).
-    pub api_key: Option<String>,
+    pub api_key: Option<ApiKey>,
     /// Name of the environment variable holding the API key.
     pub api_key_env: Option<String>,
     /// Total deadline of one call, retries included, in seconds.
@@ -77,7 +77,7 @@ pub struct LlmSection {
     /// See [`JobSection::base_url`].
     pub base_url: Option<String>,
     /// See [`JobSection::api_key`].
-    pub api_key: Option<String>,
+    pub api_key: Option<ApiKey>,
     /// See [`JobSection::api_key_env`].
     pub api_key_env: Option<String>,
     /// See [`JobSection::timeout_secs`].
@@ -398,8 +398,32 @@ fn mask_quoted(text: &str) -> String {
     out
 }
 
-/// One source of settings for a job, with where it came from (a file's path or "the
-/// environment") for errors.
+/// The provider named by the first layer that names one; `table` says where in a file.
+///
+/// Errors: [`LlmError::Config`] for an unknown name, saying which file (and table) or variable
+/// it came from.
+fn provider_of(layers: &[Layer], table: &str) -> Result<Option<ProviderKind>> {
+    let Some((layer, name)) = layers
+        .iter()
+        .find_map(|l| non_empty(l.section.provider.clone()).map(|p| (l, p)))
+    else {
+        return Ok(None);
+    };
+    let from = if layer.origin.starts_with('$') {
+        layer.origin.clone()
+    } else {
+        format!("{table} of {}", layer.origin)
+    };
+    name.parse::<ProviderKind>().map(Some).map_err(|e| match e {
+        LlmError::Config { message } => LlmError::Config {
+            message: format!("{message}, from {from}"),
+        },
+        other => other,
+    })
+}
+
+/// One source of settings for a job, with where it came from (a file's path, or the variable
+/// `$MEM_LLM_PROVIDER` / `$MEM_LLM_<JOB>_PROVIDER` for the environment's) for errors.
 struct Layer {
     origin: String,
     section: JobSection,
@@ -437,7 +461,7 @@ fn resolve_job(
     };
     let origin = |f: &ConfigFile| f.origin.clone();
     let job_layers: Vec<Layer> = [
-        Some(Layer::new("the environment", env_job)),
+        Some(Layer::new(format!("$MEM_LLM_{upper}_PROVIDER"), env_job)),
         project.and_then(|f| Some(Layer::new(origin(f), f.job(job)?.clone()))),
         user.and_then(|f| Some(Layer::new(origin(f), f.job(job)?.clone()))),
     ]
@@ -445,7 +469,7 @@ fn resolve_job(
     .flatten()
     .collect();
     let general_layers: Vec<Layer> = [
-        Some(Layer::new("the environment", env_general)),
+        Some(Layer::new("$MEM_LLM_PROVIDER", env_general)),
         project.and_then(|f| Some(Layer::new(origin(f), f.general()?))),
         user.and_then(|f| Some(Layer::new(origin(f), f.general()?))),
     ]
@@ -456,14 +480,8 @@ fn resolve_job(
     let first = |layers: &[Layer], f: &dyn Fn(&JobSection) -> Option<String>| {
         layers.iter().find_map(|l| non_empty(f(&l.section)))
     };
-    let general_provider = match first(&general_layers, &|l| l.provider.clone()) {
-        Some(p) => p.parse::<ProviderKind>()?,
-        None => ProviderKind::Offline,
-    };
-    let provider = match first(&job_layers, &|l| l.provider.clone()) {
-        Some(p) => p.parse::<ProviderKind>()?,
-        None => general_provider,
-    };
+    let general_provider = provider_of(&general_layers, "[llm]")?.unwrap_or(ProviderKind::Offline);
+    let provider = provider_of(&job_layers, &format!("[llm.{job}]"))?.unwrap_or(general_provider);
     // The general layers count for model, URL and key only when they configure the same provider.
     let mut layers = job_layers;
     if provider == general_provider {
@@ -507,7 +525,12 @@ fn resolve_job(
     let mut api_key = None;
     let mut key_source = None;
     for layer in &layers {
-        if let Some(key) = non_empty(layer.section.api_key.clone()) {
+        if let Some(key) = layer
+            .section
+            .api_key
+            .as_ref()
+            .and_then(|k| non_empty(Some(k.expose().to_owned())))
+        {
             api_key = Some(ApiKey::new(key));
             key_source = Some("config file".to_owned());
             break;
@@ -768,6 +791,37 @@ mod tests {
         assert_eq!(
             (policy.timeout, policy.connect_timeout, policy.max_retries),
             (Duration::from_secs(3600), Duration::from_millis(500), 10)
+        );
+    }
+
+    #[test]
+    fn secrets_are_redacted_and_unknown_providers_say_where_they_came_from() {
+        let user = ConfigFile::parse(
+            "[llm]\napi_key = \"sk-config-secret\"\n[llm.select]\napi_key = \"sk-job-secret\"\nprovider = \"gemini\"\n",
+            "/u/config.toml",
+        )
+        .unwrap();
+        let shown = format!("{user:?}");
+        assert!(!shown.contains("secret"), "{shown}");
+        assert_eq!(
+            config_error(LlmSettings::resolve(Some(&user), None, &env(&[]))),
+            "unknown provider `gemini` (expected offline, openai or anthropic), from [llm.select] of /u/config.toml"
+        );
+        assert_eq!(
+            config_error(LlmSettings::resolve(
+                None,
+                None,
+                &env(&[("MEM_LLM_PROVIDER", "gpt")])
+            )),
+            "unknown provider `gpt` (expected offline, openai or anthropic), from $MEM_LLM_PROVIDER"
+        );
+        assert_eq!(
+            config_error(LlmSettings::resolve(
+                None,
+                None,
+                &env(&[("MEM_LLM_EXTRACT_PROVIDER", "gpt")])
+            )),
+            "unknown provider `gpt` (expected offline, openai or anthropic), from $MEM_LLM_EXTRACT_PROVIDER"
         );
     }
 

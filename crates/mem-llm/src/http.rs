@@ -139,12 +139,12 @@ pub fn error_message(body: &str, secret: Option<&str>) -> String {
         .and_then(Value::as_str)
         .map(str::to_owned)
         .unwrap_or_else(|| body.trim().to_owned());
-    let mut message: String = message.chars().take(MAX_ERROR_EXCERPT).collect();
-    if let Some(key) = secret
-        && !key.is_empty()
-    {
-        message = message.replace(key, "***");
-    }
+    // Mask before cutting: a cut through the key would leave its start unmasked.
+    let masked = match secret {
+        Some(key) if !key.is_empty() => message.replace(key, "***"),
+        _ => message,
+    };
+    let message: String = masked.chars().take(MAX_ERROR_EXCERPT).collect();
     if message.is_empty() {
         "(no message)".to_owned()
     } else {
@@ -363,6 +363,12 @@ mod tests {
             "Overloaded"
         );
         assert_eq!(error_message("plain text", None), "plain text");
+        // A key across the excerpt's end is masked, not cut in half.
+        let key = "sk-abcdefghijklmnop";
+        let body = format!("{}{key} trailing", "x".repeat(MAX_ERROR_EXCERPT - 5));
+        let shown = error_message(&body, Some(key));
+        assert!(!shown.contains("sk-ab"), "{shown}");
+        assert_eq!(shown, format!("{}*** t", "x".repeat(MAX_ERROR_EXCERPT - 5)));
         assert_eq!(error_message("", None), "(no message)");
     }
 }

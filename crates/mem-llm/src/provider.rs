@@ -95,8 +95,10 @@ impl FromStr for ProviderKind {
     }
 }
 
-/// An API key. Its `Debug` and `Display` never show it.
-#[derive(Clone, PartialEq, Eq)]
+/// An API key. Its `Debug` and `Display` never show it. Deserializes from a string (the
+/// `api_key` of a config file).
+#[derive(Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(transparent)]
 pub struct ApiKey(String);
 
 impl ApiKey {
