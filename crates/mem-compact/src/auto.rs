@@ -20,7 +20,7 @@ use crate::split::{Cut, TailPolicy, plan_cut};
 use crate::trim::{Spill, TrimStats, rounds, trim_tool_results, write_spills};
 use crate::{
     AUTO_COMPACT_SAFETY_MARGIN, KEEP_RECENT_TURNS, MANUAL_COMPACT_SAFETY_MARGIN,
-    MAX_CONSECUTIVE_FAILURES, MIN_SUMMARIZE_PREFIX_TOKENS,
+    MAX_CONSECUTIVE_FAILURES, MIN_SUMMARIZE_PREFIX_TOKENS, SUMMARY_MAX_TOKENS,
 };
 
 /// OMC warning level (seed 003): `ok`, `warning`, `critical`, `compacted`.
@@ -115,6 +115,15 @@ impl AutoCompactConfig {
             .model_context_window
             .saturating_sub(self.trigger.safety_margin());
         omc.min(mewcode)
+    }
+
+    /// The most tokens a compaction's summary may hold: [`SUMMARY_MAX_TOKENS`], and never more
+    /// than a fifth of [`Self::trigger_tokens`], so that the summary, a tail at its
+    /// [`KEEP_RECENT_TOKENS`](crate::KEEP_RECENT_TOKENS) target and the injected block leave room
+    /// for the conversation to grow before the next compaction. Earlier summaries are summarised
+    /// again when carrying them would pass it; a summary still over it is cut at a line.
+    pub fn summary_budget(&self) -> usize {
+        SUMMARY_MAX_TOKENS.min(self.trigger_tokens() / 5)
     }
 
     /// The level for `tokens` (never `compacted`).
@@ -230,6 +239,9 @@ pub struct CompactSession {
     /// Injected again after each compaction, when set.
     pub long_term_memory: Option<LongTermMemory>,
     writer: Option<SessionWriter>,
+    /// Length in bytes of the `.jsonl` that `conversation` reflects: a boundary is written only
+    /// if the file still has it (see [`Error::Changed`]).
+    read_len: Option<u64>,
 }
 
 impl CompactSession {
@@ -241,16 +253,19 @@ impl CompactSession {
             project,
             long_term_memory: None,
             writer: None,
+            read_len: None,
         }
     }
 
-    /// A session whose boundaries go to `writer`.
+    /// A session whose boundaries go to `writer`; `conversation` is taken to reflect the file as
+    /// the writer last saw it (its meta's `jsonl_bytes`).
     pub fn new(writer: SessionWriter, conversation: Conversation, project: PathBuf) -> Self {
         CompactSession {
             id: writer.id().to_owned(),
             conversation,
             project,
             long_term_memory: None,
+            read_len: Some(writer.meta().jsonl_bytes),
             writer: Some(writer),
         }
     }
@@ -263,7 +278,11 @@ impl CompactSession {
         };
         let resumed = store.resume(id).map_err(err)?;
         let writer = store.open(id).map_err(err)?;
-        Ok(Self::new(writer, resumed.messages.into(), project))
+        let mut session = Self::new(writer, resumed.messages.into(), project);
+        // The length the messages were read at: an append by another writer between the read
+        // and any later boundary makes the commit refuse instead of hiding that message.
+        session.read_len = Some(resumed.replay_offset + resumed.replay_bytes);
+        Ok(session)
     }
 
     /// Resumes session `id` of `store` without opening it for writing (takes no write lock).
@@ -286,13 +305,30 @@ impl CompactSession {
         self.writer.is_some()
     }
 
-    /// Appends `message` to the session file (when writable) and to the conversation.
+    /// Appends `message` to the session file (when writable) and to the conversation. If another
+    /// writer appended since this session was read, the message is still appended, but the next
+    /// compaction refuses ([`Error::Changed`]): the conversation lacks the other message.
     pub fn append(&mut self, message: Message) -> Result<()> {
         if let Some(w) = &mut self.writer {
-            w.append(&message).map_err(|source| Error::Session {
+            let err = |source| Error::Session {
                 session: self.id.clone(),
                 source: Box::new(source),
-            })?;
+            };
+            let record = mem_session::SessionRecord::message(
+                message.clone(),
+                Some(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+            );
+            let in_step = match self.read_len {
+                Some(len) => w
+                    .append_records_if_len(len, std::slice::from_ref(&record))
+                    .map_err(err)?,
+                None => false,
+            };
+            if in_step {
+                self.read_len = Some(w.meta().jsonl_bytes);
+            } else {
+                w.append_records(&[record]).map_err(err)?;
+            }
         }
         self.conversation.push(message);
         Ok(())
@@ -309,6 +345,13 @@ pub enum Skip {
         /// Its tokens.
         tokens: usize,
     },
+    /// The last attempt left the context over the limit (`critical`) at `tokens`; compacting
+    /// again before the conversation grew by [`MIN_SUMMARIZE_PREFIX_TOKENS`] would only repeat
+    /// it. `force` tries anyway.
+    WaitingForGrowth {
+        /// Tokens of the context after the last attempt.
+        tokens: usize,
+    },
     /// Paused after [`MAX_CONSECUTIVE_FAILURES`] summariser failures in a row.
     Paused {
         /// Failures in a row.
@@ -323,6 +366,11 @@ impl fmt::Display for Skip {
             Skip::PrefixTooSmall { tokens } => write!(
                 f,
                 "the part to summarise holds {tokens} tokens, under {MIN_SUMMARIZE_PREFIX_TOKENS}: not worth a summary"
+            ),
+            Skip::WaitingForGrowth { tokens } => write!(
+                f,
+                "the last compaction left {tokens} tokens, still over the limit; waiting until the \
+                 conversation grows by {MIN_SUMMARIZE_PREFIX_TOKENS} tokens (force to retry now)"
             ),
             Skip::Paused { failures } => write!(
                 f,
@@ -387,6 +435,8 @@ pub struct AutoCompact {
     llm: Arc<dyn Llm>,
     counter: TokenCounter,
     failures: HashMap<String, usize>,
+    /// Per session: tokens of the context when the last attempt left it `critical`.
+    stuck: HashMap<String, usize>,
 }
 
 impl fmt::Debug for AutoCompact {
@@ -408,6 +458,7 @@ impl AutoCompact {
             llm,
             counter: TokenCounter::default(),
             failures: HashMap::new(),
+            stuck: HashMap::new(),
         }
     }
 
@@ -478,6 +529,12 @@ impl AutoCompact {
         if !force && !check.should_compact {
             return Ok(skip(Skip::BelowThreshold, false));
         }
+        if let Some(&stuck) = self.stuck.get(&session.id)
+            && !force
+            && tokens_before < stuck + MIN_SUMMARIZE_PREFIX_TOKENS
+        {
+            return Ok(skip(Skip::WaitingForGrowth { tokens: stuck }, false));
+        }
 
         let original = session.conversation.messages();
         let ltm_tokens = session.long_term_memory.as_ref().map_or(0, |l| {
@@ -500,10 +557,13 @@ impl AutoCompact {
             |cut: &Cut| -> usize { cut.prefix.iter().map(|&i| original_tokens[i]).sum() };
         // What the new context holds besides the summary: system messages, the tail (as trimmed),
         // the injected block.
+        // The summary is counted at its budget: it is not written yet, and it never holds more.
+        let summary_budget = self.config.summary_budget();
         let fixed = |cut: &Cut, tokens: &[usize]| {
             cut.system.iter().map(|&i| tokens[i]).sum::<usize>()
                 + cut.tail.iter().map(|&i| tokens[i]).sum::<usize>()
                 + ltm_tokens
+                + summary_budget
         };
         let over = check.should_compact;
         let mut cut = plan_cut(
@@ -536,11 +596,14 @@ impl AutoCompact {
             }
             let frees = fixed(&everything, &whole.1) < fixed(&everything, &original_tokens);
             if !over || !frees {
-                let level = if fixed(&cut, &plan.1) > limit {
+                let level = if over || fixed(&cut, &plan.1) > limit {
                     WarningLevel::Critical
                 } else {
                     check.warning_level
                 };
+                if over {
+                    self.stuck.insert(session.id.clone(), tokens_before);
+                }
                 return Ok(Outcome::Skipped {
                     result: CompactResult::untouched(tokens_before, level, false),
                     reason: Skip::PrefixTooSmall {
@@ -581,53 +644,14 @@ impl AutoCompact {
         let request = SummarizeRequest {
             messages: prefix.into_iter().map(|a| a.message).collect(),
         };
-        let reply = if trim_only {
-            mem_llm::Reply {
-                value: mem_llm::Summary {
-                    text: TRIM_ONLY_NOTE.to_owned(),
-                },
-                engine: "none (trim only)".to_owned(),
-                fallback: None,
-                dropped: Vec::new(),
-            }
-        } else {
-            match self.llm.summarize(&request).await {
-                Ok(r) => r,
-                Err(source) => {
-                    let n = self.failures.entry(session.id.clone()).or_insert(0);
-                    *n += 1;
-                    tracing::warn!(session = %session.id, failures = *n, "summariser failed: {source}");
-                    return Err(Error::Summarize {
-                        session: session.id.clone(),
-                        consecutive_failures: *n,
-                        source: Box::new(source),
-                    });
-                }
-            }
-        };
-        if !trim_only {
-            self.failures.remove(&session.id);
-        }
-
-        // The summary: preamble, earlier summaries carried forward, the new one, the notes, and
-        // whatever the summariser left out of the prefix.
+        // Earlier summaries are carried forward; when carrying them would pass the budget, they
+        // are summarised again together with the prefix (a summary is text: any summariser
+        // reads it as a message).
         let previous: Vec<String> = cut
             .summaries
             .iter()
             .map(|&i| strip_preamble(&original[i].text_content()))
             .collect();
-        let mut summary = format!(
-            "{SUMMARY_PREAMBLE} This summary replaces {} earlier messages of this conversation. \
-             It is a record of what happened, not a new request: the requests it lists were \
-             made before this point, and the messages after it show where the work stands.\n\n",
-            cut.prefix.len()
-        );
-        for p in &previous {
-            summary.push_str(p.trim_end());
-            summary.push_str("\n\n");
-        }
-        summary.push_str(reply.value.text.trim_end());
-        summary.push('\n');
         let mut notes = Vec::new();
         if cleaned.deduplicated_count > 0 {
             notes.push(omc::dedup_note(cleaned.deduplicated_count));
@@ -635,20 +659,48 @@ impl AutoCompact {
         if cleaned.error_removed_count > 0 {
             notes.push(omc::purge_note(cleaned.error_removed_count));
         }
-        if !notes.is_empty() {
-            summary.push('\n');
-            summary.push_str(&notes.join("\n"));
-            summary.push('\n');
-        }
+        // What the summary must keep: the requests, files and commands of the prefix, and the
+        // errors the purge left (purged errors are counted by the note, not listed).
         let prefix_messages: Vec<Message> =
             cut.prefix.iter().map(|&i| original[i].clone()).collect();
-        let facts = coverage::facts(&prefix_messages);
-        let missing = coverage::missing(&facts, &summary);
-        if !missing.is_empty() {
-            summary.push('\n');
-            summary.push_str(&coverage::appendix(&missing));
-        }
-
+        let mut facts = coverage::facts(&prefix_messages);
+        facts.errors = coverage::facts(&request.messages).errors;
+        let (reply, summary, missing) = if trim_only {
+            let reply = mem_llm::Reply {
+                value: mem_llm::Summary {
+                    text: TRIM_ONLY_NOTE.to_owned(),
+                },
+                engine: "none (trim only)".to_owned(),
+                fallback: None,
+                dropped: Vec::new(),
+            };
+            let summary = compose(cut.prefix.len(), &previous, &reply.value.text, &notes, None);
+            (reply, summary, coverage::Facts::default())
+        } else {
+            let reply = self.summarize(&session.id, &request).await?;
+            let (mut summary, mut missing) = compose_covered(
+                cut.prefix.len(),
+                &previous,
+                &reply.value.text,
+                &notes,
+                &facts,
+            );
+            let mut reply = reply;
+            if !previous.is_empty() && self.counter.count(&summary) > summary_budget {
+                let mut again = SummarizeRequest {
+                    messages: previous.iter().map(|p| Message::user(p.clone())).collect(),
+                };
+                again.messages.extend(request.messages.iter().cloned());
+                reply = self.summarize(&session.id, &again).await?;
+                (summary, missing) =
+                    compose_covered(cut.prefix.len(), &[], &reply.value.text, &notes, &facts);
+            }
+            (
+                reply,
+                fit_to_budget(summary, summary_budget, &self.counter),
+                missing,
+            )
+        };
         // The new context: system messages, the summary, the tail; instructions and memories
         // injected again.
         let leading_system = original
@@ -722,7 +774,7 @@ impl AutoCompact {
     /// Writes a prepared compaction: spilled results (atomically), then the boundary (one
     /// append, on disk when this returns), then swaps the session's conversation.
     pub fn commit(
-        &self,
+        &mut self,
         session: &mut CompactSession,
         compaction: Compaction,
     ) -> Result<CompactResult> {
@@ -746,14 +798,32 @@ impl AutoCompact {
             );
         }
         record.extra.insert(BOUNDARY_STATS_KEY.to_owned(), stats);
-        writer
-            .append_records(&[record])
-            .map_err(|source| Error::Session {
-                session: session.id.clone(),
-                source: Box::new(source),
-            })?;
+        let err = |source| Error::Session {
+            session: session.id.clone(),
+            source: Box::new(source),
+        };
+        match session.read_len {
+            Some(len) => {
+                if !writer
+                    .append_records_if_len(len, std::slice::from_ref(&record))
+                    .map_err(err)?
+                {
+                    return Err(Error::Changed {
+                        session: session.id.clone(),
+                    });
+                }
+            }
+            None => writer.append_records(&[record]).map_err(err)?,
+        }
+        session.read_len = Some(writer.meta().jsonl_bytes);
         session.conversation = Conversation::from_messages(compaction.context);
-        Ok(compaction.result)
+        let result = compaction.result;
+        if result.warning_level == WarningLevel::Critical {
+            self.stuck.insert(session.id.clone(), result.tokens_after);
+        } else {
+            self.stuck.remove(&session.id);
+        }
+        Ok(result)
     }
 
     /// Seed 003 `check_and_compact(session, force, since_last_user)`: checks, and when over the
@@ -781,6 +851,30 @@ impl AutoCompact {
     ) -> Result<CompactResult> {
         session.append(message)?;
         self.check_and_compact(session, false, false).await
+    }
+
+    /// Calls the summariser; a failure is counted towards the pause, a success resets the count.
+    async fn summarize(
+        &mut self,
+        session: &str,
+        request: &SummarizeRequest,
+    ) -> Result<mem_llm::Reply<mem_llm::Summary>> {
+        match self.llm.summarize(request).await {
+            Ok(r) => {
+                self.failures.remove(session);
+                Ok(r)
+            }
+            Err(source) => {
+                let n = self.failures.entry(session.to_owned()).or_insert(0);
+                *n += 1;
+                tracing::warn!(session = %session, failures = *n, "summariser failed: {source}");
+                Err(Error::Summarize {
+                    session: session.to_owned(),
+                    consecutive_failures: *n,
+                    source: Box::new(source),
+                })
+            }
+        }
     }
 
     /// Trims the session's tool results and counts the tokens of the trimmed messages (counts of
@@ -811,6 +905,78 @@ impl AutoCompact {
 /// Key of the `compact_boundary` record's extra field holding the [`CompactResult`], the engine
 /// and the trigger (read by `mem compact stats`).
 pub const BOUNDARY_STATS_KEY: &str = "mewmem_compact";
+
+/// The summary: preamble, earlier summaries carried forward, the summariser's text, the OMC
+/// notes, and the appendix of what the summariser left out (when given).
+fn compose(
+    replaced: usize,
+    previous: &[String],
+    text: &str,
+    notes: &[String],
+    appendix: Option<&str>,
+) -> String {
+    let mut summary = format!(
+        "{SUMMARY_PREAMBLE} This summary replaces {replaced} earlier messages of this conversation. \
+         It is a record of what happened, not a new request: the requests it lists were \
+         made before this point, and the messages after it show where the work stands.\n\n"
+    );
+    for p in previous {
+        summary.push_str(p.trim_end());
+        summary.push_str("\n\n");
+    }
+    summary.push_str(text.trim_end());
+    summary.push('\n');
+    if !notes.is_empty() {
+        summary.push('\n');
+        summary.push_str(&notes.join("\n"));
+        summary.push('\n');
+    }
+    if let Some(a) = appendix.filter(|a| !a.is_empty()) {
+        summary.push('\n');
+        summary.push_str(a);
+    }
+    summary
+}
+
+/// [`compose`] with the appendix of the `facts` the rest does not mention; also returns them.
+fn compose_covered(
+    replaced: usize,
+    previous: &[String],
+    text: &str,
+    notes: &[String],
+    facts: &coverage::Facts,
+) -> (String, coverage::Facts) {
+    let body = compose(replaced, previous, text, notes, None);
+    let missing = coverage::missing(facts, &body);
+    let appendix = coverage::appendix(&missing);
+    (
+        compose(replaced, previous, text, notes, Some(&appendix)),
+        missing,
+    )
+}
+
+/// `summary` if it holds at most `budget` tokens; otherwise its first lines that fit, and a line
+/// saying it was cut.
+fn fit_to_budget(summary: String, budget: usize, counter: &TokenCounter) -> String {
+    let tokens = counter.count(&summary);
+    if tokens <= budget {
+        return summary;
+    }
+    let chars = summary.chars().count();
+    let mut keep = chars * budget / tokens.max(1);
+    loop {
+        let head = crate::trim::head(&summary, keep);
+        let head = head.rfind('\n').map_or(head, |i| &head[..i]);
+        let out = format!(
+            "{head}\n[mewmem: summary cut to its budget of {budget} tokens; {} characters left out]\n",
+            chars - head.chars().count()
+        );
+        if keep == 0 || counter.count(&out) <= budget {
+            return out;
+        }
+        keep = keep * 9 / 10;
+    }
+}
 
 fn strip_preamble(text: &str) -> String {
     if text.starts_with(SUMMARY_PREAMBLE) {

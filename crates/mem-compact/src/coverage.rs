@@ -1,7 +1,8 @@
 //! What a summary must not lose: the user's requests, the files touched, the commands run and the
 //! errors seen in the compacted prefix. [`facts`] lists them; [`missing`] finds those a summary
-//! does not mention; [`appendix`] lists those under the summary, so the guarantee holds whatever
-//! the summariser (the offline engine caps its lists at 20 entries; a model may skip anything).
+//! does not mention; [`appendix`] lists those under the summary (at most [`APPENDIX_MAX_ITEMS`]
+//! per section, the rest counted), whatever the summariser (the offline engine caps its lists at
+//! 20 entries; a model may skip anything).
 //!
 //! An item counts as mentioned when its key (its first [`KEY_CHARS`] characters on one line,
 //! markup removed) is in the summary with whitespace collapsed.
@@ -17,6 +18,9 @@ use crate::trim::head;
 pub const KEY_CHARS: usize = 80;
 /// Characters of an item written in the appendix.
 pub const ITEM_CHARS: usize = 200;
+/// Items listed per section of the appendix (the most recent ones); the rest are counted. Keeps
+/// the appendix to a few hundred tokens whatever the prefix.
+pub const APPENDIX_MAX_ITEMS: usize = 5;
 
 /// The facts of a prefix, in order of first appearance, without duplicates.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -185,7 +189,8 @@ fn item(s: &str) -> String {
     }
 }
 
-/// The appendix listing `missing` items under the summary; empty when nothing is missing.
+/// The appendix listing `missing` items under the summary, at most [`APPENDIX_MAX_ITEMS`] (the
+/// latest) per section with a count of the others; empty when nothing is missing.
 pub fn appendix(missing: &Facts) -> String {
     if missing.is_empty() {
         return String::new();
@@ -197,7 +202,11 @@ pub fn appendix(missing: &Facts) -> String {
         }
         out.push_str(title);
         out.push_str(":\n");
-        for i in items {
+        let omitted = items.len().saturating_sub(APPENDIX_MAX_ITEMS);
+        if omitted > 0 {
+            out.push_str(&format!("- ({omitted} earlier not listed)\n"));
+        }
+        for i in &items[omitted..] {
             if code {
                 out.push_str(&format!("- `{}`\n", item(i)));
             } else {

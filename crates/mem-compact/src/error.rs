@@ -35,6 +35,16 @@ pub enum Error {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The session file changed since its messages were read (another writer appended): the
+    /// boundary was not written, since it would hide what was appended. Read the session again
+    /// and retry.
+    #[error(
+        "session {session} changed since it was read (another writer appended); nothing was written: read it again and retry"
+    )]
+    Changed {
+        /// The session.
+        session: String,
+    },
     /// A compaction was asked of a session opened without a writer (a dry run).
     #[error("session {session} was opened read-only (dry run); nothing can be written")]
     ReadOnly {

@@ -47,6 +47,13 @@ pub const MIN_SUMMARIZE_PREFIX_TOKENS: usize = 2_000;
 pub const AUTO_COMPACT_SAFETY_MARGIN: usize = 13_000;
 /// Safety margin (tokens) of manual compaction: `window − 3,000`.
 pub const MANUAL_COMPACT_SAFETY_MARGIN: usize = 3_000;
+/// The most tokens a compaction's summary holds (beyond the seed, which does not bound it):
+/// earlier summaries are carried forward, so without a bound the summary would grow with every
+/// compaction until it alone filled the window. 8,000 is a fifth of
+/// [`KEEP_MAX_TOKENS`]: room for the offline engine's full lists (20 entries each) and a model's
+/// summary of a long session. On small windows the budget is lower: see
+/// [`AutoCompactConfig::summary_budget`].
+pub const SUMMARY_MAX_TOKENS: usize = 8_000;
 /// Summariser failures in a row after which automatic compaction pauses for a session (beyond
 /// the seed).
 pub const MAX_CONSECUTIVE_FAILURES: usize = 3;

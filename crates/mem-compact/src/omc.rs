@@ -6,9 +6,9 @@
 //! - error purge: error results older than `max_age_rounds` rounds are removed with their call,
 //!   except the last error of the conversation; the summary notes `[已清理 N 个历史错误]`.
 //!
-//! Nothing here loses what a reader needs: the compaction lists every error's first line in the
-//! summary or its appendix (see [`crate::coverage`]); the purge only spares the summariser the
-//! bodies (stack traces, logs).
+//! The purge is counted, not listed: the summary's note says how many errors were removed and
+//! its appendix (see [`crate::coverage`]) lists only the errors that remain, so the summary
+//! never says an error was cleaned and then lists it.
 
 use std::collections::HashSet;
 

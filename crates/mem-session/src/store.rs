@@ -624,6 +624,35 @@ impl SessionWriter {
         self.with_lock(|w| w.write_locked(&line, records))
     }
 
+    /// Appends records as [`Self::append_records`] does, but only if the `.jsonl` still holds
+    /// exactly `expected_len` bytes, checked under the same exclusive lock as the write: `Ok(false)`
+    /// (nothing written) when another writer appended, or the file was truncated or replaced,
+    /// since the caller read it. For writes computed from what was read, such as a compaction
+    /// boundary, which must not replace messages appended meanwhile.
+    pub fn append_records_if_len(
+        &mut self,
+        expected_len: u64,
+        records: &[SessionRecord],
+    ) -> Result<bool> {
+        let mut line = Vec::with_capacity(256);
+        for record in records {
+            serde_json::to_writer(&mut line, record).map_err(|source| Error::Serialize {
+                id: self.id.clone(),
+                source,
+            })?;
+            line.push(b'\n');
+        }
+        self.with_lock(|w| {
+            if file_len(&w.file, &w.path)? != expected_len {
+                return Ok(false);
+            }
+            if !records.is_empty() {
+                w.write_locked(&line, records)?;
+            }
+            Ok(true)
+        })
+    }
+
     fn write_locked(&mut self, line: &[u8], records: &[SessionRecord]) -> Result<()> {
         let len = file_len(&self.file, &self.path)?;
         if len != self.meta.jsonl_bytes {
