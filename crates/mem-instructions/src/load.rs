@@ -2,6 +2,7 @@
 
 use std::collections::HashSet;
 use std::fmt;
+use std::ops::Range;
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::{Error, ReadError, Result};
@@ -375,6 +376,7 @@ impl Loader {
         self.check_bare_path(file, base, &text);
 
         let refs = find_includes(&text);
+        let mut lines = LineCounter::default();
         let mut cursor = 0;
         let mut i = 0;
         while i < refs.len() {
@@ -416,7 +418,7 @@ impl Loader {
             } else {
                 line_end
             };
-            self.emit(file, top, via, &text, cursor, keep_until, out);
+            self.emit(file, top, via, &text, &mut lines, cursor..keep_until, out);
             cursor = line_end;
             for child in children.into_iter().filter(|c| !c.failed) {
                 ensure_newline(out, &mut self.parts);
@@ -431,11 +433,12 @@ impl Loader {
                 );
             }
         }
-        self.emit(file, top, via, &text, cursor, text.len(), out);
+        self.emit(file, top, via, &text, &mut lines, cursor..text.len(), out);
         stack.pop();
     }
 
-    /// Appends `text[from..to]` of `file` to `out` as a part.
+    /// Appends `text[range]` of `file` to `out` as a part. The ranges of one file come in
+    /// increasing order, so `lines` counts each newline once.
     #[allow(clippy::too_many_arguments)]
     fn emit(
         &mut self,
@@ -443,16 +446,16 @@ impl Loader {
         top: usize,
         via: &[Site],
         text: &str,
-        from: usize,
-        to: usize,
+        lines: &mut LineCounter,
+        range: Range<usize>,
         out: &mut String,
     ) {
-        if from >= to {
+        if range.start >= range.end {
             return;
         }
         ensure_newline(out, &mut self.parts);
-        let piece = &text[from..to];
-        let first = text[..from].matches('\n').count() + 1;
+        let first = lines.line_at(text, range.start);
+        let piece = &text[range];
         let last = first + piece.trim_end_matches('\n').matches('\n').count();
         out.push_str(piece);
         // Text right after the previous part of the same file (a kept line) extends it.
@@ -707,6 +710,32 @@ impl Loader {
                 format!("the whole file is the path `{t}`, which is not an include: write `@{t}` to include it"),
             );
         }
+    }
+}
+
+/// The 1-based line number at a byte offset, counted from where the previous question left off
+/// (offsets asked in increasing order cost one pass over the text in all).
+#[derive(Debug, Default)]
+struct LineCounter {
+    /// Bytes counted so far.
+    pos: usize,
+    /// Newlines in `text[..pos]`.
+    newlines: usize,
+}
+
+impl LineCounter {
+    /// The line of `text` that byte `offset` is on. An offset before the previous one is
+    /// counted from the start again (never the case in the loader).
+    fn line_at(&mut self, text: &str, offset: usize) -> usize {
+        if offset < self.pos {
+            *self = LineCounter::default();
+        }
+        self.newlines += text.as_bytes()[self.pos..offset]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        self.pos = offset;
+        self.newlines + 1
     }
 }
 

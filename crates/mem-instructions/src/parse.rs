@@ -144,13 +144,31 @@ fn can_precede(c: Option<char>) -> bool {
     }
 }
 
+/// The end of the longest prefix of `line` made of whitespace, then list or quote markers
+/// (`-`, `*`, `+`, `>`), then whitespace: a directive starting at or before it is at the start
+/// of its line.
+fn marker_prefix_end(line: &str) -> usize {
+    let is_marker = |c: char| "-*+>".contains(c);
+    let a = line.len() - line.trim_start().len();
+    let b = a + (line[a..].len() - line[a..].trim_start_matches(is_marker).len());
+    b + (line[b..].len() - line[b..].trim_start().len())
+}
+
 fn scan_line(line: &str, line_start: usize, line_no: usize, refs: &mut Vec<IncludeRef>) {
     let spans = code_spans(line);
+    let prefix_end = marker_prefix_end(line);
+    // `@`s are met left to right and the spans are in order: one pass over both keeps a line
+    // linear however many of each it holds.
+    let mut next_span = 0;
+    let mut memo = Memo::default();
     let mut search = 0;
     while let Some(found) = line[search..].find('@') {
         let at = search + found;
         search = at + 1;
-        if spans.iter().any(|s| s.contains(&at)) {
+        while spans.get(next_span).is_some_and(|s| s.end <= at) {
+            next_span += 1;
+        }
+        if spans.get(next_span).is_some_and(|s| s.contains(&at)) {
             continue;
         }
         if !can_precede(line[..at].chars().next_back()) {
@@ -173,11 +191,13 @@ fn scan_line(line: &str, line_start: usize, line_no: usize, refs: &mut Vec<Inclu
             Some((word, kind)) => {
                 let arg_start = at + 1 + word.len();
                 let ws = line[arg_start..].len() - line[arg_start..].trim_start().len();
-                let at_line_start = line[..at].trim().chars().all(|c| "-*+>".contains(c));
-                let (path, end) = directive_path(line, arg_start + ws, at_line_start);
+                let at_line_start = at <= prefix_end;
+                let (path, end) = directive_path(line, arg_start + ws, at_line_start, &mut memo);
                 Some((kind, path, end))
             }
-            None => at_path(line, at + 1).map(|(path, end)| (IncludeKind::At, path, end)),
+            None => {
+                at_path(line, at + 1, &mut memo).map(|(path, end)| (IncludeKind::At, path, end))
+            }
         };
         if let Some((kind, path, end)) = parsed {
             refs.push(IncludeRef {
@@ -192,9 +212,125 @@ fn scan_line(line: &str, line_start: usize, line_no: usize, refs: &mut Vec<Inclu
     }
 }
 
+/// What the scan of one line remembers between its `@`s, so that a line is scanned in linear
+/// time however many `@`s it holds: the `@`s are met left to right, and an unclosed quote or a
+/// long word that is not a path would otherwise be scanned again from every `@` inside it.
+#[derive(Default)]
+struct Memo {
+    /// For `"`, `'` and `>`: `(from, next)`, the next occurrence at or after `from`.
+    closes: [Option<(usize, Option<usize>)>; 3],
+    /// The last word examined by [`looks_like_file_at`].
+    word: Option<WordShape>,
+}
+
+/// The shape of the raw word `line[start..raw_end]`, enough to tell for any later start inside
+/// it whether the rest looks like a file.
+#[derive(Clone, Copy)]
+struct WordShape {
+    start: usize,
+    raw_end: usize,
+    /// `raw_end` less trailing punctuation (never below `start`).
+    path_end: usize,
+    /// The last `/` in `start..path_end`.
+    last_slash: Option<usize>,
+    /// The last `.` after `last_slash` (or `start`) in `start..path_end`.
+    last_dot: Option<usize>,
+    /// The text after `last_dot` is non-empty and ASCII alphanumeric.
+    ext_ok: bool,
+}
+
+impl Memo {
+    /// The next `close` at or after `from` in `line`.
+    fn find_close(&mut self, line: &str, from: usize, close: char) -> Option<usize> {
+        let slot = match close {
+            '"' => 0,
+            '\'' => 1,
+            _ => 2,
+        };
+        if let Some((asked, next)) = self.closes[slot]
+            && asked <= from
+            && next.is_none_or(|n| n >= from)
+        {
+            return next;
+        }
+        let next = line[from..].find(close).map(|p| from + p);
+        self.closes[slot] = Some((from, next));
+        next
+    }
+
+    /// [`looks_like_file`] of the word at `start` (as [`word`] would read it), without reading
+    /// the word again when `start` lies inside the last one examined.
+    fn looks_like_file_at(&mut self, line: &str, start: usize) -> bool {
+        let shape = match self.word {
+            Some(w) if w.start <= start && start < w.raw_end => w,
+            _ => {
+                let w = word_shape(line, start);
+                self.word = Some(w);
+                w
+            }
+        };
+        if start >= shape.path_end {
+            return false;
+        }
+        let path = &line[start..shape.path_end];
+        if ["./", "../", "/", "~/"].iter().any(|p| path.starts_with(p)) {
+            return true;
+        }
+        let segment_start = shape
+            .last_slash
+            .filter(|&p| p >= start)
+            .map_or(start, |p| p + 1);
+        shape
+            .last_dot
+            .filter(|&d| d >= segment_start)
+            .is_some_and(|d| d > segment_start && shape.ext_ok)
+    }
+}
+
+/// Reads the raw word at `start` once: where it ends (unescaped whitespace), where its path
+/// ends (trailing punctuation removed), its last `/` and `.`.
+fn word_shape(line: &str, start: usize) -> WordShape {
+    let bytes = line.as_bytes();
+    let mut raw_end = line.len();
+    for (i, c) in line[start..].char_indices() {
+        let i = start + i;
+        // `\ ` escapes a space (the byte before `start` is the `@`, never a backslash).
+        if c.is_whitespace() && !(c == ' ' && i > start && bytes[i - 1] == b'\\') {
+            raw_end = i;
+            break;
+        }
+    }
+    let path_end = start
+        + line[start..raw_end]
+            .trim_end_matches(TRAILING_PUNCTUATION)
+            .len();
+    let last_slash = line[start..path_end].rfind('/').map(|p| start + p);
+    let segment_start = last_slash.map_or(start, |p| p + 1);
+    let last_dot = line[segment_start..path_end]
+        .rfind('.')
+        .map(|p| segment_start + p);
+    let ext_ok = last_dot.is_some_and(|d| {
+        let ext = &line[d + 1..path_end];
+        !ext.is_empty() && ext.chars().all(|c| c.is_ascii_alphanumeric())
+    });
+    WordShape {
+        start,
+        raw_end,
+        path_end,
+        last_slash,
+        last_dot,
+        ext_ok,
+    }
+}
+
 /// The path of `@include` / `@import` starting at `start`; `(path, end of reference)`.
-fn directive_path(line: &str, start: usize, rest_of_line: bool) -> (String, usize) {
-    if let Some(q) = quoted(line, start) {
+fn directive_path(
+    line: &str,
+    start: usize,
+    rest_of_line: bool,
+    memo: &mut Memo,
+) -> (String, usize) {
+    if let Some(q) = quoted(line, start, memo) {
         return q;
     }
     if rest_of_line {
@@ -206,17 +342,23 @@ fn directive_path(line: &str, start: usize, rest_of_line: bool) -> (String, usiz
 }
 
 /// The path of an `@path` reference starting after the `@`, when it looks like a file.
-fn at_path(line: &str, start: usize) -> Option<(String, usize)> {
-    let (path, end) = match quoted(line, start) {
-        Some(q) if line[start..].starts_with('"') => q,
-        _ => word(line, start),
-    };
+fn at_path(line: &str, start: usize, memo: &mut Memo) -> Option<(String, usize)> {
+    if line[start..].starts_with('"')
+        && let Some((path, end)) = quoted(line, start, memo)
+    {
+        return looks_like_file(&path).then_some((path, end));
+    }
+    // Most `@`s are not paths: decide before building the word.
+    if !memo.looks_like_file_at(line, start) {
+        return None;
+    }
+    let (path, end) = word(line, start);
     looks_like_file(&path).then_some((path, end))
 }
 
 /// A path quoted with `"..."`, `'...'` or `<...>` at `start`, when the closing quote is on the
 /// line; `(path, end after the closing quote)`.
-fn quoted(line: &str, start: usize) -> Option<(String, usize)> {
+fn quoted(line: &str, start: usize, memo: &mut Memo) -> Option<(String, usize)> {
     let close = match line[start..].chars().next()? {
         '"' => '"',
         '\'' => '\'',
@@ -224,11 +366,8 @@ fn quoted(line: &str, start: usize) -> Option<(String, usize)> {
         _ => return None,
     };
     let inner_start = start + 1;
-    let len = line[inner_start..].find(close)?;
-    Some((
-        line[inner_start..inner_start + len].to_owned(),
-        inner_start + len + 1,
-    ))
+    let close_at = memo.find_close(line, inner_start, close)?;
+    Some((line[inner_start..close_at].to_owned(), close_at + 1))
 }
 
 /// One whitespace-delimited word at `start` (`\ ` escapes a space), trailing punctuation
@@ -432,6 +571,43 @@ mod tests {
         // A word that merely starts like a directive is an `@path`.
         check("@includes.md\n", &[(1, "includes.md", At, true)]);
         check("@include  \"\"\n", &[(1, "", Include, true)]);
+    }
+
+    #[test]
+    fn directive_at_line_start_after_markers() {
+        check(
+            "  - > @include my notes.md\n-> @include a b.md\n",
+            &[(1, "my", Include, false), (2, "a b.md", Include, true)],
+        );
+    }
+
+    /// The memo's answer for every `@` of many generated lines equals reading the word and
+    /// testing it, from each start, in the order the scan asks.
+    #[test]
+    fn memo_agrees_with_reading_the_word() {
+        let alphabet: Vec<char> = "ab.@/\\ ~()<>\"'`:,é\t-".chars().collect();
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20_000 {
+            let len = (seed % 24) as usize;
+            let line: String = (0..len)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1_442_695_040_888_963_407);
+                    alphabet[(seed >> 33) as usize % alphabet.len()]
+                })
+                .collect();
+            let mut memo = Memo::default();
+            for (at, _) in line.match_indices('@') {
+                let start = at + 1;
+                let want = looks_like_file(&word(&line, start).0);
+                assert_eq!(
+                    memo.looks_like_file_at(&line, start),
+                    want,
+                    "{line:?} at {at}"
+                );
+            }
+        }
     }
 
     #[test]
