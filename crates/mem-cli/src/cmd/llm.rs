@@ -151,11 +151,14 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
                 text.push_str("(nothing selected)\n");
             }
             let scored = mem_llm::offline::score(&request.query, &request.candidates);
+            let ideal = mem_llm::offline::ideal_score(&request.query, &request.candidates);
             if scores {
                 text.push_str(&format!(
-                    "\nBM25 scores of {} candidates (threshold: {} of the best):\n",
+                    "\nBM25 scores of {} candidates (threshold: {} of the best, and at least {} \
+                     of the query's ideal score {ideal:.3}):\n",
                     request.candidates.len(),
-                    mem_llm::offline::MIN_RELATIVE_SCORE
+                    mem_llm::offline::MIN_RELATIVE_SCORE,
+                    mem_llm::offline::MIN_IDEAL_SHARE,
                 ));
                 for (i, s) in &scored {
                     text.push_str(&format!("{s:8.3}  {}\n", request.candidates[*i].id));
@@ -168,7 +171,7 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
             print_reply(
                 settings,
                 &reply,
-                json!({"selected": reply.value.ids, "candidates": request.candidates.len(), "bm25": scores_json}),
+                json!({"selected": reply.value.ids, "candidates": request.candidates.len(), "ideal_bm25": ideal, "bm25": scores_json}),
                 &text,
             )
         }

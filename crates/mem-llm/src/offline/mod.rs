@@ -10,7 +10,7 @@ mod text;
 mod tools;
 
 pub use extract::extract;
-pub use select::{HEAD_WEIGHT, MIN_RELATIVE_SCORE, score, select};
+pub use select::{HEAD_WEIGHT, MIN_IDEAL_SHARE, MIN_RELATIVE_SCORE, ideal_score, score, select};
 pub use summarize::{MAX_LIST_ITEMS, MessageStats, stats, summarize};
 pub use tools::{ToolKind, classify_tool};
 

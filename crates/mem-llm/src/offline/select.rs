@@ -9,6 +9,13 @@ use crate::types::Candidate;
 /// above zero): weak, incidental matches are left out.
 pub const MIN_RELATIVE_SCORE: f32 = 0.3;
 
+/// The absolute floor: a candidate is selected only when its score is at least this fraction of
+/// the query's [`ideal_score`], whatever the other candidates score. A memory that shares one
+/// common word with an unrelated query ("what is the weather in paris today" and a note that
+/// mentions "today") stays far below it, so such a query selects nothing. A share rather than a
+/// fixed number because BM25 scores grow with the number of files and the length of the query.
+pub const MIN_IDEAL_SHARE: f32 = 0.15;
+
 const STOP_WORDS: &[&str] = &[
     "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "do", "does", "for", "from",
     "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "so",
@@ -97,8 +104,35 @@ fn field_scores(query: &str, texts: Vec<String>) -> Vec<f32> {
 /// best first, ties in candidate order. The score is [`HEAD_WEIGHT`] × BM25 over name and
 /// description plus BM25 over the body (each field ranked against the same field of the others).
 pub fn score(query: &str, candidates: &[Candidate]) -> Vec<(usize, f32)> {
+    let mut scored: Vec<(usize, f32)> = combined_scores(query, candidates)
+        .into_iter()
+        .enumerate()
+        .filter(|(_, s)| *s > 0.0)
+        .collect();
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    scored
+}
+
+/// The score a memory made of the query's own words (name and body = `query`) gets when ranked
+/// with `candidates`: the best a candidate can reasonably reach. 0 for an empty query.
+pub fn ideal_score(query: &str, candidates: &[Candidate]) -> f32 {
+    let mut with_ideal = candidates.to_vec();
+    with_ideal.push(Candidate {
+        id: String::new(),
+        name: query.to_owned(),
+        description: String::new(),
+        body: query.to_owned(),
+    });
+    combined_scores(query, &with_ideal)
+        .last()
+        .copied()
+        .unwrap_or(0.0)
+}
+
+/// [`HEAD_WEIGHT`] × head score + body score of every candidate, in candidate order.
+fn combined_scores(query: &str, candidates: &[Candidate]) -> Vec<f32> {
     if candidates.is_empty() || MemTokenizer.tokenize(query).is_empty() {
-        return Vec::new();
+        return vec![0.0; candidates.len()];
     }
     let heads = field_scores(
         query,
@@ -108,27 +142,25 @@ pub fn score(query: &str, candidates: &[Candidate]) -> Vec<(usize, f32)> {
             .collect(),
     );
     let bodies = field_scores(query, candidates.iter().map(|c| c.body.clone()).collect());
-    let mut scored: Vec<(usize, f32)> = heads
+    heads
         .iter()
         .zip(&bodies)
         .map(|(h, b)| HEAD_WEIGHT * h + b)
-        .enumerate()
-        .filter(|(_, s)| *s > 0.0)
-        .collect();
-    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    scored
+        .collect()
 }
 
 /// The ids of at most `limit` candidates relevant to `query`, best first: those whose score is
-/// at least [`MIN_RELATIVE_SCORE`] of the best one.
+/// at least [`MIN_RELATIVE_SCORE`] of the best one and at least [`MIN_IDEAL_SHARE`] of the
+/// query's [`ideal_score`].
 pub fn select(query: &str, candidates: &[Candidate], limit: usize) -> Vec<String> {
     let scored = score(query, candidates);
     let Some(best) = scored.first().map(|(_, s)| *s) else {
         return Vec::new();
     };
+    let floor = (best * MIN_RELATIVE_SCORE).max(ideal_score(query, candidates) * MIN_IDEAL_SHARE);
     scored
         .into_iter()
-        .filter(|(_, s)| *s >= best * MIN_RELATIVE_SCORE)
+        .filter(|(_, s)| *s >= floor)
         .take(limit)
         .map(|(i, _)| candidates[i].id.clone())
         .collect()
