@@ -109,12 +109,23 @@ impl AutoCompactConfig {
     /// The token count at which compaction triggers: the lower of the OMC threshold
     /// (`compact_threshold × window`) and the MewCode one (`window − safety margin`). A
     /// conversation holding more tokens than this is compacted.
+    ///
+    /// The seed's margins (13,000 auto, 3,000 manual) were set for windows of 128,000 tokens and
+    /// more; on a window of 13,000 tokens or less the auto margin would leave nothing, and every
+    /// conversation would be critical from its first message. So the margin is at most half the
+    /// window ([`Self::safety_margin`]): an 8,192-token window triggers over 4,096.
     pub fn trigger_tokens(&self) -> usize {
         let omc = (self.model_context_window as f64 * self.compact_threshold).floor() as usize;
-        let mewcode = self
-            .model_context_window
-            .saturating_sub(self.trigger.safety_margin());
+        let mewcode = self.model_context_window - self.safety_margin();
         omc.min(mewcode)
+    }
+
+    /// The MewCode safety margin in force: the trigger's ([`Trigger::safety_margin`]), capped at
+    /// half the window.
+    pub fn safety_margin(&self) -> usize {
+        self.trigger
+            .safety_margin()
+            .min(self.model_context_window / 2)
     }
 
     /// The most tokens a compaction's summary may hold: [`SUMMARY_MAX_TOKENS`], and never more

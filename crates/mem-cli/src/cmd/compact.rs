@@ -67,9 +67,17 @@ struct CommonArgs {
     /// Session id or unique prefix (default: the latest session).
     #[arg(long, value_name = "ID")]
     session: Option<String>,
-    /// The model's context window, in tokens.
-    #[arg(long, value_name = "N", default_value_t = 128_000)]
+    /// The model's context window, in tokens (at least 1).
+    #[arg(long, value_name = "N", default_value_t = 128_000, value_parser = parse_window)]
     window: usize,
+}
+
+fn parse_window(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("the context window must hold at least 1 token".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -127,8 +135,10 @@ pub async fn run(args: CompactArgs, settings: &Settings) -> Result<()> {
 fn stats(store: &SessionStore, common: &CommonArgs, settings: &Settings) -> Result<()> {
     let id = super::session::resolve(store, common.session.clone())?;
     let resumed = store.resume(&id)?;
+    // The configuration `mem compact sweep` uses (manual margin), so both agree.
     let config = AutoCompactConfig {
         model_context_window: common.window,
+        trigger: Trigger::Manual,
         ..AutoCompactConfig::default()
     };
     let ac = AutoCompact::new(config.clone(), Arc::new(OfflineEngine));
@@ -163,6 +173,8 @@ fn stats(store: &SessionStore, common: &CommonArgs, settings: &Settings) -> Resu
             "ratio": check.ratio,
             "warning_level": check.warning_level,
             "compact_threshold_tokens": config.trigger_tokens(),
+            "safety_margin": config.safety_margin(),
+            "trigger": config.trigger,
             "compactions": boundaries,
             "compactions_with_figures": measured,
             "tokens_saved": saved,
@@ -181,8 +193,9 @@ fn stats(store: &SessionStore, common: &CommonArgs, settings: &Settings) -> Resu
     writeln!(out, "warning level: {}", check.warning_level)?;
     writeln!(
         out,
-        "compaction triggers over: {} tokens (warning from {:.0}%)",
+        "compaction triggers over: {} tokens (manual margin {} tokens, as `mem compact sweep`; warning from {:.0}%)",
         config.trigger_tokens(),
+        config.safety_margin(),
         config.warning_threshold * 100.0
     )?;
     write!(out, "compactions: {boundaries}")?;
