@@ -31,7 +31,8 @@ pub enum WarningLevel {
     Ok,
     /// At or over `warning_threshold`, under `compact_threshold`.
     Warning,
-    /// At or over `compact_threshold`; after a compaction: still too big to fit.
+    /// Over [`AutoCompactConfig::trigger_tokens`] (the seed triggers on tokens > window − margin;
+    /// the OMC threshold is folded into the same count); after a compaction: still too big.
     Critical,
     /// A compaction just ran and the context fits.
     Compacted,
