@@ -27,8 +27,9 @@ mod read;
 
 pub use error::{Error, ReadError, Result};
 pub use load::{
-    DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES, DEFAULT_NAMES, Instructions, Limits,
-    LoadOptions, MAX_INCLUDE_DEPTH, Part, Scope, Site, Warning, WarningKind, load,
+    DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES, DEFAULT_NAMES, DENIED_FOLDERS, DENIED_NAMES,
+    Instructions, Limits, LoadOptions, MAX_INCLUDE_DEPTH, Part, Scope, Site, Warning, WarningKind,
+    load,
 };
 pub use memories::{
     DEFAULT_MAX_MEMORY_BYTES, MEMORIES_FILE, Memories, MemoryFile, MemoryOptions, load_memories,

@@ -6,7 +6,7 @@ use std::ops::Range;
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::{Error, ReadError, Result};
-use crate::parse::{IncludeKind, IncludeRef, find_includes};
+use crate::parse::{IncludeRef, NearMiss, scan};
 use crate::read::read_capped;
 
 /// The file names looked for by default, in order of preference: the seed's `MEWCODE.md`, then
@@ -146,6 +146,12 @@ pub enum WarningKind {
     InvalidUtf8,
     /// The whole file is a bare path to another file, which is not an include.
     BarePath,
+    /// An `@word` that is not an include (a folder, or a path without an extension) names a
+    /// folder or file on disk: the author probably meant an include.
+    NotAnInclude,
+    /// The file is on the deny-list of secret-bearing files ([`DENIED_NAMES`],
+    /// [`DENIED_FOLDERS`]).
+    Denied,
 }
 
 /// A problem found while loading: the load went on without the offending piece.
@@ -375,7 +381,9 @@ impl Loader {
         stack.push(file.canonical.clone());
         self.check_bare_path(file, base, &text);
 
-        let refs = find_includes(&text);
+        let (refs, misses) = scan(&text);
+        // Near misses are warned in line order with the includes' warnings.
+        let mut misses = misses.as_slice();
         let mut lines = LineCounter::default();
         let mut cursor = 0;
         let mut i = 0;
@@ -387,6 +395,9 @@ impl Loader {
                 .map_or(refs.len(), |p| i + p);
             let group = &refs[i..group_end];
             i = group_end;
+            let before = misses.partition_point(|m| m.line <= line);
+            self.check_near_misses(file, base, &misses[..before]);
+            misses = &misses[before..];
             let line_start = text[..group[0].span.start].rfind('\n').map_or(0, |p| p + 1);
             let line_end = text[group[0].span.start..]
                 .find('\n')
@@ -401,7 +412,10 @@ impl Loader {
             // replaced only when every file it names was read.
             let mut children: Vec<Child> = Vec::new();
             for r in group {
-                if let Some(child) = self.resolve(file, base, r, stack, &children, chain.len()) {
+                let written = &text[r.span.clone()];
+                if let Some(child) =
+                    self.resolve(file, base, r, written, stack, &children, chain.len())
+                {
                     match self.read(&child.file, chain.last()) {
                         Some(text) => children.push(Child { text, ..child }),
                         None => children.push(Child {
@@ -433,6 +447,7 @@ impl Loader {
                 );
             }
         }
+        self.check_near_misses(file, base, misses);
         self.emit(file, top, via, &text, &mut lines, cursor..text.len(), out);
         stack.pop();
     }
@@ -571,23 +586,20 @@ impl Loader {
         Some(text)
     }
 
-    /// Resolves one reference of `file`; `None` (with a warning) when it is refused.
+    /// Resolves one reference of `file`; `None` (with a warning) when it is refused. `shown` is
+    /// the reference as written (`@include ~/x`, `@"a b.md"`), to name it in a warning.
+    #[allow(clippy::too_many_arguments)]
     fn resolve(
         &mut self,
         file: &FileRef,
         base: &Path,
         r: &IncludeRef,
+        shown: &str,
         stack: &[PathBuf],
         siblings: &[Child],
         depth: usize,
     ) -> Option<Child> {
         let written = &r.path;
-        // How the reference is named in a warning: `@path`, or the directive when it has none.
-        let shown = match (written.is_empty(), r.kind) {
-            (false, _) => format!("@{written}"),
-            (true, IncludeKind::Import) => "@import".to_owned(),
-            (true, _) => "@include".to_owned(),
-        };
         let refuse = |this: &mut Self, kind: WarningKind, why: String| {
             this.warn(&file.display, Some(r.line), kind, format!("{shown}: {why}"));
             None
@@ -650,6 +662,16 @@ impl Loader {
             );
         }
         let display = self.display(&canonical, file.scope);
+        let inside = boundary
+            .and_then(|b| canonical.strip_prefix(b).ok())
+            .unwrap_or(&canonical);
+        if let Some(pattern) = denied(Path::new(written)).or_else(|| denied(inside)) {
+            return refuse(
+                self,
+                WarningKind::Denied,
+                format!("refused: `{pattern}` files may hold secrets and are never included"),
+            );
+        }
         if stack.contains(&canonical) {
             return refuse(
                 self,
@@ -685,6 +707,33 @@ impl Loader {
             text: String::new(),
             failed: false,
         })
+    }
+
+    /// Warns about each `@word` that is not an include but names a folder or file next to
+    /// `file` (`@docs/`, `@Makefile`): the author probably meant an include.
+    fn check_near_misses(&mut self, file: &FileRef, base: &Path, misses: &[NearMiss]) {
+        for m in misses {
+            if denied(Path::new(&m.path)).is_some() {
+                continue;
+            }
+            let Ok(meta) = std::fs::metadata(base.join(&m.path)) else {
+                continue;
+            };
+            let why = if meta.is_dir() {
+                "a folder is not included; name its files (`@dir/file.md`)".to_owned()
+            } else {
+                format!(
+                    "a path without an extension is not an include; write `@./{}` to include it",
+                    m.path
+                )
+            };
+            self.warn(
+                &file.display,
+                Some(m.line),
+                WarningKind::NotAnInclude,
+                format!("@{}: not included: {why}", m.path),
+            );
+        }
     }
 
     /// Warns when a whole file is nothing but the path of another file (a pointer by
@@ -737,6 +786,59 @@ impl LineCounter {
         self.pos = offset;
         self.newlines + 1
     }
+}
+
+/// File names that may hold secrets: never included, whatever their place (see
+/// `docs/formats/instructions.md`). `*` stands for any text.
+pub const DENIED_NAMES: &[&str] = &[
+    ".env*",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    ".npmrc",
+    ".netrc",
+    ".pypirc",
+    ".git-credentials",
+];
+
+/// Folders whose files are never included (`.git/config`, `.ssh/...`).
+pub const DENIED_FOLDERS: &[&str] = &[".git", ".ssh", ".gnupg", ".aws"];
+
+/// The deny-list pattern `path` matches (`.env*`, `.git/`), if any: a folder of
+/// [`DENIED_FOLDERS`] anywhere in it, or a last component matching [`DENIED_NAMES`].
+fn denied(path: &Path) -> Option<String> {
+    let mut components = path.components().peekable();
+    while let Some(c) = components.next() {
+        let Component::Normal(name) = c else {
+            continue;
+        };
+        let name = name.to_string_lossy();
+        if components.peek().is_some() {
+            if let Some(folder) = DENIED_FOLDERS.iter().find(|f| **f == name) {
+                return Some(format!("{folder}/"));
+            }
+            continue;
+        }
+        if let Some(folder) = DENIED_FOLDERS.iter().find(|f| **f == name) {
+            return Some(format!("{folder}/"));
+        }
+        let hit = DENIED_NAMES
+            .iter()
+            .find(|p| match (p.strip_prefix('*'), p.strip_suffix('*')) {
+                (Some(suffix), _) => name.ends_with(suffix),
+                (_, Some(prefix)) => name.starts_with(prefix),
+                _ => name == **p,
+            });
+        if let Some(p) = hit {
+            return Some((*p).to_owned());
+        }
+    }
+    None
 }
 
 /// The folder that relative includes of `path` resolve from: its parent, `..` kept lexical.

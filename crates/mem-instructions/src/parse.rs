@@ -52,7 +52,23 @@ const TRAILING_PUNCTUATION: &[char] = &[
 
 /// Finds every include reference in `text`, in order.
 pub fn find_includes(text: &str) -> Vec<IncludeRef> {
+    scan(text).0
+}
+
+/// An `@word` outside code that is not an include because it does not look like a file
+/// (`@docs/`, `@Makefile`, `@someone`): the loader warns when it names something on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NearMiss {
+    /// 1-based line number.
+    pub line: usize,
+    /// The word after the `@`, trailing punctuation removed.
+    pub path: String,
+}
+
+/// The include references of `text` and its near misses, both in order.
+pub(crate) fn scan(text: &str) -> (Vec<IncludeRef>, Vec<NearMiss>) {
     let mut refs = Vec::new();
+    let mut misses = Vec::new();
     let mut fence: Option<(u8, usize)> = None;
     let mut offset = 0;
     for (index, raw_line) in text.split_inclusive('\n').enumerate() {
@@ -72,7 +88,7 @@ pub fn find_includes(text: &str) -> Vec<IncludeRef> {
             continue;
         }
         let first = refs.len();
-        scan_line(line, line_start, index + 1, &mut refs);
+        scan_line(line, line_start, index + 1, &mut refs, &mut misses);
         if refs.len() > first {
             let standalone = is_standalone(line, line_start, &refs[first..]);
             for r in &mut refs[first..] {
@@ -80,7 +96,7 @@ pub fn find_includes(text: &str) -> Vec<IncludeRef> {
             }
         }
     }
-    refs
+    (refs, misses)
 }
 
 /// `(char, run length, rest)` when `line` opens or closes a fenced code block (up to three
@@ -154,7 +170,13 @@ fn marker_prefix_end(line: &str) -> usize {
     b + (line[b..].len() - line[b..].trim_start().len())
 }
 
-fn scan_line(line: &str, line_start: usize, line_no: usize, refs: &mut Vec<IncludeRef>) {
+fn scan_line(
+    line: &str,
+    line_start: usize,
+    line_no: usize,
+    refs: &mut Vec<IncludeRef>,
+    misses: &mut Vec<NearMiss>,
+) {
     let spans = code_spans(line);
     let prefix_end = marker_prefix_end(line);
     // `@`s are met left to right and the spans are in order: one pass over both keeps a line
@@ -195,9 +217,18 @@ fn scan_line(line: &str, line_start: usize, line_no: usize, refs: &mut Vec<Inclu
                 let (path, end) = directive_path(line, arg_start + ws, at_line_start, &mut memo);
                 Some((kind, path, end))
             }
-            None => {
-                at_path(line, at + 1, &mut memo).map(|(path, end)| (IncludeKind::At, path, end))
-            }
+            None => match at_path(line, at + 1, &mut memo) {
+                Some((path, end)) => Some((IncludeKind::At, path, end)),
+                None => {
+                    if let Some(path) = memo.near_miss(line, at + 1) {
+                        misses.push(NearMiss {
+                            line: line_no,
+                            path,
+                        });
+                    }
+                    None
+                }
+            },
         };
         if let Some((kind, path, end)) = parsed {
             refs.push(IncludeRef {
@@ -221,6 +252,9 @@ struct Memo {
     closes: [Option<(usize, Option<usize>)>; 3],
     /// The last word examined by [`looks_like_file_at`].
     word: Option<WordShape>,
+    /// The start of that word when the last question read it afresh (not inside an earlier
+    /// word).
+    fresh: Option<usize>,
 }
 
 /// The shape of the raw word `line[start..raw_end]`, enough to tell for any later start inside
@@ -261,11 +295,13 @@ impl Memo {
     /// [`looks_like_file`] of the word at `start` (as [`word`] would read it), without reading
     /// the word again when `start` lies inside the last one examined.
     fn looks_like_file_at(&mut self, line: &str, start: usize) -> bool {
+        self.fresh = None;
         let shape = match self.word {
             Some(w) if w.start <= start && start < w.raw_end => w,
             _ => {
                 let w = word_shape(line, start);
                 self.word = Some(w);
+                self.fresh = Some(start);
                 w
             }
         };
@@ -284,6 +320,17 @@ impl Memo {
             .last_dot
             .filter(|&d| d >= segment_start)
             .is_some_and(|d| d > segment_start && shape.ext_ok)
+    }
+}
+
+impl Memo {
+    /// The word at `start` when [`Memo::looks_like_file_at`] just rejected it and it was not
+    /// part of an earlier word (so each word is copied at most once): non-empty, without `@`,
+    /// at most 4096 bytes.
+    fn near_miss(&self, line: &str, start: usize) -> Option<String> {
+        let w = self.word.filter(|_| self.fresh == Some(start))?;
+        let path = &line[start..w.path_end.max(start)];
+        (!path.is_empty() && path.len() <= 4096 && !path.contains('@')).then(|| word(line, start).0)
     }
 }
 

@@ -198,7 +198,7 @@ fn missing_and_empty_includes_warn_with_file_and_line() {
     );
     assert_eq!(
         ins.warnings[0].to_string(),
-        "MEWCODE.md:2: @nope.md: not found"
+        "MEWCODE.md:2: @include nope.md: not found"
     );
 }
 
@@ -219,7 +219,7 @@ fn dot_dot_escape_is_refused() {
     );
     assert_eq!(
         ins.warnings[0].to_string(),
-        "MEWCODE.md:1: @../secret.md: refused: resolves outside the project"
+        "MEWCODE.md:1: @include ../secret.md: refused: resolves outside the project"
     );
 }
 
@@ -465,4 +465,81 @@ fn byte_order_mark_is_not_text() {
     t.file("project/MEWCODE.md", "\u{feff}```\n@x.md\n```\n")
         .file("project/x.md", "X\n");
     check(&t.load(), "```\n@x.md\n```\n", &[]);
+}
+
+/// `file:line: message` of each warning.
+fn messages(ins: &Instructions) -> Vec<String> {
+    ins.warnings.iter().map(ToString::to_string).collect()
+}
+
+#[test]
+fn warnings_show_the_reference_as_written() {
+    let t = Tree::new();
+    t.file(
+        "project/MEWCODE.md",
+        "@include ~/x.md\n@import \"/etc/a b.md\"\n@~/y.md\n",
+    );
+    assert_eq!(
+        messages(&t.load()),
+        [
+            "MEWCODE.md:1: @include ~/x.md: refused: `~` paths are not allowed in project files",
+            "MEWCODE.md:2: @import \"/etc/a b.md\": refused: absolute paths are not allowed in project files",
+            "MEWCODE.md:3: @~/y.md: refused: `~` paths are not allowed in project files",
+        ]
+    );
+}
+
+#[test]
+fn secret_bearing_files_are_refused() {
+    let t = Tree::new();
+    t.file(
+        "project/MEWCODE.md",
+        "@./.env\n@.env.local\n@include .git/config\n@keys/server.pem\n@notes.md\n@include .npmrc\n@.env\n@ok.md\n",
+    )
+    .file("project/.env", "SECRET=1\n")
+    .file("project/.env.local", "SECRET=2\n")
+    .file("project/.git/config", "SECRET=3\n")
+    .file("project/keys/server.pem", "SECRET=4\n")
+    .file("project/.npmrc", "SECRET=6\n")
+    .file("project/ok.md", "fine\n");
+    // A harmless name that links to a secret is refused by what it resolves to; `@.env` is no
+    // include (no extension) and, being denied, gets no hint to write `@./.env`.
+    t.symlink(&t.path("project/.env"), "project/notes.md");
+    let ins = t.load();
+    assert!(!ins.text.contains("SECRET"), "{}", ins.text);
+    assert!(ins.text.ends_with("fine\n"));
+    assert_eq!(
+        messages(&ins),
+        [
+            "MEWCODE.md:1: @./.env: refused: `.env*` files may hold secrets and are never included",
+            "MEWCODE.md:2: @.env.local: refused: `.env*` files may hold secrets and are never included",
+            "MEWCODE.md:3: @include .git/config: refused: `.git/` files may hold secrets and are never included",
+            "MEWCODE.md:4: @keys/server.pem: refused: `*.pem` files may hold secrets and are never included",
+            "MEWCODE.md:5: @notes.md: refused: `.env*` files may hold secrets and are never included",
+            "MEWCODE.md:6: @include .npmrc: refused: `.npmrc` files may hold secrets and are never included",
+        ]
+    );
+}
+
+#[test]
+fn at_words_that_name_a_folder_or_extensionless_file_are_warned() {
+    let t = Tree::new();
+    t.file(
+        "project/MEWCODE.md",
+        "See @docs/ and @Makefile.\nThanks @someone, @scope/package and `@docs/` in code.\n",
+    )
+    .file("project/docs/a.md", "A\n")
+    .file("project/Makefile", "all:\n");
+    let ins = t.load();
+    assert_eq!(
+        ins.text,
+        "See @docs/ and @Makefile.\nThanks @someone, @scope/package and `@docs/` in code.\n"
+    );
+    assert_eq!(
+        messages(&ins),
+        [
+            "MEWCODE.md:1: @docs/: not included: a folder is not included; name its files (`@dir/file.md`)",
+            "MEWCODE.md:1: @Makefile: not included: a path without an extension is not an include; write `@./Makefile` to include it",
+        ]
+    );
 }
