@@ -127,6 +127,10 @@ pub fn plan_cut(
         while s > r {
             take(&mut s, &mut kept_tokens);
         }
+        // A last request near the end still keeps the minimum.
+        while n - s < min_keep {
+            take(&mut s, &mut kept_tokens);
+        }
         while kept_tokens > KEEP_MAX_TOKENS && n - s > min_keep {
             kept_tokens -= tok(s);
             s += 1;
@@ -318,6 +322,17 @@ mod tests {
         let t: Vec<usize> = msgs.iter().map(|m| counter.count_message(m)).collect();
         let cut = plan_cut(&msgs, &t, TailPolicy::MewCode, true, false);
         assert_eq!(cut.tail_start, 10);
+    }
+
+    #[test]
+    fn since_last_user_keeps_at_least_the_minimum() {
+        // The last request is the second-to-last message: the tail still holds five.
+        let mut msgs: Vec<Message> = (0..10).map(|i| Message::user(format!("m{i}"))).collect();
+        msgs.push(Message::user("last request"));
+        msgs.push(Message::assistant("done"));
+        let cut = plan_cut(&msgs, &[100; 12], TailPolicy::MewCode, true, false);
+        assert_eq!(cut.tail.len(), MIN_KEEP_MESSAGES, "{cut:?}");
+        assert_eq!(cut.tail_start, 12 - MIN_KEEP_MESSAGES);
     }
 
     #[test]
