@@ -17,7 +17,7 @@ use crate::coverage;
 use crate::error::{Error, Result};
 use crate::omc::{self, Aged, Cleaned};
 use crate::split::{Cut, TailPolicy, plan_cut};
-use crate::trim::{Spill, TrimStats, rounds, trim_tool_results, write_spills};
+use crate::trim::{Spill, TrimStats, rounds, strip_spill_headers, trim_tool_results, write_spills};
 use crate::{
     AUTO_COMPACT_SAFETY_MARGIN, KEEP_RECENT_TURNS, MANUAL_COMPACT_SAFETY_MARGIN,
     MAX_CONSECUTIVE_FAILURES, MIN_SUMMARIZE_PREFIX_TOKENS, SUMMARY_MAX_TOKENS,
@@ -635,9 +635,14 @@ impl AutoCompact {
         let mut prefix: Vec<Aged> = cut
             .prefix
             .iter()
-            .map(|&i| Aged {
-                message: trimmed.messages[i].clone(),
-                age: last_round - round_of[i],
+            .map(|&i| {
+                // Spill files of the prefix are never written: the summariser sees no path.
+                let mut message = trimmed.messages[i].clone();
+                strip_spill_headers(&mut message);
+                Aged {
+                    message,
+                    age: last_round - round_of[i],
+                }
             })
             .collect();
         let mut cleaned = Cleaned::default();

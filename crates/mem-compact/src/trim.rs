@@ -144,6 +144,45 @@ pub fn spill_preview(relative_path: &Path, full: &str, chars: usize) -> String {
 /// Start of the preview of a spilled result.
 const SPILL_MARK: &str = "[mewmem: tool result of ";
 
+/// Start of the line that ends a result cut by pass 2 or 3.
+const CUT_MARK: &str = "[mewmem: tool result trimmed to ";
+
+/// A spilled result's preview without its first line (which names the spill file), ended like a
+/// result cut by pass 2 or 3: `None` when `text` is not such a preview. For what the summariser
+/// reads of the prefix, whose spill files are never written (only the kept tail's are), so a
+/// summary cannot name a file that does not exist.
+pub fn without_spill_header(text: &str) -> Option<String> {
+    let total: usize = text
+        .strip_prefix(SPILL_MARK)?
+        .split(' ')
+        .next()?
+        .parse()
+        .ok()?;
+    let body = text.split_once('\n').map_or("", |(_, b)| b);
+    // A preview cut again by pass 3 ends with that cut's line, whose figures are the preview's.
+    let body = match body.rfind(CUT_MARK) {
+        Some(i) if body.ends_with(" characters]") => {
+            body[..i].strip_suffix('\n').unwrap_or(&body[..i])
+        }
+        _ => body,
+    };
+    Some(format!(
+        "{body}\n{CUT_MARK}{} of {total} characters]",
+        body.chars().count()
+    ))
+}
+
+/// [`without_spill_header`] on every tool result of `message`.
+pub fn strip_spill_headers(message: &mut Message) {
+    for block in &mut message.content {
+        if let ContentBlock::ToolResult { content, .. } = block
+            && let Some(text) = without_spill_header(&content.text())
+        {
+            set_result_text(content, text);
+        }
+    }
+}
+
 /// The preview left in place of a result cut to `keep` characters. A spilled result's preview
 /// keeps its first line whole, so the path of the file is never cut away.
 pub fn cut_preview(full: &str, chars: usize, keep: usize) -> String {
@@ -154,7 +193,7 @@ pub fn cut_preview(full: &str, chars: usize, keep: usize) -> String {
         keep
     };
     format!(
-        "{}\n[mewmem: tool result trimmed to {keep} of {chars} characters]",
+        "{}\n{CUT_MARK}{keep} of {chars} characters]",
         head(full, keep)
     )
 }
@@ -424,6 +463,24 @@ mod tests {
                 "the newest round is whole"
             );
         });
+    }
+
+    #[test]
+    fn the_summariser_copy_of_a_spilled_result_names_no_file() {
+        check(&[SPILL_THRESHOLD_CHARS + 10], |t| {
+            let preview = text_of(&t.messages[2]);
+            let copy = without_spill_header(&preview).unwrap();
+            assert!(!copy.contains(TOOL_RESULTS_DIR), "{copy}");
+            assert!(copy.starts_with(&"x".repeat(SPILL_PREVIEW_CHARS)), "{copy}");
+            assert!(copy.ends_with("[mewmem: tool result trimmed to 2000 of 50010 characters]"));
+            // Cut again by pass 3, the header and that cut's line both go.
+            let cut = cut_preview(&preview, preview.chars().count(), STALE_PREVIEW_CHARS);
+            let copy = without_spill_header(&cut).unwrap();
+            assert!(!copy.contains(TOOL_RESULTS_DIR), "{copy}");
+            assert_eq!(copy.matches(CUT_MARK).count(), 1, "{copy}");
+            assert!(copy.ends_with(" of 50010 characters]"), "{copy}");
+        });
+        assert_eq!(without_spill_header("plain output"), None);
     }
 
     #[test]

@@ -717,3 +717,43 @@ fn a_small_window_does_not_make_a_short_conversation_critical() {
     assert_eq!(check.warning_level, WarningLevel::Ok, "{check:?}");
     assert!(!check.should_compact);
 }
+
+/// Review finding 7: the summariser saw the prefix after pass 1, whose spilled results name a
+/// file that is only written for results still in the tail; a summary (here the offline engine's
+/// error line) then pointed at a file that never existed.
+#[test]
+fn a_summary_never_names_a_spill_file_that_was_not_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut messages = vec![
+        Message::user("build the release"),
+        call("toolu_err", "cargo build --release"),
+    ];
+    let big_error = format!(
+        "error: link failed\n{}",
+        "undefined symbol x\n".repeat(3_000)
+    );
+    assert!(big_error.chars().count() > 50_000);
+    messages.push(result("toolu_err", big_error, true));
+    messages.extend(conversation(3, 6, 800));
+    let (store, id) = store_with(dir.path(), &messages);
+    let mut session = CompactSession::open(&store, &id, dir.path().into()).unwrap();
+    let mut ac = offline(AutoCompactConfig::default());
+    let Outcome::Ready(c) = rt().block_on(ac.prepare(&session, true, false)).unwrap() else {
+        panic!("forced")
+    };
+    assert!(c.cut.prefix.contains(&2), "the big error is summarised");
+    let summary = c.summary.clone();
+    assert!(summary.contains("link failed"), "{summary}");
+    ac.commit(&mut session, *c).unwrap();
+    // Every spill path the summary names exists on disk.
+    for (at, _) in summary.match_indices(".mewcode/session/tool-results/") {
+        let path: String = summary[at..]
+            .chars()
+            .take_while(|c| !c.is_whitespace() && *c != ';' && *c != ']')
+            .collect();
+        assert!(
+            dir.path().join(&path).exists(),
+            "the summary names {path}, never written:\n{summary}"
+        );
+    }
+}
