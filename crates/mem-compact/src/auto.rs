@@ -902,7 +902,7 @@ impl AutoCompact {
         recent: usize,
     ) -> (crate::trim::Trimmed, Vec<usize>) {
         let conv = &session.conversation;
-        let trimmed = trim_tool_results(conv.messages(), recent);
+        let trimmed = trim_tool_results(conv.messages(), &session.id, recent);
         let tokens = trimmed
             .messages
             .iter()

@@ -7,7 +7,7 @@
 //!   `model_context_window`, de-duplication, error purge) with seed 000's Layer-2 rules (the
 //!   constants below, [`TailPolicy::MewCode`]).
 //! - [`trim`]: the three tool-result trimming passes of seed 000 §2, spilled results written
-//!   atomically under `<project>/.mewcode/session/tool-results/`.
+//!   atomically under `<project>/.mewcode/session/tool-results/<session-id>/`.
 //! - [`split`]: where the cut goes; it never separates a tool_use from its tool_result.
 //! - [`coverage`]: the requests, files, commands and errors a summary must keep; what a
 //!   summariser leaves out is appended under it.
@@ -31,7 +31,7 @@ pub use auto::{
 };
 pub use error::{Error, Result};
 pub use split::{OMC_KEEP_FRACTION, TailPolicy};
-pub use trim::{Spill, TOOL_RESULTS_DIR, TrimStats, trim_tool_results, write_spills};
+pub use trim::{Spill, TOOL_RESULTS_DIR, TrimStats, spill_path, trim_tool_results, write_spills};
 
 /// Keep the last N rounds' tool results whole (used only when trimming old tool results).
 pub const KEEP_RECENT_TURNS: usize = 10;

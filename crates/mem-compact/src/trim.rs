@@ -38,7 +38,8 @@ pub const TOOL_RESULTS_DIR: &str = ".mewcode/session/tool-results";
 /// A tool result written out by pass 1.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Spill {
-    /// The file, relative to the project root (`.mewcode/session/tool-results/<id>.txt`).
+    /// The file, relative to the project root
+    /// (`.mewcode/session/tool-results/<session>/<id>-<hash>.txt`, see [`spill_path`]).
     pub relative_path: PathBuf,
     /// The full text of the result.
     pub content: String,
@@ -131,6 +132,35 @@ fn file_stem(id: &str, fallback: usize) -> String {
     }
 }
 
+/// FNV-1a, 64 bits: a content hash that stays the same across builds and platforms (the name
+/// of a spill file must not change between runs). Not collision-proof against crafted input:
+/// [`write_spills`] refuses to replace a file holding other bytes, so a collision fails the
+/// compaction instead of losing a result.
+fn content_hash(content: &str) -> u64 {
+    content.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// Where the full text `content` of the result of `tool_use_id` in session `session_id` is
+/// spilled, relative to the project root:
+/// `.mewcode/session/tool-results/<session>/<id>-<hash>.txt` (16 hex digits). The session
+/// directory keeps apart ids a model reuses across sessions (`call_0`); the hash of the content
+/// keeps apart ids that sanitise alike (`call/1`, `call_1`), and maps identical content to the
+/// same file. `fallback` names a result whose id is empty.
+pub fn spill_path(session_id: &str, tool_use_id: &str, content: &str, fallback: usize) -> PathBuf {
+    let session = if session_id.is_empty() {
+        "session".to_owned()
+    } else {
+        file_stem(session_id, 0)
+    };
+    PathBuf::from(TOOL_RESULTS_DIR).join(session).join(format!(
+        "{}-{:016x}.txt",
+        file_stem(tool_use_id, fallback),
+        content_hash(content)
+    ))
+}
+
 /// The preview left in place of a spilled result.
 pub fn spill_preview(relative_path: &Path, full: &str, chars: usize) -> String {
     format!(
@@ -220,11 +250,12 @@ fn content_at(messages: &mut [Message], (i, j): Loc) -> Option<&mut ToolResultCo
     }
 }
 
-/// Runs the three passes over `messages` (see the module docs). `recent_rounds` is how many of
+/// Runs the three passes over `messages` of session `session_id` (see the module docs; the id
+/// names the spill directory, [`spill_path`]). `recent_rounds` is how many of
 /// the most recent rounds pass 3 leaves alone ([`crate::KEEP_RECENT_TURNS`] normally; 0 cuts every
 /// result over [`STALE_RESULT_CHARS`], which the last-resort shrink of a too-big tail uses).
 /// Results already trimmed by an earlier run are recognised by their length and left as they are.
-pub fn trim_tool_results(messages: &[Message], recent_rounds: usize) -> Trimmed {
+pub fn trim_tool_results(messages: &[Message], session_id: &str, recent_rounds: usize) -> Trimmed {
     let mut out = messages.to_vec();
     let mut stats = TrimStats::default();
     let mut spills = Vec::new();
@@ -259,8 +290,7 @@ pub fn trim_tool_results(messages: &[Message], recent_rounds: usize) -> Trimmed 
         };
         let full = result_text(content);
         let id = ids.get(loc).map(String::as_str).unwrap_or("");
-        let relative_path =
-            PathBuf::from(TOOL_RESULTS_DIR).join(format!("{}.txt", file_stem(id, k)));
+        let relative_path = spill_path(session_id, id, &full, k);
         let preview = spill_preview(&relative_path, &full, *len);
         set_result_text(content, preview);
         *len = content.char_len();
@@ -334,10 +364,14 @@ fn common_cap(lens: impl Iterator<Item = usize>, budget: usize) -> usize {
     usize::MAX
 }
 
-/// Writes the spilled results under `project`, each atomically (a temporary file in the same
-/// directory, synced, then renamed), so a reader sees the whole file or none.
+/// Writes the spilled results under `project`, each atomically (a temporary file with a name of
+/// its own in the same directory, synced, renamed, then the directory synced), so a reader sees
+/// the whole file or none. A file already there with the same bytes (a rerun) is left alone; one
+/// with other bytes is never overwritten ([`Error::Spill`]).
 pub fn write_spills(project: &Path, spills: &[Spill]) -> Result<()> {
     use std::io::Write;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
     for spill in spills {
         let path = project.join(&spill.relative_path);
         let err = |source| Error::Spill {
@@ -346,11 +380,26 @@ pub fn write_spills(project: &Path, spills: &[Spill]) -> Result<()> {
         };
         let dir = path.parent().unwrap_or(project);
         std::fs::create_dir_all(dir).map_err(err)?;
+        match std::fs::read(&path) {
+            Ok(existing) if existing == spill.content.as_bytes() => continue,
+            Ok(_) => {
+                return Err(err(std::io::Error::new(
+                    std::io::ErrorKind::AlreadyExists,
+                    "a spill file of this name holds other content",
+                )));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(err(e)),
+        }
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let tmp = dir.join(format!(".{name}.tmp"));
+        let tmp = dir.join(format!(
+            ".{name}.{}.{}.tmp",
+            std::process::id(),
+            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
         let write = || -> std::io::Result<()> {
             let mut f = std::fs::File::create(&tmp)?;
             f.write_all(spill.content.as_bytes())?;
@@ -361,8 +410,26 @@ pub fn write_spills(project: &Path, spills: &[Spill]) -> Result<()> {
             let _ = std::fs::remove_file(&tmp);
             return Err(err(e));
         }
+        // The rename (and the session directory, when new) on disk too.
+        sync_dir(dir).map_err(err)?;
+        if let Some(parent) = dir.parent() {
+            sync_dir(parent).map_err(err)?;
+        }
     }
     Ok(())
+}
+
+/// `fsync` of a directory (a no-op where directories cannot be opened, Windows).
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::fs::File::open(dir)?.sync_all()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -401,7 +468,7 @@ mod tests {
         for (i, n) in sizes.iter().enumerate() {
             messages.extend(round(i, "x".repeat(*n)));
         }
-        expect(&trim_tool_results(&messages, KEEP_RECENT_TURNS));
+        expect(&trim_tool_results(&messages, "s1", KEEP_RECENT_TURNS));
     }
 
     #[test]
@@ -409,16 +476,19 @@ mod tests {
         check(&[SPILL_THRESHOLD_CHARS + 1, 10], |t| {
             assert_eq!(t.stats.spilled, 1);
             assert_eq!(t.spills.len(), 1);
+            // Was `tool-results/t0.txt` (review finding 6: names collided).
             assert_eq!(
                 t.spills[0].relative_path,
-                PathBuf::from(".mewcode/session/tool-results/t0.txt")
+                spill_path("s1", "t0", &t.spills[0].content, 0)
+            );
+            let rel = t.spills[0].relative_path.display().to_string();
+            assert!(
+                rel.starts_with(".mewcode/session/tool-results/s1/t0-") && rel.ends_with(".txt"),
+                "{rel}"
             );
             assert_eq!(t.spills[0].content.len(), SPILL_THRESHOLD_CHARS + 1);
             let preview = text_of(&t.messages[2]);
-            assert!(
-                preview.contains(".mewcode/session/tool-results/t0.txt"),
-                "{preview}"
-            );
+            assert!(preview.contains(&rel), "{preview}");
             assert!(preview.chars().count() < SPILL_PREVIEW_CHARS + 200);
             assert_eq!(text_of(&t.messages[4]), "x".repeat(10));
         });
@@ -488,6 +558,72 @@ mod tests {
         assert_eq!(common_cap([10, 10].into_iter(), 100), usize::MAX);
         assert_eq!(common_cap([100, 100].into_iter(), 100), 50);
         assert_eq!(common_cap([10, 100, 100].into_iter(), 110), 50);
+    }
+
+    /// Review finding 6: ids that sanitise alike, and an id reused by another session, got the
+    /// same file, the second overwriting the first while the first's preview still named it.
+    #[test]
+    fn spill_names_never_collide_and_identical_content_shares_one() {
+        let big = |c: char| c.to_string().repeat(SPILL_THRESHOLD_CHARS + 1);
+        let messages = |ids: [(&str, char); 2]| {
+            let mut out = vec![Message::user("go")];
+            for (id, c) in ids {
+                out.push(Message::new(
+                    Role::Assistant,
+                    vec![ContentBlock::tool_use(id, "Bash", json!({"command": "ls"}))],
+                ));
+                out.push(Message::new(
+                    Role::User,
+                    vec![ContentBlock::tool_result(id, big(c), false)],
+                ));
+            }
+            out
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let a = trim_tool_results(&messages([("call/1", 'a'), ("call_1", 'b')]), "s1", 10);
+        // Another session reusing the id `call_1` for other content.
+        let b = trim_tool_results(&messages([("call_1", 'c'), ("x", 'a')]), "s2", 10);
+        let spills: Vec<Spill> = a.spills.iter().chain(&b.spills).cloned().collect();
+        for s in &spills {
+            write_spills(dir.path(), std::slice::from_ref(s)).unwrap();
+        }
+        let names: std::collections::HashSet<_> =
+            spills.iter().map(|s| s.relative_path.clone()).collect();
+        assert_eq!(names.len(), 4, "{names:?}");
+        for s in &spills {
+            let on_disk = std::fs::read_to_string(dir.path().join(&s.relative_path)).unwrap();
+            assert_eq!(on_disk, s.content, "{}", s.relative_path.display());
+        }
+        // The same result again (a rerun) names the same file, left as it is.
+        let again = trim_tool_results(&messages([("call/1", 'a'), ("call_1", 'b')]), "s1", 10);
+        assert_eq!(again.spills, a.spills);
+        write_spills(dir.path(), &again.spills).unwrap();
+    }
+
+    #[test]
+    fn concurrent_writers_of_one_spill_do_not_trip_over_a_shared_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = Spill {
+            relative_path: spill_path("s1", "t", "same text", 0),
+            content: "same text".into(),
+        };
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| {
+                    for _ in 0..50 {
+                        // Each writer removes the file so the next write is a real one.
+                        let _ = std::fs::remove_file(dir.path().join(&spill.relative_path));
+                        write_spills(dir.path(), std::slice::from_ref(&spill)).unwrap();
+                    }
+                });
+            }
+        });
+        let d = dir.path().join(spill.relative_path.parent().unwrap());
+        let names: Vec<_> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), 1, "no temporary file left: {names:?}");
     }
 
     #[test]

@@ -445,13 +445,17 @@ fn big_results_in_the_tail_are_spilled_only_on_commit() {
     let (store, id) = store_with(dir.path(), &messages);
     let mut session = CompactSession::open(&store, &id, dir.path().into()).unwrap();
     let mut ac = offline(AutoCompactConfig::default());
-    let spill = dir
-        .path()
-        .join(".mewcode/session/tool-results/toolu_big.txt");
+    // The file is per session and named by id and content hash (was `tool-results/toolu_big.txt`,
+    // review finding 6: names collided across ids and sessions).
+    let relative = mem_compact::spill_path("s1", "toolu_big", &big, 0);
+    let relative_text = relative.display().to_string();
+    assert!(relative_text.starts_with(".mewcode/session/tool-results/s1/toolu_big-"));
+    let spill = dir.path().join(&relative);
     let Outcome::Ready(c) = rt().block_on(ac.prepare(&session, true, false)).unwrap() else {
         panic!("forced")
     };
     assert_eq!(c.spills.len(), 1);
+    assert_eq!(c.spills[0].relative_path, relative);
     assert!(!spill.exists(), "a dry run writes nothing");
     ac.commit(&mut session, *c).unwrap();
     assert_eq!(std::fs::read_to_string(&spill).unwrap(), big);
@@ -460,9 +464,9 @@ fn big_results_in_the_tail_are_spilled_only_on_commit() {
         panic!()
     };
     assert!(
-        content
-            .text()
-            .starts_with("[mewmem: tool result of 60010 characters saved to .mewcode/session/tool-results/toolu_big.txt"),
+        content.text().starts_with(&format!(
+            "[mewmem: tool result of 60010 characters saved to {relative_text};"
+        )),
         "{}",
         content.text()
     );
