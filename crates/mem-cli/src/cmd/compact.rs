@@ -3,14 +3,14 @@
 use std::io::{self, Write};
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use chrono::NaiveDate;
 use clap::{Args, Subcommand, ValueEnum};
 use mem_compact::{
     AutoCompact, AutoCompactConfig, BOUNDARY_STATS_KEY, CompactResult, CompactSession, Compaction,
-    LongTermMemory, OMC_KEEP_FRACTION, Outcome, TailPolicy, Trigger,
+    LongTermMemory, OMC_KEEP_FRACTION, Outcome, TailPolicy, Trigger, WarningLevel,
 };
-use mem_core::{Message, is_long_term_memory};
+use mem_core::{Conversation, Message, TokenCounter, is_long_term_memory};
 use mem_instructions::{MemoryOptions, load_memories};
 use mem_llm::{Job, Llm, OfflineEngine};
 use mem_session::{RecordType, SessionStore};
@@ -264,8 +264,10 @@ async fn run_sweep(
         .prepare(&session, sweep.force, sweep.since_last_user)
         .await
         .context("compaction failed; the session is unchanged")?;
+    let limit = ac.config().trigger_tokens();
     let mut out = io::stdout().lock();
-    match outcome {
+    // The library reports a `critical` result; the command says why and fails (exit 1).
+    let critical = match outcome {
         Outcome::Skipped { result, reason } => {
             if settings.json {
                 let v = json!({
@@ -275,11 +277,20 @@ async fn run_sweep(
                     "skipped": reason.to_string(),
                 });
                 writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
-                return Ok(());
+            } else {
+                writeln!(out, "session {}", sweep.id)?;
+                writeln!(out, "not compacted: {reason}")?;
+                print_result(&result, &mut out)?;
             }
-            writeln!(out, "session {}", sweep.id)?;
-            writeln!(out, "not compacted: {reason}")?;
-            print_result(&result, &mut out)?;
+            (result.warning_level == WarningLevel::Critical).then(|| {
+                let tail = minimal_tail_tokens(&before, ac.config().tail);
+                format!(
+                    "not compacted and still critical: the context is {} tokens, over the limit of \
+                     {limit} by {}; the minimal tail alone is {tail} tokens ({reason})",
+                    result.tokens_before,
+                    result.tokens_before.saturating_sub(limit)
+                )
+            })
         }
         Outcome::Ready(compaction) => {
             let compaction = *compaction;
@@ -302,12 +313,50 @@ async fn run_sweep(
                     "context": compaction.context,
                 });
                 writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
-                return Ok(());
+            } else {
+                print_compaction(sweep, &before, &compaction, &result, &mut out)?;
             }
-            print_compaction(sweep, &before, &compaction, &result, &mut out)?;
+            (result.warning_level == WarningLevel::Critical)
+                .then(|| critical_after(&compaction, &result, limit))
         }
+    };
+    out.flush()?;
+    if let Some(why) = critical {
+        bail!("{why}");
     }
     Ok(())
+}
+
+/// Tokens of the minimal tail of `messages` (the last-resort cut: `MIN_KEEP_MESSAGES`, pair-safe).
+fn minimal_tail_tokens(messages: &[Message], policy: TailPolicy) -> usize {
+    let counter = TokenCounter::default();
+    let tokens: Vec<usize> = messages.iter().map(|m| counter.count_message(m)).collect();
+    mem_compact::split::plan_cut(messages, &tokens, policy, false, true).tail_tokens
+}
+
+/// Why a compaction ended `critical`: what the kept tail alone weighs against the limit.
+fn critical_after(c: &Compaction, result: &CompactResult, limit: usize) -> String {
+    let tail =
+        Conversation::from_messages(c.keep_messages.clone()).total_tokens(&TokenCounter::default());
+    let which = if c.tail_shrunk {
+        "minimal tail"
+    } else {
+        "kept tail"
+    };
+    let alone = if tail > limit {
+        format!("over the limit by {}", tail - limit)
+    } else {
+        format!(
+            "{} under the limit; with the summary and the injected block the context passes it",
+            limit - tail
+        )
+    };
+    format!(
+        "compacted but still critical: {} tokens after compaction, over the limit of {limit} by \
+         {}; the {which} alone is {tail} tokens, {alone}",
+        result.tokens_after,
+        result.tokens_after.saturating_sub(limit)
+    )
 }
 
 fn print_result(r: &CompactResult, out: &mut impl Write) -> io::Result<()> {
