@@ -31,9 +31,15 @@ pub struct CompactArgs {
 #[derive(Debug, Subcommand)]
 enum CompactCommand {
     /// Tokens of a session, share of the window, warning level, compactions so far, tokens saved.
+    /// Counts the context as `sweep` does: with the injected instructions and memories.
     Stats {
         #[command(flatten)]
         common: CommonArgs,
+        /// The date of the injected `# currentDate` section (default: today, local time).
+        #[arg(long, value_name = "YYYY-MM-DD")]
+        date: Option<NaiveDate>,
+        #[command(flatten)]
+        sources: SourceArgs,
     },
     /// Compact a session now: summarise the prefix, keep the tail, write a boundary.
     Sweep {
@@ -92,7 +98,15 @@ enum TailArg {
 pub async fn run(args: CompactArgs, settings: &Settings) -> Result<()> {
     let store = SessionStore::for_project(&settings.project);
     match args.command {
-        CompactCommand::Stats { common } => stats(&store, &common, settings),
+        CompactCommand::Stats {
+            common,
+            date,
+            sources,
+        } => {
+            let date = date.unwrap_or_else(|| chrono::Local::now().date_naive());
+            let ltm = long_term_memory(&sources, settings, date)?;
+            stats(&store, &common, &ltm, settings)
+        }
         CompactCommand::Sweep {
             common,
             since_last_user,
@@ -132,7 +146,12 @@ pub async fn run(args: CompactArgs, settings: &Settings) -> Result<()> {
     }
 }
 
-fn stats(store: &SessionStore, common: &CommonArgs, settings: &Settings) -> Result<()> {
+fn stats(
+    store: &SessionStore,
+    common: &CommonArgs,
+    ltm: &LongTermMemory,
+    settings: &Settings,
+) -> Result<()> {
     let id = super::session::resolve(store, common.session.clone())?;
     let resumed = store.resume(&id)?;
     // The configuration `mem compact sweep` uses (manual margin), so both agree.
@@ -142,7 +161,9 @@ fn stats(store: &SessionStore, common: &CommonArgs, settings: &Settings) -> Resu
         ..AutoCompactConfig::default()
     };
     let ac = AutoCompact::new(config.clone(), Arc::new(OfflineEngine));
-    let check = ac.check(&resumed.messages.into());
+    let mut conversation: Conversation = resumed.messages.into();
+    inject(&mut conversation, ltm);
+    let check = ac.check(&conversation);
     let (records, _) = store.read_records(&id)?;
     let mut saved = 0usize;
     let mut measured = 0usize;
@@ -211,6 +232,12 @@ fn stats(store: &SessionStore, common: &CommonArgs, settings: &Settings) -> Resu
     Ok(())
 }
 
+/// The context as the agent sends it: the block of seed §6 at the top. `stats` and `sweep` both
+/// count the context after this, so they agree.
+fn inject(conversation: &mut Conversation, ltm: &LongTermMemory) {
+    conversation.inject_long_term_memory(&ltm.instructions, &ltm.memories, ltm.date);
+}
+
 /// The instructions and memories injected into the context, as `mem context` builds them.
 fn long_term_memory(
     sources: &SourceArgs,
@@ -255,10 +282,7 @@ async fn run_sweep(
     let mut session = session
         .with_context(|| format!("cannot open session {}", sweep.id))?
         .with_long_term_memory(ltm.clone());
-    // The context as the agent sends it: the block of seed §6 at the top.
-    session
-        .conversation
-        .inject_long_term_memory(&ltm.instructions, &ltm.memories, ltm.date);
+    inject(&mut session.conversation, &ltm);
     let before: Vec<Message> = session.conversation.messages().to_vec();
     let outcome = ac
         .prepare(&session, sweep.force, sweep.since_last_user)
