@@ -33,14 +33,14 @@ enum LlmCommand {
         #[arg(long)]
         call: bool,
     },
-    /// Summarise a Claude Code transcript (JSONL) as compaction would.
+    /// Summarise a transcript (Claude Code, Codex or mewmem JSONL) as compaction would.
     Summarize {
         /// The transcript.
         file: PathBuf,
         #[command(flatten)]
         engine: EngineArgs,
     },
-    /// Extract memories from a Claude Code transcript (JSONL) as auto memory would.
+    /// Extract memories from a transcript (Claude Code, Codex or mewmem JSONL) as auto memory would.
     Extract {
         /// The transcript.
         file: PathBuf,
