@@ -277,6 +277,7 @@ fn import(
     }
     let bar = progress_bar(files.len() as u64, settings);
     let mut failures = 0usize;
+    let mut not_transcripts = 0usize;
     let mut json_items = Vec::new();
     let mut totals = [0usize; 4];
     for file in &files {
@@ -309,6 +310,17 @@ fn import(
                     )
                 })?;
             }
+            // A file found inside a folder that is not a transcript at all is passed over (a
+            // folder of transcripts often holds other JSONL); named on the command line, or any
+            // other error, it is a failure.
+            Err(err @ mem_session::Error::NotATranscript { .. }) if !paths.contains(file) => {
+                not_transcripts += 1;
+                if settings.json {
+                    json_items.push(json!({"file": file, "skipped": err.to_string()}));
+                } else {
+                    bar.suspend(|| eprintln!("skipped: {err}"));
+                }
+            }
             Err(err) => {
                 failures += 1;
                 if settings.json {
@@ -327,16 +339,27 @@ fn import(
     } else {
         writeln!(
             out,
-            "{}, {}: {}, {}, {}; {} failed",
+            "{}, {}: {}, {}, {}; {}{} failed",
             count(files.len(), "file"),
             count(totals[0], "session"),
             count(totals[1], "message"),
             count(totals[2], "tool pair"),
             count(totals[3], "boundary"),
+            if not_transcripts > 0 {
+                format!("{not_transcripts} not a transcript, ")
+            } else {
+                String::new()
+            },
             failures + unreadable
         )?;
     }
-    if failures > 0 && failures == files.len() {
+    if not_transcripts == files.len() {
+        bail!(
+            "none of the {} found is a transcript mewmem can import",
+            count(files.len(), "file")
+        );
+    }
+    if failures + not_transcripts == files.len() && failures > 0 {
         bail!("no file could be imported");
     }
     if failures + unreadable > 0 {
