@@ -613,6 +613,12 @@ impl SessionWriter {
         if records.is_empty() {
             return Ok(());
         }
+        let line = self.encode(records)?;
+        self.with_lock(|w| w.write_locked(&line, records))
+    }
+
+    /// The records as JSON lines, each ending with `\n`.
+    fn encode(&self, records: &[SessionRecord]) -> Result<Vec<u8>> {
         let mut line = Vec::with_capacity(256);
         for record in records {
             serde_json::to_writer(&mut line, record).map_err(|source| Error::Serialize {
@@ -621,7 +627,7 @@ impl SessionWriter {
             })?;
             line.push(b'\n');
         }
-        self.with_lock(|w| w.write_locked(&line, records))
+        Ok(line)
     }
 
     /// Appends records as [`Self::append_records`] does, but only if the `.jsonl` still holds
@@ -634,14 +640,7 @@ impl SessionWriter {
         expected_len: u64,
         records: &[SessionRecord],
     ) -> Result<bool> {
-        let mut line = Vec::with_capacity(256);
-        for record in records {
-            serde_json::to_writer(&mut line, record).map_err(|source| Error::Serialize {
-                id: self.id.clone(),
-                source,
-            })?;
-            line.push(b'\n');
-        }
+        let line = self.encode(records)?;
         self.with_lock(|w| {
             if file_len(&w.file, &w.path)? != expected_len {
                 return Ok(false);
