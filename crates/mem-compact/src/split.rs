@@ -9,7 +9,7 @@
 //! cut: first backwards to take the call in (if that stays under the cap), otherwise forwards
 //! past the orphaned results.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use mem_core::{ContentBlock, Message, Role, is_long_term_memory};
 use mem_session::COMPACT_SUMMARY_MARKER;
@@ -165,9 +165,10 @@ pub fn plan_cut(
     }
 
     // Never separate a tool_use from its tool_result.
-    if !pair_safe(messages, &candidates, s) {
-        let back = (0..s).rev().find(|&j| pair_safe(messages, &candidates, j));
-        let forward = (s + 1..=n).find(|&j| pair_safe(messages, &candidates, j));
+    let safe = safe_cuts(messages, &candidates);
+    if !safe[s] {
+        let back = (0..s).rev().find(|&j| safe[j]);
+        let forward = (s + 1..=n).find(|&j| safe[j]);
         let tokens_from = |j: usize| (j..n).map(tok).sum::<usize>();
         s = match (back, forward) {
             (Some(b), _) if tokens_from(b) <= KEEP_MAX_TOKENS.max(kept_tokens) => b,
@@ -206,20 +207,36 @@ pub fn classify(messages: &[Message], tokens: &[usize], tail_start: usize) -> Cu
     cut
 }
 
-/// `true` when cutting before `candidates[s]` leaves no kept tool_result whose tool_use is cut.
-fn pair_safe(messages: &[Message], candidates: &[usize], s: usize) -> bool {
-    let cut_uses: HashSet<&str> = candidates[..s]
-        .iter()
-        .flat_map(|&i| messages[i].tool_use_ids())
-        .collect();
-    if cut_uses.is_empty() {
-        return true;
+/// For each `s` in `0..=candidates.len()`: `true` when cutting before `candidates[s]` leaves no
+/// kept tool_result whose tool_use is cut. Linear: each result whose call comes earlier makes
+/// the cuts between the call and the result unsafe (a difference array over the positions).
+fn safe_cuts(messages: &[Message], candidates: &[usize]) -> Vec<bool> {
+    let n = candidates.len();
+    let mut first_use: HashMap<&str, usize> = HashMap::new();
+    for (pos, &i) in candidates.iter().enumerate() {
+        for id in messages[i].tool_use_ids() {
+            first_use.entry(id).or_insert(pos);
+        }
     }
-    !candidates[s..].iter().any(|&i| {
-        messages[i].content.iter().any(|b| {
-            matches!(b, ContentBlock::ToolResult { tool_use_id, .. } if cut_uses.contains(tool_use_id.as_str()))
+    // unsafe_from[u + 1] += 1 and unsafe_from[r + 1] -= 1: cuts in (u, r] split the pair.
+    let mut delta = vec![0i64; n + 2];
+    for (r, &i) in candidates.iter().enumerate() {
+        for id in messages[i].tool_result_ids() {
+            if let Some(&u) = first_use.get(id)
+                && u < r
+            {
+                delta[u + 1] += 1;
+                delta[r + 1] -= 1;
+            }
+        }
+    }
+    let mut open = 0i64;
+    (0..=n)
+        .map(|s| {
+            open += delta[s];
+            open == 0
         })
-    })
+        .collect()
 }
 
 #[cfg(test)]
@@ -227,6 +244,50 @@ mod tests {
     use super::*;
     use mem_core::TokenCounter;
     use serde_json::json;
+
+    /// The definition, quadratic: no kept tool_result answers a call before the cut.
+    fn safe_by_definition(messages: &[Message], candidates: &[usize], s: usize) -> bool {
+        let cut: Vec<&str> = candidates[..s]
+            .iter()
+            .flat_map(|&i| messages[i].tool_use_ids())
+            .collect();
+        !candidates[s..]
+            .iter()
+            .any(|&i| messages[i].tool_result_ids().any(|id| cut.contains(&id)))
+    }
+
+    #[test]
+    fn safe_cuts_agree_with_the_definition() {
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for _ in 0..300 {
+            let len = 1 + next(14) as usize;
+            let messages: Vec<Message> = (0..len)
+                .map(|_| {
+                    let id = format!("t{}", next(5));
+                    match next(3) {
+                        0 => call(&id),
+                        1 => result(&id),
+                        _ => Message::user("text"),
+                    }
+                })
+                .collect();
+            let candidates: Vec<usize> = (0..len).collect();
+            let fast = safe_cuts(&messages, &candidates);
+            for s in 0..=len {
+                assert_eq!(
+                    fast[s],
+                    safe_by_definition(&messages, &candidates, s),
+                    "cut {s} of {messages:?}"
+                );
+            }
+        }
+    }
 
     fn call(id: &str) -> Message {
         Message::new(
