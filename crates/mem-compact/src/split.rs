@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use mem_core::{ContentBlock, Message, Role, is_long_term_memory};
+use mem_core::{Message, Role, is_long_term_memory};
 use mem_session::COMPACT_SUMMARY_MARKER;
 
 use crate::{KEEP_MAX_TOKENS, KEEP_RECENT_TOKENS, MIN_KEEP_MESSAGES};
@@ -242,7 +242,7 @@ fn safe_cuts(messages: &[Message], candidates: &[usize]) -> Vec<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mem_core::TokenCounter;
+    use mem_core::{ContentBlock, TokenCounter};
     use serde_json::json;
 
     /// The definition, quadratic: no kept tool_result answers a call before the cut.
@@ -279,9 +279,10 @@ mod tests {
                 .collect();
             let candidates: Vec<usize> = (0..len).collect();
             let fast = safe_cuts(&messages, &candidates);
-            for s in 0..=len {
+            assert_eq!(fast.len(), len + 1);
+            for (s, &safe) in fast.iter().enumerate() {
                 assert_eq!(
-                    fast[s],
+                    safe,
                     safe_by_definition(&messages, &candidates, s),
                     "cut {s} of {messages:?}"
                 );
