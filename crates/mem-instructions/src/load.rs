@@ -192,6 +192,17 @@ pub struct Instructions {
 
 /// Loads the instruction files described by `options`.
 ///
+/// The project root with `..` and symlinks resolved; [`Error::ProjectRoot`] when it does not
+/// exist. Every containment check compares against this path.
+pub(crate) fn canonical_root(project_root: &Path) -> Result<PathBuf> {
+    project_root
+        .canonicalize()
+        .map_err(|source| Error::ProjectRoot {
+            path: project_root.to_owned(),
+            source,
+        })
+}
+
 /// In `<root>/`, `<root>/.mewcode/` and `<home>/.mewcode/` (in that order of priority) the first
 /// of `options.names` that exists is loaded; their includes are expanded (depth-first, each file
 /// at most once) and the results joined with `\n---\n`. Recoverable problems are
@@ -200,13 +211,7 @@ pub struct Instructions {
 /// # Errors
 /// [`Error::ProjectRoot`] when `options.project_root` does not exist.
 pub fn load(options: &LoadOptions) -> Result<Instructions> {
-    let root = options
-        .project_root
-        .canonicalize()
-        .map_err(|source| Error::ProjectRoot {
-            path: options.project_root.clone(),
-            source,
-        })?;
+    let root = canonical_root(&options.project_root)?;
     let user_dir_logical = options.home.join(".mewcode");
     let user_dir = user_dir_logical.canonicalize().ok();
     let mut loader = Loader {

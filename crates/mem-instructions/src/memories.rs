@@ -11,8 +11,8 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, ReadError, Result};
-use crate::load::{Scope, Warning, WarningKind};
+use crate::error::{ReadError, Result};
+use crate::load::{Scope, Warning, WarningKind, canonical_root};
 use crate::read::read_capped;
 
 /// Default budget for one `memories.md`, in bytes (1 MiB).
@@ -90,15 +90,9 @@ impl Memories {
 /// marker and a warning.
 ///
 /// # Errors
-/// [`Error::ProjectRoot`] when `options.project_root` does not exist.
+/// [`crate::Error::ProjectRoot`] when `options.project_root` does not exist.
 pub fn load_memories(options: &MemoryOptions) -> Result<Memories> {
-    let root = options
-        .project_root
-        .canonicalize()
-        .map_err(|source| Error::ProjectRoot {
-            path: options.project_root.clone(),
-            source,
-        })?;
+    let root = canonical_root(&options.project_root)?;
     let user_dir = options.home.join(".mewcode");
     let places = [
         (
