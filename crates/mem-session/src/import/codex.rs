@@ -311,15 +311,7 @@ impl Importer<'_> {
                     signature: None,
                     extra,
                 };
-                b.push(
-                    Message {
-                        role: Role::Assistant,
-                        content: vec![block],
-                        metadata: meta,
-                    },
-                    ts,
-                    Merge::Adjacent,
-                );
+                b.push(single(Role::Assistant, block, meta), ts, Merge::Adjacent);
             }
             "function_call" | "custom_tool_call" | "local_shell_call" | "tool_search_call"
                 if call_id.is_some() || item.contains_key("id") =>
@@ -348,15 +340,7 @@ impl Importer<'_> {
                     input,
                     extra,
                 };
-                b.push(
-                    Message {
-                        role: Role::Assistant,
-                        content: vec![block],
-                        metadata: meta,
-                    },
-                    ts,
-                    Merge::Adjacent,
-                );
+                b.push(single(Role::Assistant, block, meta), ts, Merge::Adjacent);
             }
             "function_call_output"
             | "custom_tool_call_output"
@@ -376,15 +360,7 @@ impl Importer<'_> {
                     is_error,
                     extra,
                 };
-                b.push(
-                    Message {
-                        role: Role::User,
-                        content: vec![block],
-                        metadata: meta,
-                    },
-                    ts,
-                    Merge::No,
-                );
+                b.push(single(Role::User, block, meta), ts, Merge::No);
             }
             "web_search_call"
             | "image_generation_call"
@@ -394,22 +370,18 @@ impl Importer<'_> {
             | "local_shell_call" => {
                 // Server-side tools (no call_id, no separate output): kept verbatim.
                 b.push(
-                    Message {
-                        role: Role::Assistant,
-                        content: vec![ContentBlock::Other(Value::Object(item))],
-                        metadata: meta,
-                    },
+                    single(
+                        Role::Assistant,
+                        ContentBlock::Other(Value::Object(item)),
+                        meta,
+                    ),
                     ts,
                     Merge::Adjacent,
                 );
             }
             "compaction" | "compaction_summary" => {
                 b.push(
-                    Message {
-                        role: Role::User,
-                        content: vec![ContentBlock::Other(Value::Object(item))],
-                        metadata: meta,
-                    },
+                    single(Role::User, ContentBlock::Other(Value::Object(item)), meta),
                     ts,
                     Merge::No,
                 );
@@ -571,6 +543,15 @@ fn exit_code_of(s: &str) -> Option<i64> {
         .take_while(|c| c.is_ascii_digit() || *c == '-')
         .collect();
     digits.parse().ok()
+}
+
+/// A message of one block.
+fn single(role: Role, block: ContentBlock, metadata: Map<String, Value>) -> Message {
+    Message {
+        role,
+        content: vec![block],
+        metadata,
+    }
 }
 
 #[cfg(test)]
