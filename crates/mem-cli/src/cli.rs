@@ -40,4 +40,6 @@ pub enum Command {
     Llm(crate::cmd::llm::LlmArgs),
     /// Context compaction: size against the window (`stats`), compacting now (`sweep`).
     Compact(crate::cmd::compact::CompactArgs),
+    /// Auto memory: extract facts from a session's new messages into both memories.md files.
+    Extract(crate::cmd::extract::ExtractArgs),
 }
