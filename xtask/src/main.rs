@@ -5,9 +5,12 @@
 //! - `cargo xtask ci`: fmt check, clippy with `-D warnings`, tests, docs, goldens; stops at the
 //!   first failure.
 //! - `cargo xtask bench [ARGS...]`: `cargo bench --workspace`.
+//! - `cargo xtask eval extract [--model] [--verbose] [--filter TEXT]`: extraction quality on
+//!   `fixtures/eval/extract/`.
 
 mod bench;
 mod ci;
+mod eval;
 mod golden;
 mod util;
 
@@ -22,6 +25,7 @@ commands:
   golden [--bless] [--filter NAME]   run the golden cases under fixtures/
   ci                                 fmt, clippy, tests, docs, goldens (stops at the first failure)
   bench [ARGS...]                    cargo bench --workspace [ARGS...]
+  eval extract [--model] [--verbose] extraction precision/recall on fixtures/eval/extract/
 ";
 
 fn main() -> ExitCode {
@@ -52,6 +56,7 @@ fn run() -> Result<bool> {
             ci::run()
         }
         "bench" => bench::run(&rest),
+        "eval" => eval::run(&rest),
         "help" | "-h" | "--help" => {
             print!("{USAGE}");
             Ok(true)
