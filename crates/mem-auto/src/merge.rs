@@ -117,11 +117,14 @@ fn tokens(text: &str) -> HashSet<String> {
 
 /// Jaccard similarity of the word sets of `a` and `b` (0.0–1.0).
 pub fn similarity(a: &str, b: &str) -> f64 {
-    let (a, b) = (tokens(a), tokens(b));
+    set_similarity(&tokens(a), &tokens(b))
+}
+
+fn set_similarity(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
     if a.is_empty() || b.is_empty() {
         return 0.0;
     }
-    let common = a.intersection(&b).count();
+    let common = a.intersection(b).count();
     common as f64 / (a.len() + b.len() - common) as f64
 }
 
@@ -339,14 +342,14 @@ pub(crate) fn enforce_cap(
     let dates = file.meta.clone();
     let confirmed = |id: EntryId| dates.dates(id).map(|d| d.confirmed);
     let mut gone: HashSet<EntryId> = HashSet::new();
+    let sets: Vec<HashSet<String>> = entries.iter().map(|e| tokens(&e.text)).collect();
+    let norms: Vec<String> = entries.iter().map(|e| normalise(&e.text)).collect();
     for (i, a) in entries.iter().enumerate() {
-        for b in &entries[i + 1..] {
+        for (j, b) in entries.iter().enumerate().skip(i + 1) {
             if a.category != b.category || gone.contains(&a.id) || gone.contains(&b.id) {
                 continue;
             }
-            if similarity(&a.text, &b.text) >= NEAR_DUPLICATE
-                || normalise(&a.text) == normalise(&b.text)
-            {
+            if norms[i] == norms[j] || set_similarity(&sets[i], &sets[j]) >= NEAR_DUPLICATE {
                 // Later in the file wins a tie: it was written after.
                 let drop = if confirmed(a.id) > confirmed(b.id) {
                     b
@@ -379,19 +382,27 @@ pub(crate) fn enforce_cap(
         .map(|e| (confirmed(e.id), e.line, e))
         .collect();
     order.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+    // Each entry's line counted once; the file is recounted exactly when the estimate fits.
+    let mut estimate = report.tokens;
     for (_, _, e) in order {
-        if report.tokens <= cap {
-            break;
+        if estimate <= cap {
+            report.tokens = count_tokens(&file.doc.render());
+            if report.tokens <= cap {
+                break;
+            }
+            estimate = report.tokens;
         }
+        let line_tokens = count_tokens(&format!("- {}\n", e.text));
         file.doc.remove(e.id);
         file.meta.entries.remove(&e.id.to_string());
-        report.tokens = count_tokens(&file.doc.render());
+        estimate = estimate.saturating_sub(line_tokens);
         report.evicted.push(Change {
             id: e.id,
             category: e.category,
             text: e.text,
         });
     }
+    report.tokens = count_tokens(&file.doc.render());
 }
 
 #[cfg(test)]
