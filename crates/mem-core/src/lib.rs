@@ -9,11 +9,15 @@
 //!   whose JSON round-trips losslessly, unknown blocks and unknown fields included.
 //! - [`Conversation`]: an ordered list of messages with a per-message token cache.
 //! - [`TokenCounter`]: real BPE counting (o200k_base by default, cl100k_base selectable).
+//! - [`secrets`]: the one secret filter every memory write and hosted prompt passes through.
+//! - [`terminal`]: escaping text from transcripts, memories and models before it is printed.
 //! - [`render_long_term_memory`] / [`Conversation::inject_long_term_memory`]: seed §6, exactly.
 
 mod conversation;
 mod inject;
 mod message;
+pub mod secrets;
+pub mod terminal;
 mod tokens;
 
 pub use conversation::Conversation;

@@ -1,0 +1,809 @@
+//! The one secret filter every memory write and every prompt to a hosted model passes through
+//! (SPEC "One memory, not three": one secret filter).
+//!
+//! [`redact`] finds credentials in free text and replaces each with [`REDACTED`], keeping the
+//! text around it, so "push with https://bob:hunter2@git.example.com" is kept as
+//! "push with https://bob:[REDACTED]@git.example.com". What it finds:
+//!
+//! - provider keys and tokens by their documented shapes: AWS access key ids, GitHub, GitLab,
+//!   OpenAI, Anthropic, Google (API keys, OAuth client secrets and access tokens), Slack (tokens
+//!   and webhook URLs), Stripe, npm, PyPI, Hugging Face, SendGrid, DigitalOcean, Shopify, Twilio,
+//!   Telegram bot tokens;
+//! - private-key blocks (`-----BEGIN ... PRIVATE KEY-----` to its `END` line, or to the end of
+//!   the text when the block was cut);
+//! - JSON Web Tokens (`eyJ...` header, payload, signature);
+//! - the password of `user:password@` in any URL;
+//! - `Authorization: Bearer ...` / `Basic ...` credentials;
+//! - values assigned to secret-named keys (`DB_PASSWORD=...`, `api_key: "..."`, `token=...` in a
+//!   query string) and "the password is ..." in prose;
+//! - high-entropy, credential-shaped strings (long runs mixing upper case, lower case and digits
+//!   with many class changes, unlike identifiers, paths, hashes or UUIDs).
+//!
+//! Kept on purpose: variable names (`OPENAI_API_KEY`), references to where a secret lives
+//! (`$TOKEN`, `${DB_PASSWORD}`, `process.env.KEY`, `<your-key>`), already redacted text, git
+//! commit hashes and other all-hex digests, UUIDs.
+//!
+//! Pure functions: no I/O. Linear-time regexes (the `regex` crate), so any input is safe.
+
+use std::fmt;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// The marker that replaces each secret found.
+pub const REDACTED: &str = "[REDACTED]";
+
+/// What kind of secret was found. `Display` gives a short kebab-case name (`github-token`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum SecretKind {
+    /// `-----BEGIN ... PRIVATE KEY-----` blocks (RSA, EC, OpenSSH, PGP, PKCS#8...).
+    PrivateKey,
+    /// AWS access key ids (`AKIA...`, `ASIA...`).
+    AwsAccessKey,
+    /// GitHub personal, OAuth, app and refresh tokens (`ghp_`, `github_pat_`...).
+    GithubToken,
+    /// GitLab tokens (`glpat-`...).
+    GitlabToken,
+    /// Anthropic API keys (`sk-ant-`).
+    AnthropicKey,
+    /// OpenAI API keys (`sk-`, `sk-proj-`...).
+    OpenaiKey,
+    /// Google API keys (`AIza`), OAuth client secrets (`GOCSPX-`), access tokens (`ya29.`).
+    GoogleKey,
+    /// Slack tokens (`xoxb-`...) and incoming-webhook URLs.
+    SlackToken,
+    /// Stripe secret and restricted keys, webhook secrets.
+    StripeKey,
+    /// Other providers with a documented token shape (npm, PyPI, Hugging Face, SendGrid,
+    /// DigitalOcean, Shopify, Twilio, Telegram).
+    ProviderToken,
+    /// A JSON Web Token.
+    Jwt,
+    /// The password of `user:password@host` in a URL.
+    UrlPassword,
+    /// An `Authorization: Bearer` / `Basic` credential.
+    AuthHeader,
+    /// A value assigned to a secret-named key (`password=`, `api_key:`, `token=`...).
+    Assignment,
+    /// A long random-looking string shaped like a credential.
+    HighEntropy,
+}
+
+impl SecretKind {
+    /// The short kebab-case name shown in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::PrivateKey => "private-key",
+            Self::AwsAccessKey => "aws-access-key",
+            Self::GithubToken => "github-token",
+            Self::GitlabToken => "gitlab-token",
+            Self::AnthropicKey => "anthropic-key",
+            Self::OpenaiKey => "openai-key",
+            Self::GoogleKey => "google-key",
+            Self::SlackToken => "slack-token",
+            Self::StripeKey => "stripe-key",
+            Self::ProviderToken => "provider-token",
+            Self::Jwt => "jwt",
+            Self::UrlPassword => "url-password",
+            Self::AuthHeader => "auth-header",
+            Self::Assignment => "secret-assignment",
+            Self::HighEntropy => "high-entropy-string",
+        }
+    }
+}
+
+impl fmt::Display for SecretKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The result of [`redact`]: the text with every secret replaced by [`REDACTED`], and what was
+/// found, in order of position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redacted {
+    /// The text, secrets replaced.
+    pub text: String,
+    /// One kind per secret withheld, in the order they appeared.
+    pub found: Vec<SecretKind>,
+}
+
+impl Redacted {
+    /// How many secrets were withheld.
+    pub fn withheld(&self) -> usize {
+        self.found.len()
+    }
+}
+
+/// Replaces every secret in `text` with [`REDACTED`] and says what was found.
+///
+/// Idempotent: redacting the output again finds nothing. Cost is linear in the length of `text`.
+pub fn redact(text: &str) -> Redacted {
+    let spans = find(text);
+    if spans.is_empty() {
+        return Redacted {
+            text: text.to_owned(),
+            found: Vec::new(),
+        };
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    let mut found = Vec::with_capacity(spans.len());
+    for span in spans {
+        out.push_str(&text[at..span.start]);
+        out.push_str(REDACTED);
+        at = span.end;
+        found.push(span.kind);
+    }
+    out.push_str(&text[at..]);
+    Redacted { text: out, found }
+}
+
+/// Whether `text` holds at least one secret [`redact`] would withhold.
+pub fn contains_secret(text: &str) -> bool {
+    !find(text).is_empty()
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    start: usize,
+    end: usize,
+    kind: SecretKind,
+}
+
+/// A rule: a regex, the kind it finds, and which capture group is the secret (0 = all of it).
+struct Rule {
+    kind: SecretKind,
+    regex: Regex,
+    group: usize,
+    /// A check on the captured text; the match is dropped when it says no.
+    accept: fn(&str) -> bool,
+}
+
+fn always(_: &str) -> bool {
+    true
+}
+
+fn rule(kind: SecretKind, pattern: &str, group: usize, accept: fn(&str) -> bool) -> Option<Rule> {
+    // Every pattern is a constant checked by the tests; a failure here would drop one rule, never
+    // panic.
+    Regex::new(pattern).ok().map(|regex| Rule {
+        kind,
+        regex,
+        group,
+        accept,
+    })
+}
+
+static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
+    use SecretKind::*;
+    [
+        // A whole private-key block, or from its BEGIN line to the end when it was cut.
+        rule(
+            PrivateKey,
+            r"(?s)-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)",
+            0,
+            always,
+        ),
+        rule(
+            AnthropicKey,
+            r"\bsk-ant-(?:api|admin|oat|sid)\d{2}-[A-Za-z0-9_\-]{20,}",
+            0,
+            always,
+        ),
+        rule(
+            OpenaiKey,
+            r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}",
+            0,
+            has_letter_and_digit,
+        ),
+        rule(AwsAccessKey, r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b", 0, always),
+        rule(
+            GithubToken,
+            r"\b(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})",
+            0,
+            always,
+        ),
+        rule(
+            GitlabToken,
+            r"\bgl(?:pat|ptt|dt|rt|cbt|ft|imt|oas|soat|wt|agent)-[A-Za-z0-9_\-]{20,}",
+            0,
+            always,
+        ),
+        rule(
+            GoogleKey,
+            r"\b(?:AIza[0-9A-Za-z_\-]{35}|GOCSPX-[A-Za-z0-9_\-]{24,}|ya29\.[0-9A-Za-z_\-]{20,})",
+            0,
+            always,
+        ),
+        rule(
+            SlackToken,
+            r"(?:\bxox[abposre]-[0-9A-Za-z\-]{10,}|https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]{20,})",
+            0,
+            always,
+        ),
+        rule(
+            StripeKey,
+            r"\b(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}|whsec_[A-Za-z0-9]{24,})",
+            0,
+            always,
+        ),
+        rule(
+            ProviderToken,
+            concat!(
+                r"\b(?:npm_[A-Za-z0-9]{36}|pypi-AgE[A-Za-z0-9_\-]{50,}|hf_[A-Za-z0-9]{30,}",
+                r"|SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{30,}|do[por]_v1_[a-f0-9]{64}",
+                r"|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|SK[0-9a-f]{32}\b|\d{8,10}:AA[A-Za-z0-9_\-]{33})"
+            ),
+            0,
+            always,
+        ),
+        rule(
+            Jwt,
+            r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*",
+            0,
+            always,
+        ),
+        // user:password@host in any URL; only the password is withheld.
+        rule(
+            UrlPassword,
+            r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@]+:([^\s/@]+)@",
+            1,
+            not_placeholder,
+        ),
+        rule(
+            AuthHeader,
+            r"(?i)\b(?:bearer|basic|token)\s+([A-Za-z0-9_\-.~+/]{16,}=*)",
+            1,
+            credential_like,
+        ),
+        // KEY = value, KEY: "value", ?token=value. The key may be part of a longer identifier
+        // (DB_PASSWORD, githubToken). A quoted value may hold spaces.
+        rule(
+            Assignment,
+            concat!(
+                r#"(?i)[A-Za-z0-9_.\-]*(?:password|passwd|passphrase|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|auth[_\-]?key|private[_\-]?key|credentials?)[A-Za-z0-9_\-]*"#,
+                r#"["']?\s*(?::=|=>|[:=])\s*(?:"([^"\n]{4,})"|'([^'\n]{4,})'|([^\s"'&,;<>)\]}]{4,}))"#
+            ),
+            usize::MAX,
+            assigned_secret,
+        ),
+        // "the password is hunter2", "password was s3cr3t!"
+        rule(
+            Assignment,
+            r#"(?i)(?:\b(?:password|passphrase|passcode|pin|secret|token|api key)\s+(?:is|was|=)\s+|(?:密码|口令|令牌|密钥|秘钥)\s*(?:是|为|[:：])\s*)["'`“]?([^\s"'`”，。；]{4,})"#,
+            1,
+            prose_secret,
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+});
+
+static CANDIDATE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"[A-Za-z0-9+/_\-.~]{24,}=*").ok());
+
+fn find(text: &str) -> Vec<Span> {
+    let mut spans = Vec::new();
+    for rule in RULES.iter() {
+        for caps in rule.regex.captures_iter(text) {
+            let m = if rule.group == usize::MAX {
+                // The first value group that matched (double-quoted, single-quoted, bare).
+                (1..caps.len()).find_map(|g| caps.get(g))
+            } else {
+                caps.get(rule.group)
+            };
+            let Some(m) = m else { continue };
+            // A bare value at the end of a sentence keeps the sentence's full stop or comma.
+            let value = if rule.kind == SecretKind::Assignment && !quoted(text, m.end()) {
+                m.as_str().trim_end_matches(['.', ',', ';', ':'])
+            } else {
+                m.as_str()
+            };
+            if value.contains(REDACTED) || !(rule.accept)(value) {
+                continue;
+            }
+            spans.push(Span {
+                start: m.start(),
+                end: m.start() + value.len(),
+                kind: rule.kind,
+            });
+        }
+    }
+    if let Some(candidate) = CANDIDATE.as_ref() {
+        for m in candidate.find_iter(text) {
+            let (start, s) = trim_candidate(m.start(), m.as_str());
+            // Ids in a URL's path (a channel, a document) and hashed file names are public;
+            // secrets in URLs are found by the userinfo and query-string rules above.
+            if in_url(text, start) || has_file_extension(s) {
+                continue;
+            }
+            if looks_random(s) {
+                spans.push(Span {
+                    start,
+                    end: start + s.len(),
+                    kind: SecretKind::HighEntropy,
+                });
+            }
+        }
+    }
+    merge(spans)
+}
+
+/// Whether the whitespace-delimited word around byte `at` is a URL (holds `://`).
+fn in_url(text: &str, at: usize) -> bool {
+    let word_start = text[..at].rfind(char::is_whitespace).map_or(0, |i| i + 1);
+    let word_end = text[at..]
+        .find(char::is_whitespace)
+        .map_or(text.len(), |i| at + i);
+    text[word_start..word_end].contains("://")
+}
+
+/// `name.ext` with a short lower-case extension: a (possibly content-hashed) file name.
+fn has_file_extension(s: &str) -> bool {
+    s.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty()
+            && (1..=5).contains(&ext.len())
+            && ext
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+            && ext.bytes().any(|b| b.is_ascii_lowercase())
+    })
+}
+
+/// Whether the byte at `end` closes a quoted value.
+fn quoted(text: &str, end: usize) -> bool {
+    matches!(text.as_bytes().get(end), Some(b'"' | b'\''))
+}
+
+/// Sorts spans and merges overlapping ones; the earliest-starting (then longest) kind wins.
+fn merge(mut spans: Vec<Span>) -> Vec<Span> {
+    // A named rule says more than the entropy check: it sorts first on equal spans.
+    let generic = |s: &Span| s.kind == SecretKind::HighEntropy;
+    spans.sort_by(|a, b| {
+        a.start
+            .cmp(&b.start)
+            .then(b.end.cmp(&a.end))
+            .then(generic(a).cmp(&generic(b)))
+    });
+    let mut out: Vec<Span> = Vec::with_capacity(spans.len());
+    for span in spans {
+        match out.last_mut() {
+            Some(last) if span.start < last.end => {
+                last.end = last.end.max(span.end);
+                if generic(last) && !generic(&span) {
+                    last.kind = span.kind;
+                }
+            }
+            _ => out.push(span),
+        }
+    }
+    out
+}
+
+/// Drops the punctuation a sentence puts around a word (`.`, `=`, `-` at either end).
+fn trim_candidate(start: usize, s: &str) -> (usize, &str) {
+    let trimmed_start = s.trim_start_matches(['.', '=', '-', '/', '~']);
+    let lead = s.len() - trimmed_start.len();
+    let t = trimmed_start.trim_end_matches(['.', '-', '/', '~']);
+    (start + lead, t)
+}
+
+fn has_letter_and_digit(s: &str) -> bool {
+    s.bytes().any(|b| b.is_ascii_digit()) && s.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
+/// A value that names where a secret lives rather than holding it: `$VAR`, `${VAR}`, `%VAR%`,
+/// `<your-key>`, `***`, `xxxx`, `...`, `env:...`, `process.env.X`, `os.environ[...]`.
+fn is_placeholder(s: &str) -> bool {
+    let v = s.trim_matches(|c: char| c == '"' || c == '\'' || c == '`');
+    let lower = v.to_ascii_lowercase();
+    v.is_empty()
+        || v.contains(REDACTED)
+        || v.starts_with('$')
+        || v.starts_with('%')
+        || v.starts_with('<')
+        || v.starts_with('{')
+        || v.starts_with('[')
+        || v.chars()
+            .all(|c| matches!(c, '*' | '.' | 'x' | 'X' | '•' | '#' | '?' | '-'))
+        || lower.starts_with("env:")
+        || lower.starts_with("process.env")
+        || lower.starts_with("os.environ")
+        || lower.starts_with("os.getenv")
+        || lower.starts_with("std::env")
+        || lower.starts_with("env.")
+        || lower.starts_with("secrets.")
+        || lower.starts_with("vault:")
+        || lower.starts_with("op://")
+        || lower.contains("your")
+        || lower.contains("changeme") && v.len() < 10
+        || lower.starts_with("example")
+        || lower.starts_with("placeholder")
+        || lower.starts_with("redacted")
+}
+
+fn not_placeholder(s: &str) -> bool {
+    !is_placeholder(s)
+}
+
+/// Words a secret-named key is often set to in code and docs that are not secrets.
+const NOT_VALUES: &[&str] = &[
+    "true",
+    "false",
+    "null",
+    "none",
+    "nil",
+    "undefined",
+    "string",
+    "str",
+    "bool",
+    "number",
+    "optional",
+    "required",
+    "bytes",
+    "secret",
+    "password",
+    "token",
+    "string;",
+    "string,",
+    "env",
+    "file",
+    "omitted",
+    "hidden",
+    "masked",
+    "empty",
+    "unset",
+    "default",
+    "self",
+    "this",
+    "new",
+    "function",
+    "lambda",
+];
+
+fn assigned_secret(value: &str) -> bool {
+    let v = value.trim();
+    if is_placeholder(v) {
+        return false;
+    }
+    let lower = v.to_ascii_lowercase();
+    let word = lower.trim_end_matches([',', ';', ')', '.']);
+    if NOT_VALUES.contains(&word) {
+        return false;
+    }
+    // A count, a port, a size: short numbers are settings, not credentials.
+    if word.len() < 12
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b == b'.' || b == b'_')
+    {
+        return false;
+    }
+    // A call, a type, a path or a reference to another variable is code, not a literal.
+    if v.contains('(') || v.starts_with('/') || v.starts_with("./") || v.starts_with("~/") {
+        return false;
+    }
+    // Prose after a colon ("token: see the vault") has spaces and no digits or symbols.
+    if v.contains(' ') {
+        return v
+            .chars()
+            .any(|c| c.is_ascii_digit() || c.is_ascii_punctuation());
+    }
+    // An identifier-like word (a variable name, a type name) is kept; a literal with digits or
+    // symbols, or a long random run, is withheld.
+    let has_digit = v.bytes().any(|b| b.is_ascii_digit());
+    let has_symbol = v
+        .bytes()
+        .any(|b| b.is_ascii_punctuation() && b != b'_' && b != b'.');
+    has_digit || has_symbol || looks_random(v) || v.len() >= 12 && !is_identifier_like(v)
+}
+
+fn prose_secret(value: &str) -> bool {
+    let v = value.trim_end_matches(['.', ',', ';', ':', '!', '?', ')']);
+    !is_placeholder(v)
+        && v.len() >= 4
+        && (v.bytes().any(|b| b.is_ascii_digit())
+            || v.bytes()
+                .any(|b| b.is_ascii_punctuation() && b != b'-' && b != b'_'))
+}
+
+fn credential_like(s: &str) -> bool {
+    !is_placeholder(s) && has_letter_and_digit(s) && !is_identifier_like(s)
+}
+
+/// snake_case / kebab-case / camelCase words: few changes between letter case and digits.
+fn is_identifier_like(s: &str) -> bool {
+    class_changes(s) * 5 < s.len()
+}
+
+fn class_of(c: char) -> u8 {
+    if c.is_ascii_lowercase() {
+        0
+    } else if c.is_ascii_uppercase() {
+        1
+    } else if c.is_ascii_digit() {
+        2
+    } else {
+        3
+    }
+}
+
+fn class_changes(s: &str) -> usize {
+    let mut changes = 0;
+    let mut prev = None;
+    for c in s.chars() {
+        let class = class_of(c);
+        if prev.is_some_and(|p| p != class) {
+            changes += 1;
+        }
+        prev = Some(class);
+    }
+    changes
+}
+
+/// Shannon entropy of the characters of `s`, in bits per character.
+fn entropy(s: &str) -> f64 {
+    let mut counts = [0u32; 128];
+    let mut n = 0u32;
+    for b in s.bytes() {
+        counts[usize::from(b & 0x7f)] += 1;
+        n += 1;
+    }
+    if n == 0 {
+        return 0.0;
+    }
+    let n = f64::from(n);
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = f64::from(c) / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+/// A credential-shaped random string: ≥ 24 characters, upper and lower case letters and at least
+/// two digits, high entropy, and many changes between character classes (identifiers and paths
+/// change class rarely). All-hex strings (commit hashes, digests) and UUIDs are not credentials.
+fn looks_random(s: &str) -> bool {
+    if s.len() < 24 || s.contains(REDACTED) {
+        return false;
+    }
+    let is_hex = |c: char| c.is_ascii_hexdigit() || c == '-';
+    if s.chars().all(is_hex) {
+        return false;
+    }
+    // A dotted name: judge each part on its own.
+    if s.contains('.') {
+        return s.split('.').any(looks_random);
+    }
+    // A path is made of identifier-like segments; base64 (an AWS secret key) has '/' too.
+    if s.contains('/') {
+        let path_like = s
+            .split('/')
+            .all(|seg| seg.len() < 3 || is_identifier_like(seg));
+        return s.split('/').any(looks_random) || !path_like && random_run(s);
+    }
+    random_run(s)
+}
+
+/// The statistical half of [`looks_random`], on a run without dots.
+fn random_run(s: &str) -> bool {
+    let upper = s.bytes().filter(u8::is_ascii_uppercase).count();
+    let lower = s.bytes().filter(u8::is_ascii_lowercase).count();
+    let digits = s.bytes().filter(u8::is_ascii_digit).count();
+    if upper == 0 || lower == 0 || digits < 2 {
+        return false;
+    }
+    // A random base62 string changes class at about 60 % of positions; an identifier at < 20 %.
+    let changes = class_changes(s);
+    changes * 100 >= s.len() * 35 && entropy(s) >= 3.8
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(text: &str) -> Vec<SecretKind> {
+        redact(text).found
+    }
+
+    #[test]
+    fn every_rule_compiles() {
+        assert_eq!(RULES.len(), 15, "a rule failed to compile");
+        assert!(CANDIDATE.is_some());
+    }
+
+    #[test]
+    fn provider_keys_are_withheld_and_the_fact_kept() {
+        let cases = [
+            (
+                "aws key AKIAIOSFODNN7EXAMPLE in ci",
+                SecretKind::AwsAccessKey,
+            ),
+            (
+                "use ghp_16C7e42F292c6912E7710c838347Ae178B4a for pushes",
+                SecretKind::GithubToken,
+            ),
+            (
+                "token github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFG",
+                SecretKind::GithubToken,
+            ),
+            (
+                "gitlab: glpat-xXk3Zr9bQ2mN7pLw4TyV",
+                SecretKind::GitlabToken,
+            ),
+            (
+                "key sk-ant-api03-AbCdEf012345_ghIJkl6789-mnOPqr0123456789abcd here",
+                SecretKind::AnthropicKey,
+            ),
+            (
+                "OPENAI_API_KEY is sk-proj-4fGh7Jk9Lm2Np5Qr8St1Vw3Xy6Za",
+                SecretKind::OpenaiKey,
+            ),
+            (
+                "maps key AIzaSyDaGmWKa4JsXZ-HjGw7ISLn_3namBGewQe",
+                SecretKind::GoogleKey,
+            ),
+            (
+                "bot xoxb-2345678901-2345678901234-AbCdEfGhIjKlMnOpQrStUv",
+                SecretKind::SlackToken,
+            ),
+            (
+                "stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+                SecretKind::StripeKey,
+            ),
+            (
+                "npm_abcdefghijklmnopqrstuvwxyz0123456789 for publish",
+                SecretKind::ProviderToken,
+            ),
+            (
+                "hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567 model",
+                SecretKind::ProviderToken,
+            ),
+        ];
+        for (text, kind) in cases {
+            let r = redact(text);
+            assert_eq!(r.found, vec![kind], "{text}");
+            assert!(r.text.contains(REDACTED), "{}", r.text);
+            assert_eq!(r.withheld(), 1);
+        }
+        let r = redact("use ghp_16C7e42F292c6912E7710c838347Ae178B4a for pushes");
+        assert_eq!(r.text, "use [REDACTED] for pushes");
+    }
+
+    #[test]
+    fn url_passwords_keep_the_url() {
+        let r = redact("remote https://bob:hunter2@git.example.com/team/repo.git");
+        assert_eq!(
+            r.text,
+            "remote https://bob:[REDACTED]@git.example.com/team/repo.git"
+        );
+        assert_eq!(r.found, vec![SecretKind::UrlPassword]);
+        let r =
+            redact("clone https://user:ghp_16C7e42F292c6912E7710c838347Ae178B4a@github.com/o/r");
+        assert_eq!(r.text, "clone https://user:[REDACTED]@github.com/o/r");
+        let r = redact("postgres://app:s3cr3t-Pa55@db.internal:5432/main");
+        assert_eq!(r.text, "postgres://app:[REDACTED]@db.internal:5432/main");
+        // A token as the whole user part.
+        let r = redact("https://ghp_16C7e42F292c6912E7710c838347Ae178B4a@github.com/o/r");
+        assert_eq!(r.text, "https://[REDACTED]@github.com/o/r");
+        // Placeholders and ports are not passwords.
+        assert!(!contains_secret("https://user:${GIT_TOKEN}@github.com/o/r"));
+        assert!(!contains_secret(
+            "http://localhost:8080/api and git@github.com:o/r.git"
+        ));
+    }
+
+    #[test]
+    fn private_key_blocks_whole_or_cut() {
+        let pem = "deploy key:\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU\nAAAAAAAAAA\n-----END OPENSSH PRIVATE KEY-----\nlives in vault";
+        let r = redact(pem);
+        assert_eq!(r.text, "deploy key:\n[REDACTED]\nlives in vault");
+        assert_eq!(r.found, vec![SecretKind::PrivateKey]);
+        let cut = "key -----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7";
+        assert_eq!(redact(cut).text, "key [REDACTED]");
+    }
+
+    #[test]
+    fn jwts_and_auth_headers() {
+        let jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
+        assert_eq!(
+            kinds(&format!("session {jwt} expires")),
+            vec![SecretKind::Jwt]
+        );
+        let r = redact("curl -H 'Authorization: Bearer 9fK2mQ7xLp4Rt8Vw1Zy3Bn6C'");
+        assert_eq!(r.text, "curl -H 'Authorization: Bearer [REDACTED]'");
+    }
+
+    #[test]
+    fn assignments_with_literals_but_not_names_or_references() {
+        assert_eq!(
+            redact("DB_PASSWORD=hunter2 in .env").text,
+            "DB_PASSWORD=[REDACTED] in .env"
+        );
+        assert_eq!(
+            redact(r#"api_key: "abc 123 def" and more"#).text,
+            r#"api_key: "[REDACTED]" and more"#
+        );
+        assert_eq!(
+            redact("GET /v1/x?token=a8Fj29dKq&page=2").text,
+            "GET /v1/x?token=[REDACTED]&page=2"
+        );
+        assert_eq!(
+            redact("the password is hunter2.").text,
+            "the password is [REDACTED]."
+        );
+        for safe in [
+            "set OPENAI_API_KEY in your shell",
+            "password = ${DB_PASSWORD}",
+            "token: process.env.GITHUB_TOKEN",
+            "api_key=<your-key>",
+            "password: string;",
+            "the token is stored in the vault",
+            "secret_key = os.environ['SECRET_KEY']",
+            "TOKEN=$CI_JOB_TOKEN",
+            "the password was [REDACTED]",
+            "tokens: 1200 per request",
+        ] {
+            assert!(!contains_secret(safe), "{safe}: {:?}", redact(safe));
+        }
+    }
+
+    #[test]
+    fn high_entropy_strings_but_not_hashes_paths_or_identifiers() {
+        assert_eq!(
+            kinds("token=Zx9Qw3Er7Ty1Ui5Op2As8Df4Gh6"),
+            vec![SecretKind::Assignment]
+        );
+        assert_eq!(
+            kinds("here: Zx9Qw3Er7Ty1Ui5Op2As8Df4Gh6 ok"),
+            vec![SecretKind::HighEntropy]
+        );
+        // An AWS secret access key on its own.
+        assert!(contains_secret(
+            "aws_secret h3Kq9+Zt/Lr2Xw8PbN5vYc1M7dGf4sTj6RaE0uWo done"
+        ));
+        for safe in [
+            "commit 9fceb02d0ae598e95dc970b74767f19372d61af8 fixed it",
+            "id 123e4567-e89b-12d3-a456-426614174000",
+            "see crates/mem-core/src/conversation.rs and HeaderNavigationBarComponent2",
+            "getUserAccountSettingsV2Handler is the entry point",
+            "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+            "https://docs.rs/tokio/latest/tokio/runtime/struct.Builder.html",
+            "use snake_case for variables; commit messages in English",
+            "channel https://www.youtube.com/channel/UC31MIcsVNbr1QRAx2ZpmhuQ",
+            "new script `pa-RjIinI-oQ3QXE-LnbY2eA.js` is deployed",
+        ] {
+            assert!(!contains_secret(safe), "{safe}: {:?}", redact(safe));
+        }
+    }
+
+    #[test]
+    fn idempotent_and_multiple() {
+        let text = "a AKIAIOSFODNN7EXAMPLE b https://u:p4ss!@h.io c xoxb-2345678901-AbCdEfGhIjKl";
+        let once = redact(text);
+        assert_eq!(once.withheld(), 3, "{once:?}");
+        let twice = redact(&once.text);
+        assert_eq!(twice.withheld(), 0, "{twice:?}");
+        assert_eq!(twice.text, once.text);
+    }
+
+    #[test]
+    fn chinese_text_and_odd_input_do_not_panic() {
+        let r = redact("密码是 hunter2，令牌 ghp_16C7e42F292c6912E7710c838347Ae178B4a 在这里");
+        assert_eq!(
+            r.found,
+            vec![SecretKind::Assignment, SecretKind::GithubToken]
+        );
+        assert_eq!(r.text, "密码是 [REDACTED]，令牌 [REDACTED] 在这里");
+        assert!(!contains_secret("密码保存在 1Password 里"));
+        let big = "a".repeat(1 << 20);
+        assert!(!contains_secret(&big));
+        let _ = redact("\u{0}\u{1b}[2J-----BEGIN PRIVATE KEY-----");
+    }
+}
