@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use super::instructions::SourceArgs;
 use super::session::render_message;
 use crate::config::llm_settings;
+use crate::output::{safe, safe_line};
 use crate::settings::Settings;
 
 /// `mem compact ...`
@@ -200,7 +201,7 @@ fn stats(
             "compactions_with_figures": measured,
             "tokens_saved": saved,
         });
-        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
         return Ok(());
     }
     writeln!(out, "session {id}")?;
@@ -246,11 +247,11 @@ fn long_term_memory(
 ) -> Result<LongTermMemory> {
     let ins = mem_instructions::load(&sources.load_options(settings)?)?;
     for w in &ins.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", safe_line(&w.to_string()));
     }
     let mem = load_memories(&MemoryOptions::new(&settings.project, &settings.home))?;
     for w in &mem.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", safe_line(&w.to_string()));
     }
     Ok(LongTermMemory {
         instructions: ins.section_body(),
@@ -311,7 +312,7 @@ async fn run_sweep(
                     "result": result,
                     "skipped": reason.to_string(),
                 });
-                writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+                writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
             } else {
                 writeln!(out, "session {}", sweep.id)?;
                 writeln!(out, "not compacted: {reason}")?;
@@ -365,7 +366,7 @@ async fn run_sweep(
                     "summary": compaction.summary,
                     "context": compaction.context,
                 });
-                writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+                writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
             } else {
                 print_compaction(sweep, write, &before, &compaction, &result, &mut out)?;
             }
@@ -475,8 +476,13 @@ fn print_compaction(
 ) -> io::Result<()> {
     writeln!(out, "session {}", sweep.id)?;
     match &c.fallback {
-        Some(why) => writeln!(out, "summary by: {} (offline fallback: {why})", c.engine)?,
-        None => writeln!(out, "summary by: {}", c.engine)?,
+        Some(why) => writeln!(
+            out,
+            "summary by: {} (offline fallback: {})",
+            safe_line(&c.engine),
+            safe_line(why)
+        )?,
+        None => writeln!(out, "summary by: {}", safe_line(&c.engine))?,
     }
     match write {
         Commit::DryRun => writeln!(out, "dry run: nothing written")?,
@@ -534,7 +540,7 @@ fn print_compaction(
     }
     writeln!(out, "\nsummary:")?;
     for line in c.summary.lines() {
-        writeln!(out, "  | {line}")?;
+        writeln!(out, "  | {}", safe(line))?;
     }
     writeln!(out, "\ncontext after compaction:")?;
     for (i, m) in c.context.iter().enumerate() {
@@ -547,7 +553,7 @@ fn print_compaction(
     if let Some(block) = c.context.iter().find(|m| is_long_term_memory(m)) {
         writeln!(out, "\ninjected again (instructions, memories, date):")?;
         for line in block.text_content().lines() {
-            writeln!(out, "  | {line}")?;
+            writeln!(out, "  | {}", safe(line))?;
         }
     }
     Ok(())
