@@ -134,6 +134,10 @@ pub async fn run(args: CompactArgs, settings: &Settings) -> Result<()> {
                 ..AutoCompactConfig::default()
             };
             let id = super::session::resolve(&store, common.session)?;
+            if !dry_run {
+                settings.guard_write(store.dir())?;
+                settings.guard_write(&settings.project.join(mem_compact::TOOL_RESULTS_DIR))?;
+            }
             let date = date.unwrap_or_else(|| chrono::Local::now().date_naive());
             let ltm = long_term_memory(&sources, settings, date)?;
             let sweep = Sweep {

@@ -80,9 +80,13 @@ pub fn run(args: SessionArgs, settings: &Settings) -> Result<()> {
         SessionCommand::Export { id, format, output } => {
             export(&store, &resolve(&store, id)?, format, output, &mut out)
         }
-        SessionCommand::Import { paths } => import(&store, &paths, settings, &mut out),
+        SessionCommand::Import { paths } => {
+            settings.guard_write(store.dir())?;
+            import(&store, &paths, settings, &mut out)
+        }
         SessionCommand::Delete { id } => {
             mem_session::validate_id(&id)?;
+            settings.guard_write(store.dir())?;
             store.delete(&id)?;
             if settings.json {
                 writeln!(out, "{}", json!({"deleted": id}))?;
