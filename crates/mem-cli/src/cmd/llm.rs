@@ -354,7 +354,7 @@ fn read_transcript(path: &Path) -> Result<Vec<Message>> {
 
 /// Memory files (`*.md`, `MEMORY.md` excluded) of the given directories, sorted by name, at most
 /// 200 (a name seen in an earlier directory wins); frontmatter parsed by
-/// [`mem_llm::memory_files`]. A file that cannot be read or is not UTF-8 is skipped, and a
+/// [`mem_recall::frontmatter`]. A file that cannot be read or is not UTF-8 is skipped, and a
 /// frontmatter that cannot be used ignored, each with a warning on stderr naming the file.
 fn read_candidates(dirs: &[PathBuf]) -> Result<Vec<Candidate>> {
     const MAX_FILES: usize = 200;
@@ -397,7 +397,7 @@ fn read_candidates(dirs: &[PathBuf]) -> Result<Vec<Candidate>> {
                     continue;
                 }
             };
-            let (candidate, warning) = mem_llm::memory_files::candidate(id, &text);
+            let (candidate, warning) = mem_recall::frontmatter::candidate(id, &text);
             if let Some(warning) = warning {
                 eprintln!("warning: {}: {warning}", path.display());
             }

@@ -7,8 +7,8 @@
 
 use std::path::PathBuf;
 
-use mem_llm::memory_files::{candidate, parse};
 use mem_llm::offline::{MIN_IDEAL_SHARE, ideal_score, score, select};
+use mem_recall::frontmatter::{candidate, parse};
 
 fn memory_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
