@@ -154,7 +154,7 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
             let ideal = mem_llm::offline::ideal_score(&request.query, &request.candidates);
             if scores {
                 text.push_str(&format!(
-                    "\nBM25 scores of {} candidates (threshold: {} of the best, and at least {} \
+                    "\nBM25F scores of {} candidates (threshold: {} of the best, and at least {} \
                      of the query's ideal score {ideal:.3}):\n",
                     request.candidates.len(),
                     mem_llm::offline::MIN_RELATIVE_SCORE,
