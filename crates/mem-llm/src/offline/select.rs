@@ -376,10 +376,10 @@ fn scores_and_ideal(query: &str, candidates: &[Candidate]) -> (Vec<f32>, f32) {
             let mut s = 0.0;
             for (i, idf) in idfs.iter().enumerate() {
                 let mut pseudo = 0.0;
-                for f in 0..FIELDS {
+                for (f, weight) in WEIGHTS.iter().enumerate() {
                     if let Some(tf) = ix.tf[d][f].get(&i) {
                         let norm = 1.0 - B + B * ix.len[d][f] / ix.avg[f];
-                        pseudo += WEIGHTS[f] * tf / norm;
+                        pseudo += weight * tf / norm;
                     }
                 }
                 if pseudo > 0.0 {
