@@ -4,6 +4,8 @@ pub mod compact;
 pub mod context;
 pub mod instructions;
 pub mod llm;
+pub mod note;
+pub mod recall;
 pub mod session;
 
 use anyhow::Result;
@@ -19,5 +21,7 @@ pub async fn run(command: Command, settings: &Settings) -> Result<()> {
         Command::Session(args) => session::run(args, settings),
         Command::Llm(args) => llm::run(args, settings).await,
         Command::Compact(args) => compact::run(args, settings).await,
+        Command::Recall(args) => recall::run(args, settings).await,
+        Command::Note(args) => note::run(args, settings),
     }
 }

@@ -6,11 +6,15 @@
 mod extract;
 mod select;
 mod summarize;
+mod synonyms;
 mod text;
 mod tools;
 
 pub use extract::extract;
-pub use select::{HEAD_WEIGHT, MIN_IDEAL_SHARE, MIN_RELATIVE_SCORE, ideal_score, score, select};
+pub use select::{
+    BODY_WEIGHT, DESCRIPTION_WEIGHT, EXPANSION_WEIGHT, IDEAL_PRIOR_TERMS, MIN_IDEAL_SHARE,
+    MIN_RELATIVE_SCORE, NAME_WEIGHT, ideal_score, score, select, tokenize,
+};
 pub use summarize::{MAX_LIST_ITEMS, MessageStats, stats, summarize};
 pub use tools::{ToolKind, classify_tool};
 
