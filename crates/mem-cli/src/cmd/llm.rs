@@ -72,7 +72,7 @@ enum LlmCommand {
 }
 
 #[derive(Debug, Args)]
-struct EngineArgs {
+pub(crate) struct EngineArgs {
     /// Use the offline engine whatever the configuration says.
     #[arg(long)]
     offline: bool,
@@ -197,7 +197,7 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
     }
 }
 
-fn engine_for(settings: &Settings, job: Job, args: &EngineArgs) -> Result<Arc<dyn Llm>> {
+pub(crate) fn engine_for(settings: &Settings, job: Job, args: &EngineArgs) -> Result<Arc<dyn Llm>> {
     if args.offline {
         return Ok(Arc::new(OfflineEngine));
     }
