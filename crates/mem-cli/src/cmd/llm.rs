@@ -100,8 +100,7 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
         } => {
             let messages = read_transcript(&file)?;
             let current_memories = match memories {
-                Some(p) => std::fs::read_to_string(&p)
-                    .with_context(|| format!("cannot read {}", p.display()))?,
+                Some(p) => read_memories_file(&p)?,
                 None => String::new(),
             };
             let llm = engine_for(settings, Job::Extract, &engine)?;
@@ -355,6 +354,28 @@ fn describe(resolved: &LlmSettings, job: Job) -> String {
         line.push_str(&format!("  PROBLEM: {problem}"));
     }
     line
+}
+
+/// The largest `--memories` file read, in bytes (4 MiB; a memories.md is a few KB).
+const MAX_MEMORIES_BYTES: usize = 4 << 20;
+
+/// A `--memories` file, through the checks every file argument passes
+/// ([`mem_instructions::read_capped`]: regular files only, opened non-blocking, at most
+/// [`MAX_MEMORIES_BYTES`]). Errors name the file: not a regular file, too large, not UTF-8.
+fn read_memories_file(path: &Path) -> Result<String> {
+    let read = mem_instructions::read_capped(path, MAX_MEMORIES_BYTES)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if read.truncated {
+        bail!(
+            "{} is too large ({} bytes; a memories file may have at most {MAX_MEMORIES_BYTES})",
+            path.display(),
+            read.size
+        );
+    }
+    if read.lossy {
+        bail!("{} is not valid UTF-8", path.display());
+    }
+    Ok(read.text)
 }
 
 /// The conversation of a transcript (Claude Code or Codex, through the session importers): the
