@@ -6,7 +6,6 @@
 //! replaced atomically; when records were appended to the session after its import, the
 //! re-import is refused ([`Error::WouldDropAppended`]) so nothing is lost.
 
-use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
