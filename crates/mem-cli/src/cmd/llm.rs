@@ -186,6 +186,18 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
         }
         LlmCommand::Prompts => {
             let mut out = std::io::stdout().lock();
+            if settings.json {
+                let prompts: Vec<Value> = Job::ALL
+                    .iter()
+                    .map(|job| json!({"job": job.as_str(), "system": mem_llm::prompt::template(*job)}))
+                    .collect();
+                let doc = json!({
+                    "prompt_version": mem_llm::prompt::PROMPT_VERSION,
+                    "prompts": prompts,
+                });
+                writeln!(out, "{}", crate::output::json_pretty(&doc)?)?;
+                return Ok(());
+            }
             writeln!(out, "prompt version: {}", mem_llm::prompt::PROMPT_VERSION)?;
             for job in Job::ALL {
                 writeln!(out, "\n===== {job} (system prompt) =====")?;
@@ -240,8 +252,30 @@ fn print_reply<T>(settings: &Settings, reply: &Reply<T>, value: Value, text: &st
     Ok(())
 }
 
+/// The outcome of one `--call` request.
+struct CallOutcome {
+    job: Job,
+    /// `None` when the job is offline (no call needed).
+    result: Option<std::result::Result<(String, std::time::Duration), String>>,
+}
+
 async fn check(settings: &Settings, call: bool) -> Result<()> {
     let (resolved, sources) = llm_settings(settings)?;
+    let mut calls = Vec::new();
+    if call {
+        for job in Job::ALL {
+            let result = match resolved.job(job).model_engine() {
+                Ok(None) => None,
+                Ok(Some(engine)) => Some(engine.ping().await.map_err(|e| error_chain(&e))),
+                Err(e) => Some(Err(error_chain(&e))),
+            };
+            calls.push(CallOutcome { job, result });
+        }
+    }
+    let failures = calls
+        .iter()
+        .filter(|c| matches!(c.result, Some(Err(_))))
+        .count();
     let mut out = std::io::stdout().lock();
     if settings.json {
         let jobs: Vec<Value> = Job::ALL
@@ -263,11 +297,24 @@ async fn check(settings: &Settings, call: bool) -> Result<()> {
             .iter()
             .map(|s| json!({"path": s.path, "found": s.found}))
             .collect();
-        writeln!(
-            out,
-            "{}",
-            crate::output::json_pretty(&json!({"jobs": jobs, "config_files": files}))?
-        )?;
+        let mut doc = json!({"jobs": jobs, "config_files": files});
+        if call && let Value::Object(map) = &mut doc {
+            let calls: Vec<Value> = calls
+                .iter()
+                .map(|c| match &c.result {
+                    None => json!({"job": c.job.as_str(), "status": "offline"}),
+                    Some(Ok((reply, latency))) => json!({
+                        "job": c.job.as_str(),
+                        "status": "ok",
+                        "latency_ms": latency.as_millis(),
+                        "reply": reply,
+                    }),
+                    Some(Err(e)) => json!({"job": c.job.as_str(), "status": "error", "error": e}),
+                })
+                .collect();
+            map.insert("calls".to_owned(), Value::Array(calls));
+        }
+        writeln!(out, "{}", crate::output::json_pretty(&doc)?)?;
     } else {
         for source in &sources {
             let state = if source.found { "read" } else { "not found" };
@@ -280,40 +327,19 @@ async fn check(settings: &Settings, call: bool) -> Result<()> {
         for job in Job::ALL {
             writeln!(out, "{}", safe_line(&describe(&resolved, job)))?;
         }
-    }
-    if !call {
-        return Ok(());
-    }
-    let mut failures = 0;
-    for job in Job::ALL {
-        let line = match resolved.job(job).model_engine() {
-            Ok(None) => format!("{:<9}  offline: no call needed", job.as_str()),
-            Ok(Some(engine)) => match engine.ping().await {
-                Ok((reply, latency)) => format!(
+        for c in &calls {
+            let line = match &c.result {
+                None => format!("{:<9}  offline: no call needed", c.job.as_str()),
+                Some(Ok((reply, latency))) => format!(
                     "{:<9}  ok  {} ms  reply: {}",
-                    job.as_str(),
+                    c.job.as_str(),
                     latency.as_millis(),
                     quoted(&reply.chars().take(40).collect::<String>())
                 ),
-                Err(e) => {
-                    failures += 1;
-                    format!(
-                        "{:<9}  error: {}",
-                        job.as_str(),
-                        safe_line(&error_chain(&e))
-                    )
-                }
-            },
-            Err(e) => {
-                failures += 1;
-                format!(
-                    "{:<9}  error: {}",
-                    job.as_str(),
-                    safe_line(&error_chain(&e))
-                )
-            }
-        };
-        writeln!(out, "{line}")?;
+                Some(Err(e)) => format!("{:<9}  error: {}", c.job.as_str(), safe_line(e)),
+            };
+            writeln!(out, "{line}")?;
+        }
     }
     if failures > 0 {
         bail!("{failures} of {} model calls failed", Job::ALL.len());

@@ -270,8 +270,13 @@ fn import(
     out: &mut impl Write,
 ) -> Result<()> {
     let (files, discover_diags) = mem_session::import::discover(paths);
+    let mut json_items = Vec::new();
     for d in &discover_diags {
-        eprintln!("{}", safe_line(&d.to_string()));
+        if settings.json {
+            json_items.push(json!({"file": d.path, "error": d.message}));
+        } else {
+            eprintln!("{}", safe_line(&d.to_string()));
+        }
     }
     // A path named on the command line that could not be read is a failure, not a detail.
     let unreadable = discover_diags
@@ -284,7 +289,6 @@ fn import(
     let bar = progress_bar(files.len() as u64, settings);
     let mut failures = 0usize;
     let mut not_transcripts = 0usize;
-    let mut json_items = Vec::new();
     let mut totals = [0usize; 4];
     for file in &files {
         bar.set_message(
@@ -305,6 +309,10 @@ fn import(
                 } else {
                     bar.suspend(|| print_import(file, &sessions, out))?;
                 }
+            }
+            Err(mem_session::Error::SourceIsStore { path }) if settings.json => {
+                json_items
+                    .push(json!({"file": path, "skipped": "already a session of this project"}));
             }
             Err(mem_session::Error::SourceIsStore { path }) => {
                 // `mem session import .` walks into the project's own sessions: not a failure.
@@ -369,7 +377,7 @@ fn import(
     }
     if failures + unreadable > 0 {
         bail!(
-            "{} could not be imported (see above)",
+            "{} could not be imported (each is listed with its error)",
             count(failures + unreadable, "path")
         );
     }
