@@ -55,11 +55,12 @@ enum LlmCommand {
     Select {
         /// The user's message.
         query: String,
-        /// Memory directories (default: `<project>/.mewcode/memory` and `~/.mewcode/memory`).
+        /// Memory directories, relative to the current directory (default:
+        /// `<project>/.mewcode/memory` and `~/.mewcode/memory`, skipped when missing).
         #[arg(long, value_name = "DIR")]
         dir: Vec<PathBuf>,
-        /// The most files to choose.
-        #[arg(long, default_value_t = mem_llm::DEFAULT_SELECT_LIMIT)]
+        /// The most files to choose (at least 1).
+        #[arg(long, default_value_t = mem_llm::DEFAULT_SELECT_LIMIT, value_parser = parse_limit)]
         limit: usize,
         /// Also print the offline engine's BM25 score of every matching file.
         #[arg(long)]
@@ -69,6 +70,15 @@ enum LlmCommand {
     },
     /// Print the prompts the model jobs send, with their version.
     Prompts,
+}
+
+/// `--limit`: a whole number of at least 1.
+fn parse_limit(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("the limit must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 #[derive(Debug, Args)]
@@ -130,7 +140,15 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
                     settings.user_dir().join("memory"),
                 ]
             } else {
-                dir.iter().map(|d| settings.project.join(d)).collect()
+                // Relative to the current directory, as every path argument is.
+                for d in &dir {
+                    match std::fs::metadata(d) {
+                        Ok(m) if m.is_dir() => {}
+                        Ok(_) => bail!("--dir {}: not a directory", d.display()),
+                        Err(e) => bail!("--dir {}: {e}", d.display()),
+                    }
+                }
+                dir.clone()
             };
             let candidates = read_candidates(&dirs)?;
             let llm = engine_for(settings, Job::Select, &engine)?;
