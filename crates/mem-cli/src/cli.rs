@@ -40,4 +40,6 @@ pub enum Command {
     Llm(crate::cmd::llm::LlmArgs),
     /// Context compaction: size against the window (`stats`), compacting now (`sweep`).
     Compact(crate::cmd::compact::CompactArgs),
+    /// Agent hooks: `claude EVENT` (run by Claude Code), `install` / `uninstall` (settings.json).
+    Hook(crate::cmd::hook::HookArgs),
 }
