@@ -124,6 +124,7 @@ mod tests {
             home: project.to_owned(),
             json: false,
             interactive: false,
+            project_given: true,
             allow_outside_project: allow,
         }
     }

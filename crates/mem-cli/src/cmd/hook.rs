@@ -228,6 +228,13 @@ fn claude(args: ClaudeArgs, settings: &Settings) {
             project: project.clone(),
             context,
         };
+        if matches!(
+            event,
+            ClaudeEvent::PreCompact | ClaudeEvent::Stop | ClaudeEvent::SessionEnd
+        ) {
+            in_project(settings, &project)
+                .guard_write(mem_session::SessionStore::for_project(&project).dir())?;
+        }
         Ok(run_claude(event, &input, &config)?)
     });
     match result {
@@ -239,14 +246,25 @@ fn claude(args: ClaudeArgs, settings: &Settings) {
                 let _ = writeln!(io::stdout().lock(), "{value}");
             }
         }
-        Err(err) => fail(&project, event, &err),
+        Err(err) => fail(settings, &project, event, &err),
+    }
+}
+
+/// `settings` with the hook's project.
+fn in_project(settings: &Settings, project: &std::path::Path) -> Settings {
+    Settings {
+        project: project.to_owned(),
+        ..settings.clone()
     }
 }
 
 /// Logs a failure to the hook log and says so on stderr (Claude Code shows it in verbose mode).
-fn fail(project: &std::path::Path, event: ClaudeEvent, err: &anyhow::Error) {
+fn fail(settings: &Settings, project: &std::path::Path, event: ClaudeEvent, err: &anyhow::Error) {
     let message = format!("{err:#}");
-    let logged = log_line(project, "claude", event.as_str(), &message);
+    let log = log_path(project);
+    let logged = in_project(settings, project)
+        .guard_write(&log)
+        .and_then(|()| Ok(log_line(project, "claude", event.as_str(), &message)?));
     let mut stderr = io::stderr().lock();
     let _ = match logged {
         Ok(()) => writeln!(
