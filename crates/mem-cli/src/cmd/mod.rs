@@ -5,6 +5,8 @@ pub mod context;
 pub mod hook;
 pub mod instructions;
 pub mod llm;
+pub mod note;
+pub mod recall;
 pub mod session;
 
 use anyhow::Result;
@@ -21,5 +23,7 @@ pub async fn run(command: Command, settings: &Settings) -> Result<()> {
         Command::Llm(args) => llm::run(args, settings).await,
         Command::Compact(args) => compact::run(args, settings).await,
         Command::Hook(args) => hook::run(args, settings),
+        Command::Recall(args) => recall::run(args, settings).await,
+        Command::Note(args) => note::run(args, settings),
     }
 }
