@@ -7,7 +7,7 @@
 //! ```
 //!
 //! Each prompt is one turn: the user message goes into the session, the model is called with
-//! `request_messages()` (the seed §6 block first) and one tool, `read_file`; every reply and
+//! `next_request()` (the seed §6 block first, the recall reminder before the prompt) and one tool, `read_file`; every reply and
 //! every tool result goes through `model_message`, which appends it and compacts near the
 //! window (`MEM_WINDOW` tokens, default 8192, small on purpose). `OPENAI_API_KEY` is sent when
 //! set. Compaction summaries use the offline engine.
@@ -56,7 +56,7 @@ async fn main() -> Result<(), Error> {
         for _step in 0..8 {
             let body = json!({
                 "model": model,
-                "messages": to_openai(session.request_messages()),
+                "messages": to_openai(&session.next_request().await),
                 "tools": [{
                     "type": "function",
                     "function": {

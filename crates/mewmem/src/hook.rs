@@ -17,11 +17,16 @@ use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::Arc;
+use std::time::SystemTime;
 
+use mem_llm::Llm;
+use mem_recall::{MemoryDirs, SurfacedLog};
 use serde_json::{Value, json};
 
 use crate::context::{ContextOptions, start_context};
 use crate::error::{Error, Result};
+use crate::recall::recall_reminder;
 
 /// The Claude Code events `mem hook claude EVENT` handles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -170,13 +175,29 @@ impl HookInput {
 
 /// What a hook run needs besides the payload, resolved by the caller (the CLI reads
 /// configuration and the environment).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct HookConfig {
     /// The project (from `$CLAUDE_PROJECT_DIR`, `--project` or the payload's `cwd`).
     pub project: PathBuf,
-    /// What the start context holds; its `budget_chars` is at most
-    /// [`crate::context::CLAUDE_HOOK_MAX_CHARS`].
+    /// What the start context holds; its `budget_chars` (at most
+    /// [`crate::context::CLAUDE_HOOK_MAX_CHARS`]) bounds every added context.
     pub context: ContextOptions,
+    /// The note folders recall reads (project, user, configured extras).
+    pub recall_dirs: MemoryDirs,
+    /// The recall selector (`mem_llm::Llm::select`); needed for `UserPromptSubmit` only.
+    pub select: Option<Arc<dyn Llm>>,
+    /// The time note ages are counted to.
+    pub now: SystemTime,
+}
+
+impl fmt::Debug for HookConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HookConfig")
+            .field("project", &self.project)
+            .field("context", &self.context)
+            .field("recall_dirs", &self.recall_dirs)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What a hook run produced.
@@ -186,6 +207,9 @@ pub struct HookOutcome {
     pub stdout: Option<Value>,
     /// What was done, for the log at debug level (one line each).
     pub notes: Vec<String>,
+    /// Problems that did not stop the hook (a note that could not be read, a selector that
+    /// timed out, a context cut to fit), for the hook log.
+    pub problems: Vec<String>,
 }
 
 /// Runs one event. Every error is returned to the caller, who logs it and exits 0.
@@ -193,14 +217,15 @@ pub struct HookOutcome {
 /// - `SessionStart`: the start context ([`start_context`]) as `additionalContext`, for every
 ///   `source` (after `compact` the context Claude Code dropped is added again). Nothing when
 ///   there are neither instructions nor memories.
-/// - `UserPromptSubmit`: nothing is added yet (the recall reminder comes with mem-recall); the
-///   payload is still checked.
+/// - `UserPromptSubmit`: the recall reminder for `prompt` ([`recall_reminder`]: at most 5
+///   notes, 8 s selector deadline, within the budget), notes already surfaced in this Claude
+///   Code session (`session_id`) left out. Nothing when no note applies.
 /// - `PreCompact`, `Stop`, `SessionEnd`: the transcript is imported into the project's session
 ///   store incrementally ([`mem_session::ingest::import_into`]: only the new lines are read).
 ///
 /// Errors: [`Error::Payload`] for a payload of another event or without a needed field, a
 /// `transcript_path` that does not exist or is not a file; session and I/O errors.
-pub fn run_claude(
+pub async fn run_claude(
     event: ClaudeEvent,
     input: &HookInput,
     config: &HookConfig,
@@ -217,10 +242,10 @@ pub fn run_claude(
         ClaudeEvent::SessionStart => {
             let ctx = start_context(&config.context)?;
             for w in &ctx.warnings {
-                out.notes.push(format!("warning: {w}"));
+                out.problems.push(format!("warning: {w}"));
             }
             if ctx.cut_chars > 0 {
-                out.notes.push(format!(
+                out.problems.push(format!(
                     "start context over the budget: {} characters cut",
                     ctx.cut_chars
                 ));
@@ -230,8 +255,50 @@ pub fn run_claude(
             }
         }
         ClaudeEvent::UserPromptSubmit => {
-            if input.prompt.is_none() {
+            let Some(prompt) = &input.prompt else {
                 return Err(Error::Payload("field `prompt` is missing".to_owned()));
+            };
+            let Some(select) = config.select.clone() else {
+                return Err(Error::Payload(
+                    "no recall selector configured for UserPromptSubmit".to_owned(),
+                ));
+            };
+            let store = mem_session::SessionStore::for_project(&config.project);
+            let log = match input.session_id.as_deref() {
+                Some(id) if mem_session::validate_id(id).is_ok() => {
+                    fs::create_dir_all(store.dir())
+                        .map_err(|e| Error::io("cannot create", store.dir(), e))?;
+                    Some(SurfacedLog::for_session(store.dir(), id))
+                }
+                Some(id) => {
+                    out.problems.push(format!(
+                        "session_id {:?} cannot name a file; surfaced notes are not remembered",
+                        mem_core::terminal::safe_line(id)
+                    ));
+                    None
+                }
+                None => None,
+            };
+            let recalled = recall_reminder(
+                select,
+                &config.recall_dirs,
+                log.as_ref(),
+                prompt,
+                config.context.budget_chars,
+                config.now,
+            )
+            .await;
+            out.problems.extend(recalled.problems);
+            if !recalled.left_out.is_empty() {
+                out.problems.push(format!(
+                    "left out of the recall reminder to fit the budget: {}",
+                    recalled.left_out.join(", ")
+                ));
+            }
+            out.notes
+                .push(format!("recalled: {}", recalled.ids.join(", ")));
+            if !recalled.reminder.is_empty() {
+                out.stdout = Some(additional_context(event, &recalled.reminder));
             }
         }
         ClaudeEvent::PreCompact | ClaudeEvent::Stop | ClaudeEvent::SessionEnd => {

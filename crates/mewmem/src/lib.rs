@@ -7,6 +7,7 @@
 //! - [`context`]: the start context (the seed §6 block) fitted to a character budget.
 //! - [`hook`]: the Claude Code hook protocol (`mem hook claude EVENT`): the payload, what each
 //!   event does (start context; incremental transcript sync), the failure log.
+//! - [`recall`]: the recall reminder for a user message (mem-recall) within a budget.
 //! - [`install`]: merging mewmem's hooks into a Claude Code `settings.json` and removing them.
 //!
 //! No daemon anywhere: hooks run the library directly, so nothing has to be up for them.
@@ -16,6 +17,7 @@ mod error;
 pub mod hook;
 pub mod install;
 mod memory;
+pub mod recall;
 
 pub use error::{Error, Result};
 pub use memory::{AgentSession, Memory, MemorySettings};

@@ -4,10 +4,12 @@
 //! start    load_instructions + memories ──> Memory::open / Memory::start_context
 //!          create or resume the session ──> Memory::start (new) / Memory::resume (id)
 //!          inject_long_term_memory      ──> done by start/resume: the block heads the context
-//! per turn user message                 ──> AgentSession::user_message
+//! per turn user message                 ──> AgentSession::user_message: append, recall
+//!                                           prefetched in the background (mem-recall)
 //!          model reply, tool results    ──> AgentSession::model_message: append, compaction
 //!                                           check, block injected again after a compaction
-//!          next request                 ──> AgentSession::request_messages
+//!          next request                 ──> AgentSession::next_request: the context, with the
+//!                                           recall reminder before the user's message
 //! ```
 //!
 //! Every message is on disk (mem-session) before the call returns; compaction (mem-compact)
@@ -16,15 +18,18 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use chrono::NaiveDate;
 use mem_compact::{AutoCompact, AutoCompactConfig, CompactResult, CompactSession, LongTermMemory};
-use mem_core::{Conversation, Message};
+use mem_core::{Conversation, Message, Role};
 use mem_llm::Llm;
+use mem_recall::{MemoryDirs, SurfacedLog};
 use mem_session::SessionStore;
 
 use crate::context::{ContextOptions, StartContext, start_context};
 use crate::error::Result;
+use crate::recall::{Recalled, recall_reminder};
 
 /// How a [`Memory`] works: where the user's files are, which instruction files count, the
 /// compaction policy and the model.
@@ -41,6 +46,9 @@ pub struct MemorySettings {
     /// The `# currentDate` of the injected block (the caller's today: libraries do not read
     /// the clock for what they show).
     pub date: NaiveDate,
+    /// Note folders recall reads besides `<project>/.mewcode/memory/` and
+    /// `<home>/.mewcode/memory/` (e.g. a Claude Code memory folder).
+    pub recall_extra_dirs: Vec<PathBuf>,
 }
 
 impl std::fmt::Debug for MemorySettings {
@@ -66,6 +74,7 @@ impl MemorySettings {
             compact: AutoCompactConfig::default(),
             llm,
             date,
+            recall_extra_dirs: Vec::new(),
         }
     }
 }
@@ -151,20 +160,54 @@ impl Memory {
             &context.memories,
             self.settings.date,
         );
+        let recall_dirs = MemoryDirs::standard(
+            &self.project,
+            &self.settings.home,
+            &self.settings.recall_extra_dirs,
+        );
+        let surfaced = SurfacedLog::for_session(self.store.dir(), &session.id);
         Ok(AgentSession {
             session,
             compactor: AutoCompact::new(self.settings.compact.clone(), self.settings.llm.clone()),
             context,
+            llm: self.settings.llm.clone(),
+            recall_dirs,
+            surfaced,
+            recall: RecallState::None,
         })
     }
 }
 
 /// A session in progress: what the agent calls as the conversation goes.
-#[derive(Debug)]
 pub struct AgentSession {
     session: CompactSession,
     compactor: AutoCompact,
     context: StartContext,
+    llm: Arc<dyn Llm>,
+    recall_dirs: MemoryDirs,
+    surfaced: SurfacedLog,
+    recall: RecallState,
+}
+
+impl std::fmt::Debug for AgentSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentSession")
+            .field("id", &self.session.id)
+            .field("messages", &self.session.conversation.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where the recall for the current user message stands.
+enum RecallState {
+    /// No user message yet.
+    None,
+    /// Running in the background (a tokio runtime was there when the message came).
+    Running(tokio::task::JoinHandle<Recalled>),
+    /// To run when the next request is built (no runtime when the message came).
+    Pending(String),
+    /// Done: the reminder for this turn (empty when no note applied).
+    Done(Recalled),
 }
 
 impl AgentSession {
@@ -178,12 +221,73 @@ impl AgentSession {
         &self.context
     }
 
-    /// A user message: appended to the session file and the context.
+    /// A user message: appended to the session file and the context, and the recall of notes
+    /// for it started in the background (seed §4 `_prefetch_relevant_memories`) when called
+    /// inside a tokio runtime (else it runs in [`Self::next_request`]). Notes surfaced earlier
+    /// in this session are left out (recorded in `<id>.recall.json` beside the session).
     ///
     /// Errors: [`crate::Error::Compact`] wrapping the store's (the file cannot be written).
     pub fn user_message(&mut self, text: impl Into<String>) -> Result<()> {
-        self.session.append(Message::user(text))?;
+        let text = text.into();
+        self.session.append(Message::user(text.clone()))?;
+        if let RecallState::Running(handle) = &self.recall {
+            handle.abort();
+        }
+        self.recall = match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                let (llm, dirs, log) = (
+                    self.llm.clone(),
+                    self.recall_dirs.clone(),
+                    self.surfaced.clone(),
+                );
+                RecallState::Running(rt.spawn(async move {
+                    recall_reminder(llm, &dirs, Some(&log), &text, None, SystemTime::now()).await
+                }))
+            }
+            Err(_) => RecallState::Pending(text),
+        };
         Ok(())
+    }
+
+    /// The messages for the next request: [`Self::request_messages`] with the recall reminder
+    /// of the current user message (a user message holding the `<system-reminder>`) right
+    /// before that user message. Waits for the prefetch (it gives up within 8 s by itself);
+    /// the reminder stays for every request of the turn.
+    pub async fn next_request(&mut self) -> Vec<Message> {
+        self.recall = match std::mem::replace(&mut self.recall, RecallState::None) {
+            RecallState::Running(handle) => RecallState::Done(handle.await.unwrap_or_default()),
+            RecallState::Pending(text) => RecallState::Done(
+                recall_reminder(
+                    self.llm.clone(),
+                    &self.recall_dirs,
+                    Some(&self.surfaced),
+                    &text,
+                    None,
+                    SystemTime::now(),
+                )
+                .await,
+            ),
+            other => other,
+        };
+        let mut messages = self.request_messages().to_vec();
+        if let RecallState::Done(r) = &self.recall
+            && !r.reminder.is_empty()
+        {
+            let at = messages
+                .iter()
+                .rposition(|m| m.role == Role::User && !m.is_tool_result_only())
+                .unwrap_or(messages.len());
+            messages.insert(at, Message::user(r.reminder.clone()));
+        }
+        messages
+    }
+
+    /// The recall of the current turn, once [`Self::next_request`] has waited for it.
+    pub fn recalled(&self) -> Option<&Recalled> {
+        match &self.recall {
+            RecallState::Done(r) => Some(r),
+            _ => None,
+        }
     }
 
     /// A model reply or a message of tool results: appended, then the automatic compaction
@@ -200,8 +304,8 @@ impl AgentSession {
             .await?)
     }
 
-    /// The messages to send with the next request: the block, then the conversation (after a
-    /// compaction: the summary and the kept tail).
+    /// The conversation as stored: the block, then the messages (after a compaction: the
+    /// summary and the kept tail). [`Self::next_request`] adds the recall reminder.
     pub fn request_messages(&self) -> &[Message] {
         self.session.conversation.messages()
     }

@@ -107,3 +107,53 @@ fn opening_a_missing_project_is_a_clear_error() {
         .to_string();
     assert!(err.contains("nope"), "{err}");
 }
+
+#[tokio::test]
+async fn a_user_message_prefetches_recall_and_the_reminder_goes_before_it_once() {
+    let (_dir, project, home) = project();
+    std::fs::create_dir_all(project.join(".mewcode/memory")).unwrap();
+    std::fs::write(
+        project.join(".mewcode/memory/deploy.md"),
+        "---\nname: Deploying\ndescription: How the service is deployed to staging\ntype: project\n---\nRun `make deploy-staging`; it needs VPN.\n",
+    )
+    .unwrap();
+    let memory = Memory::open(&project, settings(&home, 128_000)).unwrap();
+    let mut session = memory.start().unwrap();
+    session
+        .user_message("how do I deploy the service to staging?")
+        .unwrap();
+    let request = session.next_request().await;
+    let n = request.len();
+    assert!(is_long_term_memory(&request[0]));
+    let reminder = request[n - 2].text_content();
+    assert!(reminder.starts_with("<system-reminder>"), "{reminder}");
+    assert!(reminder.contains("make deploy-staging"), "{reminder}");
+    assert_eq!(
+        request[n - 1].text_content(),
+        "how do I deploy the service to staging?"
+    );
+    assert_eq!(
+        session.recalled().unwrap().ids,
+        vec!["N:project/deploy.md".to_owned()]
+    );
+    // The reminder is not part of the stored conversation.
+    assert!(
+        !session
+            .request_messages()
+            .iter()
+            .any(|m| m.text_content().contains("make deploy-staging"))
+    );
+    // The same question later in the session: the note was surfaced already.
+    session
+        .model_message(Message::assistant("Run make deploy-staging."))
+        .await
+        .unwrap();
+    session
+        .user_message("and deploy to staging again?")
+        .unwrap();
+    let again = session.next_request().await;
+    assert!(!again.iter().any(|m| {
+        m.text_content()
+            .contains("<system-reminder>\nThe following memory")
+    }),);
+}

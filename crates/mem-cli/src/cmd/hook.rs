@@ -3,13 +3,19 @@
 
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::SystemTime;
 
 use anyhow::{Context, Result, bail};
 use chrono::NaiveDate;
 use clap::{Args, Subcommand};
+use mem_llm::{Job, Llm};
+use mem_recall::MemoryDirs;
 use mewmem::context::{CLAUDE_HOOK_MAX_CHARS, ContextOptions};
 use mewmem::hook::{ClaudeEvent, HookConfig, HookInput, log_line, log_path, run_claude};
 use mewmem::install::{Change, install, uninstall};
+
+use crate::config::{llm_settings, recall_extra_dirs};
 
 use crate::settings::Settings;
 
@@ -103,10 +109,10 @@ pub fn is_claude_hook(command: &crate::cli::Command) -> bool {
 }
 
 /// Runs `mem hook ...`.
-pub fn run(args: HookArgs, settings: &Settings) -> Result<()> {
+pub async fn run(args: HookArgs, settings: &Settings) -> Result<()> {
     match args.command {
         HookCommand::Claude(a) => {
-            claude(a, settings);
+            claude(a, settings).await;
             Ok(())
         }
         HookCommand::Install(a) => {
@@ -194,7 +200,7 @@ fn hook_project(settings: &Settings, input: Option<&HookInput>) -> PathBuf {
 }
 
 /// One hook run; every failure is logged and reported on stderr, never returned.
-fn claude(args: ClaudeArgs, settings: &Settings) {
+async fn claude(args: ClaudeArgs, settings: &Settings) {
     let event = args.event;
     let raw = match &args.input {
         Some(path) => {
@@ -211,7 +217,8 @@ fn claude(args: ClaudeArgs, settings: &Settings) {
     };
     let input = raw.and_then(|bytes| Ok(HookInput::parse(&bytes)?));
     let project = hook_project(settings, input.as_ref().ok());
-    let result = input.and_then(|input| {
+    let result = async {
+        let input = input?;
         if args.budget > CLAUDE_HOOK_MAX_CHARS {
             bail!(
                 "--budget {} is over Claude Code's {CLAUDE_HOOK_MAX_CHARS}-character limit",
@@ -224,23 +231,35 @@ fn claude(args: ClaudeArgs, settings: &Settings) {
         let mut context = ContextOptions::new(&project, &settings.home, date);
         context.instructions.names = args.names.clone();
         context.budget_chars = Some(args.budget);
+        let here = in_project(settings, &project);
+        let recall_dirs =
+            MemoryDirs::standard(&project, &settings.home, &recall_extra_dirs(&here)?);
+        let select: Option<Arc<dyn Llm>> = if event == ClaudeEvent::UserPromptSubmit {
+            let (resolved, _) = llm_settings(&here)?;
+            Some(resolved.job(Job::Select).engine()?)
+        } else {
+            None
+        };
         let config = HookConfig {
             project: project.clone(),
             context,
+            recall_dirs,
+            select,
+            now: SystemTime::now(),
         };
-        if matches!(
-            event,
-            ClaudeEvent::PreCompact | ClaudeEvent::Stop | ClaudeEvent::SessionEnd
-        ) {
-            in_project(settings, &project)
-                .guard_write(mem_session::SessionStore::for_project(&project).dir())?;
+        if event != ClaudeEvent::SessionStart {
+            here.guard_write(mem_session::SessionStore::for_project(&project).dir())?;
         }
-        Ok(run_claude(event, &input, &config)?)
-    });
+        Ok::<_, anyhow::Error>(run_claude(event, &input, &config).await?)
+    }
+    .await;
     match result {
         Ok(outcome) => {
             for note in &outcome.notes {
                 tracing::debug!("hook {event}: {note}");
+            }
+            for problem in &outcome.problems {
+                let _ = log_line(&project, "claude", event.as_str(), problem);
             }
             if let Some(value) = outcome.stdout {
                 let _ = writeln!(io::stdout().lock(), "{value}");

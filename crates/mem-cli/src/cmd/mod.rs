@@ -22,7 +22,7 @@ pub async fn run(command: Command, settings: &Settings) -> Result<()> {
         Command::Session(args) => session::run(args, settings),
         Command::Llm(args) => llm::run(args, settings).await,
         Command::Compact(args) => compact::run(args, settings).await,
-        Command::Hook(args) => hook::run(args, settings),
+        Command::Hook(args) => hook::run(args, settings).await,
         Command::Recall(args) => recall::run(args, settings).await,
         Command::Note(args) => note::run(args, settings),
     }
