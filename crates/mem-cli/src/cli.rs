@@ -44,6 +44,8 @@ pub enum Command {
     Llm(crate::cmd::llm::LlmArgs),
     /// Context compaction: size against the window (`stats`), compacting now (`sweep`).
     Compact(crate::cmd::compact::CompactArgs),
+    /// Agent hooks: `claude EVENT` (run by Claude Code), `install` / `uninstall` (settings.json).
+    Hook(crate::cmd::hook::HookArgs),
     /// The memory notes recalled for a message, as the `<system-reminder>` an agent gets.
     Recall(crate::cmd::recall::RecallArgs),
     /// Memory notes: add (atomic, secrets withheld), list, show and rm by id.

@@ -22,6 +22,11 @@ async fn main() -> ExitCode {
     let json = cli.global.json;
     let settings = match settings::Settings::resolve(&cli.global) {
         Ok(s) => s,
+        // A Claude Code hook never fails the agent's turn.
+        Err(err) if cmd::hook::is_claude_hook(&cli.command) => {
+            cmd::hook::settings_failed(&err);
+            return ExitCode::SUCCESS;
+        }
         Err(err) => return report(&err, json),
     };
     match cmd::run(cli.command, &settings).await {

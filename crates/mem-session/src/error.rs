@@ -122,6 +122,15 @@ pub enum Error {
         /// The transcript it was imported from.
         source_path: PathBuf,
     },
+    /// A session changed on disk in a way an incremental update cannot build on (its bytes
+    /// before the point recorded at the last import are not the ones written then).
+    #[error("session `{id}` changed on disk: {detail}")]
+    Changed {
+        /// The session.
+        id: String,
+        /// What differs.
+        detail: String,
+    },
 }
 
 /// `Result` with this crate's [`Error`].

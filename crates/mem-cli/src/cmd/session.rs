@@ -476,6 +476,7 @@ fn print_import(
             IngestAction::Created => "created",
             IngestAction::Replaced => "replaced",
             IngestAction::Unchanged => "unchanged",
+            IngestAction::Appended => "appended to",
             IngestAction::Empty => "no conversation in",
         };
         let parent = s
