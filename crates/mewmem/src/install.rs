@@ -232,14 +232,15 @@ fn finish(
     let mut backup = None;
     if !changes.is_empty() && !dry_run {
         if existed {
-            let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+            // Microseconds: an install and an uninstall in the same second get distinct names.
+            let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.6fZ");
             let name = format!(
                 "{}.{stamp}.bak",
                 path.file_name()
                     .map(|n| n.to_string_lossy())
                     .unwrap_or_default()
             );
-            // Two changes within one second must not overwrite the first backup.
+            // Two changes within one microsecond must not overwrite the first backup either.
             let mut to = path.with_file_name(&name);
             let mut k = 2;
             while to.exists() {
