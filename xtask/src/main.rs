@@ -7,6 +7,7 @@
 //! - `cargo xtask bench [ARGS...]`: `cargo bench --workspace`.
 //! - `cargo xtask eval extract [--model] [--verbose] [--filter TEXT]`: extraction quality on
 //!   `fixtures/eval/extract/`.
+//! - `cargo xtask eval recall [--live] [--verbose]`: recall quality on the labelled set.
 
 mod bench;
 mod ci;
@@ -26,6 +27,7 @@ commands:
   ci                                 fmt, clippy, tests, docs, goldens (stops at the first failure)
   bench [ARGS...]                    cargo bench --workspace [ARGS...]
   eval extract [--model] [--verbose] extraction precision/recall on fixtures/eval/extract/
+  eval recall [--live] [--verbose]   recall selector quality on fixtures/recall/eval
 ";
 
 fn main() -> ExitCode {

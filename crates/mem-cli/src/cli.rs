@@ -26,6 +26,10 @@ pub struct GlobalArgs {
     /// Print machine-readable JSON instead of text.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Write and delete even where `.mewcode/` (or a folder in it) is a symlink that leads out
+    /// of the project.
+    #[arg(long, global = true)]
+    pub allow_outside_project: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -40,6 +44,12 @@ pub enum Command {
     Llm(crate::cmd::llm::LlmArgs),
     /// Context compaction: size against the window (`stats`), compacting now (`sweep`).
     Compact(crate::cmd::compact::CompactArgs),
+    /// Agent hooks: `claude EVENT` (run by Claude Code), `install` / `uninstall` (settings.json).
+    Hook(crate::cmd::hook::HookArgs),
+    /// The memory notes recalled for a message, as the `<system-reminder>` an agent gets.
+    Recall(crate::cmd::recall::RecallArgs),
+    /// Memory notes: add (atomic, secrets withheld), list, show and rm by id.
+    Note(crate::cmd::note::NoteArgs),
     /// Auto memory: extract facts from a session's new messages into both memories.md files.
     Extract(crate::cmd::extract::ExtractArgs),
 }

@@ -80,6 +80,43 @@ pub fn llm_settings(settings: &Settings) -> Result<(LlmSettings, Vec<ConfigSourc
     Ok((resolved, sources))
 }
 
+/// The extra memory directories of `[recall] dirs = ["..."]` in the two config files (user's
+/// first, then the project's; a leading `~/` is the home directory, a relative path is relative
+/// to the config file's `.mewcode/` parent, i.e. the home or the project directory).
+pub fn recall_extra_dirs(settings: &Settings) -> Result<Vec<PathBuf>> {
+    #[derive(serde::Deserialize, Default)]
+    struct File {
+        #[serde(default)]
+        recall: Recall,
+    }
+    #[derive(serde::Deserialize, Default)]
+    struct Recall {
+        #[serde(default)]
+        dirs: Vec<String>,
+    }
+    let mut out = Vec::new();
+    let [user_path, project_path] = config_paths(settings);
+    for (path, base) in [
+        (user_path, &settings.home),
+        (project_path, &settings.project),
+    ] {
+        let read = match mem_instructions::read_capped(&path, MAX_CONFIG_BYTES) {
+            Ok(read) => read,
+            Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        let file: File = toml::from_str(&read.text)
+            .with_context(|| format!("{}: invalid [recall] section", path.display()))?;
+        for dir in file.recall.dirs {
+            out.push(match dir.strip_prefix("~/") {
+                Some(rest) => settings.home.join(rest),
+                None => base.join(dir),
+            });
+        }
+    }
+    Ok(out)
+}
+
 /// Auto-memory settings: the `[memory]` table of the two `config.toml` files (the project's
 /// wins, key by key): `cap_tokens` (per file, default 2,000), `headings` (`seed` or `english`),
 /// `daily_extract_tokens` (model tokens per day, default 200,000).

@@ -16,6 +16,7 @@ use mem_llm::{
 use serde_json::{Value, json};
 
 use crate::config::llm_settings;
+use crate::output::{quoted, safe_line, safe_text};
 use crate::settings::Settings;
 
 /// Arguments of `mem llm`.
@@ -54,11 +55,12 @@ enum LlmCommand {
     Select {
         /// The user's message.
         query: String,
-        /// Memory directories (default: `<project>/.mewcode/memory` and `~/.mewcode/memory`).
+        /// Memory directories, relative to the current directory (default:
+        /// `<project>/.mewcode/memory` and `~/.mewcode/memory`, skipped when missing).
         #[arg(long, value_name = "DIR")]
         dir: Vec<PathBuf>,
-        /// The most files to choose.
-        #[arg(long, default_value_t = mem_llm::DEFAULT_SELECT_LIMIT)]
+        /// The most files to choose (at least 1).
+        #[arg(long, default_value_t = mem_llm::DEFAULT_SELECT_LIMIT, value_parser = parse_limit)]
         limit: usize,
         /// Also print the offline engine's BM25 score of every matching file.
         #[arg(long)]
@@ -68,6 +70,15 @@ enum LlmCommand {
     },
     /// Print the prompts the model jobs send, with their version.
     Prompts,
+}
+
+/// `--limit`: a whole number of at least 1.
+fn parse_limit(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("the limit must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 #[derive(Debug, Args)]
@@ -99,8 +110,7 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
         } => {
             let messages = read_transcript(&file)?;
             let current_memories = match memories {
-                Some(p) => std::fs::read_to_string(&p)
-                    .with_context(|| format!("cannot read {}", p.display()))?,
+                Some(p) => read_memories_file(&p)?,
                 None => String::new(),
             };
             let llm = engine_for(settings, Job::Extract, &engine)?;
@@ -130,7 +140,15 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
                     settings.user_dir().join("memory"),
                 ]
             } else {
-                dir.iter().map(|d| settings.project.join(d)).collect()
+                // Relative to the current directory, as every path argument is.
+                for d in &dir {
+                    match std::fs::metadata(d) {
+                        Ok(m) if m.is_dir() => {}
+                        Ok(_) => bail!("--dir {}: not a directory", d.display()),
+                        Err(e) => bail!("--dir {}: {e}", d.display()),
+                    }
+                }
+                dir.clone()
             };
             let candidates = read_candidates(&dirs)?;
             let llm = engine_for(settings, Job::Select, &engine)?;
@@ -145,7 +163,13 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
                 let c = request.candidates.iter().find(|c| &c.id == id);
                 let (name, description) =
                     c.map_or(("", ""), |c| (c.name.as_str(), c.description.as_str()));
-                text.push_str(&format!("{}. {id} — {name}: {description}\n", i + 1));
+                text.push_str(&format!(
+                    "{}. {} — {}: {}\n",
+                    i + 1,
+                    safe_line(id),
+                    safe_line(name),
+                    safe_line(description)
+                ));
             }
             if reply.value.ids.is_empty() {
                 text.push_str("(nothing selected)\n");
@@ -154,14 +178,17 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
             let ideal = mem_llm::offline::ideal_score(&request.query, &request.candidates);
             if scores {
                 text.push_str(&format!(
-                    "\nBM25 scores of {} candidates (threshold: {} of the best, and at least {} \
+                    "\nBM25F scores of {} candidates (threshold: {} of the best, and at least {} \
                      of the query's ideal score {ideal:.3}):\n",
                     request.candidates.len(),
                     mem_llm::offline::MIN_RELATIVE_SCORE,
                     mem_llm::offline::MIN_IDEAL_SHARE,
                 ));
                 for (i, s) in &scored {
-                    text.push_str(&format!("{s:8.3}  {}\n", request.candidates[*i].id));
+                    text.push_str(&format!(
+                        "{s:8.3}  {}\n",
+                        safe_line(&request.candidates[*i].id)
+                    ));
                 }
             }
             let scores_json: Vec<Value> = scored
@@ -177,6 +204,18 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
         }
         LlmCommand::Prompts => {
             let mut out = std::io::stdout().lock();
+            if settings.json {
+                let prompts: Vec<Value> = Job::ALL
+                    .iter()
+                    .map(|job| json!({"job": job.as_str(), "system": mem_llm::prompt::template(*job)}))
+                    .collect();
+                let doc = json!({
+                    "prompt_version": mem_llm::prompt::PROMPT_VERSION,
+                    "prompts": prompts,
+                });
+                writeln!(out, "{}", crate::output::json_pretty(&doc)?)?;
+                return Ok(());
+            }
             writeln!(out, "prompt version: {}", mem_llm::prompt::PROMPT_VERSION)?;
             for job in Job::ALL {
                 writeln!(out, "\n===== {job} (system prompt) =====")?;
@@ -206,31 +245,55 @@ fn print_reply<T>(settings: &Settings, reply: &Reply<T>, value: Value, text: &st
         if let (Value::Object(doc), Value::Object(extra)) = (&mut doc, value) {
             doc.extend(extra);
         }
-        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+        writeln!(out, "{}", crate::output::json_pretty(&doc)?)?;
         return Ok(());
     }
-    write!(out, "{text}")?;
+    write!(out, "{}", safe_text(text))?;
     out.flush()?;
     let mut err = std::io::stderr().lock();
     if let Some(reason) = &reply.fallback {
         writeln!(
             err,
-            "note: the reply of {} was unusable; the offline engine answered ({reason})",
-            reply.engine
+            "note: the reply of {} was unusable; the offline engine answered ({})",
+            safe_line(&reply.engine),
+            safe_line(reason)
         )?;
     }
     for dropped in &reply.dropped {
         writeln!(
             err,
-            "note: dropped from the reply of {}: {dropped}",
-            reply.engine
+            "note: dropped from the reply of {}: {}",
+            safe_line(&reply.engine),
+            safe_line(dropped)
         )?;
     }
     Ok(())
 }
 
+/// The outcome of one `--call` request.
+struct CallOutcome {
+    job: Job,
+    /// `None` when the job is offline (no call needed).
+    result: Option<std::result::Result<(String, std::time::Duration), String>>,
+}
+
 async fn check(settings: &Settings, call: bool) -> Result<()> {
     let (resolved, sources) = llm_settings(settings)?;
+    let mut calls = Vec::new();
+    if call {
+        for job in Job::ALL {
+            let result = match resolved.job(job).model_engine() {
+                Ok(None) => None,
+                Ok(Some(engine)) => Some(engine.ping().await.map_err(|e| error_chain(&e))),
+                Err(e) => Some(Err(error_chain(&e))),
+            };
+            calls.push(CallOutcome { job, result });
+        }
+    }
+    let failures = calls
+        .iter()
+        .filter(|c| matches!(c.result, Some(Err(_))))
+        .count();
     let mut out = std::io::stdout().lock();
     if settings.json {
         let jobs: Vec<Value> = Job::ALL
@@ -252,45 +315,49 @@ async fn check(settings: &Settings, call: bool) -> Result<()> {
             .iter()
             .map(|s| json!({"path": s.path, "found": s.found}))
             .collect();
-        writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&json!({"jobs": jobs, "config_files": files}))?
-        )?;
+        let mut doc = json!({"jobs": jobs, "config_files": files});
+        if call && let Value::Object(map) = &mut doc {
+            let calls: Vec<Value> = calls
+                .iter()
+                .map(|c| match &c.result {
+                    None => json!({"job": c.job.as_str(), "status": "offline"}),
+                    Some(Ok((reply, latency))) => json!({
+                        "job": c.job.as_str(),
+                        "status": "ok",
+                        "latency_ms": latency.as_millis(),
+                        "reply": reply,
+                    }),
+                    Some(Err(e)) => json!({"job": c.job.as_str(), "status": "error", "error": e}),
+                })
+                .collect();
+            map.insert("calls".to_owned(), Value::Array(calls));
+        }
+        writeln!(out, "{}", crate::output::json_pretty(&doc)?)?;
     } else {
         for source in &sources {
             let state = if source.found { "read" } else { "not found" };
-            writeln!(out, "config {} ({state})", source.path.display())?;
+            writeln!(
+                out,
+                "config {} ({state})",
+                safe_line(&source.path.display().to_string())
+            )?;
         }
         for job in Job::ALL {
-            writeln!(out, "{}", describe(&resolved, job))?;
+            writeln!(out, "{}", safe_line(&describe(&resolved, job)))?;
         }
-    }
-    if !call {
-        return Ok(());
-    }
-    let mut failures = 0;
-    for job in Job::ALL {
-        let line = match resolved.job(job).model_engine() {
-            Ok(None) => format!("{:<9}  offline: no call needed", job.as_str()),
-            Ok(Some(engine)) => match engine.ping().await {
-                Ok((reply, latency)) => format!(
-                    "{:<9}  ok  {} ms  reply: {:?}",
-                    job.as_str(),
+        for c in &calls {
+            let line = match &c.result {
+                None => format!("{:<9}  offline: no call needed", c.job.as_str()),
+                Some(Ok((reply, latency))) => format!(
+                    "{:<9}  ok  {} ms  reply: {}",
+                    c.job.as_str(),
                     latency.as_millis(),
-                    reply.chars().take(40).collect::<String>()
+                    quoted(&reply.chars().take(40).collect::<String>())
                 ),
-                Err(e) => {
-                    failures += 1;
-                    format!("{:<9}  error: {}", job.as_str(), error_chain(&e))
-                }
-            },
-            Err(e) => {
-                failures += 1;
-                format!("{:<9}  error: {}", job.as_str(), error_chain(&e))
-            }
-        };
-        writeln!(out, "{line}")?;
+                Some(Err(e)) => format!("{:<9}  error: {}", c.job.as_str(), safe_line(e)),
+            };
+            writeln!(out, "{line}")?;
+        }
     }
     if failures > 0 {
         bail!("{failures} of {} model calls failed", Job::ALL.len());
@@ -333,6 +400,28 @@ fn describe(resolved: &LlmSettings, job: Job) -> String {
     line
 }
 
+/// The largest `--memories` file read, in bytes (4 MiB; a memories.md is a few KB).
+const MAX_MEMORIES_BYTES: usize = 4 << 20;
+
+/// A `--memories` file, through the checks every file argument passes
+/// ([`mem_instructions::read_capped`]: regular files only, opened non-blocking, at most
+/// [`MAX_MEMORIES_BYTES`]). Errors name the file: not a regular file, too large, not UTF-8.
+fn read_memories_file(path: &Path) -> Result<String> {
+    let read = mem_instructions::read_capped(path, MAX_MEMORIES_BYTES)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if read.truncated {
+        bail!(
+            "{} is too large ({} bytes; a memories file may have at most {MAX_MEMORIES_BYTES})",
+            path.display(),
+            read.size
+        );
+    }
+    if read.lossy {
+        bail!("{} is not valid UTF-8", path.display());
+    }
+    Ok(read.text)
+}
+
 /// The conversation of a transcript (Claude Code or Codex, through the session importers): the
 /// main session's message records in file order, system prompts and boundaries left out.
 fn read_transcript(path: &Path) -> Result<Vec<Message>> {
@@ -354,7 +443,7 @@ fn read_transcript(path: &Path) -> Result<Vec<Message>> {
 
 /// Memory files (`*.md`, `MEMORY.md` excluded) of the given directories, sorted by name, at most
 /// 200 (a name seen in an earlier directory wins); frontmatter parsed by
-/// [`mem_llm::memory_files`]. A file that cannot be read or is not UTF-8 is skipped, and a
+/// [`mem_recall::frontmatter`]. A file that cannot be read or is not UTF-8 is skipped, and a
 /// frontmatter that cannot be used ignored, each with a warning on stderr naming the file.
 fn read_candidates(dirs: &[PathBuf]) -> Result<Vec<Candidate>> {
     const MAX_FILES: usize = 200;
@@ -388,18 +477,27 @@ fn read_candidates(dirs: &[PathBuf]) -> Result<Vec<Candidate>> {
             }
             let text = match mem_instructions::read_capped(&path, MAX_FILE_BYTES) {
                 Ok(read) if read.lossy => {
-                    eprintln!("warning: {} is not valid UTF-8; skipped", path.display());
+                    eprintln!(
+                        "warning: {} is not valid UTF-8; skipped",
+                        safe_line(&path.display().to_string())
+                    );
                     continue;
                 }
                 Ok(read) => read.text,
                 Err(e) => {
-                    eprintln!("warning: cannot read {}: {e}; skipped", path.display());
+                    eprintln!(
+                        "warning: {}",
+                        safe_line(&format!("cannot read {}: {e}; skipped", path.display()))
+                    );
                     continue;
                 }
             };
-            let (candidate, warning) = mem_llm::memory_files::candidate(id, &text);
+            let (candidate, warning) = mem_recall::frontmatter::candidate(id, &text);
             if let Some(warning) = warning {
-                eprintln!("warning: {}: {warning}", path.display());
+                eprintln!(
+                    "warning: {}",
+                    safe_line(&format!("{}: {warning}", path.display()))
+                );
             }
             candidates.push(candidate);
         }

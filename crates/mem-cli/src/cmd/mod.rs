@@ -3,8 +3,11 @@
 pub mod compact;
 pub mod context;
 pub mod extract;
+pub mod hook;
 pub mod instructions;
 pub mod llm;
+pub mod note;
+pub mod recall;
 pub mod session;
 
 use anyhow::Result;
@@ -20,6 +23,9 @@ pub async fn run(command: Command, settings: &Settings) -> Result<()> {
         Command::Session(args) => session::run(args, settings),
         Command::Llm(args) => llm::run(args, settings).await,
         Command::Compact(args) => compact::run(args, settings).await,
+        Command::Hook(args) => hook::run(args, settings).await,
+        Command::Recall(args) => recall::run(args, settings).await,
+        Command::Note(args) => note::run(args, settings),
         Command::Extract(args) => extract::run(args, settings).await,
     }
 }

@@ -6,17 +6,50 @@
 mod extract;
 mod select;
 mod summarize;
+mod synonyms;
 mod text;
 mod tools;
 
 pub use extract::extract;
-pub use select::{HEAD_WEIGHT, MIN_IDEAL_SHARE, MIN_RELATIVE_SCORE, ideal_score, score, select};
+pub use select::{
+    BODY_WEIGHT, DESCRIPTION_WEIGHT, EXPANSION_WEIGHT, IDEAL_PRIOR_TERMS, MIN_IDEAL_SHARE,
+    MIN_RELATIVE_SCORE, NAME_WEIGHT, ideal_score, score, select, tokenize,
+};
 pub use summarize::{MAX_LIST_ITEMS, MessageStats, stats, summarize};
 pub use tools::{ToolKind, classify_tool};
 
 /// `true` when `text` looks like it holds a secret (API key, token, password, private key).
 pub fn looks_like_secret(text: &str) -> bool {
     text::looks_secret(text)
+}
+
+/// The words of `text` as the offline selector matches them (see [`tokenize`]): identifiers
+/// split, stemmed, stop words dropped, CJK runs as bigrams.
+pub(crate) fn words(text: &str) -> Vec<String> {
+    select::tokenize(text)
+}
+
+/// What a summary of `messages` should mention: the words of the user's requests, of the names
+/// of the files the tools touched, and of the commands run (see [`words`]).
+pub(crate) fn salient_words(messages: &[mem_core::Message]) -> std::collections::HashSet<String> {
+    let mut out = std::collections::HashSet::new();
+    for m in messages {
+        if let Some(t) = text::user_text(m) {
+            out.extend(words(&t));
+        }
+        for b in &m.content {
+            if let mem_core::ContentBlock::ToolUse { name, input, .. } = b {
+                if let Some((path, _)) = tools::touched_file(name, input) {
+                    let file = path.rsplit(['/', '\\']).next().unwrap_or(&path);
+                    out.extend(words(file));
+                }
+                if let Some(command) = tools::command_of(input) {
+                    out.extend(words(&command));
+                }
+            }
+        }
+    }
+    out
 }
 
 use crate::engine::{BoxFuture, Llm};
