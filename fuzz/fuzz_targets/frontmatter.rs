@@ -1,5 +1,6 @@
-//! Fuzzes mem-recall's frontmatter: `parse` and `candidate` never panic on any text, agree, a parsed block never leaks into the body, and a note written by
-//! `render_note` from any name and description parses back to exactly those (one-lined) values.
+//! Fuzzes mem-recall's frontmatter: `parse` and `candidate` never panic on any text and agree,
+//! a parsed block never leaks into the body, and a note written by `render_note` from any name
+//! and description parses back to exactly those (one-lined) values.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
