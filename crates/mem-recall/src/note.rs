@@ -91,7 +91,6 @@ pub fn file_name_for(name: &str) -> String {
 /// The file text of a note: a frontmatter with `name`, `description`, `type` as YAML
 /// double-quoted strings (so any text round-trips), then the body ending with one newline.
 pub fn render_note(note: &NewNote) -> String {
-    let quote = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned());
     let mut text = format!(
         "---\nname: {}\ndescription: {}\ntype: {}\n---\n\n",
         quote(&one_line(&note.name)),
@@ -104,6 +103,31 @@ pub fn render_note(note: &NewNote) -> String {
         text.push('\n');
     }
     text
+}
+
+/// A YAML double-quoted scalar: `\\` and `"` escaped, and every character YAML does not allow
+/// raw or that a reader could take for a line break (C0/C1 controls, DEL, U+2028/U+2029, BOM,
+/// U+FFFE/U+FFFF) as `\uXXXX`.
+fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            c if c.is_control()
+                || matches!(
+                    c,
+                    '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
+                ) =>
+            {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 fn one_line(s: &str) -> String {

@@ -49,6 +49,9 @@ pub const EXPANSION_WEIGHT: f32 = 0.5;
 /// two-word message from reaching the floor on a single incidental match.
 pub const IDEAL_PRIOR_TERMS: f32 = 1.0;
 
+/// How much a CJK bigram of the message that no note holds counts in the ideal score.
+pub const UNSEEN_CJK_SHARE: f32 = 0.5;
+
 /// The absolute floor: a candidate is selected only when its score is at least this share of
 /// the query's [`ideal_score`], whatever the other candidates score.
 pub const MIN_IDEAL_SHARE: f32 = 0.22;
@@ -122,12 +125,28 @@ fn split_parts(chunk: &str) -> Vec<String> {
 /// The analyser: stemmer plus the rules of the module doc.
 struct Analyzer {
     stemmer: Stemmer,
+    /// When set, only words starting like one of these (their first one or two characters) are
+    /// stemmed; others are kept as they are. Stemming changes only a word's ending, so a word
+    /// whose start matches no query term cannot stem to one: indexing stays exact and cheap.
+    prefixes: Option<std::collections::HashSet<String>>,
 }
 
 impl Analyzer {
     fn new() -> Self {
         Analyzer {
             stemmer: Stemmer::create(Algorithm::English),
+            prefixes: None,
+        }
+    }
+
+    fn for_terms(terms: &[String]) -> Self {
+        let prefixes = terms
+            .iter()
+            .map(|t| t.chars().take(2).collect::<String>())
+            .collect();
+        Analyzer {
+            stemmer: Stemmer::create(Algorithm::English),
+            prefixes: Some(prefixes),
         }
     }
 
@@ -137,6 +156,14 @@ impl Analyzer {
         }
         if STOP_WORDS.contains(&w) {
             return;
+        }
+        if let Some(prefixes) = &self.prefixes {
+            let two: String = w.chars().take(2).collect();
+            let one: String = w.chars().take(1).collect();
+            if !prefixes.contains(&two) && !prefixes.contains(&one) {
+                out.push(w.to_owned());
+                return;
+            }
         }
         out.push(self.stemmer.stem(w).into_owned());
     }
@@ -360,14 +387,22 @@ fn scores_and_ideal(query: &str, candidates: &[Candidate]) -> (Vec<f32>, f32) {
     if terms.is_empty() || candidates.is_empty() {
         return (vec![0.0; candidates.len()], 0.0);
     }
-    let ix = index(&analyzer, &terms, candidates);
+    let ix = index(&Analyzer::for_terms(&terms), &terms, candidates);
     let idfs: Vec<f32> = ix.df.iter().map(|df| idf(ix.n, *df)).collect();
     let saturate = |x: f32| x * (K1 + 1.0) / (K1 + x);
+    // A CJK bigram no note holds most likely straddles two words (a sentence's bigrams do,
+    // about one in two): it counts half in the ideal.
     let own_ideal: Vec<f32> = idfs
         .iter()
         .zip(&qw)
+        .zip(&terms)
+        .zip(&ix.df)
         .take(own)
-        .map(|(idf, q)| idf * q * saturate(NAME_WEIGHT))
+        .map(|(((idf, q), term), df)| {
+            let straddling = *df == 0.0 && term.chars().next().is_some_and(is_cjk);
+            let share = if straddling { UNSEEN_CJK_SHARE } else { 1.0 };
+            idf * q * saturate(NAME_WEIGHT) * share
+        })
         .collect();
     let sum: f32 = own_ideal.iter().sum();
     let ideal = sum + IDEAL_PRIOR_TERMS * sum / own.max(1) as f32;
