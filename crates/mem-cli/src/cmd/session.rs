@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use mem_core::{ContentBlock, Message, ToolResultContent};
-use mem_session::ingest::{IngestAction, Ingested, import_into};
+use mem_session::ingest::{IngestAction, Ingested, import_into_as};
 use mem_session::{
     ChainIssue, Diagnostic, RecordType, SessionMeta, SessionRecord, SessionStore,
     parse_compact_boundary, shorten,
@@ -53,6 +53,12 @@ enum SessionCommand {
         /// Files or folders to import.
         #[arg(required = true, value_name = "PATH")]
         paths: Vec<PathBuf>,
+        /// Store the session under this id instead of one derived from the file (one file only).
+        #[arg(long, value_name = "ID")]
+        id: Option<String>,
+        /// List the skipped lines by event type (the JSON output always has them).
+        #[arg(short, long)]
+        verbose: bool,
     },
     /// Delete a session (its .jsonl, .meta and spilled tool results). Takes the full id, not a
     /// prefix.
@@ -81,9 +87,19 @@ pub fn run(args: SessionArgs, settings: &Settings) -> Result<()> {
         SessionCommand::Export { id, format, output } => {
             export(&store, &resolve(&store, id)?, format, output, &mut out)
         }
-        SessionCommand::Import { paths } => {
+        SessionCommand::Import { paths, id, verbose } => {
             settings.guard_write(store.dir())?;
-            import(&store, &paths, settings, &mut out)
+            if let Some(id) = &id {
+                mem_session::validate_id(id)?;
+                if paths.len() != 1 || !paths[0].is_file() {
+                    bail!("--id names one session: give exactly one transcript file with it");
+                }
+            }
+            let options = ImportOptions {
+                id: id.as_deref(),
+                verbose,
+            };
+            import(&store, &paths, &options, settings, &mut out)
         }
         SessionCommand::Delete { id } => delete(&store, &id, settings, &mut out),
     }
@@ -318,9 +334,18 @@ fn export(
     Ok(())
 }
 
+/// `mem session import` options beyond the paths.
+struct ImportOptions<'a> {
+    /// `--id`: the main session's id.
+    id: Option<&'a str>,
+    /// `--verbose`: skipped lines listed by event type.
+    verbose: bool,
+}
+
 fn import(
     store: &SessionStore,
     paths: &[PathBuf],
+    options: &ImportOptions<'_>,
     settings: &Settings,
     out: &mut impl Write,
 ) -> Result<()> {
@@ -351,7 +376,7 @@ fn import(
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
         );
-        match import_into(store, file) {
+        match import_into_as(store, file, options.id) {
             Ok(sessions) => {
                 for s in sessions.iter().filter(|s| s.action != IngestAction::Empty) {
                     totals[0] += 1;
@@ -362,7 +387,7 @@ fn import(
                 if settings.json {
                     json_items.push(json!({"file": file, "sessions": sessions.iter().map(ingested_json).collect::<Vec<_>>()}));
                 } else {
-                    bar.suspend(|| print_import(file, &sessions, out))?;
+                    bar.suspend(|| print_import(file, &sessions, options.verbose, out))?;
                 }
             }
             Err(mem_session::Error::SourceIsStore { path }) if settings.json => {
@@ -468,6 +493,7 @@ fn ingested_json(s: &Ingested) -> Value {
 fn print_import(
     file: &std::path::Path,
     sessions: &[Ingested],
+    verbose: bool,
     out: &mut impl Write,
 ) -> io::Result<()> {
     writeln!(out, "{}", safe_line(&file.display().to_string()))?;
@@ -494,13 +520,23 @@ fn print_import(
             count(s.report.lines, "line")
         )?;
         if !s.report.skipped.is_empty() {
-            let parts: Vec<String> = s
-                .report
-                .skipped
-                .iter()
-                .map(|(k, v)| format!("{} {v}", safe_line(k)))
-                .collect();
-            writeln!(out, "    skipped: {}", parts.join(", "))?;
+            if verbose {
+                let parts: Vec<String> = s
+                    .report
+                    .skipped
+                    .iter()
+                    .map(|(k, v)| format!("{} {v}", safe_line(k)))
+                    .collect();
+                writeln!(out, "    skipped: {}", parts.join(", "))?;
+            } else {
+                let kinds = s.report.skipped.len();
+                writeln!(
+                    out,
+                    "    skipped: {} of {} (--verbose lists them)",
+                    count(s.report.skipped_total(), "line"),
+                    count(kinds, "kind"),
+                )?;
+            }
         }
         for d in &s.report.diagnostics {
             writeln!(out, "    {}", safe_line(&d.to_string()))?;
