@@ -209,6 +209,9 @@ fn list(store: &SessionStore, settings: &Settings, out: &mut impl Write) -> Resu
         if let Some(parent) = &m.parent_id {
             title = format!("[subagent of {parent}] {title}");
         }
+        if m.damaged_lines > 0 {
+            title = format!("[damaged: {}] {title}", count(m.damaged_lines, "line"));
+        }
         writeln!(
             out,
             "{:<width$}  {:>8}  {:>8}  {:>4}  {:<24}  {}",
@@ -231,6 +234,13 @@ fn header(meta: &SessionMeta, out: &mut impl Write) -> io::Result<()> {
     }
     if let Some(p) = &meta.parent_id {
         writeln!(out, "parent: {p}")?;
+    }
+    if meta.damaged_lines > 0 {
+        writeln!(
+            out,
+            "damaged: {} could not be read (listed below)",
+            count(meta.damaged_lines, "line")
+        )?;
     }
     writeln!(
         out,
