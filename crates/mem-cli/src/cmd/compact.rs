@@ -46,7 +46,8 @@ enum CompactCommand {
     Sweep {
         #[command(flatten)]
         common: CommonArgs,
-        /// Keep the tail from the last user request on, and summarise what came before.
+        /// Keep the tail from the last user request on, and summarise what came before (the
+        /// tail still holds at least 5 messages).
         #[arg(long)]
         since_last_user: bool,
         /// Print what would be kept, dropped and summarised, and the result; write nothing.
@@ -211,17 +212,20 @@ fn stats(
     writeln!(out, "session {id}")?;
     writeln!(
         out,
-        "tokens: {} of {} ({:.1}% of the window)",
-        check.tokens,
-        check.window,
+        "tokens: {} of {} ({:.1} % of the window)",
+        thousands(check.tokens),
+        thousands(check.window),
         check.ratio * 100.0
     )?;
     writeln!(out, "warning level: {}", check.warning_level)?;
+    let trigger = config.trigger_tokens();
     writeln!(
         out,
-        "compaction triggers over: {} tokens (manual margin {} tokens, as `mem compact sweep`; warning from {:.0}%)",
-        config.trigger_tokens(),
-        config.safety_margin(),
+        "compacts above {} tokens, {:.0} % of the window (`mem compact sweep` keeps a margin of \
+         {} tokens); warns from {:.0} %",
+        thousands(trigger),
+        trigger as f64 * 100.0 / check.window.max(1) as f64,
+        thousands(config.safety_margin()),
         config.warning_threshold * 100.0
     )?;
     write!(out, "compactions: {boundaries}")?;
@@ -319,7 +323,15 @@ async fn run_sweep(
                 writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
             } else {
                 writeln!(out, "session {}", sweep.id)?;
-                writeln!(out, "not compacted: {reason}")?;
+                if reason == mem_compact::Skip::BelowThreshold {
+                    writeln!(
+                        out,
+                        "not compacted: {reason} ({} tokens; --force compacts anyway)",
+                        thousands(limit)
+                    )?;
+                } else {
+                    writeln!(out, "not compacted: {reason}")?;
+                }
                 print_result(&result, &mut out)?;
             }
             (result.warning_level == WarningLevel::Critical).then(|| {
@@ -445,20 +457,63 @@ fn critical_after(c: &Compaction, result: &CompactResult, limit: usize) -> Strin
     )
 }
 
+/// The result as a person would say it; `--json` has every field under their seed names.
 fn print_result(r: &CompactResult, out: &mut impl Write) -> io::Result<()> {
-    writeln!(out, "CompactResult:")?;
-    writeln!(out, "  triggered: {}", r.triggered)?;
-    writeln!(out, "  tokens_before: {}", r.tokens_before)?;
-    writeln!(out, "  tokens_after: {}", r.tokens_after)?;
-    writeln!(out, "  tokens_saved: {}", r.tokens_saved())?;
-    writeln!(out, "  messages_removed: {}", r.messages_removed)?;
-    writeln!(out, "  warning_level: {}", r.warning_level)?;
-    writeln!(out, "  deduplicated_count: {}", r.deduplicated_count)?;
-    writeln!(out, "  error_removed_count: {}", r.error_removed_count)?;
+    if r.triggered {
+        writeln!(
+            out,
+            "tokens: {} → {} ({} saved), {} removed; level now {}",
+            thousands(r.tokens_before),
+            thousands(r.tokens_after),
+            thousands(r.tokens_saved()),
+            plural(r.messages_removed, "message"),
+            r.warning_level
+        )?;
+    } else {
+        writeln!(
+            out,
+            "tokens: {} (unchanged); level {}",
+            thousands(r.tokens_before),
+            r.warning_level
+        )?;
+    }
+    if r.deduplicated_count > 0 || r.error_removed_count > 0 {
+        writeln!(
+            out,
+            "cleaned before summarising: {} repeated, {} old error result(s) removed",
+            plural(r.deduplicated_count, "tool call"),
+            r.error_removed_count
+        )?;
+    }
     if r.paused {
-        writeln!(out, "  paused: true")?;
+        writeln!(
+            out,
+            "automatic compaction is paused for this session (summariser failures)"
+        )?;
     }
     Ok(())
+}
+
+/// `108800` → `108,800`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `1 message`, `2 messages`.
+fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{} {noun}s", thousands(n))
+    }
 }
 
 /// `#3–#40` (1-based), or `none`.
@@ -512,10 +567,16 @@ fn print_compaction(
         }
     )?;
     let injected = before.iter().filter(|m| is_long_term_memory(m)).count();
+    let summaries = c.cut.summaries.len();
     writeln!(
         out,
-        "dropped: {} earlier summary(ies), {injected} injected block(s) (injected again); system messages kept: {}",
-        c.cut.summaries.len(),
+        "replaced: {} (carried into the new one), {} (injected again); system messages kept: {}",
+        if summaries == 1 {
+            "1 earlier summary".to_owned()
+        } else {
+            format!("{summaries} earlier summaries")
+        },
+        plural(injected, "injected block"),
         c.cut.system.len()
     )?;
     writeln!(

@@ -84,9 +84,14 @@ pub fn run(args: SessionArgs, settings: &Settings) -> Result<()> {
         SessionCommand::List => list(&store, settings, &mut out),
         SessionCommand::Show { id } => show(&store, &resolve(&store, id)?, settings, &mut out),
         SessionCommand::Resume { id } => resume(&store, &resolve(&store, id)?, settings, &mut out),
-        SessionCommand::Export { id, format, output } => {
-            export(&store, &resolve(&store, id)?, format, output, &mut out)
-        }
+        SessionCommand::Export { id, format, output } => export(
+            &store,
+            &resolve(&store, id)?,
+            format,
+            output,
+            settings,
+            &mut out,
+        ),
         SessionCommand::Import { paths, id, verbose } => {
             settings.guard_write(store.dir())?;
             if let Some(id) = &id {
@@ -168,6 +173,10 @@ fn delete(store: &SessionStore, id: &str, settings: &Settings, out: &mut impl Wr
     }
     Ok(())
 }
+
+/// The key to the one-line listing of `show` and `resume`.
+pub(crate) const LEGEND: &str = "legend: \"…\" text  (…) thinking  => tool result  \
+     tool_result! an error result  tool_use:NAME a tool call  *N repeated  [summary] a compaction summary";
 
 /// A full id from a prefix, or the latest session when none is given.
 pub(crate) fn resolve(store: &SessionStore, id: Option<String>) -> Result<String> {
@@ -258,6 +267,7 @@ fn show(store: &SessionStore, id: &str, settings: &Settings, out: &mut impl Writ
         return Ok(());
     }
     header(&meta, out)?;
+    writeln!(out, "{LEGEND}")?;
     for (i, record) in records.iter().enumerate() {
         writeln!(out, "{}", render_record(i + 1, record))?;
     }
@@ -294,6 +304,7 @@ fn resume(store: &SessionStore, id: &str, settings: &Settings, out: &mut impl Wr
             r.replay_bytes
         )?;
     }
+    writeln!(out, "{LEGEND}")?;
     for (i, m) in r.messages.iter().enumerate() {
         writeln!(out, "{}", render_message(i + 1, m))?;
     }
@@ -309,9 +320,11 @@ fn export(
     id: &str,
     format: ExportFormat,
     output: Option<PathBuf>,
+    settings: &Settings,
     out: &mut impl Write,
 ) -> Result<()> {
     let mut bytes = Vec::new();
+    let items;
     match format {
         ExportFormat::Records => {
             let (records, diagnostics) = store.read_records(id)?;
@@ -322,22 +335,34 @@ fn export(
                 bytes.extend_from_slice(crate::output::json_line(r)?.as_bytes());
                 bytes.push(b'\n');
             }
+            items = (records.len(), "record");
         }
         ExportFormat::Messages => {
             let r = store.resume(id)?;
             bytes.extend_from_slice(crate::output::json_pretty(&r.messages)?.as_bytes());
             bytes.push(b'\n');
+            items = (r.messages.len(), "message");
         }
     }
     match output {
         Some(path) => {
             std::fs::write(&path, &bytes)
                 .with_context(|| format!("cannot write {}", path.display()))?;
-            eprintln!(
-                "wrote {} ({} bytes)",
-                safe_line(&path.display().to_string()),
-                bytes.len()
-            );
+            if settings.json {
+                let (n, what) = items;
+                crate::output::write_json(
+                    out,
+                    &json!({"session": id, "written": path, format!("{what}s"): n, "bytes": bytes.len()}),
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "wrote {}: {} of session {id}, {} bytes",
+                    safe_line(&path.display().to_string()),
+                    count(items.0, items.1),
+                    bytes.len()
+                )?;
+            }
         }
         None => out.write_all(&bytes)?,
     }
