@@ -324,8 +324,7 @@ fn export(
     out: &mut impl Write,
 ) -> Result<()> {
     let mut bytes = Vec::new();
-    let items;
-    match format {
+    let items = match format {
         ExportFormat::Records => {
             let (records, diagnostics) = store.read_records(id)?;
             for d in &diagnostics {
@@ -335,15 +334,15 @@ fn export(
                 bytes.extend_from_slice(crate::output::json_line(r)?.as_bytes());
                 bytes.push(b'\n');
             }
-            items = (records.len(), "record");
+            (records.len(), "record")
         }
         ExportFormat::Messages => {
             let r = store.resume(id)?;
             bytes.extend_from_slice(crate::output::json_pretty(&r.messages)?.as_bytes());
             bytes.push(b'\n');
-            items = (r.messages.len(), "message");
+            (r.messages.len(), "message")
         }
-    }
+    };
     match output {
         Some(path) => {
             std::fs::write(&path, &bytes)
