@@ -238,6 +238,7 @@ impl SessionStore {
     /// The metas of all sessions, most recently active first. A missing or stale meta is
     /// rebuilt from the `.jsonl` (reading only the bytes it does not reflect) and rewritten.
     pub fn list(&self) -> Result<Vec<SessionMeta>> {
+        tracing::debug!(dir = %self.dir.display(), "listing sessions");
         let mut metas = Vec::new();
         for id in self.ids()? {
             metas.push(self.meta(&id)?);
@@ -305,6 +306,20 @@ impl SessionStore {
                 (fresh, 0)
             }
         };
+        tracing::debug!(
+            session = id,
+            file = %path.display(),
+            bytes = len,
+            from,
+            "session meta: {}",
+            if from == 0 && len > 0 {
+                "rebuilding from the .jsonl"
+            } else if from < len {
+                "reading the records appended since"
+            } else {
+                "up to date"
+            }
+        );
         if from < len {
             let mut reader = file;
             reader

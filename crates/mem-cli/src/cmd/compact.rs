@@ -304,11 +304,43 @@ async fn run_sweep(
         .with_long_term_memory(ltm.clone());
     inject(&mut session.conversation, &ltm);
     let before: Vec<Message> = session.conversation.messages().to_vec();
+    tracing::debug!(
+        session = %sweep.id,
+        file = %store.jsonl_path(&sweep.id).display(),
+        messages = before.len(),
+        compactions_before = before
+            .iter()
+            .filter(|m| m.metadata.contains_key(mem_session::COMPACT_SUMMARY_MARKER))
+            .count(),
+        "sweep: session read (from its last compact boundary)"
+    );
     let outcome = ac
         .prepare(&session, sweep.force, sweep.since_last_user)
         .await
         .context("compaction failed; the session is unchanged")?;
     let limit = ac.config().trigger_tokens();
+    match &outcome {
+        Outcome::Skipped { result, reason } => tracing::debug!(
+            session = %sweep.id,
+            tokens = result.tokens_before,
+            limit,
+            %reason,
+            "sweep: not compacting"
+        ),
+        Outcome::Ready(c) => tracing::debug!(
+            session = %sweep.id,
+            tokens_before = c.result.tokens_before,
+            tokens_after = c.result.tokens_after,
+            limit,
+            summarised = c.cut.prefix.len(),
+            kept = c.cut.tail.len(),
+            earlier_summaries = c.cut.summaries.len(),
+            tail_shrunk = c.tail_shrunk,
+            summary_cut = c.summary_cut,
+            engine = %c.engine,
+            "sweep: cut chosen"
+        ),
+    }
     let mut out = io::stdout().lock();
     // The library reports a `critical` result; the command says why and fails (exit 1).
     let critical = match outcome {
