@@ -19,6 +19,9 @@ pub struct Settings {
     pub interactive: bool,
     /// `--allow-outside-project`: writes may go through a symlink that leaves the project.
     pub allow_outside_project: bool,
+    /// `true` when the home is `$HOME` (not another `--home`): only then is the user directory
+    /// shown as `~/.mewcode`.
+    pub home_is_env: bool,
 }
 
 impl Settings {
@@ -35,6 +38,7 @@ impl Settings {
                 project.display()
             );
         }
+        let env_home = std::env::var_os("HOME").filter(|h| !h.is_empty());
         let home = match &args.home {
             Some(h) => cwd.join(h),
             None => match std::env::var_os("HOME") {
@@ -45,10 +49,11 @@ impl Settings {
         use std::io::IsTerminal;
         Ok(Settings {
             project,
-            home,
             json: args.json,
             interactive: std::io::stderr().is_terminal(),
             allow_outside_project: args.allow_outside_project,
+            home_is_env: env_home.is_some_and(|h| h == home.as_os_str()),
+            home,
         })
     }
 
@@ -100,6 +105,15 @@ impl Settings {
         Ok(())
     }
 
+    /// A file label of the instruction loader for printing: `~/.mewcode/...` names the user
+    /// directory, which is shown as its real path when `--home` is not `$HOME`.
+    pub fn user_label(&self, label: &str) -> String {
+        match label.strip_prefix("~/.mewcode") {
+            Some(rest) if !self.home_is_env => format!("{}{rest}", self.user_dir().display()),
+            _ => label.to_owned(),
+        }
+    }
+
     /// `<project>/.mewcode`.
     pub fn project_dir(&self) -> PathBuf {
         self.project.join(".mewcode")
@@ -122,6 +136,7 @@ mod tests {
             json: false,
             interactive: false,
             allow_outside_project: allow,
+            home_is_env: false,
         }
     }
 
