@@ -68,7 +68,10 @@ fn init_logging() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(io::stderr)
-        .with_ansi(std::env::var_os("NO_COLOR").is_none())
+        // Colour only on a terminal, and never with NO_COLOR set.
+        .with_ansi(
+            io::IsTerminal::is_terminal(&io::stderr()) && std::env::var_os("NO_COLOR").is_none(),
+        )
         .without_time()
         .try_init();
 }

@@ -21,6 +21,9 @@ pub struct Settings {
     pub interactive: bool,
     /// `--allow-outside-project`: writes may go through a symlink that leaves the project.
     pub allow_outside_project: bool,
+    /// `true` when the home is `$HOME` (not another `--home`): only then is the user directory
+    /// shown as `~/.mewcode`.
+    pub home_is_env: bool,
 }
 
 impl Settings {
@@ -37,6 +40,7 @@ impl Settings {
                 project.display()
             );
         }
+        let env_home = std::env::var_os("HOME").filter(|h| !h.is_empty());
         let home = match &args.home {
             Some(h) => cwd.join(h),
             None => match std::env::var_os("HOME") {
@@ -48,10 +52,11 @@ impl Settings {
         Ok(Settings {
             project,
             project_given: args.project.is_some(),
-            home,
             json: args.json,
             interactive: std::io::stderr().is_terminal(),
             allow_outside_project: args.allow_outside_project,
+            home_is_env: env_home.is_some_and(|h| h == home.as_os_str()),
+            home,
         })
     }
 
@@ -103,6 +108,15 @@ impl Settings {
         Ok(())
     }
 
+    /// A file label of the instruction loader for printing: `~/.mewcode/...` names the user
+    /// directory, which is shown as its real path when `--home` is not `$HOME`.
+    pub fn user_label(&self, label: &str) -> String {
+        match label.strip_prefix("~/.mewcode") {
+            Some(rest) if !self.home_is_env => format!("{}{rest}", self.user_dir().display()),
+            _ => label.to_owned(),
+        }
+    }
+
     /// `<project>/.mewcode`.
     pub fn project_dir(&self) -> PathBuf {
         self.project.join(".mewcode")
@@ -126,6 +140,7 @@ mod tests {
             interactive: false,
             project_given: true,
             allow_outside_project: allow,
+            home_is_env: false,
         }
     }
 

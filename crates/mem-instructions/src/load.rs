@@ -120,6 +120,9 @@ pub struct Part {
 pub enum WarningKind {
     /// `@include` / `@import` without a path.
     MissingPath,
+    /// A file of a later name in the same place as the one loaded (CLAUDE.md beside AGENTS.md):
+    /// it is not read.
+    Shadowed,
     /// The included file does not exist.
     NotFound,
     /// The path leaves the project root (or `~/.mewcode`) after resolving `..` and symlinks.
@@ -232,14 +235,24 @@ pub fn load(options: &LoadOptions) -> Result<Instructions> {
     let mut texts = Vec::new();
     let mut files = Vec::new();
     for (dir, scope) in places {
-        let Some(path) = options
+        let mut present = options
             .names
             .iter()
             .map(|n| dir.join(n))
-            .find(|p| p.exists())
-        else {
+            .filter(|p| p.exists());
+        let Some(path) = present.next() else {
             continue;
         };
+        let chosen = loader.display(&path, scope);
+        for other in present {
+            let display = loader.display(&other, scope);
+            loader.warn(
+                &display,
+                None,
+                WarningKind::Shadowed,
+                format!("not read: {chosen} in the same place is loaded instead (--names sets the order)"),
+            );
+        }
         let top = texts.len();
         if let Some(text) = loader.load_top(&path, scope, top) {
             texts.push(text);

@@ -93,12 +93,17 @@ fn first_existing_name_wins_in_each_place_and_names_are_configurable() {
     let t = Tree::new();
     t.file("project/AGENTS.md", "agents\n")
         .file("project/CLAUDE.md", "claude\n");
-    check(&t.load(), "agents\n", &[]);
+    // The file that loses is named, so a user knows it was not read.
+    check(&t.load(), "agents\n", &["CLAUDE.md: Shadowed"]);
     t.file("project/MEWCODE.md", "mewcode\n");
-    check(&t.load(), "mewcode\n", &[]);
+    check(
+        &t.load(),
+        "mewcode\n",
+        &["AGENTS.md: Shadowed", "CLAUDE.md: Shadowed"],
+    );
     let mut opts = t.options();
     opts.names = vec!["CLAUDE.md".into(), "AGENTS.md".into()];
-    check(&load(&opts).unwrap(), "claude\n", &[]);
+    check(&load(&opts).unwrap(), "claude\n", &["AGENTS.md: Shadowed"]);
     opts.names = vec!["NOPE.md".into()];
     let ins = load(&opts).unwrap();
     check(&ins, "", &[]);

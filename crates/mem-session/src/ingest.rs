@@ -97,6 +97,22 @@ fn sha256_file(path: &Path) -> Result<String> {
 /// a session has records appended after its import; [`Error::IdTaken`] when the id belongs to a
 /// session from another source; I/O errors.
 pub fn import_into(store: &SessionStore, path: &Path) -> Result<Vec<Ingested>> {
+    import_into_as(store, path, None)
+}
+
+/// [`import_into`], with the main session stored under `id` when given (`mem session import
+/// --id`) instead of the id derived from the file; subagent sessions split out of it keep their
+/// ids and point to `id` as their parent.
+///
+/// Errors: those of [`import_into`]; [`Error::InvalidId`] for an id that cannot name a file.
+pub fn import_into_as(
+    store: &SessionStore,
+    path: &Path,
+    id: Option<&str>,
+) -> Result<Vec<Ingested>> {
+    if let Some(id) = id {
+        crate::validate_id(id)?;
+    }
     let source: PathBuf = path.canonicalize().unwrap_or_else(|_| path.to_owned());
     if let Ok(dir) = store.dir().canonicalize()
         && source.starts_with(&dir)
@@ -105,11 +121,24 @@ pub fn import_into(store: &SessionStore, path: &Path) -> Result<Vec<Ingested>> {
             path: path.to_owned(),
         });
     }
-    if let Some(done) = sync(store, path, &source)? {
+    // A chosen id (`--id`) makes a session of its own: no incremental sync into another one.
+    if id.is_none()
+        && let Some(done) = sync(store, path, &source)?
+    {
         return Ok(vec![done]);
     }
     let sha = sha256_file(path)?;
-    let (sessions, index) = import_file_indexed(path)?;
+    let (mut sessions, index) = import_file_indexed(path)?;
+    if let Some(id) = id
+        && let Some(main) = sessions.first_mut()
+    {
+        let old = std::mem::replace(&mut main.id, id.to_owned());
+        for s in sessions.iter_mut().skip(1) {
+            if s.parent_id.as_deref() == Some(old.as_str()) {
+                s.parent_id = Some(id.to_owned());
+            }
+        }
+    }
     let lock = store.lock_imports()?;
     let mut out = Vec::with_capacity(sessions.len());
     for (i, session) in sessions.into_iter().enumerate() {

@@ -38,7 +38,8 @@ pub struct SessionMeta {
     pub compactions: usize,
     /// RFC 3339 time of creation.
     pub created: String,
-    /// RFC 3339 time of the last append.
+    /// RFC 3339 time of the last conversation record (message or system prompt). Compact
+    /// boundaries are maintenance, not activity: a `mem compact sweep` does not move it.
     pub last_active: String,
     /// Byte length of the `.jsonl` this meta reflects.
     #[serde(default)]
@@ -50,6 +51,10 @@ pub struct SessionMeta {
     /// The parent session, for a subagent's session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_id: Option<String>,
+    /// Lines of the `.jsonl` that could not be read as records (malformed, torn, invalid); `mem
+    /// session show` lists them. 0 for a sound file.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub damaged_lines: usize,
     /// Other fields (import provenance under `imported`), preserved.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -69,6 +74,7 @@ impl SessionMeta {
             jsonl_bytes: 0,
             jsonl_tail: String::new(),
             parent_id: None,
+            damaged_lines: 0,
             extra: Map::new(),
         }
     }
@@ -86,7 +92,12 @@ impl SessionMeta {
         counter: &TokenCounter,
         count_tokens: bool,
     ) {
-        if let Some(ts) = &record.timestamp {
+        if let Some(ts) = &record.timestamp
+            && !matches!(
+                record.record_type,
+                RecordType::CompactBoundary | RecordType::Compression
+            )
+        {
             self.last_active.clone_from(ts);
         }
         match record.record_type {
@@ -118,6 +129,10 @@ impl SessionMeta {
             }
         }
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A one-line title from a message's text, or `None` when it has no text.

@@ -238,6 +238,7 @@ impl SessionStore {
     /// The metas of all sessions, most recently active first. A missing or stale meta is
     /// rebuilt from the `.jsonl` (reading only the bytes it does not reflect) and rewritten.
     pub fn list(&self) -> Result<Vec<SessionMeta>> {
+        tracing::debug!(dir = %self.dir.display(), "listing sessions");
         let mut metas = Vec::new();
         for id in self.ids()? {
             metas.push(self.meta(&id)?);
@@ -293,13 +294,32 @@ impl SessionStore {
                     SessionMeta::new(id, file_created(file).unwrap_or_else(now_rfc3339));
                 if let Some(old) = other.filter(|m| m.id == id) {
                     fresh.created = old.created;
-                    fresh.title = old.title;
+                    // Until a record says otherwise (an emptied file: never).
+                    fresh.last_active.clone_from(&fresh.created);
+                    // A file emptied of its records keeps no title from before.
+                    if len > 0 {
+                        fresh.title = old.title;
+                    }
                     fresh.parent_id = old.parent_id;
                     fresh.extra = old.extra;
                 }
                 (fresh, 0)
             }
         };
+        tracing::debug!(
+            session = id,
+            file = %path.display(),
+            bytes = len,
+            from,
+            "session meta: {}",
+            if from == 0 && len > 0 {
+                "rebuilding from the .jsonl"
+            } else if from < len {
+                "reading the records appended since"
+            } else {
+                "up to date"
+            }
+        );
         if from < len {
             let mut reader = file;
             reader
@@ -317,17 +337,27 @@ impl SessionStore {
                 0
             };
             for ev in JsonlReader::starting_at(reader, self.jsonl_path(id), 1, from) {
-                if let JsonlEvent::Value(line) = ev
-                    && let Ok(record) = serde_json::from_value::<SessionRecord>(line.value)
-                    && record.check().is_ok()
-                {
-                    if take_created && let Some(ts) = &record.timestamp {
-                        meta.created.clone_from(ts);
-                        take_created = false;
+                let line = match ev {
+                    JsonlEvent::Value(line) => line,
+                    JsonlEvent::Diagnostic(d) => {
+                        if d.severity == crate::Severity::Error {
+                            meta.damaged_lines += 1;
+                        }
+                        continue;
                     }
-                    meta.apply_with(&record, &self.options.counter, line.offset >= count_from);
+                };
+                match serde_json::from_value::<SessionRecord>(line.value) {
+                    Ok(record) if record.check().is_ok() => {
+                        if take_created && let Some(ts) = &record.timestamp {
+                            meta.created.clone_from(ts);
+                            take_created = false;
+                        }
+                        meta.apply_with(&record, &self.options.counter, line.offset >= count_from);
+                    }
+                    _ => meta.damaged_lines += 1,
                 }
             }
+
             meta.jsonl_bytes = len;
             meta.jsonl_tail =
                 file_tail_fingerprint(file, len).map_err(|e| Error::io("cannot read", &path, e))?;

@@ -46,7 +46,8 @@ enum CompactCommand {
     Sweep {
         #[command(flatten)]
         common: CommonArgs,
-        /// Keep the tail from the last user request on, and summarise what came before.
+        /// Keep the tail from the last user request on, and summarise what came before (the
+        /// tail still holds at least 5 messages).
         #[arg(long)]
         since_last_user: bool,
         /// Print what would be kept, dropped and summarised, and the result; write nothing.
@@ -211,17 +212,20 @@ fn stats(
     writeln!(out, "session {id}")?;
     writeln!(
         out,
-        "tokens: {} of {} ({:.1}% of the window)",
-        check.tokens,
-        check.window,
+        "tokens: {} of {} ({:.1} % of the window)",
+        thousands(check.tokens),
+        thousands(check.window),
         check.ratio * 100.0
     )?;
     writeln!(out, "warning level: {}", check.warning_level)?;
+    let trigger = config.trigger_tokens();
     writeln!(
         out,
-        "compaction triggers over: {} tokens (manual margin {} tokens, as `mem compact sweep`; warning from {:.0}%)",
-        config.trigger_tokens(),
-        config.safety_margin(),
+        "compacts above {} tokens, {:.0} % of the window (`mem compact sweep` keeps a margin of \
+         {} tokens); warns from {:.0} %",
+        thousands(trigger),
+        trigger as f64 * 100.0 / check.window.max(1) as f64,
+        thousands(config.safety_margin()),
         config.warning_threshold * 100.0
     )?;
     write!(out, "compactions: {boundaries}")?;
@@ -300,11 +304,43 @@ async fn run_sweep(
         .with_long_term_memory(ltm.clone());
     inject(&mut session.conversation, &ltm);
     let before: Vec<Message> = session.conversation.messages().to_vec();
+    tracing::debug!(
+        session = %sweep.id,
+        file = %store.jsonl_path(&sweep.id).display(),
+        messages = before.len(),
+        compactions_before = before
+            .iter()
+            .filter(|m| m.metadata.contains_key(mem_session::COMPACT_SUMMARY_MARKER))
+            .count(),
+        "sweep: session read (from its last compact boundary)"
+    );
     let outcome = ac
         .prepare(&session, sweep.force, sweep.since_last_user)
         .await
         .context("compaction failed; the session is unchanged")?;
     let limit = ac.config().trigger_tokens();
+    match &outcome {
+        Outcome::Skipped { result, reason } => tracing::debug!(
+            session = %sweep.id,
+            tokens = result.tokens_before,
+            limit,
+            %reason,
+            "sweep: not compacting"
+        ),
+        Outcome::Ready(c) => tracing::debug!(
+            session = %sweep.id,
+            tokens_before = c.result.tokens_before,
+            tokens_after = c.result.tokens_after,
+            limit,
+            summarised = c.cut.prefix.len(),
+            kept = c.cut.tail.len(),
+            earlier_summaries = c.cut.summaries.len(),
+            tail_shrunk = c.tail_shrunk,
+            summary_cut = c.summary_cut,
+            engine = %c.engine,
+            "sweep: cut chosen"
+        ),
+    }
     let mut out = io::stdout().lock();
     // The library reports a `critical` result; the command says why and fails (exit 1).
     let critical = match outcome {
@@ -319,7 +355,15 @@ async fn run_sweep(
                 writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
             } else {
                 writeln!(out, "session {}", sweep.id)?;
-                writeln!(out, "not compacted: {reason}")?;
+                if reason == mem_compact::Skip::BelowThreshold {
+                    writeln!(
+                        out,
+                        "not compacted: {reason} ({} tokens; --force compacts anyway)",
+                        thousands(limit)
+                    )?;
+                } else {
+                    writeln!(out, "not compacted: {reason}")?;
+                }
                 print_result(&result, &mut out)?;
             }
             (result.warning_level == WarningLevel::Critical).then(|| {
@@ -445,20 +489,63 @@ fn critical_after(c: &Compaction, result: &CompactResult, limit: usize) -> Strin
     )
 }
 
+/// The result as a person would say it; `--json` has every field under their seed names.
 fn print_result(r: &CompactResult, out: &mut impl Write) -> io::Result<()> {
-    writeln!(out, "CompactResult:")?;
-    writeln!(out, "  triggered: {}", r.triggered)?;
-    writeln!(out, "  tokens_before: {}", r.tokens_before)?;
-    writeln!(out, "  tokens_after: {}", r.tokens_after)?;
-    writeln!(out, "  tokens_saved: {}", r.tokens_saved())?;
-    writeln!(out, "  messages_removed: {}", r.messages_removed)?;
-    writeln!(out, "  warning_level: {}", r.warning_level)?;
-    writeln!(out, "  deduplicated_count: {}", r.deduplicated_count)?;
-    writeln!(out, "  error_removed_count: {}", r.error_removed_count)?;
+    if r.triggered {
+        writeln!(
+            out,
+            "tokens: {} → {} ({} saved), {} removed; level now {}",
+            thousands(r.tokens_before),
+            thousands(r.tokens_after),
+            thousands(r.tokens_saved()),
+            plural(r.messages_removed, "message"),
+            r.warning_level
+        )?;
+    } else {
+        writeln!(
+            out,
+            "tokens: {} (unchanged); level {}",
+            thousands(r.tokens_before),
+            r.warning_level
+        )?;
+    }
+    if r.deduplicated_count > 0 || r.error_removed_count > 0 {
+        writeln!(
+            out,
+            "cleaned before summarising: {} repeated, {} old error result(s) removed",
+            plural(r.deduplicated_count, "tool call"),
+            r.error_removed_count
+        )?;
+    }
     if r.paused {
-        writeln!(out, "  paused: true")?;
+        writeln!(
+            out,
+            "automatic compaction is paused for this session (summariser failures)"
+        )?;
     }
     Ok(())
+}
+
+/// `108800` → `108,800`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `1 message`, `2 messages`.
+fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{} {noun}s", thousands(n))
+    }
 }
 
 /// `#3–#40` (1-based), or `none`.
@@ -512,10 +599,16 @@ fn print_compaction(
         }
     )?;
     let injected = before.iter().filter(|m| is_long_term_memory(m)).count();
+    let summaries = c.cut.summaries.len();
     writeln!(
         out,
-        "dropped: {} earlier summary(ies), {injected} injected block(s) (injected again); system messages kept: {}",
-        c.cut.summaries.len(),
+        "replaced: {} (carried into the new one), {} (injected again); system messages kept: {}",
+        if summaries == 1 {
+            "1 earlier summary".to_owned()
+        } else {
+            format!("{summaries} earlier summaries")
+        },
+        plural(injected, "injected block"),
         c.cut.system.len()
     )?;
     writeln!(

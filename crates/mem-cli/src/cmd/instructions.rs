@@ -99,7 +99,7 @@ pub fn run(args: InstructionsArgs, settings: &Settings) -> Result<()> {
         writeln!(
             out,
             "==> {}:{}-{}{} <==",
-            safe_line(&part.file.to_string()),
+            safe_line(&settings.user_label(&part.file.to_string())),
             part.lines.0,
             part.lines.1,
             safe_line(&via)
@@ -110,18 +110,22 @@ pub fn run(args: InstructionsArgs, settings: &Settings) -> Result<()> {
     if !at_line_start {
         writeln!(out)?;
     }
-    print_warnings(&mut out, &ins.warnings)?;
+    print_warnings(&mut out, &ins.warnings, settings)?;
     Ok(())
 }
 
 /// Prints `warnings (N):` and one indented line per warning; nothing when there are none.
-pub fn print_warnings(out: &mut impl Write, warnings: &[Warning]) -> io::Result<()> {
+pub fn print_warnings(
+    out: &mut impl Write,
+    warnings: &[Warning],
+    settings: &Settings,
+) -> io::Result<()> {
     if warnings.is_empty() {
         return Ok(());
     }
     writeln!(out, "\nwarnings ({}):", warnings.len())?;
     for w in warnings {
-        writeln!(out, "  {}", safe_line(&w.to_string()))?;
+        writeln!(out, "  {}", safe_line(&settings.user_label(&w.to_string())))?;
     }
     Ok(())
 }

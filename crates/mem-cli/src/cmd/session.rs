@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use mem_core::{ContentBlock, Message, ToolResultContent};
-use mem_session::ingest::{IngestAction, Ingested, import_into};
+use mem_session::ingest::{IngestAction, Ingested, import_into_as};
 use mem_session::{
     ChainIssue, Diagnostic, RecordType, SessionMeta, SessionRecord, SessionStore,
     parse_compact_boundary, shorten,
@@ -53,6 +53,12 @@ enum SessionCommand {
         /// Files or folders to import.
         #[arg(required = true, value_name = "PATH")]
         paths: Vec<PathBuf>,
+        /// Store the session under this id instead of one derived from the file (one file only).
+        #[arg(long, value_name = "ID")]
+        id: Option<String>,
+        /// List the skipped lines by event type (the JSON output always has them).
+        #[arg(short, long)]
+        verbose: bool,
     },
     /// Delete a session (its .jsonl, .meta and spilled tool results). Takes the full id, not a
     /// prefix.
@@ -78,12 +84,27 @@ pub fn run(args: SessionArgs, settings: &Settings) -> Result<()> {
         SessionCommand::List => list(&store, settings, &mut out),
         SessionCommand::Show { id } => show(&store, &resolve(&store, id)?, settings, &mut out),
         SessionCommand::Resume { id } => resume(&store, &resolve(&store, id)?, settings, &mut out),
-        SessionCommand::Export { id, format, output } => {
-            export(&store, &resolve(&store, id)?, format, output, &mut out)
-        }
-        SessionCommand::Import { paths } => {
+        SessionCommand::Export { id, format, output } => export(
+            &store,
+            &resolve(&store, id)?,
+            format,
+            output,
+            settings,
+            &mut out,
+        ),
+        SessionCommand::Import { paths, id, verbose } => {
             settings.guard_write(store.dir())?;
-            import(&store, &paths, settings, &mut out)
+            if let Some(id) = &id {
+                mem_session::validate_id(id)?;
+                if paths.len() != 1 || !paths[0].is_file() {
+                    bail!("--id names one session: give exactly one transcript file with it");
+                }
+            }
+            let options = ImportOptions {
+                id: id.as_deref(),
+                verbose,
+            };
+            import(&store, &paths, &options, settings, &mut out)
         }
         SessionCommand::Delete { id } => delete(&store, &id, settings, &mut out),
     }
@@ -153,6 +174,10 @@ fn delete(store: &SessionStore, id: &str, settings: &Settings, out: &mut impl Wr
     Ok(())
 }
 
+/// The key to the one-line listing of `show` and `resume`.
+pub(crate) const LEGEND: &str = "legend: \"…\" text  (…) thinking  => tool result  \
+     tool_result! an error result  tool_use:NAME a tool call  *N repeated  [summary] a compaction summary";
+
 /// A full id from a prefix, or the latest session when none is given.
 pub(crate) fn resolve(store: &SessionStore, id: Option<String>) -> Result<String> {
     match id {
@@ -193,6 +218,9 @@ fn list(store: &SessionStore, settings: &Settings, out: &mut impl Write) -> Resu
         if let Some(parent) = &m.parent_id {
             title = format!("[subagent of {parent}] {title}");
         }
+        if m.damaged_lines > 0 {
+            title = format!("[damaged: {}] {title}", count(m.damaged_lines, "line"));
+        }
         writeln!(
             out,
             "{:<width$}  {:>8}  {:>8}  {:>4}  {:<24}  {}",
@@ -216,6 +244,13 @@ fn header(meta: &SessionMeta, out: &mut impl Write) -> io::Result<()> {
     if let Some(p) = &meta.parent_id {
         writeln!(out, "parent: {p}")?;
     }
+    if meta.damaged_lines > 0 {
+        writeln!(
+            out,
+            "damaged: {} could not be read (listed below)",
+            count(meta.damaged_lines, "line")
+        )?;
+    }
     writeln!(
         out,
         "messages: {}  tokens: {}  compactions: {}  created: {}  last active: {}",
@@ -232,6 +267,7 @@ fn show(store: &SessionStore, id: &str, settings: &Settings, out: &mut impl Writ
         return Ok(());
     }
     header(&meta, out)?;
+    writeln!(out, "{LEGEND}")?;
     for (i, record) in records.iter().enumerate() {
         writeln!(out, "{}", render_record(i + 1, record))?;
     }
@@ -268,6 +304,7 @@ fn resume(store: &SessionStore, id: &str, settings: &Settings, out: &mut impl Wr
             r.replay_bytes
         )?;
     }
+    writeln!(out, "{LEGEND}")?;
     for (i, m) in r.messages.iter().enumerate() {
         writeln!(out, "{}", render_message(i + 1, m))?;
     }
@@ -283,10 +320,11 @@ fn export(
     id: &str,
     format: ExportFormat,
     output: Option<PathBuf>,
+    settings: &Settings,
     out: &mut impl Write,
 ) -> Result<()> {
     let mut bytes = Vec::new();
-    match format {
+    let items = match format {
         ExportFormat::Records => {
             let (records, diagnostics) = store.read_records(id)?;
             for d in &diagnostics {
@@ -296,31 +334,52 @@ fn export(
                 bytes.extend_from_slice(crate::output::json_line(r)?.as_bytes());
                 bytes.push(b'\n');
             }
+            (records.len(), "record")
         }
         ExportFormat::Messages => {
             let r = store.resume(id)?;
             bytes.extend_from_slice(crate::output::json_pretty(&r.messages)?.as_bytes());
             bytes.push(b'\n');
+            (r.messages.len(), "message")
         }
-    }
+    };
     match output {
         Some(path) => {
             std::fs::write(&path, &bytes)
                 .with_context(|| format!("cannot write {}", path.display()))?;
-            eprintln!(
-                "wrote {} ({} bytes)",
-                safe_line(&path.display().to_string()),
-                bytes.len()
-            );
+            if settings.json {
+                let (n, what) = items;
+                crate::output::write_json(
+                    out,
+                    &json!({"session": id, "written": path, format!("{what}s"): n, "bytes": bytes.len()}),
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "wrote {}: {} of session {id}, {} bytes",
+                    safe_line(&path.display().to_string()),
+                    count(items.0, items.1),
+                    bytes.len()
+                )?;
+            }
         }
         None => out.write_all(&bytes)?,
     }
     Ok(())
 }
 
+/// `mem session import` options beyond the paths.
+struct ImportOptions<'a> {
+    /// `--id`: the main session's id.
+    id: Option<&'a str>,
+    /// `--verbose`: skipped lines listed by event type.
+    verbose: bool,
+}
+
 fn import(
     store: &SessionStore,
     paths: &[PathBuf],
+    options: &ImportOptions<'_>,
     settings: &Settings,
     out: &mut impl Write,
 ) -> Result<()> {
@@ -351,7 +410,7 @@ fn import(
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
         );
-        match import_into(store, file) {
+        match import_into_as(store, file, options.id) {
             Ok(sessions) => {
                 for s in sessions.iter().filter(|s| s.action != IngestAction::Empty) {
                     totals[0] += 1;
@@ -362,7 +421,7 @@ fn import(
                 if settings.json {
                     json_items.push(json!({"file": file, "sessions": sessions.iter().map(ingested_json).collect::<Vec<_>>()}));
                 } else {
-                    bar.suspend(|| print_import(file, &sessions, out))?;
+                    bar.suspend(|| print_import(file, &sessions, options.verbose, out))?;
                 }
             }
             Err(mem_session::Error::SourceIsStore { path }) if settings.json => {
@@ -468,6 +527,7 @@ fn ingested_json(s: &Ingested) -> Value {
 fn print_import(
     file: &std::path::Path,
     sessions: &[Ingested],
+    verbose: bool,
     out: &mut impl Write,
 ) -> io::Result<()> {
     writeln!(out, "{}", safe_line(&file.display().to_string()))?;
@@ -495,13 +555,23 @@ fn print_import(
             count(s.report.lines, "line")
         )?;
         if !s.report.skipped.is_empty() {
-            let parts: Vec<String> = s
-                .report
-                .skipped
-                .iter()
-                .map(|(k, v)| format!("{} {v}", safe_line(k)))
-                .collect();
-            writeln!(out, "    skipped: {}", parts.join(", "))?;
+            if verbose {
+                let parts: Vec<String> = s
+                    .report
+                    .skipped
+                    .iter()
+                    .map(|(k, v)| format!("{} {v}", safe_line(k)))
+                    .collect();
+                writeln!(out, "    skipped: {}", parts.join(", "))?;
+            } else {
+                let kinds = s.report.skipped.len();
+                writeln!(
+                    out,
+                    "    skipped: {} of {} (--verbose lists them)",
+                    count(s.report.skipped_total(), "line"),
+                    count(kinds, "kind"),
+                )?;
+            }
         }
         for d in &s.report.diagnostics {
             writeln!(out, "    {}", safe_line(&d.to_string()))?;

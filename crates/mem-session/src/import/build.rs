@@ -252,7 +252,37 @@ pub(crate) fn finish(session: &mut ImportedSession) {
         &session.source_path,
         &mut session.report.diagnostics,
     );
+    report_orphan_results(session);
     count(session);
+}
+
+/// A warning for each tool result whose tool call is nowhere in the session (the result is
+/// kept in the records; a resume leaves it out of the replay).
+fn report_orphan_results(session: &mut ImportedSession) {
+    let messages = || {
+        session
+            .records
+            .iter()
+            .flat_map(|r| r.message.iter().chain(r.keep_messages.iter().flatten()))
+    };
+    let calls: HashSet<&str> = messages().flat_map(|m| m.tool_use_ids()).collect();
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut orphans = Vec::new();
+    for id in messages().flat_map(|m| m.tool_result_ids()) {
+        if !calls.contains(id) && seen.insert(id) {
+            orphans.push(id.to_owned());
+        }
+    }
+    for id in orphans {
+        session.report.diagnostics.push(Diagnostic::warning(
+            &session.source_path,
+            0,
+            format!(
+                "tool result for `{id}` has no tool call in the transcript; kept, but a resume \
+                 leaves it out"
+            ),
+        ));
+    }
 }
 
 /// Fills the report's counts from the records: message records (system prompts excluded, as in

@@ -203,7 +203,14 @@ impl Stream {
     /// Handles one line routed to this stream.
     fn line(&mut self, path: &Path, n: usize, obj: Map<String, Value>) {
         self.report.lines += 1;
-        let ts = self.times.see(obj.get("timestamp").and_then(Value::as_str));
+        let raw_ts = obj.get("timestamp");
+        let ts = self.times.see(raw_ts.and_then(Value::as_str));
+        if let Some(raw) = raw_ts
+            && ts.is_none()
+            && !raw.is_null()
+        {
+            self.times.note_bad(n, raw);
+        }
         if self.cwd.is_none() {
             self.cwd = obj.get("cwd").and_then(Value::as_str).map(str::to_owned);
         }
@@ -390,6 +397,9 @@ impl Stream {
         title: Option<String>,
     ) -> ImportedSession {
         self.flush_boundary(None);
+        if let Some(d) = self.times.bad_diagnostic(path) {
+            self.report.diagnostics.push(d);
+        }
         let (created, last_active) = self.times.bounds();
         ImportedSession {
             id,

@@ -100,8 +100,16 @@ pub(crate) fn import(
                 ("response_item".to_owned(), obj, ts)
             }
         };
-        let ts = im.times.see(ts.as_deref());
-        im.line(n, &kind, payload, ts);
+        let seen = im.times.see(ts.as_deref());
+        if let Some(raw) = ts
+            && seen.is_none()
+        {
+            im.times.note_bad(n, &Value::String(raw));
+        }
+        im.line(n, &kind, payload, seen);
+    }
+    if let Some(d) = im.times.bad_diagnostic(path) {
+        im.report.diagnostics.push(d);
     }
     let (created, last_active) = im.times.bounds();
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");

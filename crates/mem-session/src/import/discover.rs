@@ -9,7 +9,8 @@ use crate::diagnostic::Diagnostic;
 /// Expands `paths` (files and folders) into the transcript files to import.
 ///
 /// A file named explicitly is always listed (the importer says if it is not a transcript); a
-/// folder is walked recursively (symbolic links are not followed) for `*.jsonl` files. The list
+/// folder is walked recursively (symbolic links are not followed: a `*.jsonl` link is reported
+/// as a warning) for `*.jsonl` files. The list
 /// has no duplicates and is sorted by folder, then session files before `agent-*.jsonl` files,
 /// then name, so a parent session comes before its old-style `agent-*.jsonl` siblings and
 /// before its `<session>/subagents/` folder. `*.meta.json` sidecars are not listed: the
@@ -36,6 +37,14 @@ pub fn discover(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<Diagnostic>) {
                     match entry {
                         Ok(e) if e.file_type().is_file() && is_jsonl(e.path()) => {
                             add(e.into_path());
+                        }
+                        Ok(e) if e.path_is_symlink() && is_jsonl(e.path()) => {
+                            diagnostics.push(Diagnostic::warning(
+                                e.path(),
+                                0,
+                                "a symbolic link inside a folder is not followed; skipped \
+                                 (name it on the command line to import it)",
+                            ));
                         }
                         Ok(_) => {}
                         Err(e) => {

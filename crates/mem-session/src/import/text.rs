@@ -9,6 +9,10 @@ const ID_MAX_BYTES: usize = 200;
 
 /// Turns any string into a safe session id: characters outside `[A-Za-z0-9._-]` become `_`,
 /// leading dots are dropped, the result is cut to 200 bytes; an empty result is `fallback`.
+///
+/// When anything had to change, `-` and the first 8 hex digits of the SHA-256 of `raw` are
+/// appended, so that different names stay different ids (`uni-日本-名前` and `uni-中文-文件`
+/// would both become `uni-__-__` otherwise) and the same name always gives the same id.
 pub(crate) fn sanitize_id(raw: &str, fallback: &str) -> String {
     let mut out: String = raw
         .chars()
@@ -22,12 +26,20 @@ pub(crate) fn sanitize_id(raw: &str, fallback: &str) -> String {
         .collect();
     let trimmed = out.trim_start_matches('.').len();
     out = out.split_off(out.len() - trimmed);
-    out.truncate(ID_MAX_BYTES);
-    if out.is_empty() {
-        fallback.to_owned()
-    } else {
-        out
+    if out == raw && out.len() <= ID_MAX_BYTES && !out.is_empty() {
+        return out;
     }
+    if raw.is_empty() {
+        return fallback.to_owned();
+    }
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(raw.as_bytes());
+    let hash: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    out.truncate(ID_MAX_BYTES - hash.len() - 1);
+    if out.is_empty() {
+        out = fallback.to_owned();
+    }
+    format!("{out}-{hash}")
 }
 
 /// One line, whitespace collapsed, at most 80 characters (ending with `…` when cut).
@@ -82,9 +94,35 @@ pub(crate) fn parse_time(s: &str) -> Option<DateTime<FixedOffset>> {
 pub(crate) struct TimeSpan {
     first: Option<(DateTime<FixedOffset>, String)>,
     last: Option<(DateTime<FixedOffset>, String)>,
+    /// Lines whose timestamp was not RFC 3339, and the first of them (line, value as JSON).
+    bad: usize,
+    first_bad: Option<(usize, String)>,
 }
 
 impl TimeSpan {
+    /// Notes that line `line` has a `timestamp` that is not a valid RFC 3339 date-time.
+    pub(crate) fn note_bad(&mut self, line: usize, raw: &serde_json::Value) {
+        self.bad += 1;
+        if self.first_bad.is_none() {
+            self.first_bad = Some((line, raw.to_string()));
+        }
+    }
+
+    /// One warning for the lines [`Self::note_bad`] saw (at the first of them), if any.
+    pub(crate) fn bad_diagnostic(&self, path: &std::path::Path) -> Option<crate::Diagnostic> {
+        let (line, raw) = self.first_bad.as_ref()?;
+        let message = if self.bad == 1 {
+            format!("timestamp {raw} is not an RFC 3339 date-time; the line is kept without it")
+        } else {
+            format!(
+                "timestamp {raw} is not an RFC 3339 date-time, nor are those of {} later \
+                 line(s); the lines are kept without them",
+                self.bad - 1
+            )
+        };
+        Some(crate::Diagnostic::warning(path, *line, message))
+    }
+
     /// Notes `ts` when it is a valid RFC 3339 timestamp; returns it back in that case.
     pub(crate) fn see(&mut self, ts: Option<&str>) -> Option<String> {
         let s = ts?;
@@ -114,10 +152,23 @@ mod tests {
     #[test]
     fn ids_are_safe_file_names() {
         assert_eq!(sanitize_id("ab-12.x_y", "f"), "ab-12.x_y");
-        assert_eq!(sanitize_id("..a/b c", "f"), "a_b_c");
-        assert_eq!(sanitize_id("...", "f"), "f");
-        assert_eq!(sanitize_id("[trimmed]", "f"), "_trimmed_");
+        assert_eq!(sanitize_id("", "f"), "f");
+        let changed = |raw: &str, stem: &str| {
+            let id = sanitize_id(raw, "f");
+            assert!(id.starts_with(&format!("{stem}-")), "{raw} -> {id}");
+            assert_eq!(id.len(), stem.len() + 9, "{raw} -> {id}");
+            assert!(crate::validate_id(&id).is_ok(), "{id}");
+            id
+        };
+        changed("..a/b c", "a_b_c");
+        changed("...", "f");
+        changed("[trimmed]", "_trimmed_");
         assert_eq!(sanitize_id(&"x".repeat(300), "f").len(), 200);
+        // Names that differ only in characters an id cannot hold stay different ids.
+        let a = changed("uni-日本-名前", "uni-__-__");
+        let b = changed("uni-中文-文件", "uni-__-__");
+        assert_ne!(a, b);
+        assert_eq!(a, sanitize_id("uni-日本-名前", "f"), "stable");
     }
 
     #[test]
