@@ -50,4 +50,6 @@ pub enum Command {
     Recall(crate::cmd::recall::RecallArgs),
     /// Memory notes: add (atomic, secrets withheld), list, show and rm by id.
     Note(crate::cmd::note::NoteArgs),
+    /// Auto memory: extract facts from a session's new messages into both memories.md files.
+    Extract(crate::cmd::extract::ExtractArgs),
 }

@@ -31,7 +31,7 @@ pub use error::{LlmError, Result};
 pub use http::CallPolicy;
 pub use model::{ModelEngine, Router};
 pub use offline::OfflineEngine;
-pub use provider::{ApiKey, Provider, ProviderKind};
+pub use provider::{ApiKey, Provider, ProviderKind, is_hosted_url};
 pub use types::{
     Candidate, DEFAULT_SELECT_LIMIT, ExtractRequest, Job, Memories, MemoryCategory, Reply,
     SelectRequest, Selection, SummarizeRequest, Summary,

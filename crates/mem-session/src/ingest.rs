@@ -69,7 +69,7 @@ pub struct Ingested {
 
 /// SHA-256 of a file, hex.
 fn sha256_file(path: &Path) -> Result<String> {
-    let mut file = File::open(path).map_err(|e| Error::io("cannot read", path, e))?;
+    let mut file = crate::import::open_transcript(path)?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 16];
     loop {

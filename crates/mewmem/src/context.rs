@@ -6,7 +6,8 @@
 use std::path::PathBuf;
 
 use chrono::NaiveDate;
-use mem_instructions::{LoadOptions, MemoryOptions, Warning, load_memories};
+use mem_auto::{MemoryOptions, load_memories};
+use mem_instructions::{LoadOptions, Warning};
 
 use crate::error::Result;
 

@@ -9,6 +9,9 @@ pub enum Error {
     /// Loading instruction files failed (the project root does not exist).
     #[error(transparent)]
     Instructions(#[from] mem_instructions::Error),
+    /// Reading or writing `memories.md`, or extracting into it, failed.
+    #[error(transparent)]
+    AutoMemory(#[from] mem_auto::Error),
     /// A session operation failed.
     #[error(transparent)]
     Session(#[from] mem_session::Error),

@@ -2,6 +2,7 @@
 
 pub mod compact;
 pub mod context;
+pub mod extract;
 pub mod hook;
 pub mod instructions;
 pub mod llm;
@@ -25,5 +26,6 @@ pub async fn run(command: Command, settings: &Settings) -> Result<()> {
         Command::Hook(args) => hook::run(args, settings).await,
         Command::Recall(args) => recall::run(args, settings).await,
         Command::Note(args) => note::run(args, settings),
+        Command::Extract(args) => extract::run(args, settings).await,
     }
 }

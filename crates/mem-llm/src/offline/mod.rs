@@ -23,8 +23,8 @@ pub fn looks_like_secret(text: &str) -> bool {
     text::looks_secret(text)
 }
 
-/// The words of `text` as the offline engines match them: lowercased, plural `s` stripped, stop
-/// words dropped, CJK runs as unigrams and bigrams.
+/// The words of `text` as the offline selector matches them (see [`tokenize`]): identifiers
+/// split, stemmed, stop words dropped, CJK runs as bigrams.
 pub(crate) fn words(text: &str) -> Vec<String> {
     select::tokenize(text)
 }

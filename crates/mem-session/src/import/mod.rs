@@ -149,11 +149,88 @@ impl ImportedSession {
 /// How many non-blank lines [`detect_format`] looks at.
 const SNIFF_LINES: usize = 16;
 
+/// The largest transcript read, in bytes (256 MiB; the largest real sessions are tens of MB).
+pub const MAX_TRANSCRIPT_BYTES: u64 = 256 << 20;
+
+/// Opens a transcript for reading after the checks every file argument passes: it must be a
+/// regular file (symlinks followed; checked before and after opening), it is opened
+/// non-blocking (a FIFO swapped in cannot hang the open), and it may hold at most
+/// [`MAX_TRANSCRIPT_BYTES`]. Lines are capped by [`crate::jsonl::MAX_LINE_BYTES`] as they are
+/// read.
+///
+/// Errors: [`Error::NotAFile`], [`Error::TooLarge`], [`Error::Io`] (missing, unreadable).
+pub fn open_transcript(path: &Path) -> Result<File> {
+    let io = |e| Error::io("cannot read", path, e);
+    check_file(path, &std::fs::metadata(path).map_err(io)?)?;
+    let file = open_nonblocking(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    check_file(path, &meta)?;
+    if meta.len() > MAX_TRANSCRIPT_BYTES {
+        return Err(Error::TooLarge {
+            path: path.to_owned(),
+            size: meta.len(),
+            max: MAX_TRANSCRIPT_BYTES,
+        });
+    }
+    Ok(file)
+}
+
+fn check_file(path: &Path, meta: &std::fs::Metadata) -> Result<()> {
+    if meta.is_file() {
+        return Ok(());
+    }
+    let kind = file_kind(meta);
+    Err(Error::NotAFile {
+        path: path.to_owned(),
+        kind,
+    })
+}
+
+#[cfg(unix)]
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_dir() {
+        "a folder"
+    } else {
+        "not a file"
+    }
+}
+
+#[cfg(not(unix))]
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    if meta.is_dir() {
+        "a folder"
+    } else {
+        "not a file"
+    }
+}
+
+#[cfg(unix)]
+fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    File::open(path)
+}
+
 /// Sniffs the first non-blank lines of `path` and names its format.
 ///
 /// Errors: [`Error::NotATranscript`] for an empty file, a file whose first lines are not JSON
 /// objects (e.g. one pretty-printed JSON document), or objects of no known shape; [`Error::Io`]
-/// when the file cannot be read.
+/// when the file cannot be read; those of [`open_transcript`].
 pub fn detect_format(path: &Path) -> Result<SourceFormat> {
     let (values, diagnostics) = read_head(path)?;
     classify(path, &values, &diagnostics)
@@ -161,7 +238,7 @@ pub fn detect_format(path: &Path) -> Result<SourceFormat> {
 
 /// The values and diagnostics of the first [`SNIFF_LINES`] non-blank lines.
 fn read_head(path: &Path) -> Result<(Vec<JsonLine>, Vec<Diagnostic>)> {
-    let file = File::open(path).map_err(|e| Error::io("cannot read", path, e))?;
+    let file = open_transcript(path)?;
     let mut values = Vec::new();
     let mut diagnostics = Vec::new();
     let mut seen_lines = 0usize;
@@ -193,8 +270,8 @@ fn read_head(path: &Path) -> Result<(Vec<JsonLine>, Vec<Diagnostic>)> {
 /// `agent-<id>.jsonl` beside the session) come back as one session with
 /// [`ImportedSession::parent_id`] set; their `.meta.json` sidecar is read for the title.
 ///
-/// Errors: [`Error::NotATranscript`] (see [`detect_format`]), [`Error::Io`]. Malformed lines are
-/// not errors: they are in each session's [`ImportReport::diagnostics`].
+/// Errors: [`Error::NotATranscript`] (see [`detect_format`]), [`Error::Io`], and those of
+/// [`open_transcript`] (not a regular file, too large). Malformed lines are not errors: they are in each session's [`ImportReport::diagnostics`].
 pub fn import_file(path: &Path) -> Result<Vec<ImportedSession>> {
     import_file_indexed(path).map(|(sessions, _)| sessions)
 }
@@ -241,7 +318,7 @@ pub(crate) fn import_tail(
     offset: u64,
     first_line: usize,
 ) -> Result<(Vec<ImportedSession>, LineIndex)> {
-    let mut file = File::open(path).map_err(|e| Error::io("cannot read", path, e))?;
+    let mut file = open_transcript(path)?;
     file.seek(SeekFrom::Start(offset))
         .map_err(|e| Error::io("cannot read", path, e))?;
     let mut bytes = Vec::new();
@@ -301,7 +378,7 @@ fn convert(
 
 /// Every value and diagnostic of a file.
 fn read_all(path: &Path) -> Result<(Vec<JsonLine>, Vec<Diagnostic>)> {
-    let file = File::open(path).map_err(|e| Error::io("cannot read", path, e))?;
+    let file = open_transcript(path)?;
     let mut values = Vec::new();
     let mut diagnostics = Vec::new();
     for event in JsonlReader::new(BufReader::with_capacity(1 << 16, file), path) {
