@@ -29,6 +29,14 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A background task (extraction) panicked or was cancelled.
+    #[error("background {what} did not finish: {reason}")]
+    Task {
+        /// Which task.
+        what: &'static str,
+        /// Why.
+        reason: String,
+    },
     /// A hook payload (the JSON Claude Code writes on stdin) that cannot be used.
     #[error("hook payload: {0}")]
     Payload(String),
