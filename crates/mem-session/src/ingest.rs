@@ -178,7 +178,7 @@ impl SyncMark {
 /// SHA-256 of the source's first (up to) 64 KiB before `offset`, and of the (up to) 64 KiB
 /// right before `offset`.
 fn fingerprints(path: &Path, offset: u64) -> Result<(String, String)> {
-    let file = File::open(path).map_err(|e| Error::io("cannot read", path, e))?;
+    let file = crate::import::open_transcript(path)?;
     let window = |start: u64, end: u64| -> Result<String> {
         let mut buf = vec![0u8; usize::try_from(end - start).unwrap_or(0)];
         read_exact_at(&file, &mut buf, start).map_err(|e| Error::io("cannot read", path, e))?;

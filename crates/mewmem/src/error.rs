@@ -11,7 +11,7 @@ pub enum Error {
     Instructions(#[from] mem_instructions::Error),
     /// Reading or writing `memories.md`, or extracting into it, failed.
     #[error(transparent)]
-    AutoMemory(#[from] mem_auto::Error),
+    Auto(#[from] mem_auto::Error),
     /// A session operation failed.
     #[error(transparent)]
     Session(#[from] mem_session::Error),

@@ -325,7 +325,7 @@ impl AgentSession {
 
     /// Waits for the extraction [`Self::end_turn`] started, if any (e.g. before exiting).
     ///
-    /// Errors: the extraction's ([`crate::Error::AutoMemory`]).
+    /// Errors: the extraction's ([`crate::Error::Auto`]).
     pub async fn wait_extraction(&mut self) -> Result<Option<mem_auto::ExtractReport>> {
         match self.extraction.take() {
             None => Ok(None),

@@ -19,6 +19,9 @@ const ENTRY_CHARS: usize = 200;
 /// Sentences longer than this are pasted logs or code, not instructions.
 const MAX_SENTENCE_CHARS: usize = 300;
 const MAX_REFERENCES: usize = 20;
+/// A sentence with a contrast ("X instead of Y") but no correction opener is read as a
+/// correction only up to this many words.
+const MAX_CONTRAST_WORDS: usize = 20;
 /// Longer user messages are pasted documents (plans, logs, summaries): no cues are read in them.
 const MAX_MESSAGE_CHARS: usize = 2_000;
 
@@ -185,7 +188,8 @@ static THAT_CONJUNCTION: LazyLock<Regex> = LazyLock::new(|| {
 /// Sentences that ask the agent to do a task now: not facts.
 static TASK_REQUEST: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
-        ^(please\ )?(fix|add|create|implement|update|write|refactor|rename|remove|delete|look|check|review|move|merge|push|commit|revert|install|investigate|debug|help|make|change|set\ up|setup|try|find|show|tell|explain|read|open|let's|lets)\b
+        ^(please\ )?(fix|add|create|implement|update|write|refactor|rename|remove|delete|look|check|review|move|merge|push|commit|revert|install|investigate|debug|help|make|change|set\ up|setup|try|find|show|tell|explain|read|open|let's|lets|finish|build|get|hook\ up|wire|port|convert|replace|clean\ up|go\ ahead|continue)\b
+        | \b(i'd\ like\ (you|your\ help)|i\ would\ like\ (you|your\ help)|i\ want\ you\ to|i\ need\ you\ to|can\ you|could\ you|would\ you|help\ me|your\ help|hey\ claude|hey\ codex)\b
         | ^(请)?(帮我|帮忙|修复|实现|添加|删除|看一下|看看|检查|把|给|改一下|提交|合并)
     ")
 });
@@ -328,7 +332,8 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
     if TASK_REQUEST.is_match(lower) {
         return None;
     }
-    if CONTRAST.is_match(lower) && !has_url {
+    // A contrast alone corrects in a short statement; in a long one it describes a task.
+    if CONTRAST.is_match(lower) && !has_url && words <= MAX_CONTRAST_WORDS {
         return Some(Cue::Correction);
     }
     if PROJECT.is_match(lower) && !has_url_only_subject(lower) {
