@@ -9,7 +9,7 @@ pub enum Error {
     /// Loading instruction files failed (the project root does not exist).
     #[error(transparent)]
     Instructions(#[from] mem_instructions::Error),
-    /// Reading or writing `memories.md` failed.
+    /// Reading or writing `memories.md`, or extracting into it, failed.
     #[error(transparent)]
     Auto(#[from] mem_auto::Error),
     /// A session operation failed.
@@ -28,6 +28,14 @@ pub enum Error {
         /// The operating system's error.
         #[source]
         source: std::io::Error,
+    },
+    /// A background task (extraction) panicked or was cancelled.
+    #[error("background {what} did not finish: {reason}")]
+    Task {
+        /// Which task.
+        what: &'static str,
+        /// Why.
+        reason: String,
     },
     /// A hook payload (the JSON Claude Code writes on stdin) that cannot be used.
     #[error("hook payload: {0}")]

@@ -188,6 +188,23 @@ pub struct HookConfig {
     pub select: Option<Arc<dyn Llm>>,
     /// The time note ages are counted to.
     pub now: SystemTime,
+    /// Extraction into `memories.md` after the sync (PreCompact, Stop, SessionEnd): the files,
+    /// the extractor (`mem_llm::Llm::extract`), its options, and how long it may take.
+    pub extract: Option<ExtractConfig>,
+}
+
+/// How a hook extracts memories after syncing the transcript.
+#[derive(Clone)]
+pub struct ExtractConfig {
+    /// The two `memories.md` files of the project.
+    pub auto: mem_auto::AutoMemory,
+    /// The extractor.
+    pub llm: Arc<dyn Llm>,
+    /// Budget and time of the extraction.
+    pub options: mem_auto::ExtractOptions,
+    /// The extraction is abandoned past this (the messages wait for the next hook: the
+    /// per-session count only moves once the files are written).
+    pub deadline: std::time::Duration,
 }
 
 impl fmt::Debug for HookConfig {
@@ -221,7 +238,9 @@ pub struct HookOutcome {
 ///   notes, 8 s selector deadline, within the budget), notes already surfaced in this Claude
 ///   Code session (`session_id`) left out. Nothing when no note applies.
 /// - `PreCompact`, `Stop`, `SessionEnd`: the transcript is imported into the project's session
-///   store incrementally ([`mem_session::ingest::import_into`]: only the new lines are read).
+///   store incrementally ([`mem_session::ingest::import_into`]: only the new lines are read),
+///   then the messages after the last extraction go to [`mem_auto::extract_session`] within
+///   [`ExtractConfig::deadline`] (when configured).
 ///
 /// Errors: [`Error::Payload`] for a payload of another event or without a needed field, a
 /// `transcript_path` that does not exist or is not a file; session and I/O errors.
@@ -304,11 +323,39 @@ pub async fn run_claude(
         ClaudeEvent::PreCompact | ClaudeEvent::Stop | ClaudeEvent::SessionEnd => {
             let path = transcript(input)?;
             let store = mem_session::SessionStore::for_project(&config.project);
-            for s in mem_session::ingest::import_into(&store, &path)? {
+            let synced = mem_session::ingest::import_into(&store, &path)?;
+            for s in &synced {
                 out.notes.push(format!(
                     "session {}: {:?}, {} lines read",
                     s.meta.id, s.action, s.report.lines
                 ));
+            }
+            let main = synced
+                .iter()
+                .find(|s| s.action != mem_session::ingest::IngestAction::Empty);
+            if let (Some(extract), Some(main)) = (&config.extract, main) {
+                let work = mem_auto::extract_session(
+                    &extract.auto,
+                    &store,
+                    &main.meta.id,
+                    extract.llm.as_ref(),
+                    &extract.options,
+                );
+                match tokio::time::timeout(extract.deadline, work).await {
+                    Ok(Ok(report)) => {
+                        let added: usize = report.files.iter().map(|f| f.added.len()).sum();
+                        out.notes.push(format!(
+                            "extracted from {} new messages: {added} entries added",
+                            report.messages_new
+                        ));
+                        out.problems.extend(report.fallback.map(|f| format!("extraction: {f}")));
+                    }
+                    Ok(Err(e)) => out.problems.push(format!("extraction failed: {e}")),
+                    Err(_) => out.problems.push(format!(
+                        "extraction did not finish within {} s; the messages wait for the next hook",
+                        extract.deadline.as_secs()
+                    )),
+                }
             }
         }
     }

@@ -5,7 +5,7 @@
 //! "command": "...", "timeout": N}]}]}}`. An entry is mewmem's when its command's last three
 //! words are `hook claude <Event>`. Installing adds one group per event (or updates mewmem's
 //! command in place), so running it twice changes nothing. The old file is copied to
-//! `settings.json.<UTC time>.bak` before it is replaced, and the new one is written atomically
+//! `settings.json.bak` (`.bak.2`, `.bak.3`... when taken) before it is replaced, and the new one is written atomically
 //! (temporary file in the same folder, fsync, rename). Key order and every unknown key are kept.
 
 use std::fs::{self, File};
@@ -232,15 +232,14 @@ fn finish(
     let mut backup = None;
     if !changes.is_empty() && !dry_run {
         if existed {
-            // Microseconds: an install and an uninstall in the same second get distinct names.
-            let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.6fZ");
+            // The first free name: settings.json.bak, settings.json.bak.2, ... (never
+            // overwrites an earlier backup).
             let name = format!(
-                "{}.{stamp}.bak",
+                "{}.bak",
                 path.file_name()
                     .map(|n| n.to_string_lossy())
                     .unwrap_or_default()
             );
-            // Two changes within one microsecond must not overwrite the first backup either.
             let mut to = path.with_file_name(&name);
             let mut k = 2;
             while to.exists() {

@@ -10,6 +10,8 @@
 //!                                           check, block injected again after a compaction
 //!          next request                 ──> AgentSession::next_request: the context, with the
 //!                                           recall reminder before the user's message
+//!          end of turn                  ──> AgentSession::end_turn: extraction into
+//!                                           memories.md spawned in the background (mem-auto)
 //! ```
 //!
 //! Every message is on disk (mem-session) before the call returns; compaction (mem-compact)
@@ -49,6 +51,8 @@ pub struct MemorySettings {
     /// Note folders recall reads besides `<project>/.mewcode/memory/` and
     /// `<home>/.mewcode/memory/` (e.g. a Claude Code memory folder).
     pub recall_extra_dirs: Vec<PathBuf>,
+    /// How `memories.md` is written (headings, token cap per file).
+    pub auto: mem_auto::AutoOptions,
 }
 
 impl std::fmt::Debug for MemorySettings {
@@ -75,6 +79,7 @@ impl MemorySettings {
             llm,
             date,
             recall_extra_dirs: Vec::new(),
+            auto: mem_auto::AutoOptions::default(),
         }
     }
 }
@@ -174,6 +179,13 @@ impl Memory {
             recall_dirs,
             surfaced,
             recall: RecallState::None,
+            auto: mem_auto::AutoMemory::new(
+                &self.project,
+                &self.settings.home,
+                self.settings.auto.clone(),
+            ),
+            store: self.store.clone(),
+            extraction: None,
         })
     }
 }
@@ -187,6 +199,9 @@ pub struct AgentSession {
     recall_dirs: MemoryDirs,
     surfaced: SurfacedLog,
     recall: RecallState,
+    auto: mem_auto::AutoMemory,
+    store: SessionStore,
+    extraction: Option<tokio::task::JoinHandle<mem_auto::Result<mem_auto::ExtractReport>>>,
 }
 
 impl std::fmt::Debug for AgentSession {
@@ -280,6 +295,48 @@ impl AgentSession {
             messages.insert(at, Message::user(r.reminder.clone()));
         }
         messages
+    }
+
+    /// The end of a turn: extraction of the messages after the last extraction into the two
+    /// `memories.md` files (seed §3, through `mem_llm::Llm::extract`, secrets withheld) is
+    /// spawned on the tokio runtime and never waited for here. When the previous extraction is
+    /// still running, none is started: the next one takes these messages too (the count of
+    /// extracted messages is kept per session). Returns `true` when one was started (`false`
+    /// also outside a tokio runtime).
+    pub fn end_turn(&mut self) -> bool {
+        if self.extraction.as_ref().is_some_and(|h| !h.is_finished()) {
+            return false;
+        }
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return false;
+        };
+        let (auto, store, id, llm) = (
+            self.auto.clone(),
+            self.store.clone(),
+            self.session.id.clone(),
+            self.llm.clone(),
+        );
+        self.extraction = Some(rt.spawn(async move {
+            let options = mem_auto::ExtractOptions::new(chrono::Utc::now());
+            mem_auto::extract_session(&auto, &store, &id, llm.as_ref(), &options).await
+        }));
+        true
+    }
+
+    /// Waits for the extraction [`Self::end_turn`] started, if any (e.g. before exiting).
+    ///
+    /// Errors: the extraction's ([`crate::Error::Auto`]).
+    pub async fn wait_extraction(&mut self) -> Result<Option<mem_auto::ExtractReport>> {
+        match self.extraction.take() {
+            None => Ok(None),
+            Some(handle) => match handle.await {
+                Ok(report) => Ok(Some(report?)),
+                Err(join) => Err(crate::Error::Task {
+                    what: "extraction",
+                    reason: join.to_string(),
+                }),
+            },
+        }
     }
 
     /// The recall of the current turn, once [`Self::next_request`] has waited for it.

@@ -157,3 +157,30 @@ async fn a_user_message_prefetches_recall_and_the_reminder_goes_before_it_once()
             .contains("<system-reminder>\nThe following memory")
     }),);
 }
+
+#[tokio::test]
+async fn the_end_of_a_turn_extracts_into_memories_md_in_the_background() {
+    let (_dir, project, home) = project();
+    let memory = Memory::open(&project, settings(&home, 128_000)).unwrap();
+    let mut session = memory.start().unwrap();
+    session
+        .user_message("From now on always use tabs for indentation, never spaces.")
+        .unwrap();
+    session
+        .model_message(Message::assistant("Understood: tabs from now on."))
+        .await
+        .unwrap();
+    assert!(session.end_turn());
+    let report = session.wait_extraction().await.unwrap().unwrap();
+    assert_eq!(report.messages_new, 2);
+    let user = std::fs::read_to_string(home.join(".mewcode/memories.md")).unwrap_or_default();
+    let proj = std::fs::read_to_string(project.join(".mewcode/memories.md")).unwrap();
+    assert!(
+        format!("{user}{proj}").to_lowercase().contains("tabs"),
+        "user: {user}\nproject: {proj}"
+    );
+    // Nothing new: the next extraction reads no message twice.
+    assert!(session.end_turn());
+    let again = session.wait_extraction().await.unwrap().unwrap();
+    assert_eq!(again.messages_new, 0);
+}

@@ -12,10 +12,12 @@ use clap::{Args, Subcommand};
 use mem_llm::{Job, Llm};
 use mem_recall::MemoryDirs;
 use mewmem::context::{CLAUDE_HOOK_MAX_CHARS, ContextOptions};
-use mewmem::hook::{ClaudeEvent, HookConfig, HookInput, log_line, log_path, run_claude};
+use mewmem::hook::{
+    ClaudeEvent, ExtractConfig, HookConfig, HookInput, log_line, log_path, run_claude,
+};
 use mewmem::install::{Change, install, uninstall};
 
-use crate::config::{llm_settings, recall_extra_dirs};
+use crate::config::{llm_settings, memory_settings, recall_extra_dirs};
 
 use crate::settings::Settings;
 
@@ -63,6 +65,15 @@ struct ClaudeArgs {
     /// The date of the `# currentDate` section (default: today, local time).
     #[arg(long, value_name = "YYYY-MM-DD")]
     date: Option<NaiveDate>,
+    /// PreCompact, Stop, SessionEnd: seconds the memory extraction may take before it is left
+    /// for the next hook (keep it under the hook's timeout, 30 s as installed).
+    #[arg(
+        long,
+        value_name = "SECS",
+        env = "MEM_HOOK_EXTRACT_TIMEOUT",
+        default_value_t = 20
+    )]
+    extract_timeout: u64,
 }
 
 fn parse_event(s: &str) -> std::result::Result<ClaudeEvent, String> {
@@ -240,12 +251,30 @@ async fn claude(args: ClaudeArgs, settings: &Settings) {
         } else {
             None
         };
+        let extract = if matches!(
+            event,
+            ClaudeEvent::PreCompact | ClaudeEvent::Stop | ClaudeEvent::SessionEnd
+        ) {
+            let memory = memory_settings(&here)?;
+            let (resolved, _) = llm_settings(&here)?;
+            let mut options = mem_auto::ExtractOptions::new(chrono::Utc::now());
+            options.daily_token_budget = memory.daily_extract_tokens;
+            Some(ExtractConfig {
+                auto: mem_auto::AutoMemory::new(&project, &settings.home, memory.auto),
+                llm: resolved.job(Job::Extract).engine()?,
+                options,
+                deadline: std::time::Duration::from_secs(args.extract_timeout),
+            })
+        } else {
+            None
+        };
         let config = HookConfig {
             project: project.clone(),
             context,
             recall_dirs,
             select,
             now: SystemTime::now(),
+            extract,
         };
         if event != ClaudeEvent::SessionStart {
             here.guard_write(mem_session::SessionStore::for_project(&project).dir())?;
