@@ -40,4 +40,6 @@ pub enum Command {
     Llm(crate::cmd::llm::LlmArgs),
     /// Context compaction: size against the window (`stats`), compacting now (`sweep`).
     Compact(crate::cmd::compact::CompactArgs),
+    /// Tiered memory (Tier 0/1/2), learnings, preferences, and search over every memory.
+    Memory(crate::cmd::memory::MemoryArgs),
 }
