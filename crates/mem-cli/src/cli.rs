@@ -26,6 +26,10 @@ pub struct GlobalArgs {
     /// Print machine-readable JSON instead of text.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Write and delete even where `.mewcode/` (or a folder in it) is a symlink that leads out
+    /// of the project.
+    #[arg(long, global = true)]
+    pub allow_outside_project: bool,
 }
 
 #[derive(Debug, Subcommand)]
