@@ -26,6 +26,10 @@ pub struct GlobalArgs {
     /// Print machine-readable JSON instead of text.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Write and delete even where `.mewcode/` (or a folder in it) is a symlink that leads out
+    /// of the project.
+    #[arg(long, global = true)]
+    pub allow_outside_project: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -40,4 +44,6 @@ pub enum Command {
     Llm(crate::cmd::llm::LlmArgs),
     /// Context compaction: size against the window (`stats`), compacting now (`sweep`).
     Compact(crate::cmd::compact::CompactArgs),
+    /// Tiered memory (Tier 0/1/2), learnings, preferences, and search over every memory.
+    Memory(crate::cmd::memory::MemoryArgs),
 }

@@ -4,6 +4,7 @@
 mod cli;
 mod cmd;
 mod config;
+mod output;
 mod settings;
 
 use std::io::{self, Write};
@@ -47,13 +48,13 @@ fn report(err: &anyhow::Error) -> ExitCode {
         }
     }
     let mut stderr = io::stderr().lock();
-    let _ = writeln!(stderr, "error: {err}");
+    let _ = writeln!(stderr, "error: {}", output::safe(&err.to_string()));
     let mut said = err.to_string();
     for cause in err.chain().skip(1) {
         // Library errors often end with their cause already ("cannot read X: Permission denied").
         let text = cause.to_string();
         if !said.ends_with(&text) {
-            let _ = writeln!(stderr, "  caused by: {text}");
+            let _ = writeln!(stderr, "  caused by: {}", output::safe(&text));
         }
         said = text;
     }

@@ -1,6 +1,6 @@
 //! Settings resolved once at the edge from flags and the environment.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
@@ -17,6 +17,8 @@ pub struct Settings {
     pub json: bool,
     /// Whether stderr is a terminal (progress bars are drawn only then).
     pub interactive: bool,
+    /// `--allow-outside-project`: writes may go through a symlink that leaves the project.
+    pub allow_outside_project: bool,
 }
 
 impl Settings {
@@ -46,7 +48,56 @@ impl Settings {
             home,
             json: args.json,
             interactive: std::io::stderr().is_terminal(),
+            allow_outside_project: args.allow_outside_project,
         })
+    }
+
+    /// Checks that writing or deleting under `path` (a path inside the project, existing or
+    /// not) stays inside the project: the deepest part of it that exists must resolve (symlinks
+    /// followed) to a place inside the project. A `.mewcode/` or `.mewcode/sessions/` symlink to
+    /// elsewhere is refused, as the instruction loader refuses includes that leave the project,
+    /// unless `--allow-outside-project` was given (then a warning is printed).
+    ///
+    /// Errors: the path leads out of the project (naming the symlinked part and its target), or
+    /// it cannot be resolved.
+    pub fn guard_write(&self, path: &Path) -> Result<()> {
+        let root = self
+            .project
+            .canonicalize()
+            .with_context(|| format!("cannot resolve {}", self.project.display()))?;
+        let relative = path.strip_prefix(&self.project).unwrap_or(path);
+        // The deepest existing ancestor, walking down from the project one component at a time,
+        // so that the first component that leads out is the one named.
+        let mut logical = self.project.clone();
+        for part in relative.components() {
+            logical.push(part);
+            let resolved = match logical.canonicalize() {
+                Ok(p) => p,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot resolve {}", logical.display()));
+                }
+            };
+            if !resolved.starts_with(&root) {
+                let what = format!(
+                    "{} leads out of the project (to {})",
+                    logical.display(),
+                    resolved.display()
+                );
+                if self.allow_outside_project {
+                    eprintln!(
+                        "warning: {}; writing there as --allow-outside-project says",
+                        crate::output::safe_line(&what)
+                    );
+                    return Ok(());
+                }
+                bail!(
+                    "refused: {what}; nothing changed. Pass --allow-outside-project to write \
+                     there anyway"
+                );
+            }
+        }
+        Ok(())
     }
 
     /// `<project>/.mewcode`.
@@ -57,5 +108,46 @@ impl Settings {
     /// `<home>/.mewcode`.
     pub fn user_dir(&self) -> PathBuf {
         self.home.join(".mewcode")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(project: &Path, allow: bool) -> Settings {
+        Settings {
+            project: project.to_owned(),
+            home: project.to_owned(),
+            json: false,
+            interactive: false,
+            allow_outside_project: allow,
+        }
+    }
+
+    #[test]
+    fn writes_through_a_symlink_out_of_the_project_are_refused() {
+        let root = tempfile::tempdir().unwrap();
+        let project = root.path().join("project");
+        let outside = root.path().join("outside");
+        std::fs::create_dir_all(project.join(".mewcode")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        let s = settings(&project, false);
+        let sessions = project.join(".mewcode/sessions");
+        // Not there yet, or a real folder: fine.
+        s.guard_write(&sessions).unwrap();
+        std::fs::create_dir_all(project.join("inside")).unwrap();
+        std::os::unix::fs::symlink(project.join("inside"), &sessions).unwrap();
+        s.guard_write(&sessions.join("x.jsonl")).unwrap();
+        std::fs::remove_file(&sessions).unwrap();
+        // A symlink that leads out: refused, naming it; allowed with the flag.
+        std::os::unix::fs::symlink(&outside, &sessions).unwrap();
+        let err = s.guard_write(&sessions).unwrap_err().to_string();
+        assert!(
+            err.contains(".mewcode/sessions leads out of the project"),
+            "{err}"
+        );
+        assert!(err.contains("--allow-outside-project"), "{err}");
+        settings(&project, true).guard_write(&sessions).unwrap();
     }
 }

@@ -417,6 +417,9 @@ pub struct Compaction {
     pub tail_shrunk: bool,
     /// Items listed in the appendix because the summariser left them out.
     pub appended_items: usize,
+    /// `true` when the summary was over its budget
+    /// ([`AutoCompactConfig::summary_budget`], tokens) and was cut to fit: part of it is lost.
+    pub summary_cut: bool,
 }
 
 /// What [`AutoCompact::prepare`] decided.
@@ -682,7 +685,7 @@ impl AutoCompact {
             cut.prefix.iter().map(|&i| original[i].clone()).collect();
         let mut facts = coverage::facts(&prefix_messages);
         facts.errors = coverage::facts(&request.messages).errors;
-        let (reply, summary, missing) = if trim_only {
+        let (reply, summary, missing, summary_cut) = if trim_only {
             let reply = mem_llm::Reply {
                 value: mem_llm::Summary {
                     text: TRIM_ONLY_NOTE.to_owned(),
@@ -692,7 +695,7 @@ impl AutoCompact {
                 dropped: Vec::new(),
             };
             let summary = compose(cut.prefix.len(), &previous, &reply.value.text, &notes, None);
-            (reply, summary, coverage::Facts::default())
+            (reply, summary, coverage::Facts::default(), false)
         } else {
             let reply = self.summarize(&session.id, &request).await?;
             let (mut summary, mut missing) = compose_covered(
@@ -712,11 +715,8 @@ impl AutoCompact {
                 (summary, missing) =
                     compose_covered(cut.prefix.len(), &[], &reply.value.text, &notes, &facts);
             }
-            (
-                reply,
-                fit_to_budget(summary, summary_budget, &self.counter),
-                missing,
-            )
+            let (summary, cut) = fit_to_budget(summary, summary_budget, &self.counter);
+            (reply, summary, missing, cut)
         };
         // The new context: system messages, the summary, the tail; instructions and memories
         // injected again.
@@ -785,6 +785,7 @@ impl AutoCompact {
             trim: trimmed.stats,
             tail_shrunk,
             appended_items: missing.len(),
+            summary_cut,
         })))
     }
 
@@ -973,11 +974,11 @@ fn compose_covered(
 }
 
 /// `summary` if it holds at most `budget` tokens; otherwise its first lines that fit, and a line
-/// saying it was cut.
-fn fit_to_budget(summary: String, budget: usize, counter: &TokenCounter) -> String {
+/// saying it was cut. The flag is `true` when it was cut.
+fn fit_to_budget(summary: String, budget: usize, counter: &TokenCounter) -> (String, bool) {
     let tokens = counter.count(&summary);
     if tokens <= budget {
-        return summary;
+        return (summary, false);
     }
     let chars = summary.chars().count();
     let mut keep = chars * budget / tokens.max(1);
@@ -989,7 +990,7 @@ fn fit_to_budget(summary: String, budget: usize, counter: &TokenCounter) -> Stri
             chars - head.chars().count()
         );
         if keep == 0 || counter.count(&out) <= budget {
-            return out;
+            return (out, true);
         }
         keep = keep * 9 / 10;
     }

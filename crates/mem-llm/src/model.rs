@@ -8,7 +8,7 @@ use crate::engine::{BoxFuture, Llm};
 use crate::error::{LlmError, Result};
 use crate::http::CallPolicy;
 use crate::offline::OfflineEngine;
-use crate::parse::{parse_memories, parse_selection};
+use crate::parse::{check_summary, parse_memories, parse_selection};
 use crate::prompt::{ChatRequest, extract_request, select_request, summarize_request};
 use crate::provider::Provider;
 use crate::types::{
@@ -79,19 +79,30 @@ impl ModelEngine {
         }
     }
 
-    /// Summarises through the model.
+    /// Summarises through the model. A reply that fails [`check_summary`] (too short, or about
+    /// nothing the conversation holds) is replaced by the offline summary, with the reason.
     pub async fn summarize_async(&self, request: &SummarizeRequest) -> Result<Reply<Summary>> {
         match self
             .provider
             .complete(&summarize_request(request), &self.policy)
             .await
         {
-            Ok(text) => Ok(self.reply(
-                Summary {
-                    text: format!("{}\n", text.trim()),
-                },
-                Vec::new(),
-            )),
+            Ok(text) => match check_summary(&text, &request.messages) {
+                Ok(()) => Ok(self.reply(
+                    Summary {
+                        text: format!("{}\n", text.trim()),
+                    },
+                    Vec::new(),
+                )),
+                Err(reason) => Ok(self.fallback(
+                    OfflineEngine.summarize_now(request),
+                    LlmError::Unusable {
+                        job: "summarize",
+                        reason,
+                    }
+                    .to_string(),
+                )),
+            },
             Err(e) if e.is_unusable_reply() => {
                 Ok(self.fallback(OfflineEngine.summarize_now(request), e.to_string()))
             }

@@ -41,6 +41,46 @@ pub fn find_json(text: &str) -> Option<Value> {
     None
 }
 
+/// The fewest words (as [`check_summary`] counts them: stop words left out) a summary holds.
+pub const MIN_SUMMARY_WORDS: usize = 3;
+
+/// Words a summary and its conversation share by chance whatever was said: they do not count as
+/// a mention.
+const GENERIC_WORDS: &[&str] = &[
+    "not", "please", "just", "also", "all", "any", "some", "now", "here", "okay", "yes", "ask",
+    "asked", "let", "sure", "thank", "thanks", "want", "need", "like", "make", "would", "should",
+    "could", "have", "has", "had", "been", "being", "were", "they", "them", "than", "very",
+];
+
+/// Sanity check of a summary a model wrote for `messages` (seed 000 §2's compaction summary):
+/// it holds at least [`MIN_SUMMARY_WORDS`] words and mentions at least one word (4+ characters,
+/// or a CJK pair) of the conversation's user requests, touched file names or commands. A
+/// conversation with no such word is not checked for mentions.
+///
+/// Errors (as a reason string): too short; mentions nothing of the conversation.
+pub fn check_summary(text: &str, messages: &[mem_core::Message]) -> Result<(), String> {
+    let words = crate::offline::words(text);
+    if words.len() < MIN_SUMMARY_WORDS {
+        return Err(format!(
+            "too short to be a summary ({} word(s), at least {MIN_SUMMARY_WORDS} expected)",
+            words.len()
+        ));
+    }
+    let telling = |w: &String| {
+        let n = w.chars().count();
+        let cjk = w.chars().all(|c| !c.is_ascii() && c.is_alphanumeric());
+        (if cjk { n >= 2 } else { n >= 4 }) && !GENERIC_WORDS.contains(&w.as_str())
+    };
+    let salient: std::collections::HashSet<String> = crate::offline::salient_words(messages)
+        .into_iter()
+        .filter(telling)
+        .collect();
+    if salient.is_empty() || words.iter().any(|w| salient.contains(w)) {
+        return Ok(());
+    }
+    Err("it mentions none of the requests, files or commands of the conversation".to_owned())
+}
+
 /// The outcome of parsing a structured reply: the value and what was dropped from it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Parsed<T> {
@@ -285,6 +325,41 @@ mod tests {
                 ..Candidate::default()
             })
             .collect()
+    }
+
+    #[test]
+    fn summaries_must_be_long_enough_and_on_topic() {
+        use mem_core::{ContentBlock, Message, Role};
+        let conversation = vec![
+            Message::user("Always use pnpm. Fix the build please."),
+            Message::new(
+                Role::Assistant,
+                vec![ContentBlock::tool_use(
+                    "t1",
+                    "Edit",
+                    json!({"file_path": "/repo/src/tsconfig.json"}),
+                )],
+            ),
+        ];
+        let ok = |t: &str| check_summary(t, &conversation);
+        assert_eq!(
+            ok("The user asked to fix the build; pnpm is required."),
+            Ok(())
+        );
+        assert_eq!(ok("Edited tsconfig so that it compiles again now."), Ok(()));
+        assert!(ok("<<<not what you asked for>>>").is_err());
+        assert!(ok("done").unwrap_err().starts_with("too short"));
+        assert!(
+            ok("As an AI model I cannot help with that request, sorry.")
+                .unwrap_err()
+                .contains("mentions none")
+        );
+        // Chinese requests are matched by character pairs.
+        let zh = vec![Message::user("请修复构建脚本")];
+        assert_eq!(check_summary("用户要求修复构建脚本，已完成。", &zh), Ok(()));
+        assert!(check_summary("今天天气很好，我们去公园散步吧。", &zh).is_err());
+        // Nothing to compare with: only the length is checked.
+        assert_eq!(check_summary("A short but real summary.", &[]), Ok(()));
     }
 
     #[test]

@@ -257,13 +257,16 @@ async fn rate_limit_with_retry_after_then_success() {
             .with_priority(1)
             .mount(&server)
             .await;
-        mount_ok(&server, kind, "done").await;
+        mount_ok(&server, kind, "Fixed the pnpm build.").await;
         let start = Instant::now();
         let reply = engine(kind, &server, fast_policy())
             .summarize(&summarize_request())
             .await;
         let elapsed = start.elapsed();
-        assert_eq!(reply.expect("summary after retry").value.text, "done\n");
+        assert_eq!(
+            reply.expect("summary after retry").value.text,
+            "Fixed the pnpm build.\n"
+        );
         assert_eq!(received(&server).await.len(), 2);
         assert!(
             elapsed >= Duration::from_millis(950),
@@ -428,6 +431,28 @@ async fn malformed_replies_are_errors_and_fall_back_when_unusable() {
                 .text
                 .starts_with("Summary of 3 earlier messages"),
             "offline summary"
+        );
+    }
+}
+
+#[tokio::test]
+async fn junk_summaries_fall_back_to_offline() {
+    for kind in KINDS {
+        let server = MockServer::start().await;
+        mount_ok(&server, kind, "<<<not what you asked for>>>").await;
+        let reply = engine(kind, &server, fast_policy())
+            .summarize(&summarize_request())
+            .await
+            .expect("fallback");
+        let reason = reply.fallback.expect("fallback reported");
+        assert!(reason.starts_with("unusable summarize reply"), "{reason}");
+        assert!(
+            reply
+                .value
+                .text
+                .starts_with("Summary of 3 earlier messages"),
+            "offline summary: {}",
+            reply.value.text
         );
     }
 }

@@ -564,7 +564,6 @@ impl<S: MemoryStore> MemoryManager<S> {
                 p.language.as_deref(),
                 p.framework.as_deref(),
                 p.test_command.as_deref(),
-                Some(p.path.as_str()),
             ];
             for (label, value) in h.project_labels.iter().zip(fields) {
                 if let Some(v) = value {

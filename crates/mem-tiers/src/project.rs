@@ -195,6 +195,7 @@ pub fn parse_preset(text: &str, path: &Path) -> Result<ProjectPreset> {
             .lines()
             .next()
             .unwrap_or("invalid YAML")
+            .trim_start_matches("error: ")
             .to_owned();
         Error::Malformed {
             path: path.to_path_buf(),

@@ -97,21 +97,21 @@ CREATE TRIGGER learnings_ai AFTER INSERT ON learnings BEGIN
     VALUES ('L' || new.id, 'learning',
             CASE WHEN new.project_key IS NULL THEN 'user' ELSE 'project' END,
             new.project_key, new.title,
-            new.content || char(10) || coalesce(new.context, '') || char(10) || new.category
-                || char(10) || new.tags,
+            new.content || char(10) || coalesce(new.context, '') || char(10)
+                || replace(replace(replace(replace(new.tags, '[', ''), ']', ''), '"', ''), ',', ' '),
             NULL, new.created_ms);
 END;
 CREATE TRIGGER learnings_ad AFTER DELETE ON learnings BEGIN
     DELETE FROM docs WHERE doc_id = 'L' || old.id;
 END;
-CREATE TRIGGER learnings_au AFTER UPDATE OF title, content, category, tags, context, project_key
+CREATE TRIGGER learnings_au AFTER UPDATE OF title, content, tags, context, project_key
 ON learnings BEGIN
     UPDATE docs SET
         scope = CASE WHEN new.project_key IS NULL THEN 'user' ELSE 'project' END,
         project_key = new.project_key,
         title = new.title,
-        body = new.content || char(10) || coalesce(new.context, '') || char(10) || new.category
-            || char(10) || new.tags
+        body = new.content || char(10) || coalesce(new.context, '') || char(10)
+            || replace(replace(replace(replace(new.tags, '[', ''), ']', ''), '"', ''), ',', ' ')
     WHERE doc_id = 'L' || old.id;
 END;
 "#;

@@ -201,7 +201,7 @@ impl SqliteStore {
             Some(m) => {
                 sql.push_str(&format!(
                     "SELECT d.doc_id, d.source, d.scope, d.title, \
-                     snippet({table}, -1, '', '', '…', 16), d.path, d.updated_ms, \
+                     snippet({table}, 1, '', '', '…', 16), d.path, d.updated_ms, \
                      bm25({table}, 2.0, 1.0) AS score \
                      FROM {table} JOIN docs d ON d.rowid = {table}.rowid \
                      WHERE {table} MATCH ?1"

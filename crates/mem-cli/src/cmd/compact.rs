@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use super::instructions::SourceArgs;
 use super::session::render_message;
 use crate::config::llm_settings;
+use crate::output::{safe, safe_line};
 use crate::settings::Settings;
 
 /// `mem compact ...`
@@ -133,6 +134,10 @@ pub async fn run(args: CompactArgs, settings: &Settings) -> Result<()> {
                 ..AutoCompactConfig::default()
             };
             let id = super::session::resolve(&store, common.session)?;
+            if !dry_run {
+                settings.guard_write(store.dir())?;
+                settings.guard_write(&settings.project.join(mem_compact::TOOL_RESULTS_DIR))?;
+            }
             let date = date.unwrap_or_else(|| chrono::Local::now().date_naive());
             let ltm = long_term_memory(&sources, settings, date)?;
             let sweep = Sweep {
@@ -200,7 +205,7 @@ fn stats(
             "compactions_with_figures": measured,
             "tokens_saved": saved,
         });
-        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
         return Ok(());
     }
     writeln!(out, "session {id}")?;
@@ -246,17 +251,28 @@ fn long_term_memory(
 ) -> Result<LongTermMemory> {
     let ins = mem_instructions::load(&sources.load_options(settings)?)?;
     for w in &ins.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", safe_line(&w.to_string()));
     }
     let mem = load_memories(&MemoryOptions::new(&settings.project, &settings.home))?;
     for w in &mem.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", safe_line(&w.to_string()));
     }
     Ok(LongTermMemory {
         instructions: ins.section_body(),
         memories: mem.text(),
         date,
     })
+}
+
+/// What a sweep did with its compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Commit {
+    /// `--dry-run`: nothing written.
+    DryRun,
+    /// The boundary was written.
+    Written,
+    /// The result was not usable: nothing written.
+    Refused,
 }
 
 struct Sweep {
@@ -300,7 +316,7 @@ async fn run_sweep(
                     "result": result,
                     "skipped": reason.to_string(),
                 });
-                writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+                writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
             } else {
                 writeln!(out, "session {}", sweep.id)?;
                 writeln!(out, "not compacted: {reason}")?;
@@ -318,30 +334,76 @@ async fn run_sweep(
         }
         Outcome::Ready(compaction) => {
             let compaction = *compaction;
-            let result = if sweep.dry_run {
-                compaction.result
+            let critical = compaction.result.warning_level == WarningLevel::Critical;
+            let window = ac.config().model_context_window;
+            // A result still over the limit is kept only when it is worth keeping: the context
+            // then fits the window, tokens were saved, and the summary is whole. Otherwise
+            // nothing is written (issue 14: never write a boundary and then report failure).
+            let usable = !critical
+                || (compaction.result.tokens_after <= window
+                    && compaction.result.tokens_saved() > 0
+                    && !compaction.summary_cut);
+            let write = if sweep.dry_run {
+                Commit::DryRun
+            } else if usable {
+                Commit::Written
             } else {
+                Commit::Refused
+            };
+            let result = if write == Commit::Written {
                 ac.commit(&mut session, compaction.clone())?
+            } else {
+                compaction.result
             };
             if settings.json {
                 let v = json!({
                     "session": sweep.id,
                     "dry_run": sweep.dry_run,
+                    "written": write == Commit::Written,
                     "engine": compaction.engine,
                     "fallback": compaction.fallback,
                     "result": result,
                     "summarized": compaction.cut.prefix.len(),
                     "kept": compaction.keep_messages.len(),
+                    "summary_cut": compaction.summary_cut,
                     "spills": compaction.spills.iter().map(|s| s.relative_path.display().to_string()).collect::<Vec<_>>(),
                     "summary": compaction.summary,
                     "context": compaction.context,
                 });
-                writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+                writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
             } else {
-                print_compaction(sweep, &before, &compaction, &result, &mut out)?;
+                print_compaction(sweep, write, &before, &compaction, &result, &mut out)?;
             }
-            (result.warning_level == WarningLevel::Critical)
-                .then(|| critical_after(&compaction, &result, limit))
+            if !critical {
+                None
+            } else {
+                let why = critical_after(&compaction, &result, limit);
+                if usable {
+                    let done = if write == Commit::Written {
+                        "kept"
+                    } else {
+                        "would be kept"
+                    };
+                    eprintln!(
+                        "warning: compacted but still {why}; the compaction is {done}: the context fits the window of \
+                         {window} tokens"
+                    );
+                    None
+                } else {
+                    let lost = if compaction.summary_cut {
+                        format!(
+                            "; the summary was cut to its budget of {} tokens",
+                            ac.config().summary_budget()
+                        )
+                    } else {
+                        String::new()
+                    };
+                    Some(format!(
+                        "not compacted: the result would still be {why}{lost}; nothing written (a larger --window, or --dry-run to see the \
+                         result)"
+                    ))
+                }
+            }
         }
     };
     out.flush()?;
@@ -376,8 +438,8 @@ fn critical_after(c: &Compaction, result: &CompactResult, limit: usize) -> Strin
         )
     };
     format!(
-        "compacted but still critical: {} tokens after compaction, over the limit of {limit} by \
-         {}; the {which} alone is {tail} tokens, {alone}",
+        "critical: {} tokens after compaction, over the limit of {limit} by {}; the {which} \
+         alone is {tail} tokens, {alone}",
         result.tokens_after,
         result.tokens_after.saturating_sub(limit)
     )
@@ -410,6 +472,7 @@ fn span(indices: &[usize]) -> String {
 
 fn print_compaction(
     sweep: &Sweep,
+    write: Commit,
     before: &[Message],
     c: &Compaction,
     result: &CompactResult,
@@ -417,11 +480,18 @@ fn print_compaction(
 ) -> io::Result<()> {
     writeln!(out, "session {}", sweep.id)?;
     match &c.fallback {
-        Some(why) => writeln!(out, "summary by: {} (offline fallback: {why})", c.engine)?,
-        None => writeln!(out, "summary by: {}", c.engine)?,
+        Some(why) => writeln!(
+            out,
+            "summary by: {} (offline fallback: {})",
+            safe_line(&c.engine),
+            safe_line(why)
+        )?,
+        None => writeln!(out, "summary by: {}", safe_line(&c.engine))?,
     }
-    if sweep.dry_run {
-        writeln!(out, "dry run: nothing written")?;
+    match write {
+        Commit::DryRun => writeln!(out, "dry run: nothing written")?,
+        Commit::Refused => writeln!(out, "not written: the result is not usable (see the error)")?,
+        Commit::Written => {}
     }
     print_result(result, out)?;
     writeln!(
@@ -458,7 +528,7 @@ fn print_compaction(
         c.trim.chars_after
     )?;
     for s in &c.spills {
-        let verb = if sweep.dry_run {
+        let verb = if write != Commit::Written {
             "would write"
         } else {
             "wrote"
@@ -474,7 +544,7 @@ fn print_compaction(
     }
     writeln!(out, "\nsummary:")?;
     for line in c.summary.lines() {
-        writeln!(out, "  | {line}")?;
+        writeln!(out, "  | {}", safe(line))?;
     }
     writeln!(out, "\ncontext after compaction:")?;
     for (i, m) in c.context.iter().enumerate() {
@@ -487,7 +557,7 @@ fn print_compaction(
     if let Some(block) = c.context.iter().find(|m| is_long_term_memory(m)) {
         writeln!(out, "\ninjected again (instructions, memories, date):")?;
         for line in block.text_content().lines() {
-            writeln!(out, "  | {line}")?;
+            writeln!(out, "  | {}", safe(line))?;
         }
     }
     Ok(())

@@ -46,14 +46,20 @@ pub fn run(args: ContextArgs, settings: &Settings) -> Result<()> {
         writeln!(
             io::stdout().lock(),
             "{}",
-            serde_json::to_string_pretty(&value)?
+            crate::output::json_pretty(&value)?
         )?;
         return Ok(());
     }
-    writeln!(io::stdout().lock(), "{block}")?;
+    // Piped, stdout is exactly what the agent would send; on a terminal it is made safe.
+    let mut out = io::stdout().lock();
+    if io::IsTerminal::is_terminal(&out) {
+        writeln!(out, "{}", crate::output::safe_text(&block))?;
+    } else {
+        writeln!(out, "{block}")?;
+    }
     let mut err = io::stderr().lock();
     for w in &warnings {
-        writeln!(err, "warning: {w}")?;
+        writeln!(err, "warning: {}", crate::output::safe_line(&w.to_string()))?;
     }
     Ok(())
 }

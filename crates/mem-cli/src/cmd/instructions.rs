@@ -10,6 +10,7 @@ use mem_instructions::{
 };
 use serde_json::{Value, json};
 
+use crate::output::{safe_line, safe_text};
 use crate::settings::Settings;
 
 /// Which instruction files to read and how much of them (shared by `instructions` and `context`).
@@ -71,7 +72,7 @@ pub fn run(args: InstructionsArgs, settings: &Settings) -> Result<()> {
     let ins = mem_instructions::load(&options)?;
     let mut out = io::stdout().lock();
     if settings.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&to_json(&ins))?)?;
+        writeln!(out, "{}", crate::output::json_pretty(&to_json(&ins))?)?;
         return Ok(());
     }
     if ins.files.is_empty() {
@@ -97,10 +98,13 @@ pub fn run(args: InstructionsArgs, settings: &Settings) -> Result<()> {
         };
         writeln!(
             out,
-            "==> {}:{}-{}{via} <==",
-            part.file, part.lines.0, part.lines.1
+            "==> {}:{}-{}{} <==",
+            safe_line(&part.file.to_string()),
+            part.lines.0,
+            part.lines.1,
+            safe_line(&via)
         )?;
-        write!(out, "{}", part.text)?;
+        write!(out, "{}", safe_text(&part.text))?;
         at_line_start = part.text.ends_with('\n');
     }
     if !at_line_start {
@@ -117,7 +121,7 @@ pub fn print_warnings(out: &mut impl Write, warnings: &[Warning]) -> io::Result<
     }
     writeln!(out, "\nwarnings ({}):", warnings.len())?;
     for w in warnings {
-        writeln!(out, "  {w}")?;
+        writeln!(out, "  {}", safe_line(&w.to_string()))?;
     }
     Ok(())
 }

@@ -16,6 +16,7 @@ use mem_llm::{
 use serde_json::{Value, json};
 
 use crate::config::llm_settings;
+use crate::output::{quoted, safe_line, safe_text};
 use crate::settings::Settings;
 
 /// Arguments of `mem llm`.
@@ -145,7 +146,13 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
                 let c = request.candidates.iter().find(|c| &c.id == id);
                 let (name, description) =
                     c.map_or(("", ""), |c| (c.name.as_str(), c.description.as_str()));
-                text.push_str(&format!("{}. {id} — {name}: {description}\n", i + 1));
+                text.push_str(&format!(
+                    "{}. {} — {}: {}\n",
+                    i + 1,
+                    safe_line(id),
+                    safe_line(name),
+                    safe_line(description)
+                ));
             }
             if reply.value.ids.is_empty() {
                 text.push_str("(nothing selected)\n");
@@ -161,7 +168,10 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
                     mem_llm::offline::MIN_IDEAL_SHARE,
                 ));
                 for (i, s) in &scored {
-                    text.push_str(&format!("{s:8.3}  {}\n", request.candidates[*i].id));
+                    text.push_str(&format!(
+                        "{s:8.3}  {}\n",
+                        safe_line(&request.candidates[*i].id)
+                    ));
                 }
             }
             let scores_json: Vec<Value> = scored
@@ -206,24 +216,26 @@ fn print_reply<T>(settings: &Settings, reply: &Reply<T>, value: Value, text: &st
         if let (Value::Object(doc), Value::Object(extra)) = (&mut doc, value) {
             doc.extend(extra);
         }
-        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+        writeln!(out, "{}", crate::output::json_pretty(&doc)?)?;
         return Ok(());
     }
-    write!(out, "{text}")?;
+    write!(out, "{}", safe_text(text))?;
     out.flush()?;
     let mut err = std::io::stderr().lock();
     if let Some(reason) = &reply.fallback {
         writeln!(
             err,
-            "note: the reply of {} was unusable; the offline engine answered ({reason})",
-            reply.engine
+            "note: the reply of {} was unusable; the offline engine answered ({})",
+            safe_line(&reply.engine),
+            safe_line(reason)
         )?;
     }
     for dropped in &reply.dropped {
         writeln!(
             err,
-            "note: dropped from the reply of {}: {dropped}",
-            reply.engine
+            "note: dropped from the reply of {}: {}",
+            safe_line(&reply.engine),
+            safe_line(dropped)
         )?;
     }
     Ok(())
@@ -255,15 +267,19 @@ async fn check(settings: &Settings, call: bool) -> Result<()> {
         writeln!(
             out,
             "{}",
-            serde_json::to_string_pretty(&json!({"jobs": jobs, "config_files": files}))?
+            crate::output::json_pretty(&json!({"jobs": jobs, "config_files": files}))?
         )?;
     } else {
         for source in &sources {
             let state = if source.found { "read" } else { "not found" };
-            writeln!(out, "config {} ({state})", source.path.display())?;
+            writeln!(
+                out,
+                "config {} ({state})",
+                safe_line(&source.path.display().to_string())
+            )?;
         }
         for job in Job::ALL {
-            writeln!(out, "{}", describe(&resolved, job))?;
+            writeln!(out, "{}", safe_line(&describe(&resolved, job)))?;
         }
     }
     if !call {
@@ -275,19 +291,27 @@ async fn check(settings: &Settings, call: bool) -> Result<()> {
             Ok(None) => format!("{:<9}  offline: no call needed", job.as_str()),
             Ok(Some(engine)) => match engine.ping().await {
                 Ok((reply, latency)) => format!(
-                    "{:<9}  ok  {} ms  reply: {:?}",
+                    "{:<9}  ok  {} ms  reply: {}",
                     job.as_str(),
                     latency.as_millis(),
-                    reply.chars().take(40).collect::<String>()
+                    quoted(&reply.chars().take(40).collect::<String>())
                 ),
                 Err(e) => {
                     failures += 1;
-                    format!("{:<9}  error: {}", job.as_str(), error_chain(&e))
+                    format!(
+                        "{:<9}  error: {}",
+                        job.as_str(),
+                        safe_line(&error_chain(&e))
+                    )
                 }
             },
             Err(e) => {
                 failures += 1;
-                format!("{:<9}  error: {}", job.as_str(), error_chain(&e))
+                format!(
+                    "{:<9}  error: {}",
+                    job.as_str(),
+                    safe_line(&error_chain(&e))
+                )
             }
         };
         writeln!(out, "{line}")?;
@@ -388,18 +412,27 @@ fn read_candidates(dirs: &[PathBuf]) -> Result<Vec<Candidate>> {
             }
             let text = match mem_instructions::read_capped(&path, MAX_FILE_BYTES) {
                 Ok(read) if read.lossy => {
-                    eprintln!("warning: {} is not valid UTF-8; skipped", path.display());
+                    eprintln!(
+                        "warning: {} is not valid UTF-8; skipped",
+                        safe_line(&path.display().to_string())
+                    );
                     continue;
                 }
                 Ok(read) => read.text,
                 Err(e) => {
-                    eprintln!("warning: cannot read {}: {e}; skipped", path.display());
+                    eprintln!(
+                        "warning: {}",
+                        safe_line(&format!("cannot read {}: {e}; skipped", path.display()))
+                    );
                     continue;
                 }
             };
             let (candidate, warning) = mem_llm::memory_files::candidate(id, &text);
             if let Some(warning) = warning {
-                eprintln!("warning: {}: {warning}", path.display());
+                eprintln!(
+                    "warning: {}",
+                    safe_line(&format!("{}: {warning}", path.display()))
+                );
             }
             candidates.push(candidate);
         }

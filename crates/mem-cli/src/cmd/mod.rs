@@ -4,6 +4,7 @@ pub mod compact;
 pub mod context;
 pub mod instructions;
 pub mod llm;
+pub mod memory;
 pub mod session;
 
 use anyhow::Result;
@@ -19,5 +20,6 @@ pub async fn run(command: Command, settings: &Settings) -> Result<()> {
         Command::Session(args) => session::run(args, settings),
         Command::Llm(args) => llm::run(args, settings).await,
         Command::Compact(args) => compact::run(args, settings).await,
+        Command::Memory(args) => memory::run(args, settings),
     }
 }

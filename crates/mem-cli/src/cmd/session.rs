@@ -13,6 +13,7 @@ use mem_session::{
 };
 use serde_json::{Value, json};
 
+use crate::output::{quoted, safe_line};
 use crate::settings::Settings;
 
 /// `mem session ...`
@@ -79,9 +80,13 @@ pub fn run(args: SessionArgs, settings: &Settings) -> Result<()> {
         SessionCommand::Export { id, format, output } => {
             export(&store, &resolve(&store, id)?, format, output, &mut out)
         }
-        SessionCommand::Import { paths } => import(&store, &paths, settings, &mut out),
+        SessionCommand::Import { paths } => {
+            settings.guard_write(store.dir())?;
+            import(&store, &paths, settings, &mut out)
+        }
         SessionCommand::Delete { id } => {
             mem_session::validate_id(&id)?;
+            settings.guard_write(store.dir())?;
             store.delete(&id)?;
             if settings.json {
                 writeln!(out, "{}", json!({"deleted": id}))?;
@@ -110,8 +115,7 @@ pub(crate) fn resolve(store: &SessionStore, id: Option<String>) -> Result<String
 fn list(store: &SessionStore, settings: &Settings, out: &mut impl Write) -> Result<()> {
     let metas = store.list()?;
     if settings.json {
-        serde_json::to_writer_pretty(&mut *out, &metas)?;
-        writeln!(out)?;
+        crate::output::write_json(out, &metas)?;
         return Ok(());
     }
     if metas.is_empty() {
@@ -142,7 +146,7 @@ fn list(store: &SessionStore, settings: &Settings, out: &mut impl Write) -> Resu
             m.token_count,
             m.compactions,
             m.last_active,
-            shorten(&title, 70)
+            safe_line(&shorten(&title, 70))
         )?;
     }
     writeln!(out, "{}", count(metas.len(), "session"))?;
@@ -152,7 +156,7 @@ fn list(store: &SessionStore, settings: &Settings, out: &mut impl Write) -> Resu
 fn header(meta: &SessionMeta, out: &mut impl Write) -> io::Result<()> {
     writeln!(out, "session {}", meta.id)?;
     if let Some(t) = &meta.title {
-        writeln!(out, "title: {t}")?;
+        writeln!(out, "title: {}", safe_line(t))?;
     }
     if let Some(p) = &meta.parent_id {
         writeln!(out, "parent: {p}")?;
@@ -169,8 +173,7 @@ fn show(store: &SessionStore, id: &str, settings: &Settings, out: &mut impl Writ
     let (records, diagnostics) = store.read_records(id)?;
     if settings.json {
         let v = json!({"meta": meta, "records": records, "diagnostics": diagnostics});
-        serde_json::to_writer_pretty(&mut *out, &v)?;
-        writeln!(out)?;
+        crate::output::write_json(out, &v)?;
         return Ok(());
     }
     header(&meta, out)?;
@@ -193,8 +196,7 @@ fn resume(store: &SessionStore, id: &str, settings: &Settings, out: &mut impl Wr
             "issues": issues,
             "diagnostics": r.diagnostics,
         });
-        serde_json::to_writer_pretty(&mut *out, &v)?;
-        writeln!(out)?;
+        crate::output::write_json(out, &v)?;
         return Ok(());
     }
     header(&r.meta, out)?;
@@ -215,7 +217,7 @@ fn resume(store: &SessionStore, id: &str, settings: &Settings, out: &mut impl Wr
         writeln!(out, "{}", render_message(i + 1, m))?;
     }
     for issue in &r.issues {
-        writeln!(out, "note: {}", describe_issue(issue))?;
+        writeln!(out, "note: {}", safe_line(&describe_issue(issue)))?;
     }
     print_diagnostics(&r.diagnostics, out)?;
     Ok(())
@@ -233,16 +235,16 @@ fn export(
         ExportFormat::Records => {
             let (records, diagnostics) = store.read_records(id)?;
             for d in &diagnostics {
-                eprintln!("{d}");
+                eprintln!("{}", safe_line(&d.to_string()));
             }
             for r in &records {
-                serde_json::to_writer(&mut bytes, r)?;
+                bytes.extend_from_slice(crate::output::json_line(r)?.as_bytes());
                 bytes.push(b'\n');
             }
         }
         ExportFormat::Messages => {
             let r = store.resume(id)?;
-            serde_json::to_writer_pretty(&mut bytes, &r.messages)?;
+            bytes.extend_from_slice(crate::output::json_pretty(&r.messages)?.as_bytes());
             bytes.push(b'\n');
         }
     }
@@ -250,7 +252,11 @@ fn export(
         Some(path) => {
             std::fs::write(&path, &bytes)
                 .with_context(|| format!("cannot write {}", path.display()))?;
-            eprintln!("wrote {} ({} bytes)", path.display(), bytes.len());
+            eprintln!(
+                "wrote {} ({} bytes)",
+                safe_line(&path.display().to_string()),
+                bytes.len()
+            );
         }
         None => out.write_all(&bytes)?,
     }
@@ -265,7 +271,7 @@ fn import(
 ) -> Result<()> {
     let (files, discover_diags) = mem_session::import::discover(paths);
     for d in &discover_diags {
-        eprintln!("{d}");
+        eprintln!("{}", safe_line(&d.to_string()));
     }
     // A path named on the command line that could not be read is a failure, not a detail.
     let unreadable = discover_diags
@@ -306,7 +312,7 @@ fn import(
                     writeln!(
                         out,
                         "{}\n  skipped: already a session of this project",
-                        path.display()
+                        safe_line(&path.display().to_string())
                     )
                 })?;
             }
@@ -318,7 +324,7 @@ fn import(
                 if settings.json {
                     json_items.push(json!({"file": file, "skipped": err.to_string()}));
                 } else {
-                    bar.suspend(|| eprintln!("skipped: {err}"));
+                    bar.suspend(|| eprintln!("skipped: {}", safe_line(&err.to_string())));
                 }
             }
             Err(err) => {
@@ -326,7 +332,7 @@ fn import(
                 if settings.json {
                     json_items.push(json!({"file": file, "error": err.to_string()}));
                 } else {
-                    bar.suspend(|| eprintln!("error: {err}"));
+                    bar.suspend(|| eprintln!("error: {}", safe_line(&err.to_string())));
                 }
             }
         }
@@ -334,8 +340,7 @@ fn import(
     }
     bar.finish_and_clear();
     if settings.json {
-        serde_json::to_writer_pretty(&mut *out, &json_items)?;
-        writeln!(out)?;
+        crate::output::write_json(out, &json_items)?;
     } else {
         writeln!(
             out,
@@ -402,7 +407,7 @@ fn print_import(
     sessions: &[Ingested],
     out: &mut impl Write,
 ) -> io::Result<()> {
-    writeln!(out, "{}", file.display())?;
+    writeln!(out, "{}", safe_line(&file.display().to_string()))?;
     for s in sessions {
         let action = match s.action {
             IngestAction::Created => "created",
@@ -430,12 +435,12 @@ fn print_import(
                 .report
                 .skipped
                 .iter()
-                .map(|(k, v)| format!("{k} {v}"))
+                .map(|(k, v)| format!("{} {v}", safe_line(k)))
                 .collect();
             writeln!(out, "    skipped: {}", parts.join(", "))?;
         }
         for d in &s.report.diagnostics {
-            writeln!(out, "    {d}")?;
+            writeln!(out, "    {}", safe_line(&d.to_string()))?;
         }
     }
     Ok(())
@@ -462,7 +467,7 @@ fn join_paths(paths: &[PathBuf]) -> String {
 
 fn print_diagnostics(diagnostics: &[Diagnostic], out: &mut impl Write) -> io::Result<()> {
     for d in diagnostics {
-        writeln!(out, "{d}")?;
+        writeln!(out, "{}", safe_line(&d.to_string()))?;
     }
     Ok(())
 }
@@ -526,20 +531,20 @@ fn preview(m: &Message) -> String {
     for b in &m.content {
         match b {
             ContentBlock::Text { text, .. } if !text.trim().is_empty() => {
-                return format!("{:?}", one_line(text, 60));
+                return quoted(&one_line(text, 60));
             }
             ContentBlock::ToolUse { input, .. } if !input.is_null() => {
-                return one_line(&tool_input_preview(input), 60);
+                return safe_line(&one_line(&tool_input_preview(input), 60)).into_owned();
             }
             ContentBlock::ToolResult { content, .. } => {
                 let text = match content {
                     ToolResultContent::Text(s) => s.clone(),
                     ToolResultContent::Blocks(_) | ToolResultContent::Absent => content.text(),
                 };
-                return format!("=> {:?}", one_line(&text, 56));
+                return format!("=> {}", quoted(&one_line(&text, 56)));
             }
             ContentBlock::Thinking { thinking, .. } if !thinking.trim().is_empty() => {
-                return format!("({})", one_line(thinking, 58));
+                return format!("({})", safe_line(&one_line(thinking, 58)));
             }
             _ => {}
         }
@@ -586,16 +591,16 @@ fn render_record(index: usize, r: &SessionRecord) -> String {
                 .map(|b| b.keep_messages.len())
                 .unwrap_or(0);
             format!(
-                "{index:>4} --- {} (keeps {kept}) {:?}",
+                "{index:>4} --- {} (keeps {kept}) {}",
                 r.record_type.as_str(),
-                one_line(r.summary.as_deref().unwrap_or(""), 60)
+                quoted(&one_line(r.summary.as_deref().unwrap_or(""), 60))
             )
         }
         _ => match &r.message {
             Some(m) if r.record_type == RecordType::SystemPrompt => {
                 format!(
-                    "{index:>4} system_prompt {:?}",
-                    one_line(&m.text_content(), 60)
+                    "{index:>4} system_prompt {}",
+                    quoted(&one_line(&m.text_content(), 60))
                 )
             }
             Some(m) => render_message(index, m),

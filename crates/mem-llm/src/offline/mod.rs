@@ -19,6 +19,36 @@ pub fn looks_like_secret(text: &str) -> bool {
     text::looks_secret(text)
 }
 
+/// The words of `text` as the offline engines match them: lowercased, plural `s` stripped, stop
+/// words dropped, CJK runs as unigrams and bigrams.
+pub(crate) fn words(text: &str) -> Vec<String> {
+    use bm25::Tokenizer;
+    select::MemTokenizer.tokenize(text)
+}
+
+/// What a summary of `messages` should mention: the words of the user's requests, of the names
+/// of the files the tools touched, and of the commands run (see [`words`]).
+pub(crate) fn salient_words(messages: &[mem_core::Message]) -> std::collections::HashSet<String> {
+    let mut out = std::collections::HashSet::new();
+    for m in messages {
+        if let Some(t) = text::user_text(m) {
+            out.extend(words(&t));
+        }
+        for b in &m.content {
+            if let mem_core::ContentBlock::ToolUse { name, input, .. } = b {
+                if let Some((path, _)) = tools::touched_file(name, input) {
+                    let file = path.rsplit(['/', '\\']).next().unwrap_or(&path);
+                    out.extend(words(file));
+                }
+                if let Some(command) = tools::command_of(input) {
+                    out.extend(words(&command));
+                }
+            }
+        }
+    }
+    out
+}
+
 use crate::engine::{BoxFuture, Llm};
 use crate::error::Result;
 use crate::types::{
