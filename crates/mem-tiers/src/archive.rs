@@ -229,6 +229,7 @@ pub fn import<S: MemoryStore + ?Sized>(store: &S, a: &Archive) -> Result<ImportR
             context: l.context.as_deref().map(&mut red),
             project_key: l.project_key.clone(),
             created_ms: l.created_ms,
+            share_with_team: false,
         });
     }
     for (k, v) in prefs {

@@ -77,6 +77,30 @@ pub enum Error {
         #[source]
         source: rusqlite::Error,
     },
+    /// The team store (PostgreSQL) could not be reached or answered with an error. `url` is
+    /// shown without its password.
+    #[error("memory server {url}: {reason}")]
+    Server {
+        /// The connection URL, password replaced by `***`.
+        url: String,
+        /// What went wrong (the server's or the client's message; never the password).
+        reason: String,
+    },
+    /// The team store's schema was written by a newer mewmem.
+    #[error(
+        "the memory server {url} has schema version {found} (schema {schema}); this mewmem \
+         knows versions up to {known}: upgrade mewmem"
+    )]
+    ServerTooNew {
+        /// The connection URL, password replaced by `***`.
+        url: String,
+        /// The PostgreSQL schema holding mewmem's tables.
+        schema: String,
+        /// The version found on the server.
+        found: i64,
+        /// The newest version this build knows.
+        known: i64,
+    },
     /// A file could not be read or written.
     #[error("cannot {action} {path}: {source}")]
     Io {

@@ -2,7 +2,9 @@
 //! over every memory (SPEC "One memory, not three").
 //!
 //! - [`MemoryStore`]: the store API (user/project preferences, projects, learnings, the index);
-//!   [`SqliteStore`] is the default backend (bundled SQLite, WAL, FTS5 with bm25 and trigram).
+//!   [`SqliteStore`] is the default backend (bundled SQLite, WAL, FTS5 with bm25 and trigram);
+//!   [`PgStore`] the team store on PostgreSQL (authors, scopes, tsvector + pg_trgm);
+//!   [`AnyStore`] either, chosen by a [`StoreLocation`].
 //! - [`index`]: documents from `memories.md` entries and memory notes, kept in step with their
 //!   files ([`index::sync`]).
 //! - [`MemoryManager`]: `from_project`, Tier 0 / Tier 1 / Tier 2, `recall`, learnings by
@@ -11,11 +13,14 @@
 //! The schema, migrations, index rules and tier shapes are in `docs/formats/tiers.md`.
 
 pub mod archive;
+mod backend;
 mod error;
 pub mod id;
 pub mod index;
 mod manager;
+pub mod migrate;
 pub mod model;
+pub mod postgres;
 pub mod project;
 pub mod query;
 pub mod schema;
@@ -23,9 +28,11 @@ mod sqlite;
 mod store;
 pub mod tiers;
 
+pub use backend::{AnyStore, StoreLocation};
 pub use error::{Error, Result};
 pub use id::MemoryId;
 pub use manager::*;
 pub use model::*;
+pub use postgres::{PgOptions, PgStore};
 pub use sqlite::{DATABASE_FILE, DEFAULT_BUSY_TIMEOUT, SqliteStore};
 pub use store::MemoryStore;

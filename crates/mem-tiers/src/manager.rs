@@ -190,17 +190,8 @@ impl MemoryManager<SqliteStore> {
     /// Store errors ([`Error::Foreign`], [`Error::Corrupt`], [`Error::Locked`]...), and
     /// [`Error::Malformed`] for a bad preset (file and line named).
     pub fn from_project(project_dir: &Path, config: MemoryConfig) -> Result<Self> {
-        let project = crate::project::project_record(project_dir, now_ms())?;
         let store = SqliteStore::open(&config.database_path(), config.busy_timeout)?;
-        store.upsert_project(&project)?;
-        let root = PathBuf::from(&project.path);
-        let sources = default_sources(&config, Some((&root, &project.key)));
-        Ok(MemoryManager {
-            config,
-            store,
-            project: Some(project),
-            sources,
-        })
+        MemoryManager::from_project_with(project_dir, config, store)
     }
 
     /// Seed 003 `MemoryManager(config)`: no current project; user-level sources only.
@@ -214,6 +205,25 @@ impl MemoryManager<SqliteStore> {
             config,
             store,
             project: None,
+            sources,
+        })
+    }
+}
+
+impl<S: MemoryStore> MemoryManager<S> {
+    /// [`MemoryManager::from_project`] on a given store (any backend, e.g. the team store).
+    ///
+    /// # Errors
+    /// Store errors, and [`Error::Malformed`] for a bad preset.
+    pub fn from_project_with(project_dir: &Path, config: MemoryConfig, store: S) -> Result<Self> {
+        let project = crate::project::project_record(project_dir, now_ms())?;
+        store.upsert_project(&project)?;
+        let root = PathBuf::from(&project.path);
+        let sources = default_sources(&config, Some((&root, &project.key)));
+        Ok(MemoryManager {
+            config,
+            store,
+            project: Some(project),
             sources,
         })
     }
@@ -325,6 +335,31 @@ impl<S: MemoryStore> MemoryManager<S> {
         context: Option<&str>,
         global: bool,
     ) -> Result<Added> {
+        let scope = if global {
+            LearningScope::User
+        } else {
+            LearningScope::Project
+        };
+        self.add_learning_in(title, content, category, tags, context, scope)
+    }
+
+    /// [`MemoryManager::add_learning`] with an explicit scope: `User` (every project),
+    /// `Project` (the current one; user-wide when there is none) or `Team` (shared with the
+    /// team of a team store; the current project is recorded with it).
+    ///
+    /// # Errors
+    /// As [`MemoryManager::add_learning`]; [`Error::Invalid`] for `Team` on a store without a
+    /// team (SQLite, or PostgreSQL without `[store] team`).
+    pub fn add_learning_in(
+        &self,
+        title: &str,
+        content: &str,
+        category: &str,
+        tags: &[String],
+        context: Option<&str>,
+        scope: LearningScope,
+    ) -> Result<Added> {
+        let global = scope == LearningScope::User;
         let mut withheld = 0;
         let title = title.trim();
         if title.is_empty() {
@@ -385,6 +420,7 @@ impl<S: MemoryStore> MemoryManager<S> {
                 self.project_key().map(str::to_owned)
             },
             created_ms: now_ms(),
+            share_with_team: scope == LearningScope::Team,
         };
         let learning = self.store.add_learning(&new)?;
         Ok(Added { learning, withheld })

@@ -72,6 +72,27 @@ pub struct LearningEntry {
     pub created_ms: i64,
     /// Last time it was shown in a tier or found by a search, ms since the Unix epoch (UTC).
     pub last_used_ms: i64,
+    /// Who wrote it: the author name of a team store (PostgreSQL); `None` in a local store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    /// The team it is shared with (scope `team`, PostgreSQL only); `None`: private to its
+    /// author.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team: Option<String>,
+}
+
+impl LearningEntry {
+    /// Its scope: `team` (shared with a team), `project` (one project, private to its author)
+    /// or `user` (every project, private to its author).
+    pub fn scope(&self) -> &'static str {
+        if self.team.is_some() {
+            "team"
+        } else if self.project_key.is_some() {
+            "project"
+        } else {
+            "user"
+        }
+    }
 }
 
 /// What [`crate::MemoryStore::add_learning`] stores. Validated and secret-filtered by
@@ -92,6 +113,32 @@ pub struct NewLearning {
     pub project_key: Option<String>,
     /// Creation time, ms since the Unix epoch; also the initial `last_used_ms`.
     pub created_ms: i64,
+    /// Share it with the store's team (scope `team`). Only a team store (PostgreSQL with a
+    /// team configured) accepts it; SQLite refuses it with [`crate::Error::Invalid`].
+    pub share_with_team: bool,
+}
+
+/// Where [`crate::MemoryManager::add_learning_in`] puts a learning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LearningScope {
+    /// Every project of its author; never seen by anyone else.
+    User,
+    /// The current project of its author; never seen by anyone else.
+    Project,
+    /// Shared with the team of a team store (PostgreSQL): every member sees it.
+    Team,
+}
+
+impl LearningScope {
+    /// `user`, `project` or `team`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LearningScope::User => "user",
+            LearningScope::Project => "project",
+            LearningScope::Team => "team",
+        }
+    }
 }
 
 /// Which memory a search document came from.

@@ -386,6 +386,8 @@ fn learning_row(r: &Row<'_>) -> rusqlite::Result<LearningEntry> {
         project_key: r.get(6)?,
         created_ms: r.get(7)?,
         last_used_ms: r.get(8)?,
+        author: None,
+        team: None,
     })
 }
 
@@ -482,6 +484,14 @@ impl MemoryStore for SqliteStore {
     }
 
     fn add_learning(&self, l: &NewLearning) -> Result<LearningEntry> {
+        if l.share_with_team {
+            return Err(Error::Invalid {
+                what: "scope",
+                reason: "scope team needs a team store: set [store] url (PostgreSQL) and \
+                         [store] team in config.toml"
+                    .to_owned(),
+            });
+        }
         self.write(|c| {
             c.execute(
                 "INSERT INTO learnings (title, content, category, tags, context, project_key, \
@@ -507,6 +517,8 @@ impl MemoryStore for SqliteStore {
                 project_key: l.project_key.clone(),
                 created_ms: l.created_ms,
                 last_used_ms: l.created_ms,
+                author: None,
+                team: None,
             })
         })
     }

@@ -21,6 +21,7 @@ fn learning(
         context: None,
         project_key: project.map(str::to_owned),
         created_ms: t,
+        share_with_team: false,
     }
 }
 
