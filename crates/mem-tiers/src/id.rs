@@ -100,15 +100,23 @@ impl FromStr for MemoryId {
     }
 }
 
+/// Punctuation trimmed from the end of an entry before hashing (ASCII and full-width); the same
+/// set as `mem-auto`'s, so both compute the same ids.
+const TRAILING_PUNCTUATION: &[char] = &[
+    '.', ',', ';', ':', '!', '?', '。', '，', '；', '：', '！', '？', '、', '…',
+];
+
 /// The normalised text of a `memories.md` entry: lowercased, whitespace runs collapsed to one
-/// space, trimmed, trailing punctuation (ASCII and CJK full-width) removed.
+/// space, trimmed, trailing punctuation ([`TRAILING_PUNCTUATION`]) and the spaces before it
+/// removed.
 pub fn normalise_entry(text: &str) -> String {
-    let lowered = text.to_lowercase();
-    let collapsed = lowered.split_whitespace().collect::<Vec<_>>().join(" ");
+    let collapsed = text
+        .to_lowercase()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     collapsed
-        .trim_end_matches(|c: char| {
-            c.is_ascii_punctuation() || "。，、；：！？…）」』”’".contains(c) || c.is_whitespace()
-        })
+        .trim_end_matches(|c: char| TRAILING_PUNCTUATION.contains(&c) || c.is_whitespace())
         .to_owned()
 }
 

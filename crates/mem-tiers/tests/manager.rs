@@ -471,3 +471,33 @@ fn archive_round_trips_and_import_twice_adds_nothing() {
     let e4 = archive::parse("{\n  \"format\": ", Path::new("x.json")).unwrap_err();
     assert!(e4.to_string().starts_with("x.json:2:"), "{e4}");
 }
+
+#[test]
+fn short_term_is_a_view_over_the_latest_session() {
+    let e = env();
+    let m = manager(&e);
+    assert_eq!(m.short_term().unwrap().session_id, None);
+    let store = mem_session::SessionStore::for_project(&e.project);
+    let mut w = store.create().unwrap();
+    for i in 0..130 {
+        w.append(&mem_core::Message::user(format!("message {i}"))).unwrap();
+    }
+    let id = w.id().to_owned();
+    drop(w);
+    let st = m.short_term().unwrap();
+    assert_eq!(st.session_id.as_deref(), Some(id.as_str()));
+    assert!(!st.expired);
+    assert_eq!(st.messages.len(), 100);
+    assert_eq!(st.messages[0].text_content(), "message 30");
+    assert_eq!(st.messages[99].text_content(), "message 129");
+    // Nothing was copied into the tier store.
+    let dump = serde_json::to_string(&m.get_tier2_archive().unwrap()).unwrap();
+    assert!(!dump.contains("message 129"));
+    let mut cfg = MemoryConfig::for_home(&e.home);
+    cfg.short_term_max_age_hours = 0;
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let old = MemoryManager::from_project(&e.project, cfg).unwrap();
+    let st = old.short_term().unwrap();
+    assert!(st.expired);
+    assert!(st.messages.is_empty());
+}

@@ -252,7 +252,13 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
         MemoryCommand::Clean { dry_run } => clean(&mm, dry_run, json, &mut out),
         MemoryCommand::Show { id } => show(&mm, &parse_id(&id)?, json, &mut out),
         MemoryCommand::Forget { id } => {
-            let f = mm.forget(&parse_id(&id)?)?;
+            let id = parse_id(&id)?;
+            if !matches!(id, MemoryId::Learning(_)) {
+                // Entries and notes of the project live under .mewcode/: never through a
+                // symlink out of the project.
+                settings.guard_write(&settings.project_dir())?;
+            }
+            let f = mm.forget(&id)?;
             if json {
                 writeln!(out, "{}", serde_json::to_string_pretty(&f)?)?;
             } else {
