@@ -212,7 +212,7 @@ type Conn = r2d2::PooledConnection<PostgresConnectionManager<MakeRustlsConnect>>
 /// Every call is one transaction on a pooled connection. Safe to share between threads and
 /// processes: learnings get ids from a sequence, so concurrent writers never collide.
 pub struct PgStore {
-    pool: Pool,
+    pool: PoolBox,
     last_connect_error: Arc<std::sync::Mutex<Option<String>>>,
     url: String,
     schema: String,
@@ -228,6 +228,18 @@ impl std::fmt::Debug for PgStore {
             .field("author", &self.author)
             .field("team", &self.team)
             .finish_non_exhaustive()
+    }
+}
+
+/// The pool, closed off any async runtime when dropped (closing a synchronous client blocks
+/// on its own runtime, which panics inside another one).
+struct PoolBox(Option<Pool>);
+
+impl Drop for PoolBox {
+    fn drop(&mut self) {
+        if let Some(pool) = self.0.take() {
+            blocking(move || drop(pool));
+        }
     }
 }
 
@@ -356,7 +368,7 @@ impl PgStore {
             .error_handler(Box::new(KeepLastError(last.clone())))
             .build_unchecked(manager);
         let store = PgStore {
-            pool,
+            pool: PoolBox(Some(pool)),
             last_connect_error: last,
             url: shown,
             schema: options.schema.clone(),
@@ -399,7 +411,10 @@ impl PgStore {
     }
 
     fn conn(&self) -> Result<Conn> {
-        self.pool.get().map_err(|e| {
+        let Some(pool) = &self.pool.0 else {
+            return Err(self.err("the store is closed"));
+        };
+        pool.get().map_err(|e| {
             let last = self
                 .last_connect_error
                 .lock()
@@ -660,7 +675,8 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 
 /// A server message without noise: the client's "db error: " prefix dropped.
 fn server_reason(text: &str) -> String {
-    let t = text.strip_prefix("db error: ").unwrap_or(text);
+    let text = text.replace("db error: ", "");
+    let t = text.as_str();
     let t = t
         .strip_prefix("timed out waiting for connection: ")
         .map_or_else(|| t.to_owned(), |rest| format!("cannot connect: {rest}"));

@@ -9,11 +9,14 @@ use clap::{Args, Subcommand, ValueEnum};
 use mem_core::terminal::{safe, safe_line};
 use mem_tiers::tiers::Headings;
 use mem_tiers::tiers::TierText;
-use mem_tiers::{MemoryConfig, MemoryId, MemoryManager, SearchHit, archive};
+use mem_tiers::{AnyStore, LearningScope, MemoryConfig, MemoryId, SearchHit, archive};
 use serde::Deserialize;
 use serde_json::json;
 
 use crate::settings::Settings;
+
+/// The manager on whichever store is configured (SQLite or the team store).
+type MemoryManager = mem_tiers::MemoryManager<AnyStore>;
 
 /// `mem memory ...`
 #[derive(Debug, Args)]
@@ -67,9 +70,12 @@ enum MemoryCommand {
         /// Where it was learnt.
         #[arg(long)]
         context: Option<String>,
-        /// For every project (default: the current project only).
-        #[arg(long)]
+        /// For every project (default: the current project only); same as `--scope user`.
+        #[arg(long, conflicts_with = "scope")]
         global: bool,
+        /// Who sees it: project (default; only you), user (every project; only you), team
+        #[arg(long, value_enum, hide_possible_values = true)]
+        scope: Option<ScopeArg>,
     },
     /// Refresh the index, report the short-term view, delete expired learnings.
     Clean {
@@ -100,11 +106,27 @@ enum MemoryCommand {
         #[arg(long, conflicts_with = "value", requires = "key")]
         unset: bool,
     },
+    /// Copy the local SQLite store to a team store on PostgreSQL (idempotent, resumable).
+    Migrate {
+        /// The server (default: `[store] url` or MEM_STORE_URL).
+        #[arg(long, value_name = "URL")]
+        to: Option<String>,
+    },
     /// Read an archive written by `mem memory archive --format json` back into the store.
     Import {
         /// The archive file.
         file: PathBuf,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ScopeArg {
+    /// This project, only you.
+    Project,
+    /// Every project, only you.
+    User,
+    /// Shared with your team (team store only).
+    Team,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -192,7 +214,12 @@ fn memory_config(settings: &Settings) -> Result<MemoryConfig> {
 /// Runs `mem memory ...`.
 pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
     let config = memory_config(settings)?;
-    let mm = MemoryManager::from_project(&settings.project, config)?;
+    if let MemoryCommand::Migrate { to } = &args.command {
+        // Before opening the configured store: the local database is the source.
+        return super::memory_store::migrate(settings, &config, to.clone(), &mut io::stdout());
+    }
+    let store = AnyStore::open(&super::memory_store::location(settings, &config)?, &config)?;
+    let mm = MemoryManager::from_project_with(&settings.project, config, store)?;
     let mut out = io::stdout().lock();
     let json = settings.json;
     match args.command {
@@ -218,14 +245,20 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
             tags,
             context,
             global,
+            scope,
         } => {
-            let added = mm.add_learning(
+            let scope = match (scope, global) {
+                (Some(ScopeArg::Team), _) => LearningScope::Team,
+                (Some(ScopeArg::User), _) | (None, true) => LearningScope::User,
+                (Some(ScopeArg::Project), _) | (None, false) => LearningScope::Project,
+            };
+            let added = mm.add_learning_in(
                 &title,
                 &content,
                 &category,
                 &tags,
                 context.as_deref(),
-                global,
+                scope,
             )?;
             let l = &added.learning;
             if json {
@@ -233,10 +266,10 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
                     json!({"id": format!("L{}", l.id), "learning": l, "withheld": added.withheld});
                 writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
             } else {
-                let scope = if l.project_key.is_some() {
-                    "this project"
-                } else {
-                    "every project"
+                let scope = match (&l.team, &l.project_key) {
+                    (Some(team), _) => format!("team {}", safe_line(team)),
+                    (None, Some(_)) => "this project".to_owned(),
+                    (None, None) => "every project".to_owned(),
                 };
                 writeln!(
                     out,
@@ -286,6 +319,9 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
             Ok(())
         }
         MemoryCommand::Pref { key, value, unset } => pref(&mm, key, value, unset, json, &mut out),
+        MemoryCommand::Migrate { to } => {
+            super::memory_store::migrate(settings, mm.config(), to, &mut out)
+        }
         MemoryCommand::Import { file } => {
             let text = std::fs::read_to_string(&file)
                 .with_context(|| format!("cannot read {}", file.display()))?;
@@ -388,9 +424,10 @@ fn search(
     for h in &hits {
         writeln!(
             out,
-            "{}  {}  {}  {}",
+            "{}  {}  {}  {}  {}",
             safe_line(&h.id),
             h.source.as_str(),
+            safe_line(&h.scope),
             age(h.updated_ms),
             safe_line(&h.title)
         )?;
@@ -438,11 +475,16 @@ fn show(mm: &MemoryManager, id: &MemoryId, json: bool, out: &mut impl Write) -> 
 }
 
 fn stats(mm: &MemoryManager, json: bool, out: &mut impl Write) -> Result<()> {
-    let s = mm.stats()?;
+    let mut s = mm.stats()?;
+    let backend = mm.store().backend();
+    s.database = mm.store().describe();
     if json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&s)?)?;
+        let mut v = serde_json::to_value(&s)?;
+        v["backend"] = json!(backend);
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         return Ok(());
     }
+    writeln!(out, "backend: {backend}")?;
     writeln!(out, "database: {}", safe_line(&s.database))?;
     if let Some(p) = &s.project {
         writeln!(out, "project: {}", safe_line(p))?;

@@ -5,6 +5,7 @@ pub mod context;
 pub mod instructions;
 pub mod llm;
 pub mod memory;
+pub mod memory_store;
 pub mod session;
 
 use anyhow::Result;
