@@ -52,4 +52,6 @@ pub enum Command {
     Note(crate::cmd::note::NoteArgs),
     /// Auto memory: extract facts from a session's new messages into both memories.md files.
     Extract(crate::cmd::extract::ExtractArgs),
+    /// Tiered memory (Tier 0/1/2), learnings, preferences, and search over every memory.
+    Memory(crate::cmd::memory::MemoryArgs),
 }

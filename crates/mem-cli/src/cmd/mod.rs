@@ -8,6 +8,8 @@ pub mod instructions;
 pub mod llm;
 pub mod note;
 pub mod recall;
+pub mod memory;
+pub mod memory_store;
 pub mod session;
 
 use anyhow::Result;
@@ -27,5 +29,6 @@ pub async fn run(command: Command, settings: &Settings) -> Result<()> {
         Command::Recall(args) => recall::run(args, settings).await,
         Command::Note(args) => note::run(args, settings),
         Command::Extract(args) => extract::run(args, settings).await,
+        Command::Memory(args) => memory::run(args, settings),
     }
 }

@@ -1,0 +1,657 @@
+//! `mem memory stats|core|selected|archive|search|add|clean|show|forget|reindex|pref|import`
+//! (seed 003 "CLI 命令", "记忆管理"), on `mem_tiers::MemoryManager`.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand, ValueEnum};
+use mem_core::terminal::{safe, safe_line};
+use mem_tiers::tiers::Headings;
+use mem_tiers::tiers::TierText;
+use mem_tiers::{AnyStore, LearningScope, MemoryConfig, MemoryId, SearchHit, archive};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::settings::Settings;
+
+/// The manager on whichever store is configured (SQLite or the team store).
+type MemoryManager = mem_tiers::MemoryManager<AnyStore>;
+
+/// `mem memory ...`
+#[derive(Debug, Args)]
+pub struct MemoryArgs {
+    #[command(subcommand)]
+    command: MemoryCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum MemoryCommand {
+    /// Counts: projects, preferences, learnings, indexed entries and notes, tier sizes.
+    Stats,
+    /// Tier 0, the core memory for every system prompt (fewer than tier0_max_tokens tokens).
+    Core,
+    /// Tier 1, the selected memory for when there is room (fewer than --max-tokens tokens).
+    Selected {
+        /// The budget in tokens (default: tier1_max_tokens, 2000).
+        #[arg(long, value_name = "N")]
+        max_tokens: Option<usize>,
+    },
+    /// Tier 2, the whole archive: preferences, projects, learnings (Markdown or JSON).
+    Archive {
+        /// Output format; `json` is what `mem memory import` reads.
+        #[arg(long, value_enum, default_value_t = ArchiveFormat::Md)]
+        format: ArchiveFormat,
+        /// Write to this file (atomically) instead of standard output.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Search every memory (learnings, memories.md entries, notes) as plain text, best first.
+    Search {
+        /// The words to find (FTS syntax has no meaning here).
+        #[arg(required = true, num_args = 1.., value_name = "QUERY")]
+        query: Vec<String>,
+        /// The most results.
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+    },
+    /// Add a learning (secrets are withheld).
+    Add {
+        /// Short title.
+        title: String,
+        /// The lesson.
+        content: String,
+        /// Category (`error`, `best-practice`...).
+        #[arg(long, default_value = "general")]
+        category: String,
+        /// Comma-separated tags.
+        #[arg(long, value_delimiter = ',')]
+        tags: Vec<String>,
+        /// Where it was learnt.
+        #[arg(long)]
+        context: Option<String>,
+        /// For every project (default: the current project only); same as `--scope user`.
+        #[arg(long, conflicts_with = "scope")]
+        global: bool,
+        /// Who sees it: project (default; only you), user (every project; only you), team
+        #[arg(long, value_enum, hide_possible_values = true)]
+        scope: Option<ScopeArg>,
+    },
+    /// Refresh the index, report the short-term view, delete expired learnings.
+    Clean {
+        /// Say what would be deleted; delete nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Show one memory by id (L<n>, M<hash>, N:<scope>/<file>).
+    Show {
+        /// The memory id.
+        id: String,
+    },
+    /// Remove one memory from where it lives (database row, memories.md bullet, note file).
+    Forget {
+        /// The memory id.
+        id: String,
+    },
+    /// Rebuild the index of memories.md entries and notes from the files.
+    Reindex,
+    /// User preferences: list them, show one, or set one (model, workflow, theme, editor,
+    /// shell, or any other key).
+    Pref {
+        /// The preference key.
+        key: Option<String>,
+        /// The new value.
+        value: Option<String>,
+        /// Remove the preference.
+        #[arg(long, conflicts_with = "value", requires = "key")]
+        unset: bool,
+    },
+    /// Copy the local SQLite store to a team store on PostgreSQL (idempotent, resumable).
+    Migrate {
+        /// The server (default: `[store] url` or MEM_STORE_URL).
+        #[arg(long, value_name = "URL")]
+        to: Option<String>,
+    },
+    /// Read an archive written by `mem memory archive --format json` back into the store.
+    Import {
+        /// The archive file.
+        file: PathBuf,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ScopeArg {
+    /// This project, only you.
+    Project,
+    /// Every project, only you.
+    User,
+    /// Shared with your team (team store only).
+    Team,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ArchiveFormat {
+    /// Markdown, for people.
+    Md,
+    /// JSON, for `mem memory import`.
+    Json,
+}
+
+/// The `[memory]` table of `config.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MemorySection {
+    storage_dir: Option<PathBuf>,
+    short_term_max_messages: Option<usize>,
+    short_term_max_age_hours: Option<u64>,
+    tier0_max_tokens: Option<usize>,
+    tier1_max_tokens: Option<usize>,
+    learning_max_age_days: Option<u64>,
+    headings: Option<String>,
+    extra_note_dirs: Option<Vec<PathBuf>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct ConfigMemoryOnly {
+    memory: Option<MemorySection>,
+}
+
+/// The largest config file read, in bytes.
+const MAX_CONFIG_BYTES: usize = crate::config::MAX_CONFIG_BYTES;
+
+/// `MemoryConfig` from the defaults for `--home`, then `[memory]` of the user's and the
+/// project's `config.toml` (the project's wins, key by key).
+fn memory_config(settings: &Settings) -> Result<MemoryConfig> {
+    let mut config = MemoryConfig::for_home(&settings.home);
+    for path in crate::config::config_paths(settings) {
+        let read = match mem_instructions::read_capped(&path, MAX_CONFIG_BYTES) {
+            Ok(r) => r,
+            Err(mem_instructions::ReadError::Io(e)) if e.kind() == io::ErrorKind::NotFound => {
+                continue;
+            }
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        if read.truncated || read.lossy {
+            bail!("{} is too large or not UTF-8", path.display());
+        }
+        let parsed: ConfigMemoryOnly = toml::from_str(&read.text)
+            .with_context(|| format!("{}: invalid [memory] table", path.display()))?;
+        let Some(m) = parsed.memory else { continue };
+        let base = path.parent().unwrap_or(Path::new("."));
+        if let Some(d) = m.storage_dir {
+            config.storage_dir = base.join(d);
+        }
+        if let Some(v) = m.short_term_max_messages {
+            config.short_term_max_messages = v;
+        }
+        if let Some(v) = m.short_term_max_age_hours {
+            config.short_term_max_age_hours = v;
+        }
+        if let Some(v) = m.tier0_max_tokens {
+            config.tier0_max_tokens = v;
+        }
+        if let Some(v) = m.tier1_max_tokens {
+            config.tier1_max_tokens = v;
+        }
+        if let Some(v) = m.learning_max_age_days {
+            config.learning_max_age_days = Some(v);
+        }
+        if let Some(h) = m.headings {
+            config.headings = Headings::by_name(&h).with_context(|| {
+                format!(
+                    "{}: [memory] headings must be \"zh\" or \"en\", not {h:?}",
+                    path.display()
+                )
+            })?;
+        }
+        if let Some(dirs) = m.extra_note_dirs {
+            config.extra_note_dirs = dirs.into_iter().map(|d| base.join(d)).collect();
+        }
+    }
+    Ok(config)
+}
+
+/// Runs `mem memory ...`.
+pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
+    let config = memory_config(settings)?;
+    if let MemoryCommand::Migrate { to } = &args.command {
+        // Before opening the configured store: the local database is the source.
+        return super::memory_store::migrate(settings, &config, to.clone(), &mut io::stdout());
+    }
+    let store = AnyStore::open(&super::memory_store::location(settings, &config)?, &config)?;
+    let mm = MemoryManager::from_project_with(&settings.project, config, store)?;
+    let mut out = io::stdout().lock();
+    let json = settings.json;
+    match args.command {
+        MemoryCommand::Stats => stats(&mm, json, &mut out),
+        MemoryCommand::Core => {
+            let t = mm.get_tier0_summary()?;
+            tier(0, &t, json, &mut out)
+        }
+        MemoryCommand::Selected { max_tokens } => {
+            let t = mm.get_tier1_summary(max_tokens.unwrap_or(mm.config().tier1_max_tokens))?;
+            tier(1, &t, json, &mut out)
+        }
+        MemoryCommand::Archive { format, output } => {
+            archive_cmd(&mm, format, output, json, &mut out)
+        }
+        MemoryCommand::Search { query, limit } => {
+            search(&mm, &query.join(" "), limit, json, &mut out)
+        }
+        MemoryCommand::Add {
+            title,
+            content,
+            category,
+            tags,
+            context,
+            global,
+            scope,
+        } => {
+            let scope = match (scope, global) {
+                (Some(ScopeArg::Team), _) => LearningScope::Team,
+                (Some(ScopeArg::User), _) | (None, true) => LearningScope::User,
+                (Some(ScopeArg::Project), _) | (None, false) => LearningScope::Project,
+            };
+            let added = mm.add_learning_in(
+                &title,
+                &content,
+                &category,
+                &tags,
+                context.as_deref(),
+                scope,
+            )?;
+            let l = &added.learning;
+            if json {
+                let v =
+                    json!({"id": format!("L{}", l.id), "learning": l, "withheld": added.withheld});
+                writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+            } else {
+                let scope = match (&l.team, &l.project_key) {
+                    (Some(team), _) => format!("team {}", safe_line(team)),
+                    (None, Some(_)) => "this project".to_owned(),
+                    (None, None) => "every project".to_owned(),
+                };
+                writeln!(
+                    out,
+                    "added L{} [{}] {} (for {scope})",
+                    l.id,
+                    safe_line(&l.category),
+                    safe_line(&l.title)
+                )?;
+                withheld_line(added.withheld, &mut out)?;
+            }
+            Ok(())
+        }
+        MemoryCommand::Clean { dry_run } => clean(&mm, dry_run, json, &mut out),
+        MemoryCommand::Show { id } => show(&mm, &parse_id(&id)?, json, &mut out),
+        MemoryCommand::Forget { id } => {
+            let id = parse_id(&id)?;
+            if !matches!(id, MemoryId::Learning(_)) {
+                // Entries and notes of the project live under .mewcode/: never through a
+                // symlink out of the project.
+                settings.guard_write(&settings.project_dir())?;
+            }
+            let f = mm.forget(&id)?;
+            if json {
+                writeln!(out, "{}", serde_json::to_string_pretty(&f)?)?;
+            } else {
+                writeln!(
+                    out,
+                    "forgot {} ({} \"{}\") from {}",
+                    f.id,
+                    f.source.as_str(),
+                    safe_line(&f.title),
+                    safe_line(&f.location)
+                )?;
+            }
+            Ok(())
+        }
+        MemoryCommand::Reindex => {
+            let r = mm.reindex()?;
+            if json {
+                writeln!(out, "{}", serde_json::to_string_pretty(&r)?)?;
+            } else {
+                writeln!(out, "reindexed {} files ({} read)", r.reindexed, r.read)?;
+                for w in &r.warnings {
+                    writeln!(io::stderr(), "warning: {}", safe_line(w))?;
+                }
+            }
+            Ok(())
+        }
+        MemoryCommand::Pref { key, value, unset } => pref(&mm, key, value, unset, json, &mut out),
+        MemoryCommand::Migrate { to } => {
+            super::memory_store::migrate(settings, mm.config(), to, &mut out)
+        }
+        MemoryCommand::Import { file } => {
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
+            let a = archive::parse(&text, &file)?;
+            let r = mm.import(&a)?;
+            if json {
+                writeln!(out, "{}", serde_json::to_string_pretty(&r)?)?;
+            } else {
+                writeln!(
+                    out,
+                    "imported {} learnings ({} already present), {} projects, {} preferences",
+                    r.learnings_added, r.learnings_skipped, r.projects, r.preferences
+                )?;
+                withheld_line(r.withheld, &mut out)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn parse_id(id: &str) -> Result<MemoryId> {
+    Ok(id.parse::<MemoryId>()?)
+}
+
+fn withheld_line(n: usize, out: &mut impl Write) -> Result<()> {
+    if n > 0 {
+        let s = if n == 1 { "" } else { "s" };
+        writeln!(
+            out,
+            "withheld {n} secret{s} (stored as {})",
+            mem_core::secrets::REDACTED
+        )?;
+    }
+    Ok(())
+}
+
+fn tier(n: u8, t: &TierText, json: bool, out: &mut impl Write) -> Result<()> {
+    if json {
+        let v = json!({"tier": n, "text": t.text, "tokens": t.tokens, "max_tokens": t.max_tokens, "dropped": t.dropped});
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        return Ok(());
+    }
+    write!(out, "{}", safe(&t.text))?;
+    let mut err = io::stderr().lock();
+    writeln!(
+        err,
+        "tier {n}: {} tokens (budget: fewer than {})",
+        t.tokens, t.max_tokens
+    )?;
+    if !t.dropped.is_empty() {
+        writeln!(err, "dropped to fit: {}", safe_line(&t.dropped.join(", ")))?;
+    }
+    Ok(())
+}
+
+/// Milliseconds since the epoch as RFC 3339 (UTC, seconds).
+fn rfc3339(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_default()
+}
+
+/// `just now`, `5m ago`, `3h ago`, `2d ago`.
+fn age(ms: i64) -> String {
+    let secs = (chrono::Utc::now().timestamp_millis() - ms).max(0) / 1000;
+    match secs {
+        0..60 => "just now".to_owned(),
+        60..3600 => format!("{}m ago", secs / 60),
+        3600..86_400 => format!("{}h ago", secs / 3600),
+        _ => format!("{}d ago", secs / 86_400),
+    }
+}
+
+fn search(
+    mm: &MemoryManager,
+    q: &str,
+    limit: usize,
+    json: bool,
+    out: &mut impl Write,
+) -> Result<()> {
+    let hits: Vec<SearchHit> = mm.recall(q, limit)?;
+    if json {
+        let v: Vec<_> = hits
+            .iter()
+            .map(|h| {
+                json!({
+                    "id": h.id, "source": h.source, "scope": h.scope, "title": h.title,
+                    "snippet": h.snippet, "path": h.path, "updated": rfc3339(h.updated_ms),
+                    "score": h.score,
+                })
+            })
+            .collect();
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        return Ok(());
+    }
+    if hits.is_empty() {
+        writeln!(out, "no memory matches {:?}", safe_line(q).as_ref())?;
+        return Ok(());
+    }
+    for h in &hits {
+        writeln!(
+            out,
+            "{}  {}  {}  {}  {}",
+            safe_line(&h.id),
+            h.source.as_str(),
+            safe_line(&h.scope),
+            age(h.updated_ms),
+            safe_line(&h.title)
+        )?;
+        let snippet = mem_tiers::tiers::one_line(&h.snippet, 160);
+        writeln!(out, "    {}", safe_line(&snippet))?;
+    }
+    Ok(())
+}
+
+fn show(mm: &MemoryManager, id: &MemoryId, json: bool, out: &mut impl Write) -> Result<()> {
+    let s = mm.show(id)?;
+    if json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&s)?)?;
+        return Ok(());
+    }
+    let d = &s.document;
+    writeln!(out, "id: {}", safe_line(&d.id))?;
+    writeln!(
+        out,
+        "source: {} ({})",
+        d.source.as_str(),
+        safe_line(&d.scope)
+    )?;
+    writeln!(out, "title: {}", safe_line(&d.title))?;
+    if let Some(p) = &d.path {
+        writeln!(out, "path: {}", safe_line(p))?;
+    }
+    if let Some(l) = &s.learning {
+        writeln!(out, "category: {}", safe_line(&l.category))?;
+        if !l.tags.is_empty() {
+            writeln!(out, "tags: {}", safe_line(&l.tags.join(", ")))?;
+        }
+        if let Some(c) = &l.context {
+            writeln!(out, "context: {}", safe_line(c))?;
+        }
+        writeln!(out, "age: {}", age(l.created_ms))?;
+        writeln!(out)?;
+        writeln!(out, "{}", safe(&l.content))?;
+    } else {
+        writeln!(out, "age: {}", age(d.updated_ms))?;
+        writeln!(out)?;
+        writeln!(out, "{}", safe(d.body.trim_end()))?;
+    }
+    Ok(())
+}
+
+fn stats(mm: &MemoryManager, json: bool, out: &mut impl Write) -> Result<()> {
+    let mut s = mm.stats()?;
+    let backend = mm.store().backend();
+    s.database = mm.store().describe();
+    if json {
+        let mut v = serde_json::to_value(&s)?;
+        v["backend"] = json!(backend);
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        return Ok(());
+    }
+    writeln!(out, "backend: {backend}")?;
+    writeln!(out, "database: {}", safe_line(&s.database))?;
+    if let Some(p) = &s.project {
+        writeln!(out, "project: {}", safe_line(p))?;
+    }
+    writeln!(out, "projects: {}", s.store.projects)?;
+    writeln!(out, "user preferences: {}", s.store.user_preferences)?;
+    writeln!(
+        out,
+        "learnings: {} ({} visible here)",
+        s.store.learnings, s.visible_learnings
+    )?;
+    for (c, n) in &s.store.learnings_by_category {
+        writeln!(out, "  {}: {n}", safe_line(c))?;
+    }
+    let docs = |k: &str| s.store.documents.get(k).copied().unwrap_or(0);
+    writeln!(
+        out,
+        "indexed: {} memories.md entries, {} notes ({} files)",
+        docs("entry"),
+        docs("note"),
+        s.store.files
+    )?;
+    writeln!(out, "short-term: {} messages", s.short_term_messages)?;
+    writeln!(
+        out,
+        "tier 0: {} tokens (budget: fewer than {})",
+        s.tier0_tokens.0, s.tier0_tokens.1
+    )?;
+    writeln!(
+        out,
+        "tier 1: {} tokens (budget: fewer than {})",
+        s.tier1_tokens.0, s.tier1_tokens.1
+    )?;
+    writeln!(out, "schema version: {}", s.store.schema_version)?;
+    Ok(())
+}
+
+fn clean(mm: &MemoryManager, dry_run: bool, json: bool, out: &mut impl Write) -> Result<()> {
+    let r = mm.clean(dry_run)?;
+    if json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&r)?)?;
+        return Ok(());
+    }
+    let verb = if dry_run { "would delete" } else { "deleted" };
+    writeln!(
+        out,
+        "short-term: {} messages in view{}",
+        r.short_term_messages,
+        if r.short_term_expired {
+            " (latest session older than the limit: expired)"
+        } else {
+            ""
+        }
+    )?;
+    writeln!(out, "index: {} files gone, dropped", r.index.removed)?;
+    match mm.config().learning_max_age_days {
+        None => writeln!(
+            out,
+            "learnings: no expiry configured ([memory] learning_max_age_days)"
+        )?,
+        Some(days) => {
+            writeln!(
+                out,
+                "learnings unused for {days} days: {verb} {}",
+                r.expired_learnings.len()
+            )?;
+            for l in &r.expired_learnings {
+                writeln!(out, "  L{} {}", l.id, safe_line(&l.title))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn pref(
+    mm: &MemoryManager,
+    key: Option<String>,
+    value: Option<String>,
+    unset: bool,
+    json: bool,
+    out: &mut impl Write,
+) -> Result<()> {
+    match (key, value) {
+        (None, _) => {
+            let prefs = mm.preferences()?;
+            if json {
+                writeln!(out, "{}", serde_json::to_string_pretty(&prefs)?)?;
+            } else if prefs.is_empty() {
+                writeln!(
+                    out,
+                    "no user preferences set (set one: mem memory pref model deepseek)"
+                )?;
+            } else {
+                for (k, v) in &prefs {
+                    writeln!(out, "{} = {}", safe_line(k), safe_line(v))?;
+                }
+            }
+        }
+        (Some(k), None) if unset => {
+            mm.set_preference(&k, None)?;
+            if json {
+                writeln!(out, "{}", json!({"key": k, "value": null}))?;
+            } else {
+                writeln!(out, "{} unset", safe_line(&k))?;
+            }
+        }
+        (Some(k), None) => {
+            let prefs = mm.preferences()?;
+            let v = prefs.get(&k.trim().to_lowercase());
+            if json {
+                writeln!(out, "{}", json!({"key": k, "value": v}))?;
+            } else {
+                match v {
+                    Some(v) => writeln!(out, "{}", safe_line(v))?,
+                    None => bail!("the preference {:?} is not set", safe_line(&k).as_ref()),
+                }
+            }
+        }
+        (Some(k), Some(v)) => {
+            let withheld = mm.set_preference(&k, Some(&v))?;
+            let stored = mm
+                .preferences()?
+                .get(&k.trim().to_lowercase())
+                .cloned()
+                .unwrap_or_default();
+            if json {
+                writeln!(
+                    out,
+                    "{}",
+                    json!({"key": k, "value": stored, "withheld": withheld})
+                )?;
+            } else {
+                writeln!(out, "{} = {}", safe_line(&k), safe_line(&stored))?;
+                withheld_line(withheld, out)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn archive_cmd(
+    mm: &MemoryManager,
+    format: ArchiveFormat,
+    output: Option<PathBuf>,
+    json: bool,
+    out: &mut impl Write,
+) -> Result<()> {
+    let a = mm.get_tier2_archive()?;
+    let format = if json { ArchiveFormat::Json } else { format };
+    let text = match format {
+        ArchiveFormat::Json => format!("{}\n", serde_json::to_string_pretty(&a)?),
+        ArchiveFormat::Md => archive::to_markdown(&a, &mm.config().headings),
+    };
+    match output {
+        Some(path) => {
+            mem_tiers::index::write_atomic(&path, text.as_bytes())?;
+            writeln!(
+                io::stderr(),
+                "wrote {} learnings, {} projects, {} preferences to {}",
+                a.learnings.len(),
+                a.projects.len(),
+                a.user_preferences.len(),
+                path.display()
+            )?;
+        }
+        None if format == ArchiveFormat::Json => write!(out, "{text}")?,
+        None => write!(out, "{}", safe(&text))?,
+    }
+    Ok(())
+}

@@ -1,0 +1,265 @@
+//! Tier 2 (seed 003 "完整存档"): the whole store as one document, exported as JSON or Markdown
+//! and imported back from the JSON form (`mem memory archive`, `mem memory import`).
+//!
+//! `memories.md` entries and memory notes are files (the truth for them), so they are not part
+//! of the archive: back them up with the project.
+
+use std::collections::{BTreeMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::model::{
+    LearningEntry, LearningFilter, MAX_CONTENT_BYTES, MAX_TITLE_CHARS, NewLearning, ProjectRecord,
+};
+use crate::store::MemoryStore;
+use crate::tiers::Headings;
+
+/// The `format` field of an archive.
+pub const ARCHIVE_FORMAT: &str = "mewmem-memory-archive";
+/// The archive version this build writes and reads.
+pub const ARCHIVE_VERSION: u32 = 1;
+
+/// Everything in the tier store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Archive {
+    /// Always [`ARCHIVE_FORMAT`].
+    pub format: String,
+    /// [`ARCHIVE_VERSION`].
+    pub version: u32,
+    /// User preferences, by key.
+    #[serde(default)]
+    pub user_preferences: BTreeMap<String, String>,
+    /// Every project, most recently used first.
+    #[serde(default)]
+    pub projects: Vec<ProjectRecord>,
+    /// Every learning, newest first.
+    #[serde(default)]
+    pub learnings: Vec<LearningEntry>,
+}
+
+/// Reads the whole store.
+///
+/// # Errors
+/// Store errors.
+pub fn export<S: MemoryStore + ?Sized>(store: &S) -> Result<Archive> {
+    Ok(Archive {
+        format: ARCHIVE_FORMAT.to_owned(),
+        version: ARCHIVE_VERSION,
+        user_preferences: store.user_preferences()?,
+        projects: store.recent_projects(None)?,
+        learnings: store.learnings(&LearningFilter::default())?,
+    })
+}
+
+/// The archive as Markdown: `## 用户偏好`, `## 项目详情` (a `### name` block per project),
+/// `## 学习记录` (`### L<id> title` blocks with category, tags, context, project, dates, then
+/// the content). Text is written as stored; print it through `mem_core::terminal::safe`.
+pub fn to_markdown(a: &Archive, h: &Headings) -> String {
+    let mut out = String::new();
+    let ms = |t: i64| {
+        chrono::DateTime::from_timestamp_millis(t)
+            .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+            .unwrap_or_default()
+    };
+    out.push_str(&format!("## {}\n", h.user_preferences));
+    for (k, v) in &a.user_preferences {
+        let label = crate::USER_PREFERENCE_KEYS
+            .iter()
+            .position(|x| x == k)
+            .map_or(k.as_str(), |i| h.preference_labels[i].as_str());
+        out.push_str(&format!("- {label}: {v}\n"));
+    }
+    out.push_str(&format!("\n## {}\n", h.project_details));
+    for p in &a.projects {
+        out.push_str(&format!("### {}\n", p.name));
+        let fields = [
+            p.language.as_deref(),
+            p.framework.as_deref(),
+            p.test_command.as_deref(),
+            Some(p.path.as_str()),
+        ];
+        for (label, v) in h.project_labels.iter().zip(fields) {
+            if let Some(v) = v {
+                out.push_str(&format!("- {label}: {v}\n"));
+            }
+        }
+        for (name, cmd) in &p.custom_commands {
+            out.push_str(&format!("- {name}: `{cmd}`\n"));
+        }
+        for n in &p.notes {
+            out.push_str(&format!("- {}: {n}\n", h.project_labels[4]));
+        }
+    }
+    out.push_str(&format!("\n## {}\n", h.learnings));
+    for l in &a.learnings {
+        out.push_str(&format!("### L{} {}\n", l.id, l.title));
+        out.push_str(&format!("- category: {}\n", l.category));
+        if !l.tags.is_empty() {
+            out.push_str(&format!("- tags: {}\n", l.tags.join(", ")));
+        }
+        if let Some(c) = &l.context {
+            out.push_str(&format!("- context: {c}\n"));
+        }
+        let project = l
+            .project_key
+            .as_deref()
+            .and_then(|k| a.projects.iter().find(|p| p.key == k))
+            .map_or_else(
+                || {
+                    l.project_key
+                        .clone()
+                        .unwrap_or_else(|| "(user-wide)".into())
+                },
+                |p| p.name.clone(),
+            );
+        out.push_str(&format!("- project: {project}\n"));
+        out.push_str(&format!("- created: {}\n", ms(l.created_ms)));
+        if !l.content.is_empty() {
+            out.push('\n');
+            out.push_str(&l.content);
+            out.push('\n');
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Parses an archive's JSON text; `path` names the file in errors.
+///
+/// # Errors
+/// [`Error::Malformed`] with the line of a JSON error, or for a wrong `format` / `version`.
+pub fn parse(text: &str, path: &std::path::Path) -> Result<Archive> {
+    let a: Archive = serde_json::from_str(text).map_err(|e| Error::Malformed {
+        path: path.to_path_buf(),
+        line: e.line(),
+        message: e.to_string(),
+    })?;
+    if a.format != ARCHIVE_FORMAT {
+        return Err(Error::Malformed {
+            path: path.to_path_buf(),
+            line: 0,
+            message: format!("format is {:?}, expected {ARCHIVE_FORMAT:?}", a.format),
+        });
+    }
+    if a.version != ARCHIVE_VERSION {
+        return Err(Error::Malformed {
+            path: path.to_path_buf(),
+            line: 0,
+            message: format!(
+                "version {} is not supported (this mewmem reads {ARCHIVE_VERSION})",
+                a.version
+            ),
+        });
+    }
+    Ok(a)
+}
+
+/// What [`import`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ImportReport {
+    /// Learnings added.
+    pub learnings_added: usize,
+    /// Learnings already present (same title, content, category and project) and skipped.
+    pub learnings_skipped: usize,
+    /// Projects inserted or updated.
+    pub projects: usize,
+    /// Preferences set.
+    pub preferences: usize,
+    /// Secrets withheld by the filter.
+    pub withheld: usize,
+}
+
+/// Writes an archive into the store: every text through the secret filter, learnings that are
+/// already present skipped (so importing twice adds nothing), creation times kept (learnings
+/// get new row ids).
+///
+/// # Errors
+/// [`Error::Invalid`] for an empty or oversized learning (nothing is written then); store
+/// errors.
+pub fn import<S: MemoryStore + ?Sized>(store: &S, a: &Archive) -> Result<ImportReport> {
+    let mut report = ImportReport::default();
+    let mut red = |t: &str| {
+        let r = mem_core::secrets::redact(t);
+        report.withheld += r.withheld();
+        r.text
+    };
+    for l in &a.learnings {
+        if l.title.trim().is_empty() || l.title.chars().count() > MAX_TITLE_CHARS {
+            return Err(Error::Invalid {
+                what: "archive learning",
+                reason: format!(
+                    "L{}: the title is empty or longer than {MAX_TITLE_CHARS} characters",
+                    l.id
+                ),
+            });
+        }
+        if l.content.len() > MAX_CONTENT_BYTES {
+            return Err(Error::Invalid {
+                what: "archive learning",
+                reason: format!(
+                    "L{}: the content is larger than {MAX_CONTENT_BYTES} bytes",
+                    l.id
+                ),
+            });
+        }
+    }
+    let mut prefs = Vec::new();
+    for (k, v) in &a.user_preferences {
+        prefs.push((k.clone(), red(v)));
+    }
+    let mut projects = Vec::new();
+    for p in &a.projects {
+        let mut p = p.clone();
+        p.notes = p.notes.iter().map(|n| red(n)).collect();
+        p.custom_commands = p
+            .custom_commands
+            .iter()
+            .map(|(k, v)| (k.clone(), red(v)))
+            .collect();
+        projects.push(p);
+    }
+    let mut learnings = Vec::new();
+    for l in &a.learnings {
+        learnings.push(NewLearning {
+            title: red(l.title.trim()),
+            content: red(&l.content),
+            category: red(&l.category.trim().to_lowercase()),
+            tags: l.tags.iter().map(|t| red(t)).collect(),
+            context: l.context.as_deref().map(&mut red),
+            project_key: l.project_key.clone(),
+            created_ms: l.created_ms,
+            share_with_team: false,
+        });
+    }
+    for (k, v) in prefs {
+        store.set_user_preference(&k, Some(&v))?;
+        report.preferences += 1;
+    }
+    for p in &projects {
+        store.upsert_project(p)?;
+        report.projects += 1;
+    }
+    type Key = (String, String, String, Option<String>);
+    let mut have: HashSet<Key> = store
+        .learnings(&LearningFilter::default())?
+        .into_iter()
+        .map(|l| (l.title, l.content, l.category, l.project_key))
+        .collect();
+    for n in learnings {
+        let key = (
+            n.title.clone(),
+            n.content.clone(),
+            n.category.clone(),
+            n.project_key.clone(),
+        );
+        if have.contains(&key) {
+            report.learnings_skipped += 1;
+            continue;
+        }
+        store.add_learning(&n)?;
+        have.insert(key);
+        report.learnings_added += 1;
+    }
+    Ok(report)
+}

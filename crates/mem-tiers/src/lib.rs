@@ -1,0 +1,38 @@
+//! Oh My Coder's tiered memory (seed 003 "分层有限记忆") for mewmem, and the one search index
+//! over every memory (SPEC "One memory, not three").
+//!
+//! - [`MemoryStore`]: the store API (user/project preferences, projects, learnings, the index);
+//!   [`SqliteStore`] is the default backend (bundled SQLite, WAL, FTS5 with bm25 and trigram);
+//!   [`PgStore`] the team store on PostgreSQL (authors, scopes, tsvector + pg_trgm);
+//!   [`AnyStore`] either, chosen by a [`StoreLocation`].
+//! - [`index`]: documents from `memories.md` entries and memory notes, kept in step with their
+//!   files ([`index::sync`]).
+//! - [`MemoryManager`]: `from_project`, Tier 0 / Tier 1 / Tier 2, `recall`, learnings by
+//!   category, the short-term view over the latest session, `forget`, `clean`, export/import.
+//!
+//! The schema, migrations, index rules and tier shapes are in `docs/formats/tiers.md`.
+
+pub mod archive;
+mod backend;
+mod error;
+pub mod id;
+pub mod index;
+mod manager;
+pub mod migrate;
+pub mod model;
+pub mod postgres;
+pub mod project;
+pub mod query;
+pub mod schema;
+mod sqlite;
+mod store;
+pub mod tiers;
+
+pub use backend::{AnyStore, StoreLocation};
+pub use error::{Error, Result};
+pub use id::MemoryId;
+pub use manager::*;
+pub use model::*;
+pub use postgres::{PgOptions, PgStore};
+pub use sqlite::{DATABASE_FILE, DEFAULT_BUSY_TIMEOUT, SqliteStore};
+pub use store::MemoryStore;

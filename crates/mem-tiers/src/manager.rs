@@ -1,0 +1,954 @@
+//! `MemoryManager` (seed 003 "MemoryManager", "Tier 0/1/2", "数据模型").
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mem_core::{Message, TokenCounter};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::id::MemoryId;
+use crate::index::{IndexSource, MemoriesFile, NoteDir, SyncReport};
+use crate::model::*;
+use crate::sqlite::{DATABASE_FILE, DEFAULT_BUSY_TIMEOUT, SqliteStore};
+use crate::store::MemoryStore;
+use crate::tiers::{self, Headings, Item, Section, TierText};
+
+/// Seed 003 `MemoryConfig`, with mewmem's additions.
+#[derive(Debug, Clone)]
+pub struct MemoryConfig {
+    /// Where the database lives (`<storage_dir>/memory.db`). Default
+    /// `~/.mewcode/tiers` (the seed's `~/.oh-my-coder/memory`, under mewmem's home dir).
+    pub storage_dir: PathBuf,
+    /// Short-term memory: at most this many messages of the latest session (default 100).
+    pub short_term_max_messages: usize,
+    /// Short-term memory: only a session active within this many hours (default 24).
+    pub short_term_max_age_hours: u64,
+    /// Tier 0 budget in tokens, exclusive (default 500: Tier 0 is `< 500` tokens).
+    pub tier0_max_tokens: usize,
+    /// Tier 1 default budget in tokens, exclusive (default 2,000).
+    pub tier1_max_tokens: usize,
+    /// `mem memory clean` deletes learnings not used for this many days; `None` (default):
+    /// learnings never expire.
+    pub learning_max_age_days: Option<u64>,
+    /// Headings and labels of the tiers (default the seed's Chinese ones).
+    pub headings: Headings,
+    /// The user-level `.mewcode` dir (`memories.md`, `memory/`); `None`: no user-level sources.
+    pub user_dir: Option<PathBuf>,
+    /// Extra note dirs (scope `extra<K>`, K = index here), e.g. a Claude Code memory folder.
+    pub extra_note_dirs: Vec<PathBuf>,
+    /// How long a call waits for another process's write (default 5 s).
+    pub busy_timeout: Duration,
+    /// The tokenizer measuring the budgets (default o200k_base).
+    pub counter: TokenCounter,
+}
+
+impl MemoryConfig {
+    /// The defaults for a user whose home directory is `home`.
+    pub fn for_home(home: &Path) -> Self {
+        MemoryConfig {
+            storage_dir: home.join(".mewcode").join("tiers"),
+            short_term_max_messages: 100,
+            short_term_max_age_hours: 24,
+            tier0_max_tokens: 500,
+            tier1_max_tokens: 2_000,
+            learning_max_age_days: None,
+            headings: Headings::zh(),
+            user_dir: Some(home.join(".mewcode")),
+            extra_note_dirs: Vec::new(),
+            busy_timeout: DEFAULT_BUSY_TIMEOUT,
+            counter: TokenCounter::default(),
+        }
+    }
+
+    /// `<storage_dir>/memory.db`.
+    pub fn database_path(&self) -> PathBuf {
+        self.storage_dir.join(DATABASE_FILE)
+    }
+}
+
+/// Learnings shown in Tier 0 / Tier 1; projects in Tier 0 / Tier 1 (seed 003).
+pub const TIER0_PROJECTS: usize = 3;
+/// Learnings in Tier 0.
+pub const TIER0_LEARNINGS: usize = 3;
+/// Projects in Tier 1.
+pub const TIER1_PROJECTS: usize = 5;
+/// Learnings in Tier 1.
+pub const TIER1_LEARNINGS: usize = 10;
+/// Project-knowledge items in Tier 1 (preset notes, project entries and notes).
+pub const TIER1_KNOWLEDGE: usize = 10;
+/// The longest line of a tier item, in characters.
+pub const TIER_ITEM_MAX_CHARS: usize = 200;
+
+/// What [`MemoryManager::add_learning`] stored.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Added {
+    /// The learning as stored (secrets replaced by `[REDACTED]`).
+    pub learning: LearningEntry,
+    /// How many secrets were withheld.
+    pub withheld: usize,
+}
+
+/// The short-term memory: a view over the latest session (never a copy).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ShortTerm {
+    /// The latest session, if any.
+    pub session_id: Option<String>,
+    /// Its last activity (RFC 3339).
+    pub last_active: Option<String>,
+    /// `true` when it was last active longer ago than `short_term_max_age_hours`.
+    pub expired: bool,
+    /// Its last ≤ `short_term_max_messages` messages (empty when expired).
+    pub messages: Vec<Message>,
+}
+
+/// One item shown by `show`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Shown {
+    /// The indexed document (title, body, path...).
+    pub document: Document,
+    /// The learning's full record, for `L` ids.
+    pub learning: Option<LearningEntry>,
+}
+
+/// What `forget` removed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Forgotten {
+    /// The id.
+    pub id: String,
+    /// Its source.
+    pub source: SourceKind,
+    /// Its title.
+    pub title: String,
+    /// Where it lived: the file changed/removed, or the database.
+    pub location: String,
+}
+
+/// What `clean` did (or would do, with `dry_run`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CleanReport {
+    /// Whether nothing was deleted.
+    pub dry_run: bool,
+    /// The short-term view (its expiry is computed, the session files are mem-session's).
+    pub short_term_expired: bool,
+    /// Messages in the short-term view now.
+    pub short_term_messages: usize,
+    /// Learnings expired (`learning_max_age_days`).
+    pub expired_learnings: Vec<LearningEntry>,
+    /// The index refresh (files dropped because they are gone).
+    pub index: SyncReport,
+}
+
+/// `mem memory stats`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stats {
+    /// The database file.
+    pub database: String,
+    /// The current project's key, if any.
+    pub project: Option<String>,
+    /// Store counts.
+    pub store: StoreStats,
+    /// Learnings visible in the current project.
+    pub visible_learnings: usize,
+    /// Short-term messages in view.
+    pub short_term_messages: usize,
+    /// Tier 0 size in tokens, and its budget.
+    pub tier0_tokens: (usize, usize),
+    /// Tier 1 size in tokens, and its budget.
+    pub tier1_tokens: (usize, usize),
+}
+
+/// Seed 003's `MemoryManager` over any [`MemoryStore`].
+pub struct MemoryManager<S: MemoryStore = SqliteStore> {
+    config: MemoryConfig,
+    store: S,
+    project: Option<ProjectRecord>,
+    sources: Vec<Box<dyn IndexSource>>,
+}
+
+impl std::fmt::Debug for MemoryManager<SqliteStore> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryManager")
+            .field("config", &self.config)
+            .field("project", &self.project)
+            .finish_non_exhaustive()
+    }
+}
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+impl MemoryManager<SqliteStore> {
+    /// Seed 003 `MemoryManager.from_project(project_path)`: opens the store, reads
+    /// `.omc/project.yaml` and registers the project (detecting language and framework from its
+    /// manifests where the preset is silent), and plugs in the project's and the user's
+    /// `memories.md` and note dirs as index sources.
+    ///
+    /// # Errors
+    /// Store errors ([`Error::Foreign`], [`Error::Corrupt`], [`Error::Locked`]...), and
+    /// [`Error::Malformed`] for a bad preset (file and line named).
+    pub fn from_project(project_dir: &Path, config: MemoryConfig) -> Result<Self> {
+        let store = SqliteStore::open(&config.database_path(), config.busy_timeout)?;
+        MemoryManager::from_project_with(project_dir, config, store)
+    }
+
+    /// Seed 003 `MemoryManager(config)`: no current project; user-level sources only.
+    ///
+    /// # Errors
+    /// Store errors.
+    pub fn new(config: MemoryConfig) -> Result<Self> {
+        let store = SqliteStore::open(&config.database_path(), config.busy_timeout)?;
+        let sources = default_sources(&config, None);
+        Ok(MemoryManager {
+            config,
+            store,
+            project: None,
+            sources,
+        })
+    }
+}
+
+impl<S: MemoryStore> MemoryManager<S> {
+    /// [`MemoryManager::from_project`] on a given store (any backend, e.g. the team store).
+    ///
+    /// # Errors
+    /// Store errors, and [`Error::Malformed`] for a bad preset.
+    pub fn from_project_with(project_dir: &Path, config: MemoryConfig, store: S) -> Result<Self> {
+        let project = crate::project::project_record(project_dir, now_ms())?;
+        store.upsert_project(&project)?;
+        let root = PathBuf::from(&project.path);
+        let sources = default_sources(&config, Some((&root, &project.key)));
+        Ok(MemoryManager {
+            config,
+            store,
+            project: Some(project),
+            sources,
+        })
+    }
+}
+
+/// The index sources of a project and the user: project `memories.md` and `memory/`, user
+/// `memories.md` and `memory/`, then the extra note dirs.
+pub fn default_sources(
+    config: &MemoryConfig,
+    project: Option<(&Path, &str)>,
+) -> Vec<Box<dyn IndexSource>> {
+    let mut out: Vec<Box<dyn IndexSource>> = Vec::new();
+    if let Some((root, key)) = project {
+        let dir = root.join(".mewcode");
+        out.push(Box::new(MemoriesFile {
+            path: dir.join("memories.md"),
+            scope: "project".into(),
+            project_key: Some(key.to_owned()),
+        }));
+        out.push(Box::new(NoteDir {
+            dir: dir.join("memory"),
+            scope: "project".into(),
+            project_key: Some(key.to_owned()),
+        }));
+    }
+    if let Some(user) = &config.user_dir {
+        out.push(Box::new(MemoriesFile {
+            path: user.join("memories.md"),
+            scope: "user".into(),
+            project_key: None,
+        }));
+        out.push(Box::new(NoteDir {
+            dir: user.join("memory"),
+            scope: "user".into(),
+            project_key: None,
+        }));
+    }
+    for (k, dir) in config.extra_note_dirs.iter().enumerate() {
+        out.push(Box::new(NoteDir {
+            dir: dir.clone(),
+            scope: format!("extra{k}"),
+            project_key: None,
+        }));
+    }
+    out
+}
+
+fn invalid(what: &'static str, reason: impl Into<String>) -> Error {
+    Error::Invalid {
+        what,
+        reason: reason.into(),
+    }
+}
+
+fn redact(text: &str, withheld: &mut usize) -> String {
+    let r = mem_core::secrets::redact(text);
+    *withheld += r.withheld();
+    r.text
+}
+
+impl<S: MemoryStore> MemoryManager<S> {
+    /// A manager over a given store (any backend), for a project already registered (or none),
+    /// with the given index sources.
+    pub fn with_store(
+        config: MemoryConfig,
+        store: S,
+        project: Option<ProjectRecord>,
+        sources: Vec<Box<dyn IndexSource>>,
+    ) -> Self {
+        MemoryManager {
+            config,
+            store,
+            project,
+            sources,
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &MemoryConfig {
+        &self.config
+    }
+
+    /// The current project, if any.
+    pub fn project(&self) -> Option<&ProjectRecord> {
+        self.project.as_ref()
+    }
+
+    fn project_key(&self) -> Option<&str> {
+        self.project.as_ref().map(|p| p.key.as_str())
+    }
+
+    /// Seed 003 `omc memory add TITLE CONTENT --category C`: validates, filters secrets out of
+    /// every field, stores the learning in the current project (or user-wide with `global`).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for an empty or over-long title ([`MAX_TITLE_CHARS`] characters),
+    /// content over [`MAX_CONTENT_BYTES`] bytes, a bad category or tag; store errors.
+    pub fn add_learning(
+        &self,
+        title: &str,
+        content: &str,
+        category: &str,
+        tags: &[String],
+        context: Option<&str>,
+        global: bool,
+    ) -> Result<Added> {
+        let scope = if global {
+            LearningScope::User
+        } else {
+            LearningScope::Project
+        };
+        self.add_learning_in(title, content, category, tags, context, scope)
+    }
+
+    /// [`MemoryManager::add_learning`] with an explicit scope: `User` (every project),
+    /// `Project` (the current one; user-wide when there is none) or `Team` (shared with the
+    /// team of a team store; the current project is recorded with it).
+    ///
+    /// # Errors
+    /// As [`MemoryManager::add_learning`]; [`Error::Invalid`] for `Team` on a store without a
+    /// team (SQLite, or PostgreSQL without `[store] team`).
+    pub fn add_learning_in(
+        &self,
+        title: &str,
+        content: &str,
+        category: &str,
+        tags: &[String],
+        context: Option<&str>,
+        scope: LearningScope,
+    ) -> Result<Added> {
+        let global = scope == LearningScope::User;
+        let mut withheld = 0;
+        let title = title.trim();
+        if title.is_empty() {
+            return Err(invalid("title", "it is empty"));
+        }
+        let n = title.chars().count();
+        if n > MAX_TITLE_CHARS {
+            return Err(invalid(
+                "title",
+                format!("{n} characters; at most {MAX_TITLE_CHARS}"),
+            ));
+        }
+        for (what, text) in [("content", Some(content)), ("context", context)] {
+            if let Some(t) = text
+                && t.len() > MAX_CONTENT_BYTES
+            {
+                return Err(invalid(
+                    what,
+                    format!("{} bytes; at most {MAX_CONTENT_BYTES}", t.len()),
+                ));
+            }
+        }
+        let category = validate_name("category", category)?;
+        let mut clean_tags: Vec<String> = Vec::new();
+        for t in tags {
+            for t in t.split(',') {
+                let t = t.trim();
+                if t.is_empty() {
+                    continue;
+                }
+                let t = validate_name("tag", t)?;
+                if !clean_tags.contains(&t) {
+                    clean_tags.push(t);
+                }
+            }
+        }
+        if clean_tags.len() > MAX_TAGS {
+            return Err(invalid(
+                "tags",
+                format!("{}; at most {MAX_TAGS}", clean_tags.len()),
+            ));
+        }
+        let new = NewLearning {
+            title: redact(title, &mut withheld),
+            content: redact(content, &mut withheld),
+            category: redact(&category, &mut withheld),
+            tags: clean_tags
+                .iter()
+                .map(|t| redact(t, &mut withheld))
+                .collect(),
+            context: context
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .map(|c| redact(c, &mut withheld)),
+            project_key: if global {
+                None
+            } else {
+                self.project_key().map(str::to_owned)
+            },
+            created_ms: now_ms(),
+            share_with_team: scope == LearningScope::Team,
+        };
+        let learning = self.store.add_learning(&new)?;
+        Ok(Added { learning, withheld })
+    }
+
+    /// Seed 003 `get_learnings_by_category`: the learnings of a category visible in the current
+    /// project, newest first.
+    ///
+    /// # Errors
+    /// Store errors.
+    pub fn get_learnings_by_category(&self, category: &str) -> Result<Vec<LearningEntry>> {
+        self.store.learnings(&LearningFilter {
+            visible_in: self.project_key().map(str::to_owned),
+            category: Some(category.trim().to_lowercase()),
+            limit: None,
+        })
+    }
+
+    /// Every user preference.
+    ///
+    /// # Errors
+    /// Store errors.
+    pub fn preferences(&self) -> Result<BTreeMap<String, String>> {
+        self.store.user_preferences()
+    }
+
+    /// Sets (or with `None` removes) a user preference; the value goes through the secret
+    /// filter. Returns the number of secrets withheld.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a key that is not `[a-z][a-z0-9_.-]*` (≤ 64 chars) or a value over
+    /// [`MAX_CONTENT_BYTES`]; store errors.
+    pub fn set_preference(&self, key: &str, value: Option<&str>) -> Result<usize> {
+        let key = validate_name("preference key", key)?;
+        let mut withheld = 0;
+        let value = match value {
+            Some(v) if v.len() > MAX_CONTENT_BYTES => {
+                return Err(invalid(
+                    "preference value",
+                    format!("{} bytes; at most {MAX_CONTENT_BYTES}", v.len()),
+                ));
+            }
+            Some(v) if v.trim().is_empty() => {
+                return Err(invalid(
+                    "preference value",
+                    "it is empty (use --unset to remove a preference)",
+                ));
+            }
+            Some(v) => Some(redact(v.trim(), &mut withheld)),
+            None => None,
+        };
+        self.store.set_user_preference(&key, value.as_deref())?;
+        Ok(withheld)
+    }
+
+    fn visible_learnings(&self, limit: Option<usize>) -> Result<Vec<LearningEntry>> {
+        self.store.learnings(&LearningFilter {
+            visible_in: self.project_key().map(str::to_owned),
+            category: None,
+            limit,
+        })
+    }
+
+    fn learning_line(&self, l: &LearningEntry) -> String {
+        let text = if l.content.trim().is_empty() {
+            l.title.clone()
+        } else {
+            format!("{}: {}", l.title.trim(), l.content.trim())
+        };
+        format!("- {}", tiers::one_line(&text, TIER_ITEM_MAX_CHARS))
+    }
+
+    fn projects_for_tier(&self, n: usize) -> Result<Vec<ProjectRecord>> {
+        let mut projects = self.store.recent_projects(Some(n))?;
+        if let Some(cur) = &self.project
+            && !projects.iter().any(|p| p.key == cur.key)
+        {
+            projects.insert(0, cur.clone());
+            projects.truncate(n);
+        }
+        Ok(projects)
+    }
+
+    /// Seed 003 `get_tier0_summary()`: `## 最近项目` (3, `- name: Language/Framework`),
+    /// `## 用户偏好` (the core ones: model, workflow), `## 最近经验` (3, `- title: content`),
+    /// fewer than `tier0_max_tokens` tokens. Drop order while over budget: learnings oldest
+    /// first, then projects least recent first (the current project last), then preferences
+    /// (workflow before model).
+    ///
+    /// # Errors
+    /// Store errors.
+    pub fn get_tier0_summary(&self) -> Result<TierText> {
+        let h = &self.config.headings;
+        let projects = self.projects_for_tier(TIER0_PROJECTS)?;
+        let mut sections = Vec::new();
+        let cur = self.project_key();
+        let mut proj_items = Vec::new();
+        for (i, p) in projects.iter().enumerate() {
+            let stack = [p.language.as_deref(), p.framework.as_deref()]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join("/");
+            let text = if stack.is_empty() {
+                p.name.clone()
+            } else {
+                format!("{}: {stack}", p.name)
+            };
+            let current = Some(p.key.as_str()) == cur;
+            proj_items.push(Item {
+                text: format!("- {}", tiers::one_line(&text, TIER_ITEM_MAX_CHARS)),
+                rank: if current { 150 } else { 110 - i as u32 },
+                label: format!("project {}", p.name),
+            });
+        }
+        sections.push(Section {
+            heading: h.recent_projects.clone(),
+            items: proj_items,
+        });
+        let prefs = self.store.user_preferences()?;
+        let mut pref_items = Vec::new();
+        for (i, key) in USER_PREFERENCE_KEYS.iter().take(2).enumerate() {
+            if let Some(v) = prefs.get(*key) {
+                pref_items.push(Item {
+                    text: format!(
+                        "- {}: {}",
+                        h.preference_labels[i],
+                        tiers::one_line(v, TIER_ITEM_MAX_CHARS)
+                    ),
+                    rank: 200 - i as u32,
+                    label: format!("preference {key}"),
+                });
+            }
+        }
+        sections.push(Section {
+            heading: h.user_preferences.clone(),
+            items: pref_items,
+        });
+        let learnings = self.visible_learnings(Some(TIER0_LEARNINGS))?;
+        let n = learnings.len();
+        sections.push(Section {
+            heading: h.recent_learnings.clone(),
+            items: learnings
+                .iter()
+                .enumerate()
+                .map(|(i, l)| Item {
+                    text: self.learning_line(l),
+                    rank: (n - i) as u32,
+                    label: format!("L{}", l.id),
+                })
+                .collect(),
+        });
+        Ok(tiers::fit(
+            sections,
+            self.config.tier0_max_tokens,
+            &self.config.counter,
+        ))
+    }
+
+    /// Seed 003 `get_tier1_summary(max_tokens)`: `## 项目详情` (5 projects, a `### name` block
+    /// each), `## 项目知识` (the preset's notes, then the project's `memories.md` entries and
+    /// notes, newest first), `## 常用命令` (test and custom commands of the current project),
+    /// `## 学习记录` (10), fewer than `max_tokens` tokens. Drop order while over budget:
+    /// learnings oldest first, then knowledge items oldest first, then other projects least
+    /// recent first, then commands (last first), the current project's details last.
+    ///
+    /// # Errors
+    /// Store errors.
+    pub fn get_tier1_summary(&self, max_tokens: usize) -> Result<TierText> {
+        let h = &self.config.headings;
+        let cur = self.project_key().map(str::to_owned);
+        let projects = self.projects_for_tier(TIER1_PROJECTS)?;
+        let mut items = Vec::new();
+        for (i, p) in projects.iter().enumerate() {
+            let mut block = format!("### {}", tiers::one_line(&p.name, TIER_ITEM_MAX_CHARS));
+            let fields = [
+                p.language.as_deref(),
+                p.framework.as_deref(),
+                p.test_command.as_deref(),
+            ];
+            for (label, value) in h.project_labels.iter().zip(fields) {
+                if let Some(v) = value {
+                    block.push_str(&format!(
+                        "\n- {label}: {}",
+                        tiers::one_line(v, TIER_ITEM_MAX_CHARS)
+                    ));
+                }
+            }
+            let current = Some(&p.key) == cur.as_ref();
+            items.push(Item {
+                text: block,
+                rank: if current { 400 } else { 300 - i as u32 },
+                label: format!("project {}", p.name),
+            });
+        }
+        let mut sections = vec![Section {
+            heading: h.project_details.clone(),
+            items,
+        }];
+        // Project knowledge: the preset's notes, then indexed project entries and notes.
+        let mut knowledge = Vec::new();
+        if let Some(p) = &self.project {
+            for n in &p.notes {
+                knowledge.push(format!("- {}", tiers::one_line(n, TIER_ITEM_MAX_CHARS)));
+            }
+            if self.sync_index().is_ok() {
+                let mut docs =
+                    self.store
+                        .documents(SourceKind::Entry, Some(&p.key), TIER1_KNOWLEDGE)?;
+                docs.extend(self.store.documents(
+                    SourceKind::Note,
+                    Some(&p.key),
+                    TIER1_KNOWLEDGE,
+                )?);
+                docs.retain(|d| d.project_key.is_some());
+                docs.sort_by(|a, b| {
+                    b.updated_ms
+                        .cmp(&a.updated_ms)
+                        .then_with(|| a.id.cmp(&b.id))
+                });
+                for d in docs {
+                    let text = if d.source == SourceKind::Note {
+                        format!("{}: {}", d.title, d.body)
+                    } else {
+                        d.body.clone()
+                    };
+                    knowledge.push(format!("- {}", tiers::one_line(&text, TIER_ITEM_MAX_CHARS)));
+                }
+            }
+        }
+        knowledge.truncate(TIER1_KNOWLEDGE);
+        let nk = knowledge.len();
+        sections.push(Section {
+            heading: h.project_knowledge.clone(),
+            items: knowledge
+                .into_iter()
+                .enumerate()
+                .map(|(i, text)| Item {
+                    text,
+                    rank: 100 + (nk - i) as u32,
+                    label: format!("knowledge {}", i + 1),
+                })
+                .collect(),
+        });
+        let mut commands = Vec::new();
+        if let Some(p) = &self.project {
+            if let Some(t) = &p.test_command {
+                commands.push((h.project_labels[2].clone(), t.clone()));
+            }
+            for (name, cmd) in &p.custom_commands {
+                commands.push((name.clone(), cmd.clone()));
+            }
+        }
+        let nc = commands.len() as u32;
+        sections.push(Section {
+            heading: h.common_commands.clone(),
+            items: commands
+                .into_iter()
+                .enumerate()
+                .map(|(i, (name, cmd))| Item {
+                    text: format!("- {name}: `{}`", tiers::one_line(&cmd, TIER_ITEM_MAX_CHARS)),
+                    rank: 350 + nc - i as u32,
+                    label: format!("command {name}"),
+                })
+                .collect(),
+        });
+        let learnings = self.visible_learnings(Some(TIER1_LEARNINGS))?;
+        let n = learnings.len();
+        sections.push(Section {
+            heading: h.learnings.clone(),
+            items: learnings
+                .iter()
+                .enumerate()
+                .map(|(i, l)| Item {
+                    text: self.learning_line(l),
+                    rank: (n - i) as u32,
+                    label: format!("L{}", l.id),
+                })
+                .collect(),
+        });
+        Ok(tiers::fit(sections, max_tokens, &self.config.counter))
+    }
+
+    /// Seed 003 `get_tier2_archive()`: everything in the store, unbounded (see
+    /// [`crate::archive`]).
+    ///
+    /// # Errors
+    /// Store errors.
+    pub fn get_tier2_archive(&self) -> Result<crate::archive::Archive> {
+        crate::archive::export(&self.store)
+    }
+
+    /// Imports an archive written by `archive --format json` (see [`crate::archive::import`]).
+    ///
+    /// # Errors
+    /// As [`crate::archive::import`].
+    pub fn import(
+        &self,
+        archive: &crate::archive::Archive,
+    ) -> Result<crate::archive::ImportReport> {
+        crate::archive::import(&self.store, archive)
+    }
+
+    /// Brings the index up to date with the memory files (see [`crate::index::sync`]).
+    ///
+    /// # Errors
+    /// Store errors.
+    pub fn sync_index(&self) -> Result<SyncReport> {
+        crate::index::sync(&self.store, &self.sources)
+    }
+
+    /// Drops every file-backed document and reads all files again (`mem memory reindex`).
+    ///
+    /// # Errors
+    /// Store errors.
+    pub fn reindex(&self) -> Result<SyncReport> {
+        self.store.clear_file_index()?;
+        self.sync_index()
+    }
+
+    /// Seed 003 `recall(query)`: the index (synced first) searched for `query` as plain text,
+    /// best first (BM25), memories of the current project and user-level ones only. Learnings
+    /// found get their `last_used` set.
+    ///
+    /// # Errors
+    /// Store errors.
+    pub fn recall(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>> {
+        self.sync_index()?;
+        let hits = self.store.search(&SearchQuery {
+            text: query.to_owned(),
+            visible_in: self.project_key().map(str::to_owned),
+            sources: Vec::new(),
+            limit,
+        })?;
+        let ids: Vec<i64> = hits
+            .iter()
+            .filter_map(|h| match h.id.parse::<MemoryId>() {
+                Ok(MemoryId::Learning(n)) => Some(n),
+                _ => None,
+            })
+            .collect();
+        self.store.touch_learnings(&ids, now_ms())?;
+        Ok(hits)
+    }
+
+    fn visible(&self, d: &Document) -> bool {
+        d.project_key.is_none() || d.project_key.as_deref() == self.project_key()
+    }
+
+    /// The item with this id (index synced first), if visible from the current project.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`]; store errors.
+    pub fn show(&self, id: &MemoryId) -> Result<Shown> {
+        if !matches!(id, MemoryId::Learning(_)) {
+            self.sync_index()?;
+        }
+        let key = id.to_string();
+        let document = self
+            .store
+            .document(&key)?
+            .filter(|d| self.visible(d))
+            .ok_or_else(|| Error::NotFound(key.clone()))?;
+        let learning = match id {
+            MemoryId::Learning(n) => self.store.learning(*n)?,
+            _ => None,
+        };
+        Ok(Shown { document, learning })
+    }
+
+    /// Removes the item from its true home — the learning's row, the note file, the
+    /// `memories.md` bullet — and from the index.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`]; I/O and store errors.
+    pub fn forget(&self, id: &MemoryId) -> Result<Forgotten> {
+        let shown = self.show(id)?;
+        let doc = shown.document;
+        let location = match id {
+            MemoryId::Learning(n) => {
+                if !self.store.delete_learning(*n)? {
+                    return Err(Error::NotFound(id.to_string()));
+                }
+                self.config.database_path().display().to_string()
+            }
+            _ => {
+                let mut removed = None;
+                for s in &self.sources {
+                    if s.kind() != doc.source {
+                        continue;
+                    }
+                    // Only the source holding the indexed file.
+                    if let Some(p) = &doc.path
+                        && !s
+                            .roots()
+                            .iter()
+                            .any(|r| p == r || Path::new(p).starts_with(r))
+                    {
+                        continue;
+                    }
+                    if let Some(path) = s.forget(id)? {
+                        removed = Some(path);
+                        break;
+                    }
+                }
+                let path = removed.ok_or_else(|| Error::NotFound(id.to_string()))?;
+                self.sync_index()?;
+                path.display().to_string()
+            }
+        };
+        Ok(Forgotten {
+            id: id.to_string(),
+            source: doc.source,
+            title: doc.title,
+            location,
+        })
+    }
+
+    /// Seed 003 ShortTermMemory: the latest session of the current project, its last
+    /// `short_term_max_messages` messages, empty when it was last active more than
+    /// `short_term_max_age_hours` ago. Read through mem-session; nothing is copied.
+    ///
+    /// # Errors
+    /// Session read errors.
+    pub fn short_term(&self) -> Result<ShortTerm> {
+        let empty = ShortTerm {
+            session_id: None,
+            last_active: None,
+            expired: false,
+            messages: Vec::new(),
+        };
+        let Some(p) = &self.project else {
+            return Ok(empty);
+        };
+        let store = mem_session::SessionStore::for_project(Path::new(&p.path));
+        let map = |e: mem_session::Error| Error::Invalid {
+            what: "session",
+            reason: e.to_string(),
+        };
+        let Some(meta) = store.latest().map_err(map)? else {
+            return Ok(empty);
+        };
+        let age_limit = chrono::Duration::hours(self.config.short_term_max_age_hours as i64);
+        let expired = chrono::DateTime::parse_from_rfc3339(&meta.last_active)
+            .map(|t| chrono::Utc::now().signed_duration_since(t) > age_limit)
+            .unwrap_or(true);
+        let messages = if expired {
+            Vec::new()
+        } else {
+            let mut m = store.resume(&meta.id).map_err(map)?.messages;
+            let skip = m.len().saturating_sub(self.config.short_term_max_messages);
+            m.drain(..skip);
+            m
+        };
+        Ok(ShortTerm {
+            session_id: Some(meta.id),
+            last_active: Some(meta.last_active),
+            expired,
+            messages,
+        })
+    }
+
+    /// Seed 003 `omc memory clean`: refreshes the index (drops memories whose files are gone),
+    /// reports the short-term view's expiry, and deletes learnings unused for
+    /// `learning_max_age_days` (when set). With `dry_run` nothing is deleted.
+    ///
+    /// # Errors
+    /// Store and session errors.
+    pub fn clean(&self, dry_run: bool) -> Result<CleanReport> {
+        let index = self.sync_index()?;
+        let short = self.short_term()?;
+        let expired_learnings = match self.config.learning_max_age_days {
+            Some(days) => {
+                let before = now_ms() - (days as i64) * 86_400_000;
+                self.store
+                    .expire_learnings(before, self.project_key(), dry_run)?
+            }
+            None => Vec::new(),
+        };
+        Ok(CleanReport {
+            dry_run,
+            short_term_expired: short.expired,
+            short_term_messages: short.messages.len(),
+            expired_learnings,
+            index,
+        })
+    }
+
+    /// Seed 003 `omc memory stats`.
+    ///
+    /// # Errors
+    /// Store errors.
+    pub fn stats(&self) -> Result<Stats> {
+        self.sync_index()?;
+        let t0 = self.get_tier0_summary()?;
+        let t1 = self.get_tier1_summary(self.config.tier1_max_tokens)?;
+        Ok(Stats {
+            database: self.config.database_path().display().to_string(),
+            project: self.project_key().map(str::to_owned),
+            store: self.store.stats()?,
+            visible_learnings: self.visible_learnings(None)?.len(),
+            short_term_messages: self.short_term()?.messages.len(),
+            tier0_tokens: (t0.tokens, t0.max_tokens),
+            tier1_tokens: (t1.tokens, t1.max_tokens),
+        })
+    }
+}
+
+/// A category, tag or preference key: trimmed, lowercased, 1..=64 characters, no whitespace or
+/// control characters.
+fn validate_name(what: &'static str, s: &str) -> Result<String> {
+    let s = s.trim().to_lowercase();
+    if s.is_empty() {
+        return Err(invalid(what, "it is empty"));
+    }
+    if s.chars().count() > MAX_CATEGORY_CHARS {
+        return Err(invalid(
+            what,
+            format!("longer than {MAX_CATEGORY_CHARS} characters"),
+        ));
+    }
+    if s.chars()
+        .any(|c| c.is_whitespace() || c.is_control() || mem_core::terminal::is_unsafe_char(c))
+    {
+        return Err(invalid(
+            what,
+            format!("{:?} holds spaces or control characters", s),
+        ));
+    }
+    Ok(s)
+}

@@ -1,0 +1,136 @@
+//! Turning a user's search words into index queries. Everything the user types is plain text:
+//! FTS5 syntax (`"`, `*`, `NEAR(`, `-`, `AND`, column filters, unbalanced quotes) is quoted away,
+//! never interpreted and never an SQL error.
+
+/// The shortest term the trigram index can match (shorter ones are found by a substring scan).
+pub const TRIGRAM_MIN_CHARS: usize = 3;
+
+/// The terms of a query: its whitespace-separated words, each kept whole (so `src/main.rs`,
+/// `snake_case_name` and `--json` stay one term). Empty when the query is blank.
+pub fn terms(query: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in query.split_whitespace() {
+        if !out.iter().any(|t| t == word) {
+            out.push(word.to_owned());
+        }
+    }
+    out
+}
+
+/// An FTS5 string literal: the text in double quotes, inner quotes doubled. Inside a literal no
+/// character is an operator.
+pub fn fts_string(text: &str) -> String {
+    format!("\"{}\"", text.replace('"', "\"\""))
+}
+
+/// The word-index (unicode61) query: every term as a quoted phrase, all required. `None` when a
+/// term has no letter or digit (the tokenizer would see an empty phrase), so the caller falls
+/// back to the substring search.
+pub fn word_query(terms: &[String]) -> Option<String> {
+    if terms.is_empty() || terms.iter().any(|t| !t.chars().any(char::is_alphanumeric)) {
+        return None;
+    }
+    Some(
+        terms
+            .iter()
+            .map(|t| fts_string(t))
+            .collect::<Vec<_>>()
+            .join(" AND "),
+    )
+}
+
+/// The trigram-index query for the terms of at least [`TRIGRAM_MIN_CHARS`] characters (each a
+/// quoted substring, all required), and the shorter terms, to be matched with `LIKE`.
+pub fn trigram_query(terms: &[String]) -> (Option<String>, Vec<String>) {
+    let (long, short): (Vec<&String>, Vec<&String>) = terms
+        .iter()
+        .partition(|t| t.chars().count() >= TRIGRAM_MIN_CHARS);
+    let matched = if long.is_empty() {
+        None
+    } else {
+        Some(
+            long.iter()
+                .map(|t| fts_string(t))
+                .collect::<Vec<_>>()
+                .join(" AND "),
+        )
+    };
+    (matched, short.into_iter().cloned().collect())
+}
+
+/// A `LIKE` pattern finding `term` anywhere, with `%`, `_` and `\` escaped (use `ESCAPE '\'`).
+pub fn like_pattern(term: &str) -> String {
+    let mut p = String::with_capacity(term.len() + 2);
+    p.push('%');
+    for c in term.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            p.push('\\');
+        }
+        p.push(c);
+    }
+    p.push('%');
+    p
+}
+
+/// A short excerpt of `text` around the first case-insensitive occurrence of any term: at most
+/// `max_chars` characters, cut at character boundaries, `…` where text was left out.
+pub fn excerpt(text: &str, terms: &[String], max_chars: usize) -> String {
+    let lower = text.to_lowercase();
+    let found = terms
+        .iter()
+        .filter_map(|t| lower.find(&t.to_lowercase()))
+        .min()
+        .unwrap_or(0);
+    // `lower` may differ in length from `text` for a few scripts; map by character count.
+    let at_chars = lower.get(..found).map(|s| s.chars().count()).unwrap_or(0);
+    let chars: Vec<char> = text.chars().collect();
+    let start = at_chars.saturating_sub(max_chars / 3).min(chars.len());
+    let end = (start + max_chars).min(chars.len());
+    let mut out = String::new();
+    if start > 0 {
+        out.push('…');
+    }
+    out.extend(
+        chars[start..end]
+            .iter()
+            .map(|c| if c.is_whitespace() { ' ' } else { *c }),
+    );
+    if end < chars.len() {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fts_syntax_is_quoted_away() {
+        let t = terms(r#"NEAR( "unbalanced foo* -bar AND"#);
+        assert_eq!(t, ["NEAR(", "\"unbalanced", "foo*", "-bar", "AND"]);
+        assert_eq!(
+            word_query(&t).as_deref(),
+            Some(r#""NEAR(" AND """unbalanced" AND "foo*" AND "-bar" AND "AND""#)
+        );
+        assert_eq!(word_query(&terms("a - b")), None);
+        assert_eq!(word_query(&terms("   ")), None);
+    }
+
+    #[test]
+    fn short_terms_go_to_like() {
+        let (m, short) = trigram_query(&terms("注入 参数化查询 id"));
+        assert_eq!(m.as_deref(), Some("\"参数化查询\""));
+        assert_eq!(short, ["注入", "id"]);
+        assert_eq!(like_pattern("50%_a\\"), "%50\\%\\_a\\\\%");
+    }
+
+    #[test]
+    fn excerpt_cuts_at_characters() {
+        let text = "前面很多很多的文字然后是参数化查询以及后面的内容";
+        let e = excerpt(text, &["参数化".to_owned()], 8);
+        assert!(e.contains("参数化"), "{e}");
+        assert!(e.starts_with('…') && e.ends_with('…'));
+        assert_eq!(excerpt("short", &["zzz".to_owned()], 80), "short");
+    }
+}

@@ -1,0 +1,756 @@
+//! The SQLite backend of [`MemoryStore`] (bundled SQLite: WAL, busy timeout, FTS5).
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row, params};
+
+use crate::error::{Error, Result};
+use crate::model::{
+    Document, FileState, LearningEntry, LearningFilter, NewLearning, ProjectRecord, SearchHit,
+    SearchQuery, SourceKind, StoreStats,
+};
+use crate::query;
+use crate::schema::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS};
+use crate::store::MemoryStore;
+
+/// The default busy timeout: how long a call waits for another process's write (5 s).
+pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The file name of the database inside [`crate::MemoryConfig::storage_dir`].
+pub const DATABASE_FILE: &str = "memory.db";
+
+/// The tier store in one SQLite file.
+///
+/// Opened with `journal_mode=WAL` (readers never wait for the writer), `synchronous=FULL`
+/// (a committed write survives a power cut), a busy timeout, and every write in a
+/// `BEGIN IMMEDIATE` transaction, so concurrent `mem` processes serialise their writes and lose
+/// nothing.
+#[derive(Debug)]
+pub struct SqliteStore {
+    conn: Connection,
+    path: PathBuf,
+    busy_timeout: Duration,
+}
+
+impl SqliteStore {
+    /// Opens (creating it and its directory if needed) and migrates the database at `path`.
+    ///
+    /// # Errors
+    /// [`Error::Foreign`] for a file that is not SQLite or is another program's database,
+    /// [`Error::Corrupt`] for a damaged one, [`Error::TooNew`] for a newer schema,
+    /// [`Error::Locked`] when another process holds it past `busy_timeout`, [`Error::ReadOnly`],
+    /// [`Error::Io`]. The file is never reset or overwritten on an error.
+    pub fn open(path: &Path, busy_timeout: Duration) -> Result<SqliteStore> {
+        Self::open_at_version(path, busy_timeout, LATEST_VERSION)
+    }
+
+    /// [`SqliteStore::open`], migrating only up to `version` (for migration tests).
+    #[doc(hidden)]
+    pub fn open_at_version(path: &Path, busy_timeout: Duration, version: i64) -> Result<Self> {
+        check_header(path)?;
+        if let Some(dir) = path.parent()
+            && !dir.as_os_str().is_empty()
+        {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn =
+            Connection::open_with_flags(path, flags).map_err(|e| map_err(path, busy_timeout, e))?;
+        let store = SqliteStore {
+            conn,
+            path: path.to_path_buf(),
+            busy_timeout,
+        };
+        store
+            .conn
+            .busy_timeout(busy_timeout)
+            .map_err(|e| store.err(e))?;
+        store.check_identity()?;
+        store
+            .conn
+            .pragma_update(None, "journal_mode", "wal")
+            .map_err(|e| store.err(e))?;
+        store
+            .conn
+            .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+            .map_err(|e| store.err(e))?;
+        store.migrate(version)?;
+        Ok(store)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The raw connection, for benchmarks comparing against a raw FTS5 query.
+    #[doc(hidden)]
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    fn err(&self, e: rusqlite::Error) -> Error {
+        map_err(&self.path, self.busy_timeout, e)
+    }
+
+    fn schema_version(&self) -> Result<i64> {
+        self.conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(|e| self.err(e))
+    }
+
+    fn check_identity(&self) -> Result<()> {
+        let app: i64 = self
+            .conn
+            .pragma_query_value(None, "application_id", |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        if app == APPLICATION_ID {
+            return Ok(());
+        }
+        if app != 0 {
+            return Err(Error::Foreign {
+                path: self.path.clone(),
+                reason: format!("its application id is {app:#x}"),
+            });
+        }
+        let tables: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        if tables > 0 {
+            return Err(Error::Foreign {
+                path: self.path.clone(),
+                reason: format!(
+                    "it is an SQLite database with {tables} objects of another program"
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    fn migrate(&self, target: i64) -> Result<()> {
+        if self.schema_version()? >= target {
+            return self.check_not_newer();
+        }
+        self.write(|conn| {
+            let mut version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+            while version < target {
+                let Some(sql) = MIGRATIONS.get(version as usize) else {
+                    break;
+                };
+                conn.execute_batch(sql)?;
+                version += 1;
+                tracing::debug!(version, "migrated the tier database");
+            }
+            conn.pragma_update(None, "user_version", version)?;
+            conn.pragma_update(None, "application_id", APPLICATION_ID)?;
+            Ok(())
+        })?;
+        self.check_not_newer()
+    }
+
+    fn check_not_newer(&self) -> Result<()> {
+        let found = self.schema_version()?;
+        if found > LATEST_VERSION {
+            return Err(Error::TooNew {
+                path: self.path.clone(),
+                found,
+                known: LATEST_VERSION,
+            });
+        }
+        Ok(())
+    }
+
+    /// Runs `f` in a `BEGIN IMMEDIATE` transaction; rolls back on any error.
+    fn write<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
+        self.conn
+            .execute_batch("BEGIN IMMEDIATE")
+            .map_err(|e| self.err(e))?;
+        match f(&self.conn) {
+            Ok(v) => match self.conn.execute_batch("COMMIT") {
+                Ok(()) => Ok(v),
+                Err(e) => {
+                    let _ = self.conn.execute_batch("ROLLBACK");
+                    Err(self.err(e))
+                }
+            },
+            Err(e) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(self.err(e))
+            }
+        }
+    }
+
+    fn search_fts(
+        &self,
+        table: &str,
+        fts: Option<&str>,
+        likes: &[String],
+        q: &SearchQuery,
+        limit: usize,
+    ) -> Result<Vec<SearchHit>> {
+        let sources = source_list(&q.sources);
+        let mut sql = String::new();
+        let mut args: Vec<rusqlite::types::Value> = Vec::new();
+        match fts {
+            Some(m) => {
+                sql.push_str(&format!(
+                    "SELECT d.doc_id, d.source, d.scope, d.title, \
+                     snippet({table}, 1, '', '', '…', 16), d.path, d.updated_ms, \
+                     bm25({table}, 2.0, 1.0) AS score \
+                     FROM {table} JOIN docs d ON d.rowid = {table}.rowid \
+                     WHERE {table} MATCH ?1"
+                ));
+                args.push(m.to_owned().into());
+            }
+            None => {
+                sql.push_str(
+                    "SELECT d.doc_id, d.source, d.scope, d.title, d.body, d.path, d.updated_ms, \
+                     0.0 AS score FROM docs d WHERE 1",
+                );
+                args.push(rusqlite::types::Value::Null);
+                sql.push_str(" AND ?1 IS NULL");
+            }
+        }
+        args.push(
+            q.visible_in
+                .clone()
+                .map_or(rusqlite::types::Value::Null, Into::into),
+        );
+        sql.push_str(" AND (?2 IS NULL OR d.project_key = ?2 OR d.project_key IS NULL)");
+        args.push(sources.into());
+        sql.push_str(" AND (?3 = '' OR instr(?3, ',' || d.source || ',') > 0)");
+        for like in likes {
+            args.push(query::like_pattern(like).into());
+            let n = args.len();
+            sql.push_str(&format!(
+                " AND (d.title LIKE ?{n} ESCAPE '\\' OR d.body LIKE ?{n} ESCAPE '\\')"
+            ));
+        }
+        args.push((limit as i64).into());
+        let n = args.len();
+        if fts.is_some() {
+            sql.push_str(&format!(" ORDER BY score LIMIT ?{n}"));
+        } else {
+            sql.push_str(&format!(
+                " ORDER BY d.updated_ms DESC, d.rowid DESC LIMIT ?{n}"
+            ));
+        }
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(args), |r| {
+                Ok(SearchHit {
+                    id: r.get(0)?,
+                    source: source_of(r, 1)?,
+                    scope: r.get(2)?,
+                    title: r.get(3)?,
+                    snippet: r.get(4)?,
+                    path: r.get(5)?,
+                    updated_ms: r.get(6)?,
+                    score: r.get(7)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        let mut hits = rows
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))?;
+        if fts.is_none() {
+            let terms = likes.to_vec();
+            for h in &mut hits {
+                h.snippet = query::excerpt(&h.snippet, &terms, 64);
+            }
+        }
+        Ok(hits)
+    }
+}
+
+/// Refuses a non-empty file that does not start with SQLite's header, before SQLite touches it.
+fn check_header(path: &Path) -> Result<()> {
+    let mut file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io("open", path, e)),
+    };
+    let mut head = [0u8; 16];
+    let mut got = 0;
+    while got < head.len() {
+        match file.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) => return Err(Error::io("read", path, e)),
+        }
+    }
+    if got > 0 && (got < head.len() || head != *b"SQLite format 3\0") {
+        return Err(Error::Foreign {
+            path: path.to_path_buf(),
+            reason: "it is not an SQLite file".to_owned(),
+        });
+    }
+    Ok(())
+}
+
+fn map_err(path: &Path, busy: Duration, e: rusqlite::Error) -> Error {
+    let path = path.to_path_buf();
+    if let rusqlite::Error::SqliteFailure(ref f, ref msg) = e {
+        let reason = msg.clone().unwrap_or_else(|| f.to_string());
+        match f.code {
+            ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => {
+                return Error::Locked {
+                    path,
+                    waited_ms: busy.as_millis() as u64,
+                };
+            }
+            ErrorCode::DiskFull => return Error::DiskFull { path },
+            ErrorCode::ReadOnly => return Error::ReadOnly { path },
+            ErrorCode::DatabaseCorrupt => return Error::Corrupt { path, reason },
+            ErrorCode::NotADatabase => {
+                return Error::Foreign {
+                    path,
+                    reason: "SQLite cannot read it as a database".to_owned(),
+                };
+            }
+            _ => {}
+        }
+    }
+    Error::Sql { path, source: e }
+}
+
+fn source_list(sources: &[SourceKind]) -> String {
+    if sources.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(",");
+    for k in sources {
+        s.push_str(k.as_str());
+        s.push(',');
+    }
+    s
+}
+
+fn source_of(r: &Row<'_>, i: usize) -> rusqlite::Result<SourceKind> {
+    let s: String = r.get(i)?;
+    SourceKind::parse(&s).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            i,
+            rusqlite::types::Type::Text,
+            format!("unknown source kind {s:?}").into(),
+        )
+    })
+}
+
+fn json_col<T: serde::de::DeserializeOwned>(r: &Row<'_>, i: usize) -> rusqlite::Result<T> {
+    let s: String = r.get(i)?;
+    serde_json::from_str(&s).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+    })
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> rusqlite::Result<String> {
+    serde_json::to_string(v).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
+}
+
+const PROJECT_COLS: &str = "key, name, path, language, framework, test_command, custom_commands, \
+                            notes, created_ms, last_used_ms";
+
+fn project_row(r: &Row<'_>) -> rusqlite::Result<ProjectRecord> {
+    Ok(ProjectRecord {
+        key: r.get(0)?,
+        name: r.get(1)?,
+        path: r.get(2)?,
+        language: r.get(3)?,
+        framework: r.get(4)?,
+        test_command: r.get(5)?,
+        custom_commands: json_col(r, 6)?,
+        notes: json_col(r, 7)?,
+        created_ms: r.get(8)?,
+        last_used_ms: r.get(9)?,
+    })
+}
+
+const LEARNING_COLS: &str =
+    "id, title, content, category, tags, context, project_key, created_ms, last_used_ms";
+
+fn learning_row(r: &Row<'_>) -> rusqlite::Result<LearningEntry> {
+    Ok(LearningEntry {
+        id: r.get(0)?,
+        title: r.get(1)?,
+        content: r.get(2)?,
+        category: r.get(3)?,
+        tags: json_col(r, 4)?,
+        context: r.get(5)?,
+        project_key: r.get(6)?,
+        created_ms: r.get(7)?,
+        last_used_ms: r.get(8)?,
+        author: None,
+        team: None,
+    })
+}
+
+const DOC_COLS: &str = "doc_id, source, scope, project_key, title, body, path, updated_ms";
+
+fn doc_row(r: &Row<'_>) -> rusqlite::Result<Document> {
+    Ok(Document {
+        id: r.get(0)?,
+        source: source_of(r, 1)?,
+        scope: r.get(2)?,
+        project_key: r.get(3)?,
+        title: r.get(4)?,
+        body: r.get(5)?,
+        path: r.get(6)?,
+        updated_ms: r.get(7)?,
+    })
+}
+
+fn file_row(r: &Row<'_>) -> rusqlite::Result<FileState> {
+    Ok(FileState {
+        path: r.get(0)?,
+        root: r.get(1)?,
+        size: r.get::<_, i64>(2)? as u64,
+        mtime_ns: r.get(3)?,
+        hash: r.get(4)?,
+    })
+}
+
+impl MemoryStore for SqliteStore {
+    fn upsert_project(&self, p: &ProjectRecord) -> Result<()> {
+        self.write(|c| {
+            c.execute(
+                &format!(
+                    "INSERT INTO projects ({PROJECT_COLS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10) \
+                     ON CONFLICT(key) DO UPDATE SET name=excluded.name, path=excluded.path, \
+                     language=excluded.language, framework=excluded.framework, \
+                     test_command=excluded.test_command, custom_commands=excluded.custom_commands, \
+                     notes=excluded.notes, last_used_ms=max(last_used_ms, excluded.last_used_ms)"
+                ),
+                params![
+                    p.key,
+                    p.name,
+                    p.path,
+                    p.language,
+                    p.framework,
+                    p.test_command,
+                    to_json(&p.custom_commands)?,
+                    to_json(&p.notes)?,
+                    p.created_ms,
+                    p.last_used_ms
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn project(&self, key: &str) -> Result<Option<ProjectRecord>> {
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT {PROJECT_COLS} FROM projects WHERE key = ?1"
+            ))
+            .and_then(|mut s| s.query_row([key], project_row).optional())
+            .map_err(|e| self.err(e))
+    }
+
+    fn recent_projects(&self, limit: Option<usize>) -> Result<Vec<ProjectRecord>> {
+        let limit = limit.map_or(-1, |l| l as i64);
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT {PROJECT_COLS} FROM projects ORDER BY last_used_ms DESC, key LIMIT ?1"
+            ))
+            .and_then(|mut s| s.query_map([limit], project_row)?.collect())
+            .map_err(|e| self.err(e))
+    }
+
+    fn user_preferences(&self) -> Result<BTreeMap<String, String>> {
+        self.conn
+            .prepare_cached("SELECT key, value FROM user_preferences")
+            .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+            .map_err(|e| self.err(e))
+    }
+
+    fn set_user_preference(&self, key: &str, value: Option<&str>) -> Result<bool> {
+        let now = chrono::Utc::now().timestamp_millis();
+        self.write(|c| match value {
+            Some(v) => Ok(c.execute(
+                "INSERT INTO user_preferences (key, value, updated_ms) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT(key) DO UPDATE SET value = excluded.value, \
+                 updated_ms = excluded.updated_ms WHERE value IS NOT excluded.value",
+                params![key, v, now],
+            )? > 0),
+            None => Ok(c.execute("DELETE FROM user_preferences WHERE key = ?1", [key])? > 0),
+        })
+    }
+
+    fn add_learning(&self, l: &NewLearning) -> Result<LearningEntry> {
+        if l.share_with_team {
+            return Err(Error::Invalid {
+                what: "scope",
+                reason: "scope team needs a team store: set [store] url (PostgreSQL) and \
+                         [store] team in config.toml"
+                    .to_owned(),
+            });
+        }
+        self.write(|c| {
+            c.execute(
+                "INSERT INTO learnings (title, content, category, tags, context, project_key, \
+                 created_ms, last_used_ms) VALUES (?1,?2,?3,?4,?5,?6,?7,?7)",
+                params![
+                    l.title,
+                    l.content,
+                    l.category,
+                    to_json(&l.tags)?,
+                    l.context,
+                    l.project_key,
+                    l.created_ms
+                ],
+            )?;
+            let id = c.last_insert_rowid();
+            Ok(LearningEntry {
+                id,
+                title: l.title.clone(),
+                content: l.content.clone(),
+                category: l.category.clone(),
+                tags: l.tags.clone(),
+                context: l.context.clone(),
+                project_key: l.project_key.clone(),
+                created_ms: l.created_ms,
+                last_used_ms: l.created_ms,
+                author: None,
+                team: None,
+            })
+        })
+    }
+
+    fn learning(&self, id: i64) -> Result<Option<LearningEntry>> {
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT {LEARNING_COLS} FROM learnings WHERE id = ?1"
+            ))
+            .and_then(|mut s| s.query_row([id], learning_row).optional())
+            .map_err(|e| self.err(e))
+    }
+
+    fn learnings(&self, f: &LearningFilter) -> Result<Vec<LearningEntry>> {
+        let limit = f.limit.map_or(-1, |l| l as i64);
+        // Two shapes so each uses its index: by project (+ user-wide) or by category / all.
+        let sql = format!(
+            "SELECT {LEARNING_COLS} FROM learnings \
+             WHERE (?1 IS NULL OR project_key = ?1 OR project_key IS NULL) \
+             AND (?2 IS NULL OR category = ?2) \
+             ORDER BY created_ms DESC, id DESC LIMIT ?3"
+        );
+        self.conn
+            .prepare_cached(&sql)
+            .and_then(|mut s| {
+                s.query_map(params![f.visible_in, f.category, limit], learning_row)?
+                    .collect()
+            })
+            .map_err(|e| self.err(e))
+    }
+
+    fn touch_learnings(&self, ids: &[i64], at_ms: i64) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        self.write(|c| {
+            let mut s = c.prepare_cached(
+                "UPDATE learnings SET last_used_ms = ?2 WHERE id = ?1 AND last_used_ms < ?2",
+            )?;
+            for id in ids {
+                s.execute(params![id, at_ms])?;
+            }
+            Ok(())
+        })
+    }
+
+    fn delete_learning(&self, id: i64) -> Result<bool> {
+        self.write(|c| Ok(c.execute("DELETE FROM learnings WHERE id = ?1", [id])? > 0))
+    }
+
+    fn expire_learnings(
+        &self,
+        before_ms: i64,
+        visible_in: Option<&str>,
+        dry_run: bool,
+    ) -> Result<Vec<LearningEntry>> {
+        self.write(|c| {
+            let found: Vec<LearningEntry> = c
+                .prepare_cached(&format!(
+                    "SELECT {LEARNING_COLS} FROM learnings WHERE last_used_ms < ?1 \
+                     AND (?2 IS NULL OR project_key = ?2 OR project_key IS NULL) ORDER BY id"
+                ))?
+                .query_map(params![before_ms, visible_in], learning_row)?
+                .collect::<rusqlite::Result<_>>()?;
+            if !dry_run {
+                let mut del = c.prepare_cached("DELETE FROM learnings WHERE id = ?1")?;
+                for l in &found {
+                    del.execute([l.id])?;
+                }
+            }
+            Ok(found)
+        })
+    }
+
+    fn indexed_files(&self, roots: &[String]) -> Result<Vec<FileState>> {
+        let mut out = Vec::new();
+        let mut s = self
+            .conn
+            .prepare_cached("SELECT path, root, size, mtime_ns, hash FROM files WHERE root = ?1")
+            .map_err(|e| self.err(e))?;
+        for root in roots {
+            let rows = s
+                .query_map([root], file_row)
+                .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+                .map_err(|e| self.err(e))?;
+            out.extend(rows);
+        }
+        Ok(out)
+    }
+
+    fn replace_file(&self, state: &FileState, documents: &[Document]) -> Result<()> {
+        self.write(|c| {
+            c.execute("DELETE FROM docs WHERE path = ?1", [&state.path])?;
+            let mut ins = c.prepare_cached(&format!(
+                "INSERT INTO docs ({DOC_COLS}) VALUES (?1,?2,?3,?4,?5,?6,?7,?8) \
+                 ON CONFLICT(doc_id) DO UPDATE SET source=excluded.source, scope=excluded.scope, \
+                 project_key=excluded.project_key, title=excluded.title, body=excluded.body, \
+                 path=excluded.path, updated_ms=excluded.updated_ms"
+            ))?;
+            for d in documents {
+                ins.execute(params![
+                    d.id,
+                    d.source.as_str(),
+                    d.scope,
+                    d.project_key,
+                    d.title,
+                    d.body,
+                    d.path,
+                    d.updated_ms
+                ])?;
+            }
+            c.execute(
+                "INSERT INTO files (path, root, size, mtime_ns, hash) VALUES (?1,?2,?3,?4,?5) \
+                 ON CONFLICT(path) DO UPDATE SET root=excluded.root, size=excluded.size, \
+                 mtime_ns=excluded.mtime_ns, hash=excluded.hash",
+                params![
+                    state.path,
+                    state.root,
+                    state.size as i64,
+                    state.mtime_ns,
+                    state.hash
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn touch_file(&self, state: &FileState) -> Result<()> {
+        self.write(|c| {
+            c.execute(
+                "UPDATE files SET size = ?2, mtime_ns = ?3 WHERE path = ?1",
+                params![state.path, state.size as i64, state.mtime_ns],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn remove_file(&self, path: &str) -> Result<usize> {
+        self.write(|c| {
+            let n = c.execute("DELETE FROM docs WHERE path = ?1", [path])?;
+            c.execute("DELETE FROM files WHERE path = ?1", [path])?;
+            Ok(n)
+        })
+    }
+
+    fn clear_file_index(&self) -> Result<usize> {
+        self.write(|c| {
+            let n = c.execute("DELETE FROM docs WHERE source <> 'learning'", [])?;
+            c.execute("DELETE FROM files", [])?;
+            Ok(n)
+        })
+    }
+
+    fn document(&self, id: &str) -> Result<Option<Document>> {
+        self.conn
+            .prepare_cached(&format!("SELECT {DOC_COLS} FROM docs WHERE doc_id = ?1"))
+            .and_then(|mut s| s.query_row([id], doc_row).optional())
+            .map_err(|e| self.err(e))
+    }
+
+    fn documents(
+        &self,
+        source: SourceKind,
+        visible_in: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Document>> {
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT {DOC_COLS} FROM docs WHERE source = ?1 \
+                 AND (?2 IS NULL OR project_key = ?2 OR project_key IS NULL) \
+                 ORDER BY updated_ms DESC, rowid DESC LIMIT ?3"
+            ))
+            .and_then(|mut s| {
+                s.query_map(params![source.as_str(), visible_in, limit as i64], doc_row)?
+                    .collect()
+            })
+            .map_err(|e| self.err(e))
+    }
+
+    fn search(&self, q: &SearchQuery) -> Result<Vec<SearchHit>> {
+        let terms = query::terms(&q.text);
+        if terms.is_empty() || q.limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut hits = match query::word_query(&terms) {
+            Some(m) => self.search_fts("docs_word", Some(&m), &[], q, q.limit)?,
+            None => Vec::new(),
+        };
+        if hits.len() < q.limit {
+            let (tri, short) = query::trigram_query(&terms);
+            let more = match tri {
+                Some(m) => self.search_fts("docs_trigram", Some(&m), &short, q, q.limit)?,
+                None => self.search_fts("docs", None, &short, q, q.limit)?,
+            };
+            for h in more {
+                if hits.len() >= q.limit {
+                    break;
+                }
+                if !hits.iter().any(|x| x.id == h.id) {
+                    hits.push(h);
+                }
+            }
+        }
+        Ok(hits)
+    }
+
+    fn stats(&self) -> Result<StoreStats> {
+        let count = |sql: &str| -> Result<u64> {
+            self.conn
+                .query_row(sql, [], |r| r.get::<_, i64>(0))
+                .map(|n| n as u64)
+                .map_err(|e| self.err(e))
+        };
+        let group = |sql: &str| -> Result<BTreeMap<String, u64>> {
+            self.conn
+                .prepare(sql)
+                .and_then(|mut s| {
+                    s.query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))?
+                        .collect()
+                })
+                .map_err(|e| self.err(e))
+        };
+        Ok(StoreStats {
+            projects: count("SELECT count(*) FROM projects")?,
+            user_preferences: count("SELECT count(*) FROM user_preferences")?,
+            learnings: count("SELECT count(*) FROM learnings")?,
+            learnings_by_category: group(
+                "SELECT category, count(*) FROM learnings GROUP BY category",
+            )?,
+            documents: group("SELECT source, count(*) FROM docs GROUP BY source")?,
+            files: count("SELECT count(*) FROM files")?,
+            schema_version: self.schema_version()?,
+        })
+    }
+}

@@ -1,0 +1,78 @@
+//! The store API: every read and write of the tier store and its index. SQL stays behind this
+//! trait, so a second backend (PostgreSQL, issue 12) implements the same calls and passes the
+//! same generic test suite (`tests/store_suite.rs`).
+
+use std::collections::BTreeMap;
+
+use crate::error::Result;
+use crate::model::{
+    Document, FileState, LearningEntry, LearningFilter, NewLearning, ProjectRecord, SearchHit,
+    SearchQuery, SourceKind, StoreStats,
+};
+
+/// The persistence of seed 003's stores (LongTermMemory: user and project preferences,
+/// LearningsMemory) and of the one search index over every memory.
+///
+/// Implementations are safe to use from several processes at once: each call is one
+/// transaction, and a call that waits longer than the backend's busy timeout fails with
+/// [`crate::Error::Locked`] without writing anything. Writes take values already validated and
+/// secret-filtered by [`crate::MemoryManager`].
+pub trait MemoryStore {
+    /// Inserts or updates a project by [`ProjectRecord::key`]; keeps the first `created_ms`.
+    fn upsert_project(&self, project: &ProjectRecord) -> Result<()>;
+    /// The project with this key.
+    fn project(&self, key: &str) -> Result<Option<ProjectRecord>>;
+    /// Projects by `last_used_ms`, most recent first; `limit` `None`: all.
+    fn recent_projects(&self, limit: Option<usize>) -> Result<Vec<ProjectRecord>>;
+
+    /// Every user preference set, by key.
+    fn user_preferences(&self) -> Result<BTreeMap<String, String>>;
+    /// Sets (`Some`) or removes (`None`) one user preference. Returns whether something changed.
+    fn set_user_preference(&self, key: &str, value: Option<&str>) -> Result<bool>;
+
+    /// Stores a learning and indexes it (its document `L<id>` is searchable when this returns).
+    fn add_learning(&self, learning: &NewLearning) -> Result<LearningEntry>;
+    /// The learning with this row id.
+    fn learning(&self, id: i64) -> Result<Option<LearningEntry>>;
+    /// Learnings matching the filter, newest first (`created_ms`, then id).
+    fn learnings(&self, filter: &LearningFilter) -> Result<Vec<LearningEntry>>;
+    /// Sets `last_used_ms` of these learnings to `at_ms` (missing ids are ignored).
+    fn touch_learnings(&self, ids: &[i64], at_ms: i64) -> Result<()>;
+    /// Deletes a learning and its document. Returns whether it existed.
+    fn delete_learning(&self, id: i64) -> Result<bool>;
+    /// Deletes the learnings not used since `before_ms` (only those visible in `visible_in` when
+    /// given). With `dry_run`, deletes nothing. Returns the learnings concerned.
+    fn expire_learnings(
+        &self,
+        before_ms: i64,
+        visible_in: Option<&str>,
+        dry_run: bool,
+    ) -> Result<Vec<LearningEntry>>;
+
+    /// The files the index tracks under these roots.
+    fn indexed_files(&self, roots: &[String]) -> Result<Vec<FileState>>;
+    /// Replaces everything indexed from `state.path` with `documents` and records `state`, in
+    /// one transaction.
+    fn replace_file(&self, state: &FileState, documents: &[Document]) -> Result<()>;
+    /// Records a new size/mtime for a file whose content hash did not change.
+    fn touch_file(&self, state: &FileState) -> Result<()>;
+    /// Drops a file and its documents from the index. Returns the documents dropped.
+    fn remove_file(&self, path: &str) -> Result<usize>;
+    /// Drops every file-backed document and file state (learnings stay). Returns the documents
+    /// dropped.
+    fn clear_file_index(&self) -> Result<usize>;
+    /// The document with this id.
+    fn document(&self, id: &str) -> Result<Option<Document>>;
+    /// Documents of one source visible in a project, newest first, at most `limit`.
+    fn documents(
+        &self,
+        source: SourceKind,
+        visible_in: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Document>>;
+    /// Full-text search, best first (see `docs/formats/tiers.md`, "Search").
+    fn search(&self, query: &SearchQuery) -> Result<Vec<SearchHit>>;
+
+    /// Counts.
+    fn stats(&self) -> Result<StoreStats>;
+}

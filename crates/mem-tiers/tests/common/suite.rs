@@ -1,0 +1,330 @@
+//! The store test suite, generic over [`MemoryStore`]: every backend must pass it. A backend's
+//! test file includes this module (`#[path = ".../suite.rs"] mod suite;`) and calls
+//! [`run_all`] with a function returning a fresh, empty store.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use mem_tiers::*;
+
+fn learning(
+    title: &str,
+    content: &str,
+    category: &str,
+    project: Option<&str>,
+    t: i64,
+) -> NewLearning {
+    NewLearning {
+        title: title.into(),
+        content: content.into(),
+        category: category.into(),
+        tags: vec!["t1".into()],
+        context: None,
+        project_key: project.map(str::to_owned),
+        created_ms: t,
+        share_with_team: false,
+    }
+}
+
+fn search<S: MemoryStore>(s: &S, q: &str, visible_in: Option<&str>) -> Vec<String> {
+    s.search(&SearchQuery {
+        text: q.into(),
+        visible_in: visible_in.map(str::to_owned),
+        sources: Vec::new(),
+        limit: 10,
+    })
+    .unwrap()
+    .into_iter()
+    .map(|h| h.id)
+    .collect()
+}
+
+/// Runs every check on fresh stores from `make`.
+pub fn run_all<S: MemoryStore>(make: impl Fn() -> S) {
+    learnings_round_trip(&make());
+    visibility_and_categories(&make());
+    preferences_and_projects(&make());
+    search_languages_identifiers_and_syntax(&make());
+    file_documents(&make());
+    expiry(&make());
+}
+
+pub fn learnings_round_trip<S: MemoryStore>(s: &S) {
+    let a = s
+        .add_learning(&learning(
+            "SQL 注入防护",
+            "永远使用参数化查询",
+            "error",
+            Some("p1"),
+            1000,
+        ))
+        .unwrap();
+    let b = s
+        .add_learning(&learning(
+            "FastAPI 依赖注入",
+            "使用 Depends() 进行依赖注入",
+            "best-practice",
+            None,
+            2000,
+        ))
+        .unwrap();
+    assert!(b.id > a.id);
+    assert_eq!(s.learning(a.id).unwrap().as_ref(), Some(&a));
+    assert_eq!(a.tags, ["t1"]);
+    let all = s.learnings(&LearningFilter::default()).unwrap();
+    assert_eq!(all.iter().map(|l| l.id).collect::<Vec<_>>(), [b.id, a.id]);
+    let doc = s.document(&format!("L{}", a.id)).unwrap().unwrap();
+    assert_eq!(doc.source, SourceKind::Learning);
+    assert_eq!(doc.title, "SQL 注入防护");
+    assert!(s.delete_learning(a.id).unwrap());
+    assert!(!s.delete_learning(a.id).unwrap());
+    assert_eq!(s.learning(a.id).unwrap(), None);
+    assert_eq!(s.document(&format!("L{}", a.id)).unwrap(), None);
+    assert!(search(s, "参数化查询", None).is_empty());
+    s.touch_learnings(&[b.id], 5000).unwrap();
+    assert_eq!(s.learning(b.id).unwrap().unwrap().last_used_ms, 5000);
+    let stats = s.stats().unwrap();
+    assert_eq!(stats.learnings, 1);
+    assert_eq!(stats.documents.get("learning"), Some(&1));
+}
+
+pub fn visibility_and_categories<S: MemoryStore>(s: &S) {
+    let a = s
+        .add_learning(&learning("alpha only", "x", "error", Some("pa"), 1))
+        .unwrap();
+    let b = s
+        .add_learning(&learning("beta only", "x", "error", Some("pb"), 2))
+        .unwrap();
+    let g = s
+        .add_learning(&learning("global one", "x", "tip", None, 3))
+        .unwrap();
+    let ids = |f: LearningFilter| {
+        s.learnings(&f)
+            .unwrap()
+            .into_iter()
+            .map(|l| l.id)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        ids(LearningFilter {
+            visible_in: Some("pa".into()),
+            ..Default::default()
+        }),
+        [g.id, a.id]
+    );
+    assert_eq!(
+        ids(LearningFilter {
+            visible_in: Some("pb".into()),
+            category: Some("error".into()),
+            ..Default::default()
+        }),
+        [b.id]
+    );
+    assert_eq!(
+        ids(LearningFilter {
+            limit: Some(1),
+            ..Default::default()
+        }),
+        [g.id]
+    );
+    assert_eq!(search(s, "only", Some("pa")), [format!("L{}", a.id)]);
+    let mut both = search(s, "only", None);
+    both.sort();
+    assert_eq!(both.len(), 2);
+}
+
+pub fn preferences_and_projects<S: MemoryStore>(s: &S) {
+    assert!(s.set_user_preference("model", Some("deepseek")).unwrap());
+    assert!(!s.set_user_preference("model", Some("deepseek")).unwrap());
+    s.set_user_preference("workflow", Some("tdd")).unwrap();
+    let p = s.user_preferences().unwrap();
+    assert_eq!(p.get("model").map(String::as_str), Some("deepseek"));
+    assert!(s.set_user_preference("workflow", None).unwrap());
+    assert_eq!(s.user_preferences().unwrap().len(), 1);
+    let mk = |key: &str, t: i64| ProjectRecord {
+        key: key.into(),
+        name: key.into(),
+        path: format!("/src/{key}"),
+        language: Some("Python".into()),
+        framework: Some("FastAPI".into()),
+        test_command: Some("pytest".into()),
+        custom_commands: [("lint".to_owned(), "ruff check .".to_owned())].into(),
+        notes: vec!["uses uv".into()],
+        created_ms: t,
+        last_used_ms: t,
+    };
+    s.upsert_project(&mk("a", 10)).unwrap();
+    s.upsert_project(&mk("b", 20)).unwrap();
+    let mut again = mk("a", 30);
+    again.created_ms = 30;
+    s.upsert_project(&again).unwrap();
+    let recent = s.recent_projects(Some(5)).unwrap();
+    assert_eq!(
+        recent.iter().map(|p| p.key.as_str()).collect::<Vec<_>>(),
+        ["a", "b"]
+    );
+    assert_eq!(
+        recent[0].created_ms, 10,
+        "the first registration time is kept"
+    );
+    assert_eq!(s.project("b").unwrap().as_ref(), Some(&mk("b", 20)));
+}
+
+pub fn search_languages_identifiers_and_syntax<S: MemoryStore>(s: &S) {
+    let l = |t: &str, c: &str| {
+        s.add_learning(&learning(t, c, "general", None, 1))
+            .unwrap()
+            .id
+    };
+    let en = l(
+        "Coverage",
+        "Use pytest-cov to check coverage: tests should be above 80%",
+    );
+    let zh = l("SQL 注入防护", "永远使用参数化查询");
+    let path = l(
+        "Config location",
+        "The loader reads crates/mem-cli/src/config.rs first",
+    );
+    let ident = l(
+        "Budget constant",
+        "TIER0_MAX_TOKENS is checked by fit_sections()",
+    );
+    let quote = l("Quotes", "He said \"NEAR(\" and -minus * star");
+    let id = |n: i64| format!("L{n}");
+    assert_eq!(search(s, "coverage", None), [id(en)]);
+    assert_eq!(
+        search(s, "TESTS coverage", None),
+        [id(en)],
+        "case-insensitive, all words"
+    );
+    assert_eq!(search(s, "参数化查询", None), [id(zh)]);
+    assert_eq!(
+        search(s, "注入", None),
+        [id(zh)],
+        "two CJK characters: substring scan"
+    );
+    assert_eq!(search(s, "crates/mem-cli/src/config.rs", None), [id(path)]);
+    assert_eq!(search(s, "config.rs", None), [id(path)]);
+    assert_eq!(search(s, "TIER0_MAX_TOKENS", None), [id(ident)]);
+    assert_eq!(
+        search(s, "MAX_TOK", None),
+        [id(ident)],
+        "substring of an identifier"
+    );
+    assert_eq!(search(s, "fit_sections()", None), [id(ident)]);
+    for q in [
+        "\"",
+        "NEAR(",
+        "-minus",
+        "*",
+        "\"unbalanced",
+        "a OR",
+        "title:x",
+        "NOT",
+        "(((",
+        "'",
+        "\\",
+        "%",
+        "_",
+    ] {
+        // Never an error; a literal search.
+        let _ = search(s, q, None);
+    }
+    assert_eq!(search(s, "\"NEAR(\"", None), [id(quote)]);
+    assert_eq!(
+        search(s, "*", None),
+        [id(quote)],
+        "punctuation is searched literally"
+    );
+    assert!(search(s, "zzzz-not-there", None).is_empty());
+    assert!(search(s, "   ", None).is_empty());
+    let hits = s
+        .search(&SearchQuery {
+            text: "参数化".into(),
+            limit: 5,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(hits.len(), 1);
+    assert!(hits[0].snippet.contains("参数化"), "{:?}", hits[0].snippet);
+    let only_notes = s
+        .search(&SearchQuery {
+            text: "coverage".into(),
+            limit: 5,
+            sources: vec![SourceKind::Note],
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(only_notes.is_empty());
+}
+
+pub fn file_documents<S: MemoryStore>(s: &S) {
+    let state = |path: &str, hash: &str| FileState {
+        path: path.into(),
+        root: "/r".into(),
+        size: 10,
+        mtime_ns: 5,
+        hash: hash.into(),
+    };
+    let doc = |id: &str, path: &str, body: &str| Document {
+        id: id.into(),
+        source: SourceKind::Note,
+        scope: "project".into(),
+        project_key: Some("p".into()),
+        title: "t".into(),
+        body: body.into(),
+        path: Some(path.into()),
+        updated_ms: 1,
+    };
+    s.replace_file(
+        &state("/r/a.md", "h1"),
+        &[doc("N:project/a.md", "/r/a.md", "first words")],
+    )
+    .unwrap();
+    assert_eq!(search(s, "first", Some("p")), ["N:project/a.md"]);
+    assert!(
+        search(s, "first", Some("other")).is_empty(),
+        "a project's notes stay in it"
+    );
+    s.replace_file(
+        &state("/r/a.md", "h2"),
+        &[doc("N:project/a.md", "/r/a.md", "second words")],
+    )
+    .unwrap();
+    assert!(search(s, "first", Some("p")).is_empty());
+    assert_eq!(search(s, "second", Some("p")), ["N:project/a.md"]);
+    let mut touched = state("/r/a.md", "h2");
+    touched.mtime_ns = 99;
+    s.touch_file(&touched).unwrap();
+    assert_eq!(s.indexed_files(&["/r".into()]).unwrap(), [touched]);
+    assert_eq!(s.remove_file("/r/a.md").unwrap(), 1);
+    assert!(search(s, "second", Some("p")).is_empty());
+    assert!(s.indexed_files(&["/r".into()]).unwrap().is_empty());
+    s.replace_file(
+        &state("/r/b.md", "h"),
+        &[doc("N:project/b.md", "/r/b.md", "bee")],
+    )
+    .unwrap();
+    s.add_learning(&learning("kept", "bee", "general", None, 1))
+        .unwrap();
+    assert_eq!(s.clear_file_index().unwrap(), 1);
+    assert_eq!(search(s, "bee", None).len(), 1, "learnings stay");
+}
+
+pub fn expiry<S: MemoryStore>(s: &S) {
+    let old = s
+        .add_learning(&learning("old", "x", "general", Some("p"), 100))
+        .unwrap();
+    let new = s
+        .add_learning(&learning("new", "x", "general", Some("p"), 10_000))
+        .unwrap();
+    let other = s
+        .add_learning(&learning("other", "x", "general", Some("q"), 100))
+        .unwrap();
+    let dry = s.expire_learnings(1000, Some("p"), true).unwrap();
+    assert_eq!(dry.iter().map(|l| l.id).collect::<Vec<_>>(), [old.id]);
+    assert!(s.learning(old.id).unwrap().is_some());
+    s.expire_learnings(1000, Some("p"), false).unwrap();
+    assert!(s.learning(old.id).unwrap().is_none());
+    assert!(s.learning(new.id).unwrap().is_some());
+    assert!(s.learning(other.id).unwrap().is_some());
+}

@@ -1,0 +1,504 @@
+//! `MemoryManager` over real files in temp dirs: tiers within budget, the index over entries and
+//! notes kept in step with their files, forget from the true home, secrets, archive round trip.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+use mem_core::TokenCounter;
+use mem_tiers::*;
+
+struct Env {
+    _tmp: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+}
+
+fn env() -> Env {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let project = tmp.path().join("my-project");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    Env {
+        _tmp: tmp,
+        home,
+        project,
+    }
+}
+
+fn manager(e: &Env) -> MemoryManager {
+    MemoryManager::from_project(&e.project, MemoryConfig::for_home(&e.home)).unwrap()
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn ids(hits: &[SearchHit]) -> Vec<&str> {
+    hits.iter().map(|h| h.id.as_str()).collect()
+}
+
+#[test]
+fn tier0_has_the_seed_shape_and_fits() {
+    let e = env();
+    write(
+        &e.project.join("pyproject.toml"),
+        "[project]\ndependencies = [\"fastapi\"]\n",
+    );
+    let m = manager(&e);
+    m.set_preference("model", Some("deepseek")).unwrap();
+    m.set_preference("workflow", Some("tdd")).unwrap();
+    m.set_preference("theme", Some("dark")).unwrap();
+    for (t, c) in [
+        ("使用 pytest-cov 检查覆盖率", "测试覆盖率应 > 80%"),
+        ("FastAPI 依赖注入", "使用 Depends() 进行依赖注入"),
+        ("SQL 注入防护", "永远使用参数化查询"),
+        ("oldest", "not in tier 0"),
+    ]
+    .iter()
+    .rev()
+    {
+        m.add_learning(t, c, "best-practice", &[], None, false)
+            .unwrap();
+    }
+    let t0 = m.get_tier0_summary().unwrap();
+    assert_eq!(
+        t0.text,
+        "## 最近项目\n- my-project: Python/FastAPI\n## 用户偏好\n- 模型: deepseek\n- 工作流: tdd\n\
+         ## 最近经验\n- 使用 pytest-cov 检查覆盖率: 测试覆盖率应 > 80%\n- FastAPI 依赖注入: 使用 \
+         Depends() 进行依赖注入\n- SQL 注入防护: 永远使用参数化查询\n"
+    );
+    assert_eq!(t0.tokens, TokenCounter::default().count(&t0.text));
+    assert!(t0.tokens < 500);
+    let t1 = m.get_tier1_summary(2000).unwrap();
+    assert!(
+        t1.text.contains(
+            "## 项目详情\n### my-project\n- 语言: Python\n- 框架: FastAPI\n- 测试命令: pytest\n"
+        ),
+        "{}",
+        t1.text
+    );
+    assert!(
+        t1.text.contains("## 常用命令\n- 测试命令: `pytest`\n"),
+        "{}",
+        t1.text
+    );
+    assert!(t1.text.contains("- oldest: not in tier 0"));
+    assert!(t1.tokens < 2000);
+}
+
+#[test]
+fn projects_do_not_leak_into_each_other() {
+    let e = env();
+    let other = e._tmp.path().join("web-app");
+    std::fs::create_dir_all(&other).unwrap();
+    write(
+        &other.join("package.json"),
+        r#"{"dependencies": {"next": "15"}}"#,
+    );
+    let a = manager(&e);
+    let b = MemoryManager::from_project(&other, MemoryConfig::for_home(&e.home)).unwrap();
+    a.add_learning(
+        "alpha secret sauce",
+        "only alpha",
+        "general",
+        &[],
+        None,
+        false,
+    )
+    .unwrap();
+    b.add_learning("beta thing", "only beta", "general", &[], None, false)
+        .unwrap();
+    a.add_learning("shared tip", "for all", "general", &[], None, true)
+        .unwrap();
+    let t0 = b.get_tier0_summary().unwrap().text;
+    assert!(!t0.contains("alpha"), "{t0}");
+    assert!(
+        t0.contains("shared tip") && t0.contains("beta thing"),
+        "{t0}"
+    );
+    assert!(t0.contains("- web-app: JavaScript/React/Next.js"), "{t0}");
+    assert!(b.recall("alpha", 10).unwrap().is_empty());
+    assert_eq!(a.recall("alpha", 10).unwrap().len(), 1);
+}
+
+/// A tiny deterministic generator (xorshift), so the property test needs no dependency and
+/// every failure is reproducible from its seed.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn text(&mut self, max: usize) -> String {
+        const POOL: &[&str] = &[
+            "a",
+            "Z",
+            " ",
+            "\n",
+            "é",
+            "注",
+            "入",
+            "🦀",
+            "\u{1b}",
+            "_",
+            "/",
+            "::",
+            "-",
+            "\"",
+            "0",
+            "のは",
+            "\t",
+            "😀👍🏽",
+            "ق",
+        ];
+        let n = (self.next() as usize) % (max + 1);
+        (0..n)
+            .map(|_| POOL[(self.next() as usize) % POOL.len()])
+            .collect()
+    }
+}
+
+#[test]
+fn budgets_are_never_exceeded_on_random_content() {
+    let e = env();
+    let m = manager(&e);
+    let counter = TokenCounter::default();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    for round in 0..60 {
+        let t = rng.text(40);
+        let c = rng.text(if round % 10 == 0 { 5000 } else { 300 });
+        if !t.trim().is_empty() {
+            m.add_learning(&t, &c, "general", &[], None, false).unwrap();
+        }
+        if round % 7 == 0 {
+            m.set_preference("model", Some(&format!("m{}", rng.text(200))))
+                .unwrap();
+        }
+        let budget = 1 + (rng.next() as usize) % 400;
+        for tier in [
+            m.get_tier0_summary().unwrap(),
+            m.get_tier1_summary(budget).unwrap(),
+        ] {
+            assert_eq!(tier.tokens, counter.count(&tier.text));
+            assert!(
+                tier.text.is_empty() || tier.tokens < tier.max_tokens,
+                "round {round}: {} >= {}",
+                tier.tokens,
+                tier.max_tokens
+            );
+            // Whole items only: every bullet line is one the renderer made.
+            for line in tier.text.lines() {
+                assert!(
+                    line.starts_with("## ") || line.starts_with("### ") || line.starts_with("- "),
+                    "round {round}: {line:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn search_finds_a_learning_an_entry_and_a_note_and_forget_removes_each_from_its_home() {
+    let e = env();
+    let m = manager(&e);
+    let l = m
+        .add_learning(
+            "FastAPI deps",
+            "Use Depends() for FastAPI injection",
+            "best-practice",
+            &[],
+            None,
+            false,
+        )
+        .unwrap();
+    let memories = e.project.join(".mewcode/memories.md");
+    write(
+        &memories,
+        "# Memories\n\n### 项目知识\n- The API is built on FastAPI with uvicorn\n- Tests live in tests/api\n",
+    );
+    let note = e.project.join(".mewcode/memory/fastapi_notes.md");
+    write(
+        &note,
+        "---\nname: FastAPI notes\ndescription: how routers are split\ntype: project\n---\nRouters live in app/routers, one per FastAPI resource.\n",
+    );
+    let hits = m.recall("FastAPI", 10).unwrap();
+    let found = ids(&hits);
+    let entry_id = id::entry_id("The API is built on FastAPI with uvicorn").to_string();
+    assert!(
+        found.contains(&format!("L{}", l.learning.id).as_str()),
+        "{found:?}"
+    );
+    assert!(found.contains(&entry_id.as_str()), "{found:?}");
+    assert!(found.contains(&"N:project/fastapi_notes.md"), "{found:?}");
+
+    let f = m.forget(&entry_id.parse().unwrap()).unwrap();
+    assert_eq!(f.source, SourceKind::Entry);
+    assert_eq!(
+        std::fs::read_to_string(&memories).unwrap(),
+        "# Memories\n\n### 项目知识\n- Tests live in tests/api\n"
+    );
+    let f = m
+        .forget(&"N:project/fastapi_notes.md".parse().unwrap())
+        .unwrap();
+    assert_eq!(f.location, note.display().to_string());
+    assert!(!note.exists());
+    m.forget(&MemoryId::Learning(l.learning.id)).unwrap();
+    assert!(m.recall("FastAPI", 10).unwrap().is_empty());
+    let e2 = m.forget(&MemoryId::Learning(l.learning.id)).unwrap_err();
+    assert!(matches!(e2, Error::NotFound(_)), "{e2}");
+}
+
+#[test]
+fn the_index_follows_hand_edits_and_deletions() {
+    let e = env();
+    let m = manager(&e);
+    let note = e.home.join(".mewcode/memory/user_editor.md");
+    write(
+        &note,
+        "---\nname: editor\ndescription: editor choice\ntype: user\n---\nThe user edits with helix.\n",
+    );
+    assert_eq!(
+        ids(&m.recall("helix", 5).unwrap()),
+        ["N:user/user_editor.md"]
+    );
+    let r = m.sync_index().unwrap();
+    assert_eq!(
+        (r.read, r.reindexed),
+        (0, 0),
+        "unchanged files are not read again"
+    );
+    // A hand edit of the same size, with a new mtime.
+    write(
+        &note,
+        "---\nname: editor\ndescription: editor choice\ntype: user\n---\nThe user edits with kakou.\n",
+    );
+    let f = std::fs::File::options().write(true).open(&note).unwrap();
+    f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+        .unwrap();
+    drop(f);
+    assert!(m.recall("helix", 5).unwrap().is_empty());
+    assert_eq!(
+        ids(&m.recall("kakou", 5).unwrap()),
+        ["N:user/user_editor.md"]
+    );
+    // Touched without a change: read, hash equal, not re-indexed.
+    let f = std::fs::File::options().write(true).open(&note).unwrap();
+    f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(9))
+        .unwrap();
+    drop(f);
+    let r = m.sync_index().unwrap();
+    assert_eq!((r.read, r.reindexed), (1, 0));
+    std::fs::remove_file(&note).unwrap();
+    assert!(m.recall("kakou", 5).unwrap().is_empty());
+    assert_eq!(m.store().stats().unwrap().files, 0);
+    // Rebuild from scratch.
+    write(&note, "---\nname: editor\n---\nback again\n");
+    let r = m.reindex().unwrap();
+    assert_eq!(r.reindexed, 1);
+    assert_eq!(
+        ids(&m.recall("back again", 5).unwrap()),
+        ["N:user/user_editor.md"]
+    );
+}
+
+#[test]
+fn every_write_goes_through_the_secret_filter() {
+    let e = env();
+    let m = manager(&e);
+    let key = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    let a = m
+        .add_learning(
+            &format!("token {key}"),
+            &format!("use {key} for CI"),
+            "error",
+            &[],
+            Some(&format!("ctx {key}")),
+            false,
+        )
+        .unwrap();
+    assert_eq!(a.withheld, 3);
+    assert!(!a.learning.content.contains(key));
+    assert!(a.learning.content.contains(mem_core::secrets::REDACTED));
+    assert_eq!(
+        m.set_preference("model", Some(&format!("x {key}")))
+            .unwrap(),
+        1
+    );
+    assert!(!m.preferences().unwrap()["model"].contains(key));
+    let mut archive = m.get_tier2_archive().unwrap();
+    archive.learnings[0].content = format!("imported {key}");
+    let dir = tempfile::tempdir().unwrap();
+    let e2 = Env {
+        home: dir.path().join("h"),
+        project: dir.path().join("p"),
+        _tmp: dir,
+    };
+    std::fs::create_dir_all(&e2.project).unwrap();
+    let m2 = manager(&e2);
+    let r = m2.import(&archive).unwrap();
+    assert!(r.withheld >= 1);
+    let dump = serde_json::to_string(&m2.get_tier2_archive().unwrap()).unwrap();
+    assert!(!dump.contains(key));
+}
+
+#[test]
+fn bad_input_is_refused_clearly() {
+    let e = env();
+    let m = manager(&e);
+    let err = |r: Result<Added>| r.unwrap_err().to_string();
+    assert!(
+        err(m.add_learning("  ", "x", "general", &[], None, false)).contains("title: it is empty")
+    );
+    assert!(
+        err(m.add_learning(&"t".repeat(1001), "x", "general", &[], None, false))
+            .contains("1001 characters")
+    );
+    assert!(
+        err(m.add_learning(
+            "t",
+            &"x".repeat(MAX_CONTENT_BYTES + 1),
+            "general",
+            &[],
+            None,
+            false
+        ))
+        .contains("bytes; at most")
+    );
+    assert!(err(m.add_learning("t", "x", "two words", &[], None, false)).contains("category"));
+    // 1 MB of content is stored and rendered within budget.
+    let big = "长".repeat(333_333);
+    let a = m
+        .add_learning("big one", &big, "general", &[], None, false)
+        .unwrap();
+    assert_eq!(a.learning.content.len(), big.len());
+    let t0 = m.get_tier0_summary().unwrap();
+    assert!(t0.tokens < 500);
+    // Control characters are stored as given.
+    let a = m
+        .add_learning(
+            "esc \u{1b}[31mred",
+            "bell \u{7}",
+            "general",
+            &[],
+            None,
+            false,
+        )
+        .unwrap();
+    assert_eq!(
+        m.show(&MemoryId::Learning(a.learning.id))
+            .unwrap()
+            .learning
+            .unwrap()
+            .title,
+        "esc \u{1b}[31mred"
+    );
+    // A broken preset names file and line.
+    write(
+        &e.project.join(".omc/project.yaml"),
+        "framework: FastAPI\ncustom_commands: [oops\n",
+    );
+    let msg = MemoryManager::from_project(&e.project, MemoryConfig::for_home(&e.home))
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains(".omc/project.yaml:"), "{msg}");
+}
+
+#[test]
+fn archive_round_trips_and_import_twice_adds_nothing() {
+    let e = env();
+    let m = manager(&e);
+    m.set_preference("editor", Some("helix")).unwrap();
+    m.add_learning(
+        "one",
+        "first",
+        "error",
+        &["db".into()],
+        Some("prod incident"),
+        false,
+    )
+    .unwrap();
+    m.add_learning("two", "second", "tip", &[], None, true)
+        .unwrap();
+    let a = m.get_tier2_archive().unwrap();
+    let json = serde_json::to_string_pretty(&a).unwrap();
+    let parsed = archive::parse(&json, Path::new("x.json")).unwrap();
+    assert_eq!(parsed, a);
+    let dir = tempfile::tempdir().unwrap();
+    let e2 = Env {
+        home: dir.path().join("h"),
+        project: dir.path().join("p"),
+        _tmp: dir,
+    };
+    std::fs::create_dir_all(&e2.project).unwrap();
+    let m2 = manager(&e2);
+    let r = m2.import(&parsed).unwrap();
+    assert_eq!(
+        (r.learnings_added, r.learnings_skipped, r.preferences),
+        (2, 0, 1)
+    );
+    let r = m2.import(&parsed).unwrap();
+    assert_eq!((r.learnings_added, r.learnings_skipped), (0, 2));
+    let b = m2.get_tier2_archive().unwrap();
+    let strip = |a: &archive::Archive| {
+        a.learnings
+            .iter()
+            .map(|l| {
+                (
+                    l.title.clone(),
+                    l.content.clone(),
+                    l.category.clone(),
+                    l.tags.clone(),
+                    l.context.clone(),
+                    l.project_key.clone(),
+                    l.created_ms,
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(strip(&a), strip(&b));
+    let md = archive::to_markdown(&b, &tiers::Headings::zh());
+    assert!(md.contains("## 学习记录\n### L"), "{md}");
+    let e3 = archive::parse(
+        "{\"format\": \"other\", \"version\": 1}",
+        Path::new("x.json"),
+    )
+    .unwrap_err();
+    assert!(e3.to_string().contains("x.json"), "{e3}");
+    let e4 = archive::parse("{\n  \"format\": ", Path::new("x.json")).unwrap_err();
+    assert!(e4.to_string().starts_with("x.json:2:"), "{e4}");
+}
+
+#[test]
+fn short_term_is_a_view_over_the_latest_session() {
+    let e = env();
+    let m = manager(&e);
+    assert_eq!(m.short_term().unwrap().session_id, None);
+    let store = mem_session::SessionStore::for_project(&e.project);
+    let mut w = store.create().unwrap();
+    for i in 0..130 {
+        w.append(&mem_core::Message::user(format!("message {i}")))
+            .unwrap();
+    }
+    let id = w.id().to_owned();
+    drop(w);
+    let st = m.short_term().unwrap();
+    assert_eq!(st.session_id.as_deref(), Some(id.as_str()));
+    assert!(!st.expired);
+    assert_eq!(st.messages.len(), 100);
+    assert_eq!(st.messages[0].text_content(), "message 30");
+    assert_eq!(st.messages[99].text_content(), "message 129");
+    // Nothing was copied into the tier store.
+    let dump = serde_json::to_string(&m.get_tier2_archive().unwrap()).unwrap();
+    assert!(!dump.contains("message 129"));
+    let mut cfg = MemoryConfig::for_home(&e.home);
+    cfg.short_term_max_age_hours = 0;
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let old = MemoryManager::from_project(&e.project, cfg).unwrap();
+    let st = old.short_term().unwrap();
+    assert!(st.expired);
+    assert!(st.messages.is_empty());
+}

@@ -1,0 +1,197 @@
+//! The generic store suite on SQLite, plus what is SQLite's own: file identity, migrations,
+//! concurrent processes.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common {
+    pub mod suite;
+}
+
+use std::path::Path;
+use std::time::Duration;
+
+use mem_tiers::*;
+
+fn open(path: &Path) -> SqliteStore {
+    SqliteStore::open(path, DEFAULT_BUSY_TIMEOUT).unwrap()
+}
+
+#[test]
+fn sqlite_passes_the_store_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = std::cell::Cell::new(0);
+    common::suite::run_all(|| {
+        n.set(n.get() + 1);
+        open(&dir.path().join(format!("db{}/memory.db", n.get())))
+    });
+}
+
+#[test]
+fn foreign_and_damaged_files_are_refused_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("notes.db");
+    std::fs::write(&text, "not a database at all, just text\n").unwrap();
+    let e = SqliteStore::open(&text, DEFAULT_BUSY_TIMEOUT).unwrap_err();
+    assert!(matches!(e, Error::Foreign { .. }), "{e}");
+    assert!(e.to_string().contains("notes.db"), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(&text).unwrap(),
+        "not a database at all, just text\n"
+    );
+
+    let other = dir.path().join("other.db");
+    let c = rusqlite::Connection::open(&other).unwrap();
+    c.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);")
+        .unwrap();
+    drop(c);
+    let e = SqliteStore::open(&other, DEFAULT_BUSY_TIMEOUT).unwrap_err();
+    assert!(e.to_string().contains("another program"), "{e}");
+
+    let good = dir.path().join("memory.db");
+    drop(open(&good));
+    let c = rusqlite::Connection::open(&good).unwrap();
+    c.pragma_update(None, "user_version", 99).unwrap();
+    drop(c);
+    let e = SqliteStore::open(&good, DEFAULT_BUSY_TIMEOUT).unwrap_err();
+    assert!(matches!(e, Error::TooNew { found: 99, .. }), "{e}");
+}
+
+#[test]
+fn a_version_1_database_migrates_and_gains_the_trigram_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.db");
+    let v1 = SqliteStore::open_at_version(&path, DEFAULT_BUSY_TIMEOUT, 1).unwrap();
+    let l = v1
+        .add_learning(&NewLearning {
+            title: "SQL 注入防护".into(),
+            content: "永远使用参数化查询".into(),
+            category: "error".into(),
+            created_ms: 1,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(v1.stats().unwrap().schema_version, 1);
+    drop(v1);
+    let v2 = open(&path);
+    assert_eq!(v2.stats().unwrap().schema_version, schema::LATEST_VERSION);
+    let hits = v2
+        .search(&SearchQuery {
+            text: "参数化查询".into(),
+            limit: 5,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(
+        hits.iter().map(|h| h.id.clone()).collect::<Vec<_>>(),
+        [format!("L{}", l.id)]
+    );
+    assert_eq!(v2.learning(l.id).unwrap().unwrap().title, "SQL 注入防护");
+}
+
+#[test]
+fn a_locked_database_is_a_clear_error_and_nothing_is_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.db");
+    let a = open(&path);
+    let b = SqliteStore::open(&path, Duration::from_millis(50)).unwrap();
+    a.connection().execute_batch("BEGIN IMMEDIATE").unwrap();
+    let e = b.set_user_preference("model", Some("x")).unwrap_err();
+    assert!(matches!(e, Error::Locked { waited_ms: 50, .. }), "{e}");
+    assert!(e.to_string().contains("memory.db"), "{e}");
+    a.connection().execute_batch("COMMIT").unwrap();
+    b.set_user_preference("model", Some("x")).unwrap();
+    assert_eq!(a.user_preferences().unwrap().len(), 1);
+}
+
+#[test]
+fn a_read_only_database_is_a_clear_error() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.db");
+    drop(open(&path));
+    // Checkpointed, so the file alone holds everything; then read-only.
+    for f in ["memory.db-wal", "memory.db-shm"] {
+        let _ = std::fs::remove_file(dir.path().join(f));
+    }
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o555)).unwrap();
+    let result = SqliteStore::open(&path, DEFAULT_BUSY_TIMEOUT)
+        .and_then(|s| s.set_user_preference("model", Some("x")));
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    if nix_is_root() {
+        return; // root writes anyway
+    }
+    let e = result.unwrap_err();
+    assert!(e.to_string().contains("memory.db"), "{e}");
+}
+
+fn nix_is_root() -> bool {
+    std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+/// Worker half of the concurrency test: runs only inside the child processes it spawns.
+#[test]
+fn concurrency_worker() {
+    let (Ok(path), Ok(tag)) = (
+        std::env::var("MEM_TIERS_TEST_DB"),
+        std::env::var("MEM_TIERS_TEST_TAG"),
+    ) else {
+        return;
+    };
+    let store = SqliteStore::open(Path::new(&path), Duration::from_secs(30)).unwrap();
+    for i in 0..1000 {
+        store
+            .add_learning(&NewLearning {
+                title: format!("{tag} learning {i}"),
+                content: format!("content {tag} {i}"),
+                category: "general".into(),
+                created_ms: i,
+                ..Default::default()
+            })
+            .unwrap();
+    }
+}
+
+#[test]
+fn two_processes_adding_1000_learnings_each_lose_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.db");
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = ["alpha", "beta"]
+        .iter()
+        .map(|tag| {
+            std::process::Command::new(&exe)
+                .args([
+                    "concurrency_worker",
+                    "--exact",
+                    "--nocapture",
+                    "--test-threads=1",
+                ])
+                .env("MEM_TIERS_TEST_DB", &path)
+                .env("MEM_TIERS_TEST_TAG", tag)
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let store = open(&path);
+    let all = store.learnings(&LearningFilter::default()).unwrap();
+    assert_eq!(all.len(), 2000);
+    let stats = store.stats().unwrap();
+    assert_eq!(stats.documents.get("learning"), Some(&2000));
+    for tag in ["alpha", "beta"] {
+        let hits = store
+            .search(&SearchQuery {
+                text: format!("{tag} 999"),
+                limit: 5,
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!(hits.len(), 1, "{tag}");
+    }
+}
