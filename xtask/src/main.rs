@@ -5,9 +5,11 @@
 //! - `cargo xtask ci`: fmt check, clippy with `-D warnings`, tests, docs, goldens; stops at the
 //!   first failure.
 //! - `cargo xtask bench [ARGS...]`: `cargo bench --workspace`.
+//! - `cargo xtask eval recall [--live] [--verbose]`: recall quality on the labelled set.
 
 mod bench;
 mod ci;
+mod eval;
 mod golden;
 mod util;
 
@@ -22,6 +24,7 @@ commands:
   golden [--bless] [--filter NAME]   run the golden cases under fixtures/
   ci                                 fmt, clippy, tests, docs, goldens (stops at the first failure)
   bench [ARGS...]                    cargo bench --workspace [ARGS...]
+  eval recall [--live] [--verbose]   recall selector quality on fixtures/recall/eval
 ";
 
 fn main() -> ExitCode {
@@ -52,6 +55,7 @@ fn run() -> Result<bool> {
             ci::run()
         }
         "bench" => bench::run(&rest),
+        "eval" => eval::run(&rest),
         "help" | "-h" | "--help" => {
             print!("{USAGE}");
             Ok(true)

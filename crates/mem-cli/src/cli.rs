@@ -46,4 +46,10 @@ pub enum Command {
     Compact(crate::cmd::compact::CompactArgs),
     /// Tiered memory (Tier 0/1/2), learnings, preferences, and search over every memory.
     Memory(crate::cmd::memory::MemoryArgs),
+    /// The memory notes recalled for a message, as the `<system-reminder>` an agent gets.
+    Recall(crate::cmd::recall::RecallArgs),
+    /// Memory notes: add (atomic, secrets withheld), list, show and rm by id.
+    Note(crate::cmd::note::NoteArgs),
+    /// Auto memory: extract facts from a session's new messages into both memories.md files.
+    Extract(crate::cmd::extract::ExtractArgs),
 }

@@ -80,6 +80,107 @@ pub fn llm_settings(settings: &Settings) -> Result<(LlmSettings, Vec<ConfigSourc
     Ok((resolved, sources))
 }
 
+/// The extra memory directories of `[recall] dirs = ["..."]` in the two config files (user's
+/// first, then the project's; a leading `~/` is the home directory, a relative path is relative
+/// to the config file's `.mewcode/` parent, i.e. the home or the project directory).
+pub fn recall_extra_dirs(settings: &Settings) -> Result<Vec<PathBuf>> {
+    #[derive(serde::Deserialize, Default)]
+    struct File {
+        #[serde(default)]
+        recall: Recall,
+    }
+    #[derive(serde::Deserialize, Default)]
+    struct Recall {
+        #[serde(default)]
+        dirs: Vec<String>,
+    }
+    let mut out = Vec::new();
+    let [user_path, project_path] = config_paths(settings);
+    for (path, base) in [
+        (user_path, &settings.home),
+        (project_path, &settings.project),
+    ] {
+        let read = match mem_instructions::read_capped(&path, MAX_CONFIG_BYTES) {
+            Ok(read) => read,
+            Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        let file: File = toml::from_str(&read.text)
+            .with_context(|| format!("{}: invalid [recall] section", path.display()))?;
+        for dir in file.recall.dirs {
+            out.push(match dir.strip_prefix("~/") {
+                Some(rest) => settings.home.join(rest),
+                None => base.join(dir),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Auto-memory settings: the `[memory]` table of the two `config.toml` files (the project's
+/// wins, key by key): `cap_tokens` (per file, default 2,000), `headings` (`seed` or `english`),
+/// `daily_extract_tokens` (model tokens per day, default 200,000).
+#[derive(Debug, Clone)]
+pub struct MemorySettings {
+    /// Options of the `memories.md` files.
+    pub auto: mem_auto::AutoOptions,
+    /// Tokens a model may be sent for extraction per day.
+    pub daily_extract_tokens: usize,
+}
+
+/// Reads [`MemorySettings`]; a bad value is an error naming the file and key.
+pub fn memory_settings(settings: &Settings) -> Result<MemorySettings> {
+    let mut out = MemorySettings {
+        auto: mem_auto::AutoOptions::default(),
+        daily_extract_tokens: mem_auto::DEFAULT_DAILY_TOKEN_BUDGET,
+    };
+    for path in config_paths(settings) {
+        let read = match mem_instructions::read_capped(&path, MAX_CONFIG_BYTES) {
+            Ok(read) => read,
+            Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        let table: toml::Table = toml::from_str(&read.text)
+            .with_context(|| format!("{} is not valid TOML", path.display()))?;
+        let Some(memory) = table.get("memory") else {
+            continue;
+        };
+        let Some(memory) = memory.as_table() else {
+            bail!("{}: [memory] must be a table", path.display());
+        };
+        let count = |key: &str| -> Result<Option<usize>> {
+            match memory.get(key) {
+                None => Ok(None),
+                Some(v) => match v.as_integer().and_then(|n| usize::try_from(n).ok()) {
+                    Some(n) if n > 0 => Ok(Some(n)),
+                    _ => bail!(
+                        "{}: memory.{key} must be a positive integer",
+                        path.display()
+                    ),
+                },
+            }
+        };
+        if let Some(n) = count("cap_tokens")? {
+            out.auto.cap_tokens = n;
+        }
+        if let Some(n) = count("daily_extract_tokens")? {
+            out.daily_extract_tokens = n;
+        }
+        if let Some(v) = memory.get("headings") {
+            out.auto.headings = v
+                .as_str()
+                .and_then(mem_auto::HeadingStyle::parse)
+                .with_context(|| {
+                    format!(
+                        "{}: memory.headings must be \"seed\" or \"english\"",
+                        path.display()
+                    )
+                })?;
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

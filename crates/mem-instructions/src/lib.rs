@@ -7,9 +7,8 @@
 //!   comes from (file and include chain), and every [`Warning`] (file:line and reason).
 //! - [`find_includes`]: the include parser alone (no I/O; fuzzed in `fuzz/`).
 //! - [`read_capped`]: reads a regular file within a byte budget, never blocking on a FIFO.
-//! - [`load_memories`] with [`MemoryOptions`] → [`Memories`]: the auto-memory files
-//!   (`~/.mewcode/memories.md`, `<project>/.mewcode/memories.md`) of the `# autoMemory` section,
-//!   read under the same rules.
+//! - The auto-memory files (`memories.md`) are read and written by `mem-auto`, which uses
+//!   [`read_capped`] and the same [`Warning`]s.
 //!
 //! An instruction file from a cloned repository is untrusted input: includes resolve only to
 //! files inside the project root after `..` and symlinks are resolved (inside `~/.mewcode` for the
@@ -21,7 +20,6 @@
 
 mod error;
 mod load;
-mod memories;
 mod parse;
 mod read;
 
@@ -30,9 +28,6 @@ pub use load::{
     DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES, DEFAULT_NAMES, DENIED_FOLDERS, DENIED_NAMES,
     Instructions, Limits, LoadOptions, MAX_INCLUDE_DEPTH, Part, Scope, Site, Warning, WarningKind,
     load,
-};
-pub use memories::{
-    DEFAULT_MAX_MEMORY_BYTES, MEMORIES_FILE, Memories, MemoryFile, MemoryOptions, load_memories,
 };
 pub use parse::{IncludeKind, IncludeRef, find_includes};
 pub use read::{CappedText, read_capped};

@@ -8,8 +8,6 @@
 //! - [`ModelEngine`]: one HTTP [`Provider`] (OpenAI-compatible `/chat/completions` or Anthropic
 //!   `/v1/messages`) under a [`CallPolicy`] (deadline, retries with backoff and jitter,
 //!   `Retry-After`); an unusable reply falls back to the offline engine and says so.
-//! - [`memory_files`]: a memory file's frontmatter (`name`, `description`, `type`) and body, as
-//!   selection candidates.
 //! - [`Router`]: a possibly different engine per job; [`LlmSettings`] resolves it from
 //!   `config.toml` values and environment variables handed in by the caller.
 //!
@@ -20,7 +18,6 @@ pub mod config;
 mod engine;
 mod error;
 pub mod http;
-pub mod memory_files;
 mod model;
 pub mod offline;
 pub mod parse;
@@ -34,7 +31,7 @@ pub use error::{LlmError, Result};
 pub use http::CallPolicy;
 pub use model::{ModelEngine, Router};
 pub use offline::OfflineEngine;
-pub use provider::{ApiKey, Provider, ProviderKind};
+pub use provider::{ApiKey, Provider, ProviderKind, is_hosted_url};
 pub use types::{
     Candidate, DEFAULT_SELECT_LIMIT, ExtractRequest, Job, Memories, MemoryCategory, Reply,
     SelectRequest, Selection, SummarizeRequest, Summary,

@@ -190,6 +190,13 @@ impl Provider {
         &self.model
     }
 
+    /// `true` when the base URL's host is not a loopback address (`localhost`, `127.0.0.0/8`,
+    /// `::1`): a hosted provider, to which prompts are sent only after the secret filter
+    /// ([`mem_core::secrets::redact`]).
+    pub fn is_hosted(&self) -> bool {
+        is_hosted_url(&self.base_url)
+    }
+
     /// The full URL requests go to.
     pub fn endpoint(&self) -> String {
         match self.kind {
@@ -245,6 +252,25 @@ impl Provider {
     /// empty.
     pub async fn complete(&self, request: &ChatRequest, policy: &CallPolicy) -> Result<String> {
         let url = self.endpoint();
+        // One secret filter (SPEC "One memory, not three"): nothing leaves for a hosted provider
+        // unredacted, whichever job built the prompt.
+        let redacted;
+        let request = if self.is_hosted() {
+            let system = mem_core::secrets::redact(&request.system);
+            let user = mem_core::secrets::redact(&request.user);
+            let withheld = system.withheld() + user.withheld();
+            if withheld > 0 {
+                tracing::info!(job = %request.job, withheld, "secrets withheld from the prompt");
+            }
+            redacted = ChatRequest {
+                system: system.text,
+                user: user.text,
+                ..request.clone()
+            };
+            &redacted
+        } else {
+            request
+        };
         let body = self.request_body(request);
         let key = self.api_key.as_ref().map(ApiKey::expose);
         let reply = send_json(&url, policy, key, |remaining| {
@@ -398,5 +424,53 @@ mod tests {
             ),
             Ok("ab".into())
         );
+    }
+}
+
+/// `true` when `url`'s host is not loopback (`localhost`, `127.x.x.x`, `::1`, `0.0.0.0`).
+pub fn is_hosted_url(url: &str) -> bool {
+    let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority
+        .rsplit_once('@')
+        .map(|(_, h)| h)
+        .unwrap_or(authority);
+    let host = if let Some(v6) = host_port.strip_prefix('[') {
+        v6.split(']').next().unwrap_or("")
+    } else {
+        host_port.split(':').next().unwrap_or("")
+    };
+    let host = host.to_ascii_lowercase();
+    !(host == "localhost"
+        || host.ends_with(".localhost")
+        || host == "::1"
+        || host == "0.0.0.0"
+        || host
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|ip| ip.is_loopback()))
+}
+
+#[cfg(test)]
+mod hosted_tests {
+    use super::is_hosted_url;
+
+    #[test]
+    fn loopback_is_not_hosted() {
+        for url in [
+            "http://127.0.0.1:8080/v1",
+            "http://localhost:11434",
+            "http://[::1]:8000/v1",
+            "http://127.1.2.3",
+        ] {
+            assert!(!is_hosted_url(url), "{url}");
+        }
+        for url in [
+            "https://api.openai.com/v1",
+            "https://api.anthropic.com",
+            "http://10.0.0.5:8080",
+            "http://localhost.evil.com",
+        ] {
+            assert!(is_hosted_url(url), "{url}");
+        }
     }
 }

@@ -30,32 +30,95 @@ impl Rng {
 }
 
 const WORDS: &[&str] = &[
-    "always", "use", "parameterised", "queries", "cache", "the", "token", "count", "retry",
-    "on", "timeout", "pytest", "coverage", "fixture", "docker", "compose", "migrate", "schema",
-    "index", "vacuum", "router", "handler", "async", "await", "tokio", "spawn", "blocking",
-    "lock", "mutex", "deadlock", "release", "build", "cargo", "clippy", "lint", "format",
-    "deploy", "staging", "rollback", "feature", "flag", "config", "env", "secret", "rotate",
-    "log", "trace", "span", "metric", "latency", "p99", "budget", "memory", "leak", "profile",
-    "参数化", "查询", "依赖", "注入", "测试", "覆盖率", "缓存", "部署", "回滚", "日志",
+    "always",
+    "use",
+    "parameterised",
+    "queries",
+    "cache",
+    "the",
+    "token",
+    "count",
+    "retry",
+    "on",
+    "timeout",
+    "pytest",
+    "coverage",
+    "fixture",
+    "docker",
+    "compose",
+    "migrate",
+    "schema",
+    "index",
+    "vacuum",
+    "router",
+    "handler",
+    "async",
+    "await",
+    "tokio",
+    "spawn",
+    "blocking",
+    "lock",
+    "mutex",
+    "deadlock",
+    "release",
+    "build",
+    "cargo",
+    "clippy",
+    "lint",
+    "format",
+    "deploy",
+    "staging",
+    "rollback",
+    "feature",
+    "flag",
+    "config",
+    "env",
+    "secret",
+    "rotate",
+    "log",
+    "trace",
+    "span",
+    "metric",
+    "latency",
+    "p99",
+    "budget",
+    "memory",
+    "leak",
+    "profile",
+    "参数化",
+    "查询",
+    "依赖",
+    "注入",
+    "测试",
+    "覆盖率",
+    "缓存",
+    "部署",
+    "回滚",
+    "日志",
 ];
 
 /// Syllables of the synthetic vocabulary: 24^3 = 13,824 distinct made-up words, drawn with a
 /// skew (low indices much more often), so word frequencies look like a real corpus's rather than
 /// 70 words each in a third of all documents.
 const SYLLABLES: &[&str] = &[
-    "ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "za", "be", "do", "fu", "ge", "hi", "jo",
-    "ku", "la", "me", "no", "pi", "qu", "re", "si", "tu",
+    "ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "za", "be", "do", "fu", "ge", "hi", "jo", "ku",
+    "la", "me", "no", "pi", "qu", "re", "si", "tu",
 ];
 
 fn word(rng: &mut Rng) -> String {
-    if rng.next() % 2 == 0 {
+    if rng.next().is_multiple_of(2) {
         return WORDS[rng.next() % WORDS.len()].to_owned();
     }
     let n = SYLLABLES.len().pow(3);
     // Product of two uniforms: a skewed draw.
     let i = (rng.next() % n) * (rng.next() % n) / n;
     let s = SYLLABLES.len();
-    format!("{}{}{}", SYLLABLES[i % s], SYLLABLES[(i / s) % s], SYLLABLES[i / s / s])
+    format!(
+        "{}{}{}",
+        SYLLABLES[i % s],
+        SYLLABLES[(i / s) % s],
+        SYLLABLES[i / s / s]
+    )
 }
 
 fn text(rng: &mut Rng, words: usize) -> String {
@@ -66,7 +129,9 @@ fn text(rng: &mut Rng, words: usize) -> String {
 /// has at least one hit.
 fn queries(store: &SqliteStore) -> Vec<String> {
     let conn = store.connection();
-    let mut stmt = conn.prepare("SELECT title FROM learnings WHERE id = ?1").unwrap();
+    let mut stmt = conn
+        .prepare("SELECT title FROM learnings WHERE id = ?1")
+        .unwrap();
     (0..20)
         .map(|k| {
             let title: String = stmt.query_row([1 + k * 4999], |r| r.get(0)).unwrap();
@@ -84,7 +149,9 @@ fn bench_dir() -> PathBuf {
 fn big_db() -> PathBuf {
     let path = bench_dir().join("memory-100k.db");
     if let Ok(store) = SqliteStore::open(&path, DEFAULT_BUSY_TIMEOUT)
-        && store.stats().map(|s| s.learnings as usize) == Ok(LEARNINGS)
+        && store
+            .stats()
+            .is_ok_and(|s| s.learnings as usize == LEARNINGS)
     {
         return path;
     }
@@ -110,8 +177,14 @@ fn big_db() -> PathBuf {
                 1 => None,
                 k => Some(format!("git:/bench/other{k}/.git")),
             };
-            ins.execute(rusqlite::params![title, content, category, project, i as i64 * 1000])
-                .unwrap();
+            ins.execute(rusqlite::params![
+                title,
+                content,
+                category,
+                project,
+                i as i64 * 1000
+            ])
+            .unwrap();
         }
     }
     c.execute_batch("COMMIT").unwrap();
@@ -163,9 +236,7 @@ fn search(c: &mut Criterion) {
     g.bench_function("raw_fts5_query", |b| {
         let conn = store.connection();
         let mut stmt = conn
-            .prepare(
-                "SELECT rowid FROM docs_word WHERE docs_word MATCH ?1 ORDER BY rank LIMIT 10",
-            )
+            .prepare("SELECT rowid FROM docs_word WHERE docs_word MATCH ?1 ORDER BY rank LIMIT 10")
             .unwrap();
         b.iter(|| {
             i += 1;

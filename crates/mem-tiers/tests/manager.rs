@@ -480,7 +480,8 @@ fn short_term_is_a_view_over_the_latest_session() {
     let store = mem_session::SessionStore::for_project(&e.project);
     let mut w = store.create().unwrap();
     for i in 0..130 {
-        w.append(&mem_core::Message::user(format!("message {i}"))).unwrap();
+        w.append(&mem_core::Message::user(format!("message {i}")))
+            .unwrap();
     }
     let id = w.id().to_owned();
     drop(w);

@@ -199,7 +199,7 @@ fn run_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Ve
 
 /// Builds the `mem` binary (honouring `CARGO_TARGET_DIR`) and returns its path, as cargo reports
 /// it.
-fn build_mem() -> Result<PathBuf> {
+pub(crate) fn build_mem() -> Result<PathBuf> {
     let out = cargo()
         .args([
             "build",

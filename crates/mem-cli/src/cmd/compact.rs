@@ -6,12 +6,12 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use chrono::NaiveDate;
 use clap::{Args, Subcommand, ValueEnum};
+use mem_auto::{MemoryOptions, load_memories};
 use mem_compact::{
     AutoCompact, AutoCompactConfig, BOUNDARY_STATS_KEY, CompactResult, CompactSession, Compaction,
     LongTermMemory, OMC_KEEP_FRACTION, Outcome, TailPolicy, Trigger, WarningLevel,
 };
 use mem_core::{Conversation, Message, TokenCounter, is_long_term_memory};
-use mem_instructions::{MemoryOptions, load_memories};
 use mem_llm::{Job, Llm, OfflineEngine};
 use mem_session::{RecordType, SessionStore};
 use serde_json::{Value, json};

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use anyhow::Result;
 use chrono::NaiveDate;
 use clap::Args;
-use mem_instructions::{MemoryOptions, Warning, load_memories};
+use mem_auto::{MemoryOptions, load_memories};
+use mem_instructions::Warning;
 use serde_json::json;
 
 use super::instructions::{SourceArgs, warning_json};

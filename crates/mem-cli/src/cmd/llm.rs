@@ -72,7 +72,7 @@ enum LlmCommand {
 }
 
 #[derive(Debug, Args)]
-struct EngineArgs {
+pub(crate) struct EngineArgs {
     /// Use the offline engine whatever the configuration says.
     #[arg(long)]
     offline: bool,
@@ -161,7 +161,7 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
             let ideal = mem_llm::offline::ideal_score(&request.query, &request.candidates);
             if scores {
                 text.push_str(&format!(
-                    "\nBM25 scores of {} candidates (threshold: {} of the best, and at least {} \
+                    "\nBM25F scores of {} candidates (threshold: {} of the best, and at least {} \
                      of the query's ideal score {ideal:.3}):\n",
                     request.candidates.len(),
                     mem_llm::offline::MIN_RELATIVE_SCORE,
@@ -197,7 +197,7 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
     }
 }
 
-fn engine_for(settings: &Settings, job: Job, args: &EngineArgs) -> Result<Arc<dyn Llm>> {
+pub(crate) fn engine_for(settings: &Settings, job: Job, args: &EngineArgs) -> Result<Arc<dyn Llm>> {
     if args.offline {
         return Ok(Arc::new(OfflineEngine));
     }
@@ -378,7 +378,7 @@ fn read_transcript(path: &Path) -> Result<Vec<Message>> {
 
 /// Memory files (`*.md`, `MEMORY.md` excluded) of the given directories, sorted by name, at most
 /// 200 (a name seen in an earlier directory wins); frontmatter parsed by
-/// [`mem_llm::memory_files`]. A file that cannot be read or is not UTF-8 is skipped, and a
+/// [`mem_recall::frontmatter`]. A file that cannot be read or is not UTF-8 is skipped, and a
 /// frontmatter that cannot be used ignored, each with a warning on stderr naming the file.
 fn read_candidates(dirs: &[PathBuf]) -> Result<Vec<Candidate>> {
     const MAX_FILES: usize = 200;
@@ -427,7 +427,7 @@ fn read_candidates(dirs: &[PathBuf]) -> Result<Vec<Candidate>> {
                     continue;
                 }
             };
-            let (candidate, warning) = mem_llm::memory_files::candidate(id, &text);
+            let (candidate, warning) = mem_recall::frontmatter::candidate(id, &text);
             if let Some(warning) = warning {
                 eprintln!(
                     "warning: {}",

@@ -2,9 +2,12 @@
 
 pub mod compact;
 pub mod context;
+pub mod extract;
 pub mod instructions;
 pub mod llm;
 pub mod memory;
+pub mod note;
+pub mod recall;
 pub mod session;
 
 use anyhow::Result;
@@ -21,5 +24,8 @@ pub async fn run(command: Command, settings: &Settings) -> Result<()> {
         Command::Llm(args) => llm::run(args, settings).await,
         Command::Compact(args) => compact::run(args, settings).await,
         Command::Memory(args) => memory::run(args, settings),
+        Command::Recall(args) => recall::run(args, settings).await,
+        Command::Note(args) => note::run(args, settings),
+        Command::Extract(args) => extract::run(args, settings).await,
     }
 }

@@ -6,11 +6,15 @@
 mod extract;
 mod select;
 mod summarize;
+mod synonyms;
 mod text;
 mod tools;
 
 pub use extract::extract;
-pub use select::{HEAD_WEIGHT, MIN_IDEAL_SHARE, MIN_RELATIVE_SCORE, ideal_score, score, select};
+pub use select::{
+    BODY_WEIGHT, DESCRIPTION_WEIGHT, EXPANSION_WEIGHT, IDEAL_PRIOR_TERMS, MIN_IDEAL_SHARE,
+    MIN_RELATIVE_SCORE, NAME_WEIGHT, ideal_score, score, select, tokenize,
+};
 pub use summarize::{MAX_LIST_ITEMS, MessageStats, stats, summarize};
 pub use tools::{ToolKind, classify_tool};
 
@@ -19,11 +23,10 @@ pub fn looks_like_secret(text: &str) -> bool {
     text::looks_secret(text)
 }
 
-/// The words of `text` as the offline engines match them: lowercased, plural `s` stripped, stop
-/// words dropped, CJK runs as unigrams and bigrams.
+/// The words of `text` as the offline selector matches them (see [`tokenize`]): identifiers
+/// split, stemmed, stop words dropped, CJK runs as bigrams.
 pub(crate) fn words(text: &str) -> Vec<String> {
-    use bm25::Tokenizer;
-    select::MemTokenizer.tokenize(text)
+    select::tokenize(text)
 }
 
 /// What a summary of `messages` should mention: the words of the user's requests, of the names

@@ -1,110 +1,402 @@
-//! Offline selection: BM25 (the `bm25` crate, with our tokenizer) over each candidate's name and
-//! description (weighted double) and over its body.
+//! Offline selection (seed 000 §4's selector without a model): field-weighted BM25 (BM25F,
+//! Robertson & Zaragoza 2009) over each candidate's name (+ file name), description and body,
+//! with a tokenizer for English prose, code identifiers and CJK text, and a threshold that
+//! selects nothing when no note is about the message.
+//!
+//! - Tokens ([`tokenize`]): lowercased; words split at `snake_case`, `kebab-case`, `camelCase`,
+//!   paths and dots, each part stemmed (Snowball English) and, for a compound identifier, the
+//!   whole identifier as one more token (so `list_select_related` matches exactly and by parts);
+//!   English stop words dropped; runs of CJK characters as overlapping bigrams (a single
+//!   character alone), Chinese function-word bigrams dropped.
+//! - Score: Σ over query terms of `idf(t) · tf̃ / (k1 + tf̃)`, `tf̃ = Σ_fields w_f · tf_f /
+//!   (1 − b + b · len_f / avglen_f)`, weights [`NAME_WEIGHT`], [`DESCRIPTION_WEIGHT`],
+//!   [`BODY_WEIGHT`]; `idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5))` over the candidates.
+//! - Threshold: a score is divided by the query's ideal score (every query term matched once
+//!   in an average-length name: [`ideal_score`]); a candidate is selected when that share is at
+//!   least [`MIN_IDEAL_SHARE`] and its score at least [`MIN_RELATIVE_SCORE`] of the best. Words
+//!   of the query that no note holds count in the ideal at the highest idf, so a message about
+//!   something else ("write a haiku about autumn") stays below the floor.
 
-use bm25::{Document, SearchEngineBuilder, Tokenizer};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use rust_stemmers::{Algorithm, Stemmer};
 
 use crate::types::Candidate;
 
-/// A candidate is selected only when its score is at least this fraction of the best score (and
-/// above zero): weak, incidental matches are left out.
-pub const MIN_RELATIVE_SCORE: f32 = 0.3;
+/// Weight of the name field (frontmatter `name` and the file name's stem).
+pub const NAME_WEIGHT: f32 = 3.0;
+/// Weight of the description field.
+pub const DESCRIPTION_WEIGHT: f32 = 2.0;
+/// Weight of the body.
+pub const BODY_WEIGHT: f32 = 1.0;
+/// BM25's term-frequency saturation.
+pub const K1: f32 = 1.2;
+/// BM25's length normalisation (the same for every field).
+pub const B: f32 = 0.75;
+/// The most bytes of a body that are ranked (16 KiB; a note's point is at its top).
+pub const MAX_BODY_BYTES: usize = 16 * 1024;
 
-/// The absolute floor: a candidate is selected only when its score is at least this fraction of
-/// the query's [`ideal_score`], whatever the other candidates score. A memory that shares one
-/// common word with an unrelated query ("what is the weather in paris today" and a note that
-/// mentions "today") stays far below it, so such a query selects nothing. A share rather than a
-/// fixed number because BM25 scores grow with the number of files and the length of the query.
-pub const MIN_IDEAL_SHARE: f32 = 0.15;
+/// A candidate is selected only when its score is at least this fraction of the best score:
+/// weak, incidental matches next to a strong one are left out.
+pub const MIN_RELATIVE_SCORE: f32 = 0.4;
+
+/// Weight of a word added by query expansion ([`crate::offline`]'s thesaurus of software-work
+/// vocabulary and Chinese–English equivalents) against a word of the message itself.
+pub const EXPANSION_WEIGHT: f32 = 0.5;
+
+/// How many unseen query words the ideal score is padded with: a prior that keeps a one- or
+/// two-word message from reaching the floor on a single common word.
+pub const IDEAL_PRIOR_TERMS: f32 = 1.0;
+
+/// The absolute floor: a candidate is selected only when its score is at least this share of
+/// the query's [`ideal_score`], whatever the other candidates score.
+pub const MIN_IDEAL_SHARE: f32 = 0.22;
 
 const STOP_WORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "do", "does", "for", "from",
-    "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "so",
-    "that", "the", "their", "then", "there", "these", "this", "to", "was", "we", "what", "when",
-    "where", "which", "who", "why", "will", "with", "you", "your",
+    "a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as",
+    "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by",
+    "can", "could", "did", "do", "does", "doing", "done", "down", "during", "each", "else", "etc",
+    "ever", "few", "for", "from", "further", "get", "gets", "getting", "give", "go", "going",
+    "got", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i",
+    "if", "in", "into", "is", "it", "its", "itself", "just", "let", "like", "make", "me", "might",
+    "more", "most", "much", "must", "my", "need", "needs", "no", "nor", "not", "now", "of", "off",
+    "on", "once", "one", "only", "or", "other", "our", "ours", "out", "over", "own", "put", "same",
+    "shall", "she", "should", "so", "some", "such", "than", "that", "the", "their", "them", "then",
+    "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up",
+    "us", "use", "very", "want", "was", "way", "we", "were", "what", "when", "where", "which",
+    "while", "who", "whom", "why", "will", "with", "would", "yet", "you", "your", "yours",
 ];
 
-/// Lowercased words; plural `s` stripped from longer words; stop words dropped; runs of CJK
-/// characters become unigrams and bigrams (so 测试命令 matches 测试 and 命令).
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct MemTokenizer;
+/// Chinese bigrams that are function words (question words, pronouns, auxiliaries): they say
+/// nothing about a topic.
+const CJK_STOP_BIGRAMS: &[&str] = &[
+    "怎么", "什么", "为什", "么办", "怎样", "如何", "一个", "这个", "那个", "一下", "可以", "我们",
+    "你们", "他们", "是否", "没有", "不是", "就是", "还是", "已经", "应该", "需要", "帮我", "请帮",
+    "一点", "这篇", "这一", "一段", "哪个", "哪里", "的时", "时候", "之后", "之前", "现在", "今天",
+    "知道", "觉得", "因为", "所以", "但是", "如果", "然后", "这样", "那样", "这里", "那里",
+];
 
 fn is_cjk(c: char) -> bool {
     matches!(c as u32,
         0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
 }
 
-impl Tokenizer for MemTokenizer {
-    fn tokenize(&self, input_text: &str) -> Vec<String> {
-        let mut tokens = Vec::new();
-        let lower = input_text.to_lowercase();
-        let mut word = String::new();
-        let mut cjk: Vec<char> = Vec::new();
-        let flush_word = |word: &mut String, tokens: &mut Vec<String>| {
-            if !word.is_empty() {
-                let mut w = std::mem::take(word);
-                if w.len() > 3 && w.ends_with('s') && !w.ends_with("ss") {
-                    w.pop();
-                }
-                if w.chars().count() > 1 && !STOP_WORDS.contains(&w.as_str()) {
-                    tokens.push(w);
-                }
+/// A word-internal joiner of identifiers and paths.
+fn is_joiner(c: char) -> bool {
+    matches!(c, '_' | '-' | '.' | '/' | ':' | '\\')
+}
+
+/// Splits one identifier-like chunk (letters, digits, joiners) into lowercase parts at joiners,
+/// lower→upper case changes (`camelCase`), upper-run→word (`HTTPServer`), letter↔digit.
+fn split_parts(chunk: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut cur = String::new();
+    let chars: Vec<char> = chunk.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if is_joiner(c) {
+            if !cur.is_empty() {
+                parts.push(std::mem::take(&mut cur));
             }
-        };
-        let flush_cjk = |cjk: &mut Vec<char>, tokens: &mut Vec<String>| {
-            for (i, c) in cjk.iter().enumerate() {
-                tokens.push(c.to_string());
-                if let Some(next) = cjk.get(i + 1) {
-                    tokens.push([*c, *next].iter().collect());
-                }
+            continue;
+        }
+        if let Some(&prev) = cur.chars().last().as_ref() {
+            let next = chars.get(i + 1).copied();
+            let boundary = (prev.is_lowercase() && c.is_uppercase())
+                || (prev.is_uppercase()
+                    && c.is_uppercase()
+                    && next.is_some_and(|n| n.is_lowercase()))
+                || (prev.is_alphabetic() != c.is_alphabetic());
+            if boundary {
+                parts.push(std::mem::take(&mut cur));
             }
-            cjk.clear();
-        };
-        for c in lower.chars() {
+        }
+        cur.push(c);
+    }
+    if !cur.is_empty() {
+        parts.push(cur);
+    }
+    parts.into_iter().map(|p| p.to_lowercase()).collect()
+}
+
+/// The analyser: stemmer plus the rules of the module doc.
+struct Analyzer {
+    stemmer: Stemmer,
+}
+
+impl Analyzer {
+    fn new() -> Self {
+        Analyzer {
+            stemmer: Stemmer::create(Algorithm::English),
+        }
+    }
+
+    fn word(&self, w: &str, out: &mut Vec<String>) {
+        if w.chars().count() < 2 && !w.chars().all(|c| c.is_ascii_digit()) {
+            return;
+        }
+        if STOP_WORDS.contains(&w) {
+            return;
+        }
+        out.push(self.stemmer.stem(w).into_owned());
+    }
+
+    fn chunk(&self, chunk: &str, out: &mut Vec<String>) {
+        let trimmed = chunk.trim_matches(is_joiner);
+        if trimmed.is_empty() {
+            return;
+        }
+        let parts = split_parts(trimmed);
+        for p in &parts {
+            self.word(p, out);
+        }
+        if parts.len() > 1 {
+            let whole: String = parts.concat();
+            // A compound identifier as one token too (not stemmed: it is a name).
+            if whole.chars().count() > 3 {
+                out.push(whole);
+            }
+        }
+    }
+
+    fn cjk(&self, run: &[char], out: &mut Vec<String>) {
+        if run.len() == 1 {
+            out.push(run[0].to_string());
+            return;
+        }
+        for pair in run.windows(2) {
+            let bigram: String = pair.iter().collect();
+            if !CJK_STOP_BIGRAMS.contains(&bigram.as_str()) {
+                out.push(bigram);
+            }
+        }
+    }
+
+    fn tokens(&self, text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut chunk = String::new();
+        let mut run: Vec<char> = Vec::new();
+        for c in text.chars() {
             if is_cjk(c) {
-                flush_word(&mut word, &mut tokens);
-                cjk.push(c);
-            } else if c.is_alphanumeric() || c == '_' {
-                flush_cjk(&mut cjk, &mut tokens);
-                word.push(c);
+                if !chunk.is_empty() {
+                    self.chunk(&std::mem::take(&mut chunk), &mut out);
+                }
+                run.push(c);
             } else {
-                flush_word(&mut word, &mut tokens);
-                flush_cjk(&mut cjk, &mut tokens);
+                if !run.is_empty() {
+                    self.cjk(&std::mem::take(&mut run), &mut out);
+                }
+                if c.is_alphanumeric() || is_joiner(c) {
+                    chunk.push(c);
+                } else if !chunk.is_empty() {
+                    self.chunk(&std::mem::take(&mut chunk), &mut out);
+                }
             }
         }
-        flush_word(&mut word, &mut tokens);
-        flush_cjk(&mut cjk, &mut tokens);
-        tokens
+        if !chunk.is_empty() {
+            self.chunk(&chunk, &mut out);
+        }
+        if !run.is_empty() {
+            self.cjk(&run, &mut out);
+        }
+        out
     }
 }
 
-/// Weight of the name + description field against the body.
-pub const HEAD_WEIGHT: f32 = 2.0;
+/// The tokens of `text` as the selector sees them (see the module doc), in text order.
+pub fn tokenize(text: &str) -> Vec<String> {
+    Analyzer::new().tokens(text)
+}
 
-fn field_scores(query: &str, texts: Vec<String>) -> Vec<f32> {
-    let n = texts.len();
-    let documents = texts
-        .into_iter()
+/// The file-name stem of a candidate id (`N:project/feedback_testing.md` → `feedback_testing`).
+fn id_stem(id: &str) -> &str {
+    let name = id.rsplit(['/', '\\']).next().unwrap_or(id);
+    name.strip_suffix(".md").unwrap_or(name)
+}
+
+fn body_prefix(body: &str) -> &str {
+    if body.len() <= MAX_BODY_BYTES {
+        return body;
+    }
+    let mut end = MAX_BODY_BYTES;
+    while !body.is_char_boundary(end) {
+        end -= 1;
+    }
+    &body[..end]
+}
+
+const FIELDS: usize = 3;
+const WEIGHTS: [f32; FIELDS] = [NAME_WEIGHT, DESCRIPTION_WEIGHT, BODY_WEIGHT];
+
+/// The candidates indexed for one query: per field, the term frequencies of the query's terms
+/// only (the rest is counted in the length), and the lengths.
+struct Index {
+    tf: Vec<[HashMap<usize, f32>; FIELDS]>,
+    len: Vec<[f32; FIELDS]>,
+    avg: [f32; FIELDS],
+    df: Vec<f32>,
+    n: f32,
+}
+
+fn index(analyzer: &Analyzer, terms: &[String], candidates: &[Candidate]) -> Index {
+    let position: HashMap<&str, usize> = terms
+        .iter()
         .enumerate()
-        .map(|(i, t)| Document::new(i, t));
-    let engine = SearchEngineBuilder::<usize, u32, MemTokenizer>::with_tokenizer_and_documents(
-        MemTokenizer,
-        documents,
-    )
-    .build();
-    let mut scores = vec![0.0; n];
-    for r in engine.search(query, None) {
-        if let Some(s) = scores.get_mut(r.document.id) {
-            *s = r.score;
+        .map(|(i, t)| (t.as_str(), i))
+        .collect();
+    let mut tf = Vec::with_capacity(candidates.len());
+    let mut len = Vec::with_capacity(candidates.len());
+    let mut df = vec![0.0; terms.len()];
+    for c in candidates {
+        let texts = [
+            format!("{}\n{}", c.name, id_stem(&c.id)),
+            c.description.clone(),
+            body_prefix(&c.body).to_owned(),
+        ];
+        let mut doc_tf: [HashMap<usize, f32>; FIELDS] = Default::default();
+        let mut doc_len = [0.0; FIELDS];
+        for (f, text) in texts.iter().enumerate() {
+            let tokens = analyzer.tokens(text);
+            doc_len[f] = tokens.len() as f32;
+            for t in tokens {
+                if let Some(&i) = position.get(t.as_str()) {
+                    *doc_tf[f].entry(i).or_insert(0.0) += 1.0;
+                }
+            }
+        }
+        for (i, d) in df.iter_mut().enumerate() {
+            if doc_tf.iter().any(|m| m.contains_key(&i)) {
+                *d += 1.0;
+            }
+        }
+        tf.push(doc_tf);
+        len.push(doc_len);
+    }
+    let n = candidates.len() as f32;
+    let mut avg = [1.0; FIELDS];
+    for (f, a) in avg.iter_mut().enumerate() {
+        let total: f32 = len.iter().map(|l| l[f]).sum();
+        if total > 0.0 {
+            *a = total / n.max(1.0);
         }
     }
-    scores
+    Index {
+        tf,
+        len,
+        avg,
+        df,
+        n,
+    }
 }
 
-/// BM25 scores of the candidates that match `query` at all: `(index into candidates, score)`,
-/// best first, ties in candidate order. The score is [`HEAD_WEIGHT`] × BM25 over name and
-/// description plus BM25 over the body (each field ranked against the same field of the others).
+fn idf(n: f32, df: f32) -> f32 {
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+}
+
+/// Token → the tokens of the thesaurus groups it belongs to (itself excluded).
+fn thesaurus() -> &'static HashMap<String, Vec<String>> {
+    static MAP: OnceLock<HashMap<String, Vec<String>>> = OnceLock::new();
+    MAP.get_or_init(|| {
+        let analyzer = Analyzer::new();
+        let mut map: HashMap<String, Vec<String>> = HashMap::new();
+        for group in super::synonyms::GROUPS {
+            let mut tokens: Vec<String> = Vec::new();
+            for word in group.split_whitespace() {
+                for t in analyzer.tokens(word) {
+                    if !tokens.contains(&t) {
+                        tokens.push(t);
+                    }
+                }
+            }
+            for t in &tokens {
+                let entry = map.entry(t.clone()).or_default();
+                for other in &tokens {
+                    if other != t && !entry.contains(other) {
+                        entry.push(other.clone());
+                    }
+                }
+            }
+        }
+        map
+    })
+}
+
+/// The query's terms with their weights: the message's own distinct terms first
+/// (`1 + ln(count)`), then, after `own` of them, the thesaurus expansions
+/// ([`EXPANSION_WEIGHT`]) that are not already terms.
+fn query_terms(analyzer: &Analyzer, query: &str) -> (Vec<String>, Vec<f32>, usize) {
+    let mut terms: Vec<String> = Vec::new();
+    let mut counts: Vec<f32> = Vec::new();
+    for t in analyzer.tokens(query) {
+        match terms.iter().position(|x| *x == t) {
+            Some(i) => counts[i] += 1.0,
+            None => {
+                terms.push(t);
+                counts.push(1.0);
+            }
+        }
+    }
+    let own = terms.len();
+    let mut weights: Vec<f32> = counts.iter().map(|c| 1.0 + c.ln()).collect();
+    let map = thesaurus();
+    for i in 0..own {
+        let Some(related) = map.get(&terms[i]) else {
+            continue;
+        };
+        for r in related {
+            if !terms.contains(r) {
+                terms.push(r.clone());
+                weights.push(EXPANSION_WEIGHT);
+            }
+        }
+    }
+    (terms, weights, own)
+}
+
+/// `(scores in candidate order, the ideal score)`.
+fn scores_and_ideal(query: &str, candidates: &[Candidate]) -> (Vec<f32>, f32) {
+    let analyzer = Analyzer::new();
+    let (terms, qw, own) = query_terms(&analyzer, query);
+    if terms.is_empty() || candidates.is_empty() {
+        return (vec![0.0; candidates.len()], 0.0);
+    }
+    let ix = index(&analyzer, &terms, candidates);
+    let idfs: Vec<f32> = ix.df.iter().map(|df| idf(ix.n, *df)).collect();
+    let saturate = |x: f32| x * (K1 + 1.0) / (K1 + x);
+    let unseen = idf(ix.n, 0.0) * saturate(NAME_WEIGHT);
+    let ideal: f32 = idfs
+        .iter()
+        .zip(&qw)
+        .take(own)
+        .map(|(idf, q)| idf * q * saturate(NAME_WEIGHT))
+        .sum::<f32>()
+        + IDEAL_PRIOR_TERMS * unseen;
+    let scores = (0..candidates.len())
+        .map(|d| {
+            let mut s = 0.0;
+            for (i, idf) in idfs.iter().enumerate() {
+                let mut pseudo = 0.0;
+                for (f, weight) in WEIGHTS.iter().enumerate() {
+                    if let Some(tf) = ix.tf[d][f].get(&i) {
+                        let norm = 1.0 - B + B * ix.len[d][f] / ix.avg[f];
+                        pseudo += weight * tf / norm;
+                    }
+                }
+                if pseudo > 0.0 {
+                    s += idf * qw[i] * saturate(pseudo);
+                }
+            }
+            s
+        })
+        .collect();
+    (scores, ideal)
+}
+
+/// Relevance scores of the candidates that match `query` at all: `(index into candidates,
+/// score)`, best first, ties in candidate order (BM25F, see the module doc; unitless).
 pub fn score(query: &str, candidates: &[Candidate]) -> Vec<(usize, f32)> {
-    let mut scored: Vec<(usize, f32)> = combined_scores(query, candidates)
+    let (scores, _) = scores_and_ideal(query, candidates);
+    let mut scored: Vec<(usize, f32)> = scores
         .into_iter()
         .enumerate()
         .filter(|(_, s)| *s > 0.0)
@@ -113,54 +405,30 @@ pub fn score(query: &str, candidates: &[Candidate]) -> Vec<(usize, f32)> {
     scored
 }
 
-/// The score a memory made of the query's own words (name and body = `query`) gets when ranked
-/// with `candidates`: the best a candidate can reasonably reach. 0 for an empty query.
+/// The score of a note whose name holds every query term once (at average length) among these
+/// candidates: what "fully about the query" scores. 0 for a query without terms.
 pub fn ideal_score(query: &str, candidates: &[Candidate]) -> f32 {
-    let mut with_ideal = candidates.to_vec();
-    with_ideal.push(Candidate {
-        id: String::new(),
-        name: query.to_owned(),
-        description: String::new(),
-        body: query.to_owned(),
-    });
-    combined_scores(query, &with_ideal)
-        .last()
-        .copied()
-        .unwrap_or(0.0)
-}
-
-/// [`HEAD_WEIGHT`] × head score + body score of every candidate, in candidate order.
-fn combined_scores(query: &str, candidates: &[Candidate]) -> Vec<f32> {
-    if candidates.is_empty() || MemTokenizer.tokenize(query).is_empty() {
-        return vec![0.0; candidates.len()];
-    }
-    let heads = field_scores(
-        query,
-        candidates
-            .iter()
-            .map(|c| format!("{}\n{}", c.name, c.description))
-            .collect(),
-    );
-    let bodies = field_scores(query, candidates.iter().map(|c| c.body.clone()).collect());
-    heads
-        .iter()
-        .zip(&bodies)
-        .map(|(h, b)| HEAD_WEIGHT * h + b)
-        .collect()
+    scores_and_ideal(query, candidates).1
 }
 
 /// The ids of at most `limit` candidates relevant to `query`, best first: those whose score is
-/// at least [`MIN_RELATIVE_SCORE`] of the best one and at least [`MIN_IDEAL_SHARE`] of the
-/// query's [`ideal_score`].
+/// at least [`MIN_IDEAL_SHARE`] of the query's [`ideal_score`] and at least
+/// [`MIN_RELATIVE_SCORE`] of the best one.
 pub fn select(query: &str, candidates: &[Candidate], limit: usize) -> Vec<String> {
-    let scored = score(query, candidates);
-    let Some(best) = scored.first().map(|(_, s)| *s) else {
+    let (scores, ideal) = scores_and_ideal(query, candidates);
+    let best = scores.iter().copied().fold(0.0_f32, f32::max);
+    if best <= 0.0 {
         return Vec::new();
-    };
-    let floor = (best * MIN_RELATIVE_SCORE).max(ideal_score(query, candidates) * MIN_IDEAL_SHARE);
-    scored
+    }
+    let floor = (best * MIN_RELATIVE_SCORE).max(ideal * MIN_IDEAL_SHARE);
+    let mut chosen: Vec<(usize, f32)> = scores
         .into_iter()
-        .filter(|(_, s)| *s >= floor)
+        .enumerate()
+        .filter(|(_, s)| *s > 0.0 && *s >= floor)
+        .collect();
+    chosen.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    chosen
+        .into_iter()
         .take(limit)
         .map(|(i, _)| candidates[i].id.clone())
         .collect()
@@ -205,6 +473,12 @@ mod tests {
                 "如何运行测试",
                 "使用 pytest 运行测试。",
             ),
+            candidate(
+                "paths.md",
+                "Windows paths",
+                "Backslashes in repo paths",
+                "`to_repo_path` in src/paths.rs normalises them.",
+            ),
         ]
     }
 
@@ -220,7 +494,14 @@ mod tests {
     }
 
     #[test]
-    fn matches_chinese_by_characters() {
+    fn stems_and_identifiers_match() {
+        check("deploying", 5, &["deploy.md"]);
+        check("why does toRepoPath fail", 5, &["paths.md"]);
+        check("paths::to_repo_path", 5, &["paths.md"]);
+    }
+
+    #[test]
+    fn matches_chinese_by_bigrams() {
         check("怎么运行测试", 5, &["zh.md"]);
     }
 
@@ -228,23 +509,37 @@ mod tests {
     fn nothing_matches_nothing_selected() {
         check("kubernetes helm chart", 5, &[]);
         check("", 5, &[]);
+        check("今天天气怎么样", 5, &[]);
+        check("write a haiku about autumn leaves and release it", 5, &[]);
         assert!(select("tests", &[], 5).is_empty());
     }
 
     #[test]
     fn limit_is_respected() {
-        let many: Vec<Candidate> = (0..10)
-            .map(|i| candidate(&format!("{i}.md"), "tests", "tests", "tests"))
+        let mut many: Vec<Candidate> = (0..6)
+            .map(|i| candidate(&format!("{i}.md"), "nextest", "nextest", "nextest"))
             .collect();
-        let chosen = select("tests", &many, 3);
-        assert_eq!(chosen, vec!["0.md", "1.md", "2.md"]);
+        many.extend((6..30).map(|i| candidate(&format!("{i}.md"), "other", "unrelated", "text")));
+        assert_eq!(select("nextest", &many, 3), vec!["0.md", "1.md", "2.md"]);
     }
 
     #[test]
-    fn tokenizer_handles_plurals_stop_words_and_cjk() {
+    fn tokenizer_handles_identifiers_stop_words_and_cjk() {
         assert_eq!(
-            MemTokenizer.tokenize("The Tests of 测试a"),
-            vec!["test", "测", "测试", "试"]
+            tokenize("The Tests of list_select_related 测试命令 HTTPServer"),
+            vec![
+                "test",
+                "list",
+                "select",
+                "relat",
+                "listselectrelated",
+                "测试",
+                "试命",
+                "命令",
+                "http",
+                "server",
+                "httpserver"
+            ]
         );
     }
 }

@@ -11,9 +11,9 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use crate::error::{ReadError, Result};
-use crate::load::{Scope, Warning, WarningKind, canonical_root};
-use crate::read::read_capped;
+use mem_instructions::{ReadError, Scope, Warning, WarningKind, read_capped};
+
+use crate::error::{Error, Result};
 
 /// Default budget for one `memories.md`, in bytes (1 MiB).
 pub const DEFAULT_MAX_MEMORY_BYTES: usize = 1024 * 1024;
@@ -90,9 +90,15 @@ impl Memories {
 /// marker and a warning.
 ///
 /// # Errors
-/// [`crate::Error::ProjectRoot`] when `options.project_root` does not exist.
+/// [`Error::ProjectRoot`] when `options.project_root` does not exist.
 pub fn load_memories(options: &MemoryOptions) -> Result<Memories> {
-    let root = canonical_root(&options.project_root)?;
+    let root = options
+        .project_root
+        .canonicalize()
+        .map_err(|source| Error::ProjectRoot {
+            path: options.project_root.clone(),
+            source,
+        })?;
     let user_dir = options.home.join(".mewcode");
     let places = [
         (

@@ -1,7 +1,8 @@
-//! Memory files (seed §4): Markdown files whose frontmatter — a YAML block between `---` lines at
-//! the top, the closing one within the first [`FRONTMATTER_MAX_LINES`] lines — gives the memory's
-//! `name`, `description` and `type`. This module parses a file's text; listing and reading the
-//! memory directories is the caller's (the CLI today, mem-recall later).
+//! Memory notes' frontmatter (seed 000 §4): Markdown files whose frontmatter — a YAML block
+//! between `---` lines at the top, the closing one within the first [`FRONTMATTER_MAX_LINES`]
+//! lines — gives the note's `name`, `description` and `type` (and, beyond the seed, an optional
+//! `last_verified` / `updated` date that recall takes as the note's age). This module parses a
+//! file's text; [`crate::scan`] lists and reads the directories.
 //!
 //! Tolerated: a UTF-8 byte-order mark, CRLF line endings, nested keys (`metadata:\n  name: x`,
 //! ignored: only top-level keys count), folded and literal scalars (`description: >`), and the
@@ -11,7 +12,7 @@
 
 use serde::Deserialize;
 
-use crate::types::Candidate;
+use mem_llm::Candidate;
 
 /// The line (1-based) by which a frontmatter's closing `---` must come.
 pub const FRONTMATTER_MAX_LINES: usize = 30;
@@ -20,14 +21,43 @@ pub const FRONTMATTER_MAX_LINES: usize = 30;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 pub struct Frontmatter {
     /// `name:`: a short title.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient_scalar")]
     pub name: Option<String>,
     /// `description:`: one line on what the memory is for (what recall selects on).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient_scalar")]
     pub description: Option<String>,
     /// `type:`: `user`, `feedback`, `project` or `reference` (not checked here).
-    #[serde(default, rename = "type")]
+    #[serde(default, rename = "type", deserialize_with = "lenient_scalar")]
     pub kind: Option<String>,
+    /// `last_verified:` (beyond the seed): the date (`YYYY-MM-DD`, or an RFC 3339 time) the
+    /// note was last checked against reality; recall's age is counted from it when present.
+    #[serde(default, deserialize_with = "lenient_scalar")]
+    pub last_verified: Option<String>,
+    /// `updated:` (beyond the seed): the date the note was last updated; used for the age when
+    /// there is no `last_verified`.
+    #[serde(default, deserialize_with = "lenient_scalar")]
+    pub updated: Option<String>,
+}
+
+/// A scalar of any YAML type (a date, a number, a string) as its text; anything else (a list, a
+/// mapping) as `None`, so a strange `updated:` never costs the note its name.
+fn lenient_scalar<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Scalar {
+        Text(String),
+        Int(i64),
+        Float(f64),
+        Bool(bool),
+        Other(serde::de::IgnoredAny),
+    }
+    Ok(match Option::<Scalar>::deserialize(d)? {
+        Some(Scalar::Text(s)) => Some(s),
+        Some(Scalar::Int(i)) => Some(i.to_string()),
+        Some(Scalar::Float(f)) => Some(f.to_string()),
+        Some(Scalar::Bool(b)) => Some(b.to_string()),
+        Some(Scalar::Other(_)) | None => None,
+    })
 }
 
 /// A memory file's text, split.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use mem_instructions::{Memories, MemoryOptions, load_memories};
+use mem_auto::{Memories, MemoryOptions, load_memories};
 
 /// A temp dir with `project/`, `home/` and `elsewhere/secret.md`.
 struct Tree {

@@ -7,8 +7,8 @@
 
 use std::path::PathBuf;
 
-use mem_llm::memory_files::{candidate, parse};
 use mem_llm::offline::{MIN_IDEAL_SHARE, ideal_score, score, select};
+use mem_recall::frontmatter::{candidate, parse};
 
 fn memory_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -120,8 +120,10 @@ fn an_unrelated_query_selects_no_real_memory() {
     check(
         "funding",
         &[
-            "project_three_pillar_strategy_2026-03-24.md",
+            "project_funder_fit_lessons_2026-03-30.md",
             "project_tony_carbone_altfunding_2026-03.md",
+            "project_three_pillar_strategy_2026-03-24.md",
+            "project_weekly_rhythm_2026-03-24.md",
         ],
     );
 }

@@ -1,0 +1,199 @@
+//! `mem note add|list|show|rm`: the memory notes of seed 000 §4, written atomically with a valid
+//! frontmatter through the secret filter, listed and removed by id (`N:<scope>/<file>`).
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand};
+use mem_core::terminal::{safe, safe_line};
+use mem_recall::{NewNote, NoteId, Scope};
+use serde_json::json;
+
+use crate::cmd::recall::memory_dirs;
+use crate::settings::Settings;
+
+/// Arguments of `mem note`.
+#[derive(Debug, Args)]
+pub struct NoteArgs {
+    #[command(subcommand)]
+    command: NoteCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum NoteCommand {
+    /// Write a new note into `<project>/.mewcode/memory/` (or `~/.mewcode/memory/` with --user).
+    Add {
+        /// The note's name (also makes its file name).
+        #[arg(long)]
+        name: String,
+        /// One line saying what the note is for (what recall selects on).
+        #[arg(long)]
+        description: String,
+        /// user, feedback, project or reference.
+        #[arg(long = "type", value_name = "TYPE")]
+        kind: String,
+        /// Write into the user-level directory instead of the project's.
+        #[arg(long)]
+        user: bool,
+        /// Replace a note of the same file name.
+        #[arg(long)]
+        force: bool,
+        /// The body; `-` reads it from standard input.
+        body: Option<String>,
+    },
+    /// List the notes (newest first) with their ids.
+    List {
+        /// Memory directories to use instead of the configured ones.
+        #[arg(long, value_name = "DIR")]
+        dir: Vec<PathBuf>,
+    },
+    /// Print one note by id (`N:project/testing.md`).
+    Show {
+        /// The note id.
+        id: String,
+    },
+    /// Delete one note by id.
+    Rm {
+        /// The note id.
+        id: String,
+    },
+}
+
+/// Runs `mem note ...`.
+pub fn run(args: NoteArgs, settings: &Settings) -> Result<()> {
+    match args.command {
+        NoteCommand::Add {
+            name,
+            description,
+            kind,
+            user,
+            force,
+            body,
+        } => {
+            let body = match body.as_deref() {
+                Some("-") => {
+                    let mut text = String::new();
+                    std::io::stdin()
+                        .read_to_string(&mut text)
+                        .context("cannot read the body from standard input")?;
+                    text
+                }
+                Some(b) => b.to_owned(),
+                None => String::new(),
+            };
+            let dirs = memory_dirs(settings, &[])?;
+            let scope = if user { Scope::User } else { Scope::Project };
+            let written = mem_recall::write_note(
+                &dirs,
+                scope,
+                &NewNote {
+                    name,
+                    description,
+                    kind,
+                    body,
+                },
+                force,
+            )?;
+            if settings.json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&json!({
+                        "id": written.id,
+                        "path": written.path,
+                        "withheld": written.withheld,
+                        "replaced": written.replaced,
+                    }))?
+                );
+            } else {
+                println!(
+                    "{} {} ({})",
+                    if written.replaced {
+                        "replaced"
+                    } else {
+                        "wrote"
+                    },
+                    written.id,
+                    written.path.display()
+                );
+                if written.withheld > 0 {
+                    println!(
+                        "withheld {} secret(s): replaced by {}",
+                        written.withheld,
+                        mem_core::secrets::REDACTED
+                    );
+                }
+            }
+            Ok(())
+        }
+        NoteCommand::List { dir } => {
+            let dirs = memory_dirs(settings, &dir)?;
+            let scan = mem_recall::scan(&dirs);
+            for w in &scan.warnings {
+                eprintln!("warning: {}", safe_line(&w.to_string()));
+            }
+            if scan.over_limit > 0 {
+                eprintln!(
+                    "warning: {} older notes not listed (at most {} are read)",
+                    scan.over_limit,
+                    mem_recall::MAX_NOTES
+                );
+            }
+            if settings.json {
+                println!("{}", serde_json::to_string_pretty(&scan.notes)?);
+                return Ok(());
+            }
+            if scan.notes.is_empty() {
+                println!("(no notes)");
+            }
+            for note in &scan.notes {
+                println!(
+                    "{}  [{}]  {}",
+                    note.id,
+                    note.kind.as_deref().unwrap_or("-"),
+                    safe_line(&note.name)
+                );
+                if !note.description.is_empty() {
+                    println!("    {}", safe_line(&note.description));
+                }
+            }
+            Ok(())
+        }
+        NoteCommand::Show { id } => {
+            let dirs = memory_dirs(settings, &[])?;
+            let id = NoteId::parse(&id)?;
+            let note = mem_recall::read_note(&dirs, &id)?;
+            if settings.json {
+                let mut value = serde_json::to_value(&note)?;
+                value["body"] = json!(note.body);
+                println!("{}", serde_json::to_string_pretty(&value)?);
+                return Ok(());
+            }
+            println!("id: {}", note.id);
+            println!("path: {}", note.path.display());
+            println!("name: {}", safe_line(&note.name));
+            println!("description: {}", safe_line(&note.description));
+            println!("type: {}", safe_line(note.kind.as_deref().unwrap_or("-")));
+            println!();
+            println!("{}", safe(note.body.trim_matches('\n')));
+            Ok(())
+        }
+        NoteCommand::Rm { id } => {
+            let dirs = memory_dirs(settings, &[])?;
+            let parsed = NoteId::parse(&id)?;
+            let path = mem_recall::remove_note(&dirs, &parsed)?;
+            if settings.json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&json!({"removed": parsed, "path": path}))?
+                );
+            } else {
+                println!("removed {parsed} ({})", path.display());
+            }
+            if !path.exists() {
+                return Ok(());
+            }
+            bail!("{} still exists after removal", path.display())
+        }
+    }
+}
