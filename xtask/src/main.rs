@@ -5,6 +5,8 @@
 //! - `cargo xtask ci`: fmt check, clippy with `-D warnings`, tests, docs, goldens; stops at the
 //!   first failure.
 //! - `cargo xtask bench [ARGS...]`: `cargo bench --workspace`.
+//! - `cargo xtask eval extract [--model] [--verbose] [--filter TEXT]`: extraction quality on
+//!   `fixtures/eval/extract/`.
 //! - `cargo xtask eval recall [--live] [--verbose]`: recall quality on the labelled set.
 
 mod bench;
@@ -24,6 +26,7 @@ commands:
   golden [--bless] [--filter NAME]   run the golden cases under fixtures/
   ci                                 fmt, clippy, tests, docs, goldens (stops at the first failure)
   bench [ARGS...]                    cargo bench --workspace [ARGS...]
+  eval extract [--model] [--verbose] extraction precision/recall on fixtures/eval/extract/
   eval recall [--live] [--verbose]   recall selector quality on fixtures/recall/eval
 ";
 

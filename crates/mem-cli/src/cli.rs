@@ -46,6 +46,8 @@ pub enum Command {
     Compact(crate::cmd::compact::CompactArgs),
     /// Tiered memory (Tier 0/1/2), learnings, preferences, and search over every memory.
     Memory(crate::cmd::memory::MemoryArgs),
+    /// Agent hooks: `claude EVENT` (run by Claude Code), `install` / `uninstall` (settings.json).
+    Hook(crate::cmd::hook::HookArgs),
     /// The memory notes recalled for a message, as the `<system-reminder>` an agent gets.
     Recall(crate::cmd::recall::RecallArgs),
     /// Memory notes: add (atomic, secrets withheld), list, show and rm by id.

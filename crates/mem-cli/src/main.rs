@@ -14,16 +14,52 @@ use clap::Parser;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return usage_error(&err),
+    };
     init_logging();
+    let json = cli.global.json;
     let settings = match settings::Settings::resolve(&cli.global) {
         Ok(s) => s,
-        Err(err) => return report(&err),
+        // A Claude Code hook never fails the agent's turn.
+        Err(err) if cmd::hook::is_claude_hook(&cli.command) => {
+            cmd::hook::settings_failed(&err);
+            return ExitCode::SUCCESS;
+        }
+        Err(err) => return report(&err, json),
     };
     match cmd::run(cli.command, &settings).await {
         Ok(()) => ExitCode::SUCCESS,
-        Err(err) => report(&err),
+        Err(err) => report(&err, json),
     }
+}
+
+/// A clap error: help and version are printed as clap prints them; a usage error too, or, when
+/// `--json` is among the arguments, as a JSON `error` object of kind `usage` on stderr. Exit 2
+/// (0 for help and version).
+fn usage_error(err: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    let informational = matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    );
+    let json = std::env::args_os().skip(1).any(|a| a == "--json");
+    if informational || !json {
+        let _ = err.print();
+        return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
+    }
+    let text = err.render().to_string();
+    let message = text
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches("error: ")
+        .to_owned();
+    print_json_error("usage", &message, &[]);
+    ExitCode::from(2)
 }
 
 fn init_logging() {
@@ -37,15 +73,20 @@ fn init_logging() {
         .try_init();
 }
 
-/// Prints an error with its chain of causes; a broken pipe (e.g. `mem session show | head`) is
-/// not an error.
-fn report(err: &anyhow::Error) -> ExitCode {
+/// Prints an error with its chain of causes (with `--json`: as a JSON `error` object on stderr,
+/// see [`print_json_error`]); a broken pipe (e.g. `mem session show | head`) is not an error.
+fn report(err: &anyhow::Error, json: bool) -> ExitCode {
     for cause in err.chain() {
         if let Some(io_err) = cause.downcast_ref::<io::Error>()
             && io_err.kind() == io::ErrorKind::BrokenPipe
         {
             return ExitCode::SUCCESS;
         }
+    }
+    if json {
+        let causes: Vec<String> = err.chain().skip(1).map(ToString::to_string).collect();
+        print_json_error(error_kind(err), &err.to_string(), &causes);
+        return ExitCode::FAILURE;
     }
     let mut stderr = io::stderr().lock();
     let _ = writeln!(stderr, "error: {}", output::safe(&err.to_string()));
@@ -59,4 +100,49 @@ fn report(err: &anyhow::Error) -> ExitCode {
         said = text;
     }
     ExitCode::FAILURE
+}
+
+/// Writes `{"error": {"kind", "message", "causes"}}` (pretty, one object) to stderr; stdout is
+/// left as it is (valid JSON already written, or empty).
+fn print_json_error(kind: &str, message: &str, causes: &[String]) {
+    let value = serde_json::json!({
+        "error": { "kind": kind, "message": message, "causes": causes }
+    });
+    if let Ok(text) = output::json_pretty(&value) {
+        let _ = writeln!(io::stderr().lock(), "{text}");
+    }
+}
+
+/// A short, stable name for what went wrong, for `--json` errors: `not_found` (no such session,
+/// ambiguous prefix, missing file), `invalid_input` (a file or argument that cannot be used),
+/// `locked`, `model` (a model call or its configuration), `io`, or `error`.
+fn error_kind(err: &anyhow::Error) -> &'static str {
+    for cause in err.chain() {
+        if let Some(e) = cause.downcast_ref::<mem_session::Error>() {
+            return match e {
+                mem_session::Error::NotFound { .. } | mem_session::Error::Ambiguous { .. } => {
+                    "not_found"
+                }
+                mem_session::Error::Locked { .. } => "locked",
+                mem_session::Error::Io { source, .. }
+                    if source.kind() == io::ErrorKind::NotFound =>
+                {
+                    "not_found"
+                }
+                mem_session::Error::Io { .. } => "io",
+                _ => "invalid_input",
+            };
+        }
+        if cause.downcast_ref::<mem_llm::LlmError>().is_some() {
+            return "model";
+        }
+        if let Some(e) = cause.downcast_ref::<io::Error>() {
+            return if e.kind() == io::ErrorKind::NotFound {
+                "not_found"
+            } else {
+                "io"
+            };
+        }
+    }
+    "error"
 }

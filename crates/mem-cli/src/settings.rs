@@ -11,6 +11,8 @@ use crate::cli::GlobalArgs;
 pub struct Settings {
     /// The project directory (absolute).
     pub project: PathBuf,
+    /// `true` when `--project` was given (hooks otherwise take Claude Code's project dir).
+    pub project_given: bool,
     /// The user's home directory (absolute); user-level files live in `<home>/.mewcode/`.
     pub home: PathBuf,
     /// Machine-readable output.
@@ -45,6 +47,7 @@ impl Settings {
         use std::io::IsTerminal;
         Ok(Settings {
             project,
+            project_given: args.project.is_some(),
             home,
             json: args.json,
             interactive: std::io::stderr().is_terminal(),
@@ -121,6 +124,7 @@ mod tests {
             home: project.to_owned(),
             json: false,
             interactive: false,
+            project_given: true,
             allow_outside_project: allow,
         }
     }

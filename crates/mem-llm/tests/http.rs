@@ -223,7 +223,7 @@ async fn structured_jobs_use_json_schema_and_drop_invented_ids() {
 async fn extraction_reply_is_parsed_and_secrets_dropped() {
     for kind in KINDS {
         let server = MockServer::start().await;
-        let text = "```json\n{\"preferences\": [\"Use pnpm\", \"token is sk-abcdefghijklmnopqrst\"], \"corrections\": [], \"project\": [\"TypeScript project\"], \"references\": []}\n```";
+        let text = "```json\n{\"preferences\": [\"Use pnpm\", \"token is sk-proj-Zx8Cv7Bn6Mq5Wl4Ek3Rj2Th1Yg0Uf9Id8Os7\"], \"corrections\": [], \"project\": [\"TypeScript project\"], \"references\": []}\n```";
         mount_ok(&server, kind, text).await;
         let request = ExtractRequest {
             current_memories: String::new(),

@@ -124,6 +124,7 @@ fn an_unrelated_query_selects_no_real_memory() {
             "project_tony_carbone_altfunding_2026-03.md",
             "project_three_pillar_strategy_2026-03-24.md",
             "project_weekly_rhythm_2026-03-24.md",
+            "project_triptych_architecture_2026-03-30.md",
         ],
     );
 }

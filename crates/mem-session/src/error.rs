@@ -66,6 +66,28 @@ pub enum Error {
         /// Why it was rejected.
         reason: String,
     },
+    /// A transcript argument that is not a regular file (a FIFO, a device, a socket, a folder):
+    /// reading it could block forever or never end.
+    #[error("{}: not a regular file ({kind}); only transcript files can be read", path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+        /// What it is: `a FIFO`, `a device`, `a socket`, `a folder`, `not a file`.
+        kind: &'static str,
+    },
+    /// A transcript larger than [`crate::import::MAX_TRANSCRIPT_BYTES`].
+    #[error(
+        "{}: too large to read ({size} bytes; a transcript may have at most {max} bytes)",
+        path.display()
+    )]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size in bytes.
+        size: u64,
+        /// The cap in bytes.
+        max: u64,
+    },
     /// The file to import is one of this store's own session files.
     #[error("{} is a session file of this project already; nothing to import", path.display())]
     SourceIsStore {
@@ -99,6 +121,15 @@ pub enum Error {
         id: String,
         /// The transcript it was imported from.
         source_path: PathBuf,
+    },
+    /// A session changed on disk in a way an incremental update cannot build on (its bytes
+    /// before the point recorded at the last import are not the ones written then).
+    #[error("session `{id}` changed on disk: {detail}")]
+    Changed {
+        /// The session.
+        id: String,
+        /// What differs.
+        detail: String,
     },
 }
 

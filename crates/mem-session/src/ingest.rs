@@ -5,6 +5,21 @@
 //! session's size are unchanged, nothing is written; when the source changed, the session is
 //! replaced atomically; when records were appended to the session after its import, the
 //! re-import is refused ([`Error::WouldDropAppended`]) so nothing is lost.
+//!
+//! **Incremental re-import** (what the agent hooks run every turn): a transcript that only grew
+//! since its last import is not read again. Each import records a *sync mark* in the meta
+//! (`imported.sync`): the source line where the last user or assistant message starts (before
+//! it, the conversion is final: no later line can change a record before a new message) with
+//! its byte offset and fingerprints of the source bytes before it, and the session's
+//! [`MetaMark`] there. The next import checks the fingerprints (the first and the last 64 KiB
+//! before the mark), converts only the lines from the mark on (the last message again, and
+//! the new lines), and replaces the session's records after the mark with them
+//! ([`SessionStore::rewrite_tail`]). Cost: the new bytes plus the last message, whatever the
+//! size of the transcript. A torn last line is converted once it is whole. When the lines
+//! after the mark cannot be converted on their own (an inline sidechain, a Claude compaction
+//! that keeps earlier messages by uuid, a Codex `session_meta`, a tool result whose call came
+//! before the mark) or the source was rewritten before the mark, the whole file is imported
+//! as above.
 
 use std::fs::File;
 use std::io::Read;
@@ -14,9 +29,13 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
-use crate::import::{ImportReport, ImportedSession, SourceFormat, import_file};
+use crate::import::{
+    ImportReport, ImportedSession, LineIndex, SourceFormat, head_id, import_file_indexed,
+    import_tail,
+};
 use crate::meta::{IMPORTED_KEY, SessionMeta};
-use crate::store::{ImportLock, SessionStore, WriteOutcome};
+use crate::record::{RecordType, SessionRecord};
+use crate::store::{ImportLock, MetaMark, REWRITING_KEY, SessionStore, WriteOutcome};
 
 /// What happened to one session of an imported file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -28,6 +47,9 @@ pub enum IngestAction {
     Replaced,
     /// The session existed and the source is unchanged: nothing written.
     Unchanged,
+    /// The session existed and the source grew: only the lines after the sync mark were
+    /// converted, and the session's records after the mark replaced by them.
+    Appended,
     /// The source holds no conversation at all (e.g. only `summary` lines): nothing written.
     Empty,
 }
@@ -47,7 +69,7 @@ pub struct Ingested {
 
 /// SHA-256 of a file, hex.
 fn sha256_file(path: &Path) -> Result<String> {
-    let mut file = File::open(path).map_err(|e| Error::io("cannot read", path, e))?;
+    let mut file = crate::import::open_transcript(path)?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 16];
     loop {
@@ -83,14 +105,282 @@ pub fn import_into(store: &SessionStore, path: &Path) -> Result<Vec<Ingested>> {
             path: path.to_owned(),
         });
     }
+    if let Some(done) = sync(store, path, &source)? {
+        return Ok(vec![done]);
+    }
     let sha = sha256_file(path)?;
-    let sessions = import_file(path)?;
+    let (sessions, index) = import_file_indexed(path)?;
     let lock = store.lock_imports()?;
     let mut out = Vec::with_capacity(sessions.len());
-    for session in sessions {
-        out.push(ingest_one(store, &lock, session, &source, &sha)?);
+    for (i, session) in sessions.into_iter().enumerate() {
+        // Only the main session is synced incrementally (subagent sessions split out of the
+        // file are re-imported whole when new sidechain lines appear).
+        let index = (i == 0).then_some(&index);
+        out.push(ingest_one(
+            store, &lock, session, &source, &sha, path, index,
+        )?);
     }
     Ok(out)
+}
+
+/// Key of the sync mark inside the meta's `imported` object.
+const SYNC_KEY: &str = "sync";
+
+/// Bytes hashed at each end of the source before the sync mark.
+const FINGERPRINT_WINDOW: u64 = 64 << 10;
+
+/// Where the next incremental import of a source restarts (`imported.sync` in the meta).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct SyncMark {
+    /// Byte offset in the source of the line the conversion restarts at.
+    offset: u64,
+    /// That line's number (1-based).
+    line: usize,
+    /// SHA-256 (hex) of the source's first bytes (up to 64 KiB, never past `offset`).
+    head: String,
+    /// SHA-256 (hex) of the source's (up to) 64 KiB right before `offset`.
+    before: String,
+    /// The session at the point where the records of `line` on start.
+    session: MetaMark,
+}
+
+impl SyncMark {
+    fn of(meta: &SessionMeta) -> Option<SyncMark> {
+        let v = meta.extra.get(IMPORTED_KEY)?.get(SYNC_KEY)?;
+        serde_json::from_value(v.clone()).ok()
+    }
+
+    /// The mark for restarting at the record `records[cut]`, whose session state is `session`.
+    fn at(
+        path: &Path,
+        index: &LineIndex,
+        records: &[SessionRecord],
+        cut: usize,
+        session: MetaMark,
+    ) -> Result<Option<SyncMark>> {
+        let Some(line) = source_line(&records[cut]) else {
+            return Ok(None);
+        };
+        let Some(offset) = index.offset_of(line) else {
+            return Ok(None);
+        };
+        let (head, before) = fingerprints(path, offset)?;
+        Ok(Some(SyncMark {
+            offset,
+            line,
+            head,
+            before,
+            session,
+        }))
+    }
+}
+
+/// SHA-256 of the source's first (up to) 64 KiB before `offset`, and of the (up to) 64 KiB
+/// right before `offset`.
+fn fingerprints(path: &Path, offset: u64) -> Result<(String, String)> {
+    let file = crate::import::open_transcript(path)?;
+    let window = |start: u64, end: u64| -> Result<String> {
+        let mut buf = vec![0u8; usize::try_from(end - start).unwrap_or(0)];
+        read_exact_at(&file, &mut buf, start).map_err(|e| Error::io("cannot read", path, e))?;
+        Ok(hex(&Sha256::digest(&buf)))
+    };
+    Ok((
+        window(0, offset.min(FINGERPRINT_WINDOW))?,
+        window(offset.saturating_sub(FINGERPRINT_WINDOW), offset)?,
+    ))
+}
+
+#[cfg(unix)]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.read_exact_at(buf, offset)
+}
+
+#[cfg(not(unix))]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = file;
+    f.seek(SeekFrom::Start(offset))?;
+    f.read_exact(buf)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The `source_line` of a record's message.
+fn source_line(record: &SessionRecord) -> Option<usize> {
+    let line = record
+        .message
+        .as_ref()?
+        .metadata
+        .get("source_line")?
+        .as_u64()?;
+    usize::try_from(line).ok()
+}
+
+/// The record the next incremental import restarts at: the last user message that is not
+/// only tool results, or the last assistant message. No later line can change a record
+/// before it: a new message starts there (Claude's streamed pieces merge only into the last
+/// assistant message across tool results; Codex items only into the message right before).
+fn sync_cut(records: &[SessionRecord]) -> Option<usize> {
+    records.iter().rposition(|r| {
+        let restart = match (r.record_type, &r.message) {
+            (RecordType::Assistant, Some(_)) => true,
+            (RecordType::User, Some(m)) => !m.is_tool_result_only(),
+            _ => false,
+        };
+        restart && source_line(r).is_some()
+    })
+}
+
+/// Why the lines from the mark on cannot be converted without the lines before it, if so.
+fn not_self_contained(
+    format: SourceFormat,
+    sessions: &[ImportedSession],
+    mark: &SyncMark,
+) -> Option<&'static str> {
+    let [session] = sessions else {
+        return Some("an inline sidechain");
+    };
+    if matches!(format, SourceFormat::Codex | SourceFormat::CodexLegacy)
+        && session.source_session_id.is_some()
+    {
+        return Some("a Codex session_meta line");
+    }
+    let first = session.records.iter().find_map(source_line);
+    if first != Some(mark.line) {
+        return Some("the line at the mark no longer starts a message");
+    }
+    let mut calls = std::collections::HashSet::new();
+    for r in &session.records {
+        if r.record_type == RecordType::CompactBoundary
+            && r.extra
+                .get("compact_metadata")
+                .and_then(|m| m.get("preservedSegment"))
+                .is_some()
+        {
+            return Some("a compaction that keeps earlier messages");
+        }
+        if let Some(m) = &r.message {
+            calls.extend(m.tool_use_ids());
+            if m.tool_result_ids().any(|id| !calls.contains(id)) {
+                return Some("a tool result whose call came before the mark");
+            }
+        }
+    }
+    None
+}
+
+/// The incremental import of a source imported before (see the module docs). `Ok(None)`: do a
+/// whole import instead (first import, no mark, the source was rewritten before the mark or
+/// truncated, records were appended to the session, lines that need what came before).
+fn sync(store: &SessionStore, path: &Path, source: &Path) -> Result<Option<Ingested>> {
+    let Some((id, format)) = head_id(path)? else {
+        return Ok(None);
+    };
+    if !store.jsonl_path(&id).is_file() {
+        return Ok(None);
+    }
+    let lock = store.lock_imports()?;
+    let meta = store.meta(&id)?;
+    if check_same_source(&meta, source).is_err() {
+        return Ok(None);
+    }
+    let Some(mark) = SyncMark::of(&meta) else {
+        return Ok(None);
+    };
+    let len = std::fs::metadata(path)
+        .map_err(|e| Error::io("cannot read", path, e))?
+        .len();
+    if len < mark.offset
+        || fingerprints(path, mark.offset)? != (mark.head.clone(), mark.before.clone())
+    {
+        tracing::debug!(
+            "{}: rewritten before the sync mark; importing it whole",
+            path.display()
+        );
+        return Ok(None);
+    }
+    if local_appends(&meta) {
+        return Ok(None);
+    }
+    let (mut sessions, index) = import_tail(path, format, mark.offset, mark.line)?;
+    if let Some(why) = not_self_contained(format, &sessions, &mark) {
+        tracing::debug!(
+            "{}: the new lines hold {why}; importing it whole",
+            path.display()
+        );
+        return Ok(None);
+    }
+    let Some(session) = sessions.pop() else {
+        return Ok(None);
+    };
+    let cut = sync_cut(&session.records);
+    let records = session.records;
+    let source_owned = source.to_owned();
+    let (meta, rewritten) = store.rewrite_tail(
+        &lock,
+        &id,
+        &mark.session,
+        &records,
+        cut,
+        |current, _len| {
+            if local_appends(current) {
+                Err(Error::WouldDropAppended {
+                    id: current.id.clone(),
+                    source_path: source_owned.clone(),
+                })
+            } else {
+                Ok(())
+            }
+        },
+        |meta, session_mark| {
+            let next = match (cut, session_mark) {
+                (Some(c), Some(m)) => SyncMark::at(path, &index, &records, c, m)?,
+                _ => None,
+            };
+            let bytes = meta.jsonl_bytes;
+            if let Some(Value::Object(imported)) = meta.extra.get_mut(IMPORTED_KEY) {
+                imported.insert("bytes".to_owned(), json!(bytes));
+                // The whole-file hash no longer describes the source.
+                imported.remove("sha256");
+                match next.map(serde_json::to_value) {
+                    Some(Ok(v)) => {
+                        imported.insert(SYNC_KEY.to_owned(), v);
+                    }
+                    _ => {
+                        imported.remove(SYNC_KEY);
+                    }
+                }
+            }
+            Ok(())
+        },
+    )?;
+    Ok(Some(Ingested {
+        meta,
+        action: if rewritten {
+            IngestAction::Appended
+        } else {
+            IngestAction::Unchanged
+        },
+        report: session.report,
+        format,
+    }))
+}
+
+/// `true` when records were appended to the session after its last import (and not by an
+/// interrupted incremental import, which leaves `rewriting` in the meta).
+fn local_appends(meta: &SessionMeta) -> bool {
+    if meta.extra.contains_key(REWRITING_KEY) {
+        return false;
+    }
+    let imported = meta
+        .extra
+        .get(IMPORTED_KEY)
+        .and_then(|i| i.get("bytes"))
+        .and_then(Value::as_u64);
+    imported != Some(meta.jsonl_bytes)
 }
 
 fn ingest_one(
@@ -99,6 +389,8 @@ fn ingest_one(
     session: ImportedSession,
     source: &Path,
     sha: &str,
+    path: &Path,
+    index: Option<&LineIndex>,
 ) -> Result<Ingested> {
     // `last_active` comes from the records' timestamps as they are written.
     let ImportedSession {
@@ -151,23 +443,45 @@ fn ingest_one(
     }
     seed.extra
         .insert(IMPORTED_KEY.to_owned(), Value::Object(imported));
-    let (outcome, meta) = store.write_session(lock, seed, &records, |existing| {
-        check_same_source(existing, source)?;
-        let appended = existing
-            .extra
-            .get(IMPORTED_KEY)
-            .and_then(|i| i.get("bytes"))
-            .and_then(Value::as_u64)
-            .is_some_and(|bytes| existing.jsonl_bytes > bytes);
-        if appended {
-            Err(Error::WouldDropAppended {
-                id: existing.id.clone(),
-                source_path: source.to_owned(),
-            })
-        } else {
-            Ok(())
+    let cut = index.and(sync_cut(&records));
+    let amend = |meta: &mut SessionMeta| -> Result<()> {
+        let (Some(cut), Some(index)) = (cut, index) else {
+            return Ok(());
+        };
+        let before = cut.checked_sub(1).map(|i| &records[i]);
+        let session_mark = store.mark_before(meta, before, &records[cut..])?;
+        if let Some(mark) = SyncMark::at(path, index, &records, cut, session_mark)?
+            && let Some(Value::Object(imported)) = meta.extra.get_mut(IMPORTED_KEY)
+            && let Ok(v) = serde_json::to_value(mark)
+        {
+            imported.insert(SYNC_KEY.to_owned(), v);
         }
-    })?;
+        Ok(())
+    };
+    let (outcome, meta) = store.write_session_with(
+        lock,
+        seed,
+        &records,
+        |existing| {
+            check_same_source(existing, source)?;
+            let appended = existing
+                .extra
+                .get(IMPORTED_KEY)
+                .and_then(|i| i.get("bytes"))
+                .and_then(Value::as_u64)
+                .is_some_and(|bytes| existing.jsonl_bytes > bytes)
+                && !existing.extra.contains_key(REWRITING_KEY);
+            if appended {
+                Err(Error::WouldDropAppended {
+                    id: existing.id.clone(),
+                    source_path: source.to_owned(),
+                })
+            } else {
+                Ok(())
+            }
+        },
+        amend,
+    )?;
     let action = match outcome {
         WriteOutcome::Created => IngestAction::Created,
         WriteOutcome::Replaced => IngestAction::Replaced,

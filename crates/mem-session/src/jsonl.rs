@@ -11,7 +11,7 @@
 //! - lines of any length (tested at 15 MB) are read whole.
 
 use std::collections::VecDeque;
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -39,6 +39,10 @@ pub enum JsonlEvent {
     /// A problem; reading goes on.
     Diagnostic(Diagnostic),
 }
+
+/// The longest line read, in bytes (64 MiB; the longest real lines, pasted images, are a few
+/// MB). A longer line is skipped with an error diagnostic naming it; reading goes on.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
 
 /// Streams [`JsonlEvent`]s from any buffered reader. I/O errors end the stream with an
 /// error diagnostic (line 0 is never used for them: the line being read is named).
@@ -81,8 +85,27 @@ impl<R: BufRead> JsonlReader<R> {
     fn read_next_line(&mut self) {
         self.buf.clear();
         let start = self.offset;
-        match self.reader.read_until(b'\n', &mut self.buf) {
+        let limit = MAX_LINE_BYTES as u64 + 1;
+        match (&mut self.reader)
+            .take(limit)
+            .read_until(b'\n', &mut self.buf)
+        {
             Ok(0) => self.done = true,
+            Ok(n) if n > MAX_LINE_BYTES && self.buf.last() != Some(&b'\n') => {
+                self.line += 1;
+                self.offset += n as u64;
+                self.buf.clear();
+                let skipped = self.skip_rest_of_line();
+                self.queue
+                    .push_back(JsonlEvent::Diagnostic(Diagnostic::error(
+                        &self.path,
+                        self.line,
+                        format!(
+                            "line longer than {MAX_LINE_BYTES} bytes ({} bytes read); skipped",
+                            n as u64 + skipped
+                        ),
+                    )));
+            }
             Ok(n) => {
                 self.line += 1;
                 self.offset += n as u64;
@@ -114,6 +137,31 @@ impl<R: BufRead> JsonlReader<R> {
                     )));
             }
         }
+    }
+}
+
+impl<R: BufRead> JsonlReader<R> {
+    /// Consumes the rest of an over-long line, its `\n` included; returns the bytes consumed.
+    fn skip_rest_of_line(&mut self) -> u64 {
+        let mut skipped = 0u64;
+        loop {
+            let (used, found) = match self.reader.fill_buf() {
+                Ok([]) => break,
+                Ok(buf) => match memchr::memchr(b'\n', buf) {
+                    Some(i) => (i + 1, true),
+                    None => (buf.len(), false),
+                },
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            };
+            self.reader.consume(used);
+            skipped += used as u64;
+            self.offset += used as u64;
+            if found {
+                break;
+            }
+        }
+        skipped
     }
 }
 
@@ -300,6 +348,19 @@ mod tests {
         let (v, d) = read(b"{\"a\":\"x\xFFy\"}\n");
         assert_eq!(v, vec![(1, json!({"a":"x\u{FFFD}y"}))]);
         assert!(d[0].2.contains("invalid UTF-8 at byte 7"), "{:?}", d);
+    }
+
+    #[test]
+    fn over_long_line_is_skipped_and_reading_goes_on() {
+        let big = "x".repeat(MAX_LINE_BYTES + 10);
+        let text = format!("{{\"a\":1}}\n{{\"big\":\"{big}\"}}\n{{\"a\":3}}\n");
+        let (v, d) = read(text.as_bytes());
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[1].0, 3);
+        assert_eq!(v[1].1["a"], 3);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].0, 2);
+        assert!(d[0].2.contains("skipped"), "{d:?}");
     }
 
     #[test]

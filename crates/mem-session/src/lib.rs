@@ -31,6 +31,6 @@ pub use record::{
     parse_compact_boundary, records_to_messages,
 };
 pub use store::{
-    Durability, ImportLock, Resumed, SESSIONS_DIR, SessionStore, SessionWriter, StoreOptions,
-    WriteOutcome, validate_id,
+    Durability, ImportLock, MetaMark, REWRITING_KEY, Resumed, SESSIONS_DIR, SessionStore,
+    SessionWriter, StoreOptions, WriteOutcome, validate_id,
 };

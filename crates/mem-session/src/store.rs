@@ -469,10 +469,23 @@ impl SessionStore {
     /// holds the store's [`ImportLock`].
     pub fn write_session(
         &self,
+        import_lock: &ImportLock,
+        meta_seed: SessionMeta,
+        records: &[SessionRecord],
+        keep_existing: impl FnOnce(&SessionMeta) -> Result<()>,
+    ) -> Result<(WriteOutcome, SessionMeta)> {
+        self.write_session_with(import_lock, meta_seed, records, keep_existing, |_| Ok(()))
+    }
+
+    /// [`SessionStore::write_session`], with `amend` called on the finished meta (counts and
+    /// `jsonl_bytes` filled in) right before it is written, e.g. to record a [`MetaMark`].
+    pub fn write_session_with(
+        &self,
         _import_lock: &ImportLock,
         meta_seed: SessionMeta,
         records: &[SessionRecord],
         keep_existing: impl FnOnce(&SessionMeta) -> Result<()>,
+        amend: impl FnOnce(&mut SessionMeta) -> Result<()>,
     ) -> Result<(WriteOutcome, SessionMeta)> {
         let id = meta_seed.id.clone();
         validate_id(&id)?;
@@ -511,6 +524,7 @@ impl SessionStore {
             // Lets a later re-import tell whether records were appended since.
             imported.insert("bytes".to_owned(), meta.jsonl_bytes.into());
         }
+        amend(&mut meta)?;
         let tmp = unique_tmp(&path);
         let new_file = write_file_synced(&tmp, &bytes)?;
         let cleanup = |e: Error| {
@@ -552,6 +566,251 @@ impl SessionStore {
         }
         result.map(|()| (outcome, meta))
     }
+}
+
+impl SessionStore {
+    /// The meta as it was right before `tail`, the last records of a session whose meta (after
+    /// all of them) is `meta`; `before` is the record right before `tail` (`None` when `tail`
+    /// is the whole session). Costs the size of `tail`, not of the session: counts are the
+    /// final ones minus what `tail` added.
+    ///
+    /// Errors: [`Error::Serialize`] when a record cannot be encoded.
+    pub fn mark_before(
+        &self,
+        meta: &SessionMeta,
+        before: Option<&SessionRecord>,
+        tail: &[SessionRecord],
+    ) -> Result<MetaMark> {
+        let mut tail_bytes = 0u64;
+        let mut messages = 0usize;
+        let mut compactions = 0usize;
+        let mut tokens = 0usize;
+        let mut boundary_in_tail = false;
+        for record in tail {
+            tail_bytes += encode_record(&meta.id, record)?.len() as u64;
+            match record.record_type {
+                crate::record::RecordType::User
+                | crate::record::RecordType::Assistant
+                | crate::record::RecordType::ToolResult => {
+                    if let Some(m) = &record.message {
+                        messages += 1;
+                        if !boundary_in_tail {
+                            tokens += self.options.counter.count_message(m);
+                        }
+                    }
+                }
+                crate::record::RecordType::CompactBoundary
+                | crate::record::RecordType::Compression => {
+                    if crate::record::parse_compact_boundary(record).is_some() {
+                        compactions += 1;
+                        boundary_in_tail = true;
+                    }
+                }
+                crate::record::RecordType::SystemPrompt => {}
+            }
+        }
+        let tail_fp = match before {
+            Some(r) => tail_fingerprint(&encode_record(&meta.id, r)?),
+            None => String::new(),
+        };
+        Ok(MetaMark {
+            bytes: meta.jsonl_bytes.saturating_sub(tail_bytes),
+            tail: tail_fp,
+            message_count: meta.message_count.saturating_sub(messages),
+            // A boundary in the tail resets the count when the tail is applied again.
+            token_count: if boundary_in_tail {
+                0
+            } else {
+                meta.token_count.saturating_sub(tokens)
+            },
+            compactions: meta.compactions.saturating_sub(compactions),
+            last_active: before
+                .and_then(|r| r.timestamp.clone())
+                .unwrap_or_else(|| meta.created.clone()),
+        })
+    }
+
+    /// Replaces the records of session `id` after the point `base` describes with `records`:
+    /// the `.jsonl` is cut back to `base.bytes` and `records` appended, all under the exclusive
+    /// session lock (and the caller's [`ImportLock`]). This is how a grown transcript is
+    /// re-imported incrementally: the records before `base` are never read or touched, so the
+    /// cost grows with `records`, not with the session.
+    ///
+    /// `check` sees the current meta and the `.jsonl` length and refuses by returning an error
+    /// (e.g. records were appended by someone else). Before anything is cut, the meta is saved
+    /// with `"rewriting": {"from": base.bytes}` in `extra`, so that after a crash in the
+    /// middle, `check` can tell that the bytes past `base` are the rewrite's own. The meta is
+    /// then rebuilt from `base` plus `records`; `amend` completes it (it must remove
+    /// `rewriting`) before it is written. `mark_at` asks for the [`MetaMark`] right before
+    /// `records[mark_at]`, handed to `amend`. Returns the meta and `true`, or the meta as it
+    /// was and `false` when the `.jsonl` already ends with exactly `records` after `base`
+    /// (nothing is written then, `amend` is not called).
+    ///
+    /// Errors: [`Error::NotFound`], [`Error::Locked`], [`Error::Changed`] when the session's
+    /// bytes before `base.bytes` are not the ones `base` describes, what `check` returns, I/O.
+    #[allow(clippy::too_many_arguments)]
+    pub fn rewrite_tail(
+        &self,
+        _import_lock: &ImportLock,
+        id: &str,
+        base: &MetaMark,
+        records: &[SessionRecord],
+        mark_at: Option<usize>,
+        check: impl FnOnce(&SessionMeta, u64) -> Result<()>,
+        amend: impl FnOnce(&mut SessionMeta, Option<MetaMark>) -> Result<()>,
+    ) -> Result<(SessionMeta, bool)> {
+        let path = self.jsonl_path(id);
+        let file = loop {
+            let file = match OpenOptions::new().read(true).write(true).open(&path) {
+                Ok(f) => f,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(Error::NotFound {
+                        id: id.to_owned(),
+                        dir: self.dir.clone(),
+                    });
+                }
+                Err(e) => return Err(Error::io("cannot open", &path, e)),
+            };
+            lock(&file, &path, true, self.options.lock_timeout)?;
+            if same_file(&file, &path) {
+                break file;
+            }
+            let _ = file.unlock();
+        };
+        let result =
+            self.rewrite_tail_locked(id, &file, &path, base, records, mark_at, check, amend);
+        let _ = file.unlock();
+        result
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn rewrite_tail_locked(
+        &self,
+        id: &str,
+        file: &File,
+        path: &Path,
+        base: &MetaMark,
+        records: &[SessionRecord],
+        mark_at: Option<usize>,
+        check: impl FnOnce(&SessionMeta, u64) -> Result<()>,
+        amend: impl FnOnce(&mut SessionMeta, Option<MetaMark>) -> Result<()>,
+    ) -> Result<(SessionMeta, bool)> {
+        let mut meta = self.load_meta_locked(id, file)?;
+        let len = file_len(file, path)?;
+        let intact = base.bytes <= len
+            && file_tail_fingerprint(file, base.bytes)
+                .map_err(|e| Error::io("cannot read", path, e))?
+                == base.tail;
+        if !intact {
+            return Err(Error::Changed {
+                id: id.to_owned(),
+                detail: format!(
+                    "its records before byte {} are not the ones last imported",
+                    base.bytes
+                ),
+            });
+        }
+        check(&meta, len)?;
+        let mut new = meta.clone();
+        let mut bytes = Vec::new();
+        let mut mark = None;
+        new.jsonl_bytes = base.bytes;
+        new.jsonl_tail.clone_from(&base.tail);
+        new.message_count = base.message_count;
+        new.token_count = base.token_count;
+        new.compactions = base.compactions;
+        new.last_active.clone_from(&base.last_active);
+        for (i, record) in records.iter().enumerate() {
+            if mark_at == Some(i) {
+                mark = Some(MetaMark {
+                    bytes: base.bytes + bytes.len() as u64,
+                    tail: if i == 0 {
+                        base.tail.clone()
+                    } else {
+                        tail_fingerprint(&bytes)
+                    },
+                    message_count: new.message_count,
+                    token_count: if records[i..]
+                        .iter()
+                        .any(|r| crate::record::parse_compact_boundary(r).is_some())
+                    {
+                        0
+                    } else {
+                        new.token_count
+                    },
+                    compactions: new.compactions,
+                    last_active: new.last_active.clone(),
+                });
+            }
+            bytes.extend_from_slice(&encode_record(id, record)?);
+            new.apply(record, &self.options.counter);
+        }
+        // Nothing new (the source grew by lines that convert to nothing, or not at all):
+        // leave the file alone.
+        if len - base.bytes == bytes.len() as u64 && !meta.extra.contains_key(REWRITING_KEY) {
+            let mut old = vec![0u8; bytes.len()];
+            read_at(file, &mut old, base.bytes).map_err(|e| Error::io("cannot read", path, e))?;
+            if old == bytes {
+                return Ok((meta, false));
+            }
+        }
+        meta.extra.insert(
+            REWRITING_KEY.to_owned(),
+            serde_json::json!({ "from": base.bytes }),
+        );
+        self.write_meta(&meta)?;
+        let mut meta = new;
+        let mut writer = file;
+        writer
+            .set_len(base.bytes)
+            .and_then(|()| writer.seek(SeekFrom::End(0)).map(|_| ()))
+            .and_then(|()| writer.write_all(&bytes))
+            .map_err(|e| Error::io("cannot rewrite", path, e))?;
+        if self.options.durability == Durability::Sync {
+            file.sync_data()
+                .map_err(|e| Error::io("cannot sync", path, e))?;
+        }
+        meta.jsonl_bytes = base.bytes + bytes.len() as u64;
+        meta.jsonl_tail = file_tail_fingerprint(file, meta.jsonl_bytes)
+            .map_err(|e| Error::io("cannot read", path, e))?;
+        amend(&mut meta, mark)?;
+        meta.extra.remove(REWRITING_KEY);
+        self.write_meta(&meta)?;
+        Ok((meta, true))
+    }
+}
+
+/// Key of [`SessionMeta::extra`] present while [`SessionStore::rewrite_tail`] runs (left there
+/// by a crash): `{"from": bytes}`, the length the `.jsonl` was being cut back to.
+pub const REWRITING_KEY: &str = "rewriting";
+
+/// A session's meta at one point of its `.jsonl` (a record boundary): enough to cut the file
+/// back there and rebuild the meta from the records appended after it, without reading
+/// anything before (see [`SessionStore::rewrite_tail`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct MetaMark {
+    /// Byte length of the `.jsonl` up to the point.
+    pub bytes: u64,
+    /// Hex of the (up to) 32 bytes before the point, as [`SessionMeta::jsonl_tail`].
+    pub tail: String,
+    /// [`SessionMeta::message_count`] at the point.
+    pub message_count: usize,
+    /// [`SessionMeta::token_count`] at the point (0 when a boundary follows: it resets it).
+    pub token_count: usize,
+    /// [`SessionMeta::compactions`] at the point.
+    pub compactions: usize,
+    /// [`SessionMeta::last_active`] at the point.
+    pub last_active: String,
+}
+
+/// One record as its line in the `.jsonl`, newline included.
+fn encode_record(id: &str, record: &SessionRecord) -> Result<Vec<u8>> {
+    let mut line = serde_json::to_vec(record).map_err(|source| Error::Serialize {
+        id: id.to_owned(),
+        source,
+    })?;
+    line.push(b'\n');
+    Ok(line)
 }
 
 /// The store's import lock (see [`SessionStore::lock_imports`]); released when dropped.

@@ -35,14 +35,15 @@ fn reimport_is_idempotent_and_protects_appended_records() {
     assert_eq!(std::fs::read(store.jsonl_path(&id)).unwrap(), bytes);
     assert_eq!(store.ids().unwrap(), vec![id.clone()]);
 
-    // The source grew (the agent kept writing): the session is replaced, still one session.
+    // The source grew by a line that holds no conversation: nothing to write.
     let mut text = std::fs::read_to_string(&src).unwrap();
     text.push('\n');
     std::fs::write(&src, &text).unwrap();
     assert_eq!(
         import_into(&store, &src).unwrap()[0].action,
-        IngestAction::Replaced
+        IngestAction::Unchanged
     );
+    assert_eq!(std::fs::read(store.jsonl_path(&id)).unwrap(), bytes);
 
     // Records appended to the imported session are never dropped by a re-import.
     store

@@ -1,17 +1,21 @@
 //! `cargo xtask eval <name>`: quality measurements on labelled sets under `fixtures/`.
 //!
-//! - `recall`: the recall selector (`mem recall`) on `fixtures/recall/eval/` (see
-//!   [`recall`]).
+//! - `extract`: auto-memory extraction on `fixtures/eval/extract/`.
+//! - `recall`: the recall selector (`mem recall`) on `fixtures/recall/eval/` (see [`recall`]).
 
+mod extract;
 pub mod recall;
 
 use anyhow::{Result, bail};
 
-/// Dispatches `cargo xtask eval <name> [ARGS...]`.
+/// Runs `cargo xtask eval <name> [ARGS...]`; `Ok(false)` when a target is missed.
 pub fn run(args: &[String]) -> Result<bool> {
     match args.first().map(String::as_str) {
+        Some("extract") => extract::run(&args[1..]),
         Some("recall") => recall::run(&args[1..]),
-        Some(other) => bail!("unknown eval `{other}` (known: recall)"),
-        None => bail!("usage: cargo xtask eval recall [--live] [--verbose] [--set DIR]"),
+        Some(other) => bail!("unknown eval `{other}` (known: extract, recall)"),
+        None => bail!(
+            "usage: cargo xtask eval extract [--model] [--verbose] [--filter TEXT]\n       cargo xtask eval recall [--live] [--verbose] [--set DIR]"
+        ),
     }
 }

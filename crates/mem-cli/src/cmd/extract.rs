@@ -123,14 +123,10 @@ fn print_report(out: &mut impl Write, r: &ExtractReport) -> Result<()> {
         print_file(out, f)?;
     }
     if r.skipped.is_none() {
-        let secrets = r.withheld + r.withheld_from_prompt;
         writeln!(
             out,
-            "  withheld as secret: {} in entries ({} entries dropped), {} in the prompt{}",
-            r.withheld,
-            r.secret_entries,
-            r.withheld_from_prompt,
-            if secrets > 0 { " (never written)" } else { "" }
+            "  secrets withheld: {} from entries ({} entries dropped as mostly secret), {} from the prompt",
+            r.withheld, r.secret_entries, r.withheld_from_prompt,
         )?;
         for (text, reason) in &r.one_offs {
             writeln!(out, "  not kept ({reason}): {}", safe_line(text))?;

@@ -55,11 +55,12 @@ enum LlmCommand {
     Select {
         /// The user's message.
         query: String,
-        /// Memory directories (default: `<project>/.mewcode/memory` and `~/.mewcode/memory`).
+        /// Memory directories, relative to the current directory (default:
+        /// `<project>/.mewcode/memory` and `~/.mewcode/memory`, skipped when missing).
         #[arg(long, value_name = "DIR")]
         dir: Vec<PathBuf>,
-        /// The most files to choose.
-        #[arg(long, default_value_t = mem_llm::DEFAULT_SELECT_LIMIT)]
+        /// The most files to choose (at least 1).
+        #[arg(long, default_value_t = mem_llm::DEFAULT_SELECT_LIMIT, value_parser = parse_limit)]
         limit: usize,
         /// Also print the offline engine's BM25 score of every matching file.
         #[arg(long)]
@@ -69,6 +70,15 @@ enum LlmCommand {
     },
     /// Print the prompts the model jobs send, with their version.
     Prompts,
+}
+
+/// `--limit`: a whole number of at least 1.
+fn parse_limit(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("the limit must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 #[derive(Debug, Args)]
@@ -100,8 +110,7 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
         } => {
             let messages = read_transcript(&file)?;
             let current_memories = match memories {
-                Some(p) => std::fs::read_to_string(&p)
-                    .with_context(|| format!("cannot read {}", p.display()))?,
+                Some(p) => read_memories_file(&p)?,
                 None => String::new(),
             };
             let llm = engine_for(settings, Job::Extract, &engine)?;
@@ -131,7 +140,15 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
                     settings.user_dir().join("memory"),
                 ]
             } else {
-                dir.iter().map(|d| settings.project.join(d)).collect()
+                // Relative to the current directory, as every path argument is.
+                for d in &dir {
+                    match std::fs::metadata(d) {
+                        Ok(m) if m.is_dir() => {}
+                        Ok(_) => bail!("--dir {}: not a directory", d.display()),
+                        Err(e) => bail!("--dir {}: {e}", d.display()),
+                    }
+                }
+                dir.clone()
             };
             let candidates = read_candidates(&dirs)?;
             let llm = engine_for(settings, Job::Select, &engine)?;
@@ -187,6 +204,18 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
         }
         LlmCommand::Prompts => {
             let mut out = std::io::stdout().lock();
+            if settings.json {
+                let prompts: Vec<Value> = Job::ALL
+                    .iter()
+                    .map(|job| json!({"job": job.as_str(), "system": mem_llm::prompt::template(*job)}))
+                    .collect();
+                let doc = json!({
+                    "prompt_version": mem_llm::prompt::PROMPT_VERSION,
+                    "prompts": prompts,
+                });
+                writeln!(out, "{}", crate::output::json_pretty(&doc)?)?;
+                return Ok(());
+            }
             writeln!(out, "prompt version: {}", mem_llm::prompt::PROMPT_VERSION)?;
             for job in Job::ALL {
                 writeln!(out, "\n===== {job} (system prompt) =====")?;
@@ -241,8 +270,30 @@ fn print_reply<T>(settings: &Settings, reply: &Reply<T>, value: Value, text: &st
     Ok(())
 }
 
+/// The outcome of one `--call` request.
+struct CallOutcome {
+    job: Job,
+    /// `None` when the job is offline (no call needed).
+    result: Option<std::result::Result<(String, std::time::Duration), String>>,
+}
+
 async fn check(settings: &Settings, call: bool) -> Result<()> {
     let (resolved, sources) = llm_settings(settings)?;
+    let mut calls = Vec::new();
+    if call {
+        for job in Job::ALL {
+            let result = match resolved.job(job).model_engine() {
+                Ok(None) => None,
+                Ok(Some(engine)) => Some(engine.ping().await.map_err(|e| error_chain(&e))),
+                Err(e) => Some(Err(error_chain(&e))),
+            };
+            calls.push(CallOutcome { job, result });
+        }
+    }
+    let failures = calls
+        .iter()
+        .filter(|c| matches!(c.result, Some(Err(_))))
+        .count();
     let mut out = std::io::stdout().lock();
     if settings.json {
         let jobs: Vec<Value> = Job::ALL
@@ -264,11 +315,24 @@ async fn check(settings: &Settings, call: bool) -> Result<()> {
             .iter()
             .map(|s| json!({"path": s.path, "found": s.found}))
             .collect();
-        writeln!(
-            out,
-            "{}",
-            crate::output::json_pretty(&json!({"jobs": jobs, "config_files": files}))?
-        )?;
+        let mut doc = json!({"jobs": jobs, "config_files": files});
+        if call && let Value::Object(map) = &mut doc {
+            let calls: Vec<Value> = calls
+                .iter()
+                .map(|c| match &c.result {
+                    None => json!({"job": c.job.as_str(), "status": "offline"}),
+                    Some(Ok((reply, latency))) => json!({
+                        "job": c.job.as_str(),
+                        "status": "ok",
+                        "latency_ms": latency.as_millis(),
+                        "reply": reply,
+                    }),
+                    Some(Err(e)) => json!({"job": c.job.as_str(), "status": "error", "error": e}),
+                })
+                .collect();
+            map.insert("calls".to_owned(), Value::Array(calls));
+        }
+        writeln!(out, "{}", crate::output::json_pretty(&doc)?)?;
     } else {
         for source in &sources {
             let state = if source.found { "read" } else { "not found" };
@@ -281,40 +345,19 @@ async fn check(settings: &Settings, call: bool) -> Result<()> {
         for job in Job::ALL {
             writeln!(out, "{}", safe_line(&describe(&resolved, job)))?;
         }
-    }
-    if !call {
-        return Ok(());
-    }
-    let mut failures = 0;
-    for job in Job::ALL {
-        let line = match resolved.job(job).model_engine() {
-            Ok(None) => format!("{:<9}  offline: no call needed", job.as_str()),
-            Ok(Some(engine)) => match engine.ping().await {
-                Ok((reply, latency)) => format!(
+        for c in &calls {
+            let line = match &c.result {
+                None => format!("{:<9}  offline: no call needed", c.job.as_str()),
+                Some(Ok((reply, latency))) => format!(
                     "{:<9}  ok  {} ms  reply: {}",
-                    job.as_str(),
+                    c.job.as_str(),
                     latency.as_millis(),
                     quoted(&reply.chars().take(40).collect::<String>())
                 ),
-                Err(e) => {
-                    failures += 1;
-                    format!(
-                        "{:<9}  error: {}",
-                        job.as_str(),
-                        safe_line(&error_chain(&e))
-                    )
-                }
-            },
-            Err(e) => {
-                failures += 1;
-                format!(
-                    "{:<9}  error: {}",
-                    job.as_str(),
-                    safe_line(&error_chain(&e))
-                )
-            }
-        };
-        writeln!(out, "{line}")?;
+                Some(Err(e)) => format!("{:<9}  error: {}", c.job.as_str(), safe_line(e)),
+            };
+            writeln!(out, "{line}")?;
+        }
     }
     if failures > 0 {
         bail!("{failures} of {} model calls failed", Job::ALL.len());
@@ -355,6 +398,28 @@ fn describe(resolved: &LlmSettings, job: Job) -> String {
         line.push_str(&format!("  PROBLEM: {problem}"));
     }
     line
+}
+
+/// The largest `--memories` file read, in bytes (4 MiB; a memories.md is a few KB).
+const MAX_MEMORIES_BYTES: usize = 4 << 20;
+
+/// A `--memories` file, through the checks every file argument passes
+/// ([`mem_instructions::read_capped`]: regular files only, opened non-blocking, at most
+/// [`MAX_MEMORIES_BYTES`]). Errors name the file: not a regular file, too large, not UTF-8.
+fn read_memories_file(path: &Path) -> Result<String> {
+    let read = mem_instructions::read_capped(path, MAX_MEMORIES_BYTES)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if read.truncated {
+        bail!(
+            "{} is too large ({} bytes; a memories file may have at most {MAX_MEMORIES_BYTES})",
+            path.display(),
+            read.size
+        );
+    }
+    if read.lossy {
+        bail!("{} is not valid UTF-8", path.display());
+    }
+    Ok(read.text)
 }
 
 /// The conversation of a transcript (Claude Code or Codex, through the session importers): the

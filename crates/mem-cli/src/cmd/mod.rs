@@ -3,6 +3,7 @@
 pub mod compact;
 pub mod context;
 pub mod extract;
+pub mod hook;
 pub mod instructions;
 pub mod llm;
 pub mod memory;
@@ -24,6 +25,7 @@ pub async fn run(command: Command, settings: &Settings) -> Result<()> {
         Command::Llm(args) => llm::run(args, settings).await,
         Command::Compact(args) => compact::run(args, settings).await,
         Command::Memory(args) => memory::run(args, settings),
+        Command::Hook(args) => hook::run(args, settings).await,
         Command::Recall(args) => recall::run(args, settings).await,
         Command::Note(args) => note::run(args, settings),
         Command::Extract(args) => extract::run(args, settings).await,

@@ -140,7 +140,7 @@ pub async fn run(args: RecallArgs, settings: &Settings) -> Result<()> {
                     "type": r.note.kind,
                     "age_days": r.age_days,
                     "age_source": r.age_source,
-                    "score": (r.score * 1000.0).round() / 1000.0,
+                    "score": (f64::from(r.score) * 1000.0).round() / 1000.0,
                 })
             })
             .collect();

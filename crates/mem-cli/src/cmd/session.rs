@@ -54,7 +54,8 @@ enum SessionCommand {
         #[arg(required = true, value_name = "PATH")]
         paths: Vec<PathBuf>,
     },
-    /// Delete a session (its .jsonl and .meta). Takes the full id, not a prefix.
+    /// Delete a session (its .jsonl, .meta and spilled tool results). Takes the full id, not a
+    /// prefix.
     Delete {
         /// The full session id.
         id: String,
@@ -84,18 +85,72 @@ pub fn run(args: SessionArgs, settings: &Settings) -> Result<()> {
             settings.guard_write(store.dir())?;
             import(&store, &paths, settings, &mut out)
         }
-        SessionCommand::Delete { id } => {
-            mem_session::validate_id(&id)?;
-            settings.guard_write(store.dir())?;
-            store.delete(&id)?;
-            if settings.json {
-                writeln!(out, "{}", json!({"deleted": id}))?;
-            } else {
-                writeln!(out, "deleted session {id}")?;
-            }
-            Ok(())
-        }
+        SessionCommand::Delete { id } => delete(&store, &id, settings, &mut out),
     }
+}
+
+/// `mem session delete ID`: the `.jsonl`, the `.meta`, and the tool results its compactions
+/// spilled (`<project>/.mewcode/session/tool-results/<id>/`). Only a full id: a prefix is refused
+/// with the id(s) it matches.
+fn delete(store: &SessionStore, id: &str, settings: &Settings, out: &mut impl Write) -> Result<()> {
+    mem_session::validate_id(id)?;
+    let spills = settings
+        .project
+        .join(mem_compact::TOOL_RESULTS_DIR)
+        .join(id);
+    settings.guard_write(store.dir())?;
+    settings.guard_write(&spills)?;
+    match store.delete(id) {
+        Ok(()) => {}
+        Err(err @ mem_session::Error::Locked { .. }) => return Err(err.into()),
+        Err(err) if !store.jsonl_path(id).exists() => {
+            let matches: Vec<String> = store
+                .ids()
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|other| other.starts_with(id))
+                .collect();
+            if !matches.is_empty() {
+                bail!(
+                    "no session `{id}`: delete takes the full id, not a prefix; `{id}` starts {}",
+                    matches
+                        .iter()
+                        .map(|m| format!("`{m}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+            return Err(err.into());
+        }
+        Err(err) => return Err(err.into()),
+    }
+    let spilled = match std::fs::remove_dir_all(&spills) {
+        Ok(()) => true,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => false,
+        Err(e) => {
+            return Err(e).with_context(|| {
+                format!(
+                    "deleted session {id}, but cannot delete its spilled tool results in {}",
+                    spills.display()
+                )
+            });
+        }
+    };
+    if settings.json {
+        crate::output::write_json(
+            out,
+            &json!({"deleted": id, "tool_results_deleted": spilled.then_some(&spills)}),
+        )?;
+    } else if spilled {
+        writeln!(
+            out,
+            "deleted session {id} and its spilled tool results ({})",
+            safe_line(&spills.display().to_string())
+        )?;
+    } else {
+        writeln!(out, "deleted session {id}")?;
+    }
+    Ok(())
 }
 
 /// A full id from a prefix, or the latest session when none is given.
@@ -270,8 +325,13 @@ fn import(
     out: &mut impl Write,
 ) -> Result<()> {
     let (files, discover_diags) = mem_session::import::discover(paths);
+    let mut json_items = Vec::new();
     for d in &discover_diags {
-        eprintln!("{}", safe_line(&d.to_string()));
+        if settings.json {
+            json_items.push(json!({"file": d.path, "error": d.message}));
+        } else {
+            eprintln!("{}", safe_line(&d.to_string()));
+        }
     }
     // A path named on the command line that could not be read is a failure, not a detail.
     let unreadable = discover_diags
@@ -284,7 +344,6 @@ fn import(
     let bar = progress_bar(files.len() as u64, settings);
     let mut failures = 0usize;
     let mut not_transcripts = 0usize;
-    let mut json_items = Vec::new();
     let mut totals = [0usize; 4];
     for file in &files {
         bar.set_message(
@@ -305,6 +364,10 @@ fn import(
                 } else {
                     bar.suspend(|| print_import(file, &sessions, out))?;
                 }
+            }
+            Err(mem_session::Error::SourceIsStore { path }) if settings.json => {
+                json_items
+                    .push(json!({"file": path, "skipped": "already a session of this project"}));
             }
             Err(mem_session::Error::SourceIsStore { path }) => {
                 // `mem session import .` walks into the project's own sessions: not a failure.
@@ -369,7 +432,7 @@ fn import(
     }
     if failures + unreadable > 0 {
         bail!(
-            "{} could not be imported (see above)",
+            "{} could not be imported (each is listed with its error)",
             count(failures + unreadable, "path")
         );
     }
@@ -413,6 +476,7 @@ fn print_import(
             IngestAction::Created => "created",
             IngestAction::Replaced => "replaced",
             IngestAction::Unchanged => "unchanged",
+            IngestAction::Appended => "appended to",
             IngestAction::Empty => "no conversation in",
         };
         let parent = s

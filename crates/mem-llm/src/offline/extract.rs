@@ -1,15 +1,17 @@
-//! Offline extraction: rules for explicit preferences and corrections (cue words in English and
-//! Chinese), project facts visible in the tool calls (package manager, test command, language,
-//! framework) and URLs as references.
+//! Offline extraction: cue rules of English and Chinese speakers for preferences, corrections,
+//! project facts the user states, and references (links with what they are), plus project facts
+//! visible in the tool calls (package manager, test command, framework). Precision first: a
+//! sentence that is a question, hedged, hypothetical, reported speech, about "this file", or a
+//! task request gives nothing.
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
+use mem_core::secrets::{REDACTED, redact};
 use mem_core::{ContentBlock, Message, Role};
-use serde_json::Value;
+use regex::Regex;
 
-use super::text::{
-    already_known, looks_secret, normalise, one_line, sentences, shorten, urls, user_text,
-};
+use super::text::{already_known, normalise, one_line, sentences, shorten, urls, user_text};
 use super::tools::{ToolKind, classify_tool, command_of, touched_file};
 use crate::types::Memories;
 
@@ -17,33 +19,45 @@ const ENTRY_CHARS: usize = 200;
 /// Sentences longer than this are pasted logs or code, not instructions.
 const MAX_SENTENCE_CHARS: usize = 300;
 const MAX_REFERENCES: usize = 20;
+/// A sentence with a contrast ("X instead of Y") but no correction opener is read as a
+/// correction only up to this many words.
+const MAX_CONTRAST_WORDS: usize = 20;
 /// Longer user messages are pasted documents (plans, logs, summaries): no cues are read in them.
 const MAX_MESSAGE_CHARS: usize = 2_000;
 
 /// Extracts memories from `messages`, skipping entries already in `current_memories`.
 ///
-/// - preferences: user sentences that start with `always`, `never`, `prefer`, `remember`,
-///   `from now on`, `make sure to`, `going forward` (optionally after `please`), or contain
-///   `I prefer`, `I like`, `I want you to`, `we always`, `always use`, `never use`,
-///   `remember to`, ... or 总是, 始终, 永远, 一律, 偏好, 喜欢, 记住, 以后, 务必, 请用, 请使用,
-///   统一用 (questions excluded);
-/// - corrections: user sentences that start with `no,`, `nope`, `actually,`, `wrong`,
-///   `that's not`, `don't`, `do not`, `stop` or 不对, 不是, 错了, 别, 不要; that contain
-///   `I said`, `I told you`, `you should have`, 而不是, 应该是, 应该用, 搞错, 说过; instructions
-///   (`use …`, `please …`, `we should …`) with `instead of` / `rather than`; and the feedback a
-///   user typed when rejecting a tool call;
-/// - project: `Package manager: …`, `Test command: `…`` (the most used, without arguments), `Languages: …`, `Framework: …`, from
-///   the commands run and the files touched;
-/// - references: URLs the user wrote or a tool fetched (loopback addresses excluded).
+/// Only what the user typed is read for cues (an assistant's suggestion is not a memory until
+/// the user states it), sentence by sentence:
 ///
-/// Messages over 2,000 characters (pasted plans, logs) are not read for cues or links. Sentences
-/// that look like they hold a secret are never extracted.
+/// - never read: questions, hedged sentences (`maybe`, `I think`, 也许, 可能...), hypotheticals
+///   (`what if`, 假如...), reported speech (`my colleague said`, 听说...), sentences about one
+///   object in front of the user (`this file`, 这个函数...);
+/// - corrections: a correction opener (`no,`, `actually,`, `wrong`, 不对, 错了, 其实...) with a
+///   statement, `I told you` / `I said` / 说过, or a contrast (`X, not Y`, `instead of`,
+///   `rather than`, 而不是, 不是…是…) in an instruction or statement;
+/// - preferences: standing instructions (`always` / `never` addressed to the agent, `from now
+///   on`, `going forward`, `whenever you`, `I prefer`, `don't use`, 以后, 总是, 一律, 统一, 别用,
+///   不要再, 我习惯...);
+/// - project facts the user states: where things live (`tests live in`, 放在...目录), what the
+///   project uses, runs on, requires, how it is run or deployed (`we deploy with`, `to run X, use
+///   Y`, 用…部署), versions, conventions, the main branch, the database (task requests such as
+///   `fix …` are not facts);
+/// - references: a link the user wrote with words saying what it is (issue, pull-request,
+///   commit and CI-run links are one-off tasks; loopback addresses are skipped);
+/// - from the tool calls: `Package manager: …`, `Test command: `…``, `Framework: …`.
+///
+/// Every entry goes through the secret filter ([`mem_core::secrets`]): secrets are replaced by
+/// `[REDACTED]`, and an entry that is mostly a secret is dropped. Messages over 2,000 characters
+/// (pasted plans, logs) are not read.
 pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
     let known = normalise(current_memories);
     let mut memories = Memories::default();
     let add = |list: &mut Vec<String>, entry: String| {
+        let Some(entry) = without_secrets(&entry) else {
+            return;
+        };
         if !entry.is_empty()
-            && !looks_secret(&entry)
             && !already_known(&known, &entry)
             && !list.iter().any(|e| normalise(e) == normalise(&entry))
         {
@@ -51,16 +65,9 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
         }
     };
 
-    let mut reference_urls = Vec::new();
     for message in messages {
         let mut said = Vec::new();
         if let Some(text) = user_text(message).filter(|t| t.chars().count() <= MAX_MESSAGE_CHARS) {
-            // Links the user wrote in prose; pasted logs and documents (long lines) are skipped.
-            for sentence in sentences(&text) {
-                if sentence.chars().count() <= MAX_SENTENCE_CHARS {
-                    reference_urls.extend(urls(&sentence));
-                }
-            }
             said.push(text);
         }
         if message.role == Role::User {
@@ -68,26 +75,21 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
         }
         for text in said {
             for sentence in sentences(&text) {
-                let sentence = one_line(&sentence);
+                let sentence = strip_filler(&one_line(&sentence));
                 if sentence.chars().count() > MAX_SENTENCE_CHARS {
                     continue;
                 }
+                let entry = shorten(&sentence, ENTRY_CHARS);
                 match classify_sentence(&sentence) {
-                    Some(Cue::Correction) => {
-                        add(&mut memories.corrections, shorten(&sentence, ENTRY_CHARS))
+                    Some(Cue::Correction) => add(&mut memories.corrections, entry),
+                    Some(Cue::Preference) => add(&mut memories.preferences, entry),
+                    Some(Cue::Project) => add(&mut memories.project, entry),
+                    Some(Cue::Reference) if memories.references.len() < MAX_REFERENCES => {
+                        add(&mut memories.references, entry)
                     }
-                    Some(Cue::Preference) => {
-                        add(&mut memories.preferences, shorten(&sentence, ENTRY_CHARS))
-                    }
+                    Some(Cue::Reference) => {}
                     None => {}
                 }
-            }
-        }
-        for block in &message.content {
-            if let ContentBlock::ToolUse { input, .. } = block
-                && let Some(url) = input.get("url").and_then(Value::as_str)
-            {
-                reference_urls.extend(urls(url));
             }
         }
     }
@@ -95,122 +97,262 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
     for fact in project_facts(messages) {
         add(&mut memories.project, fact);
     }
-    for url in reference_urls {
-        if memories.references.len() >= MAX_REFERENCES {
-            break;
-        }
-        if !is_loopback(&url) {
-            add(&mut memories.references, url);
-        }
-    }
     memories
+}
+
+/// The entry with its secrets replaced; `None` when little is left without them.
+fn without_secrets(entry: &str) -> Option<String> {
+    let r = redact(entry);
+    if r.withheld() == 0 {
+        return Some(r.text);
+    }
+    let rest = r.text.replace(REDACTED, " ");
+    let words = rest
+        .split_whitespace()
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+        .count();
+    (words >= 3 && rest.chars().filter(|c| !c.is_whitespace()).count() >= 12).then_some(r.text)
+}
+
+/// Removes conversational openers: `also,`, `btw`, `ok,`, 另外，...
+fn strip_filler(sentence: &str) -> String {
+    let mut s = sentence.trim();
+    loop {
+        let lower = s.to_lowercase();
+        let Some(f) = [
+            "also, ",
+            "also ",
+            "and ",
+            "btw, ",
+            "btw ",
+            "oh, ",
+            "ok, ",
+            "okay, ",
+            "ok so ",
+            "so, ",
+            "另外，",
+            "另外",
+            "还有，",
+            "对了，",
+            "嗯，",
+            "哦，",
+            "好的，",
+        ]
+        .iter()
+        .find(|f| lower.starts_with(*f)) else {
+            break;
+        };
+        s = s[f.len()..].trim_start();
+    }
+    s.to_owned()
 }
 
 #[derive(Debug, PartialEq, Eq)]
 enum Cue {
     Preference,
     Correction,
+    Project,
+    Reference,
 }
+
+fn re(pattern: &str) -> Regex {
+    Regex::new(pattern).unwrap_or_else(|e| unreachable!("a constant pattern: {e}"))
+}
+
+/// Questions, hedges, hypotheticals, reported speech, deixis: never a memory.
+static NOT_A_STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        [?？]\s*$ | 吗[。.!！]?\s*$ | 呢[。.]?\s*$ | 是不是 | 要不要 | 能不能 | 可不可以 | 怎么
+        | ^(can|could|would|should|shall|do|does|did|is|are|was|were|what|why|how|where|which|who)\b
+        | \b(maybe|perhaps|probably|possibly|i\ think|i\ guess|i\ suppose|not\ sure|might|at\ some\ point|let\ me\ think|we\ could\ try)\b
+        | 也许|可能|或许|好像|不确定|考虑一下|再说
+        | ^(what\ if|suppose|imagine|假如|假设|要是)
+        | \b(he|she|they|someone|colleague|coworker|boss|manager|docs?|article|blog)\s+(said|says|say|told\ me|thinks?)\b
+        | \bsaid\ (that\ )?we\b | \baccording\ to\b | 他说|她说|同事说|听说|据说
+    ")
+});
+
+/// A sentence about one object in front of the user ("this file", 这个函数): not a memory.
+static DEIXIS: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        \b(this|that|these|those)\ (file|files|function|line|lines|test|bug|one|method|class|variable|pr|branch|commit|case|error|change|diff)\b
+        | 这个(文件|函数|方法|变量|bug|类)|这一行|这里的
+    ")
+});
+
+/// `that` as a conjunction ("remember that", "note that"), not a pointer.
+static THAT_CONJUNCTION: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"\b(remember|note|know|sure|ensure|mean|means|say|said|agree|given) that\b")
+});
+
+/// Sentences that ask the agent to do a task now: not facts.
+static TASK_REQUEST: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        ^(please\ )?(fix|add|create|implement|update|write|refactor|rename|remove|delete|look|check|review|move|merge|push|commit|revert|install|investigate|debug|help|make|change|set\ up|setup|try|find|show|tell|explain|read|open|let's|lets|finish|build|get|hook\ up|wire|port|convert|replace|clean\ up|go\ ahead|continue)\b
+        | \b(i'd\ like\ (you|your\ help)|i\ would\ like\ (you|your\ help)|i\ want\ you\ to|i\ need\ you\ to|can\ you|could\ you|would\ you|help\ me|your\ help|hey\ claude|hey\ codex)\b
+        | ^(请)?(帮我|帮忙|修复|实现|添加|删除|看一下|看看|检查|把|给|改一下|提交|合并)
+    ")
+});
+
+static CORRECTION_OPENER: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        ^(no|nope|nah|actually|wrong|incorrect|not\ quite|that's\ (not|wrong|incorrect)|that\ is\ (not|wrong)|you're\ wrong)\b[,.!:\s—-]
+        | ^(不对|错了|不是的|其实|实际上|你搞错了|搞错了)
+    ")
+});
+
+static TOLD_YOU: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"\b(i told you|i said|i already said|as i said)\b|我说过|说过了|跟你说过")
+});
+
+static CONTRAST: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        ,\s*not\ \S | \(not\ \S | \bnot\ \S+(\ \S+)?\ but\b | \binstead\ of\b | \brather\ than\b | —\s*not\ \S
+        | 而不是|而非|，?不是.{1,30}[，,]\s*(而)?是|，\s*不是\S|，不用\S
+    ")
+});
+
+/// Standing instructions.
+static PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        ^(please\ )?(always|never)\b
+        | ^(from\ now\ on|going\ forward|in\ the\ future|from\ here\ on|whenever\ you|when\ you|every\ time\ you|each\ time\ you|remember\ (to|that))\b
+        | (^|[,;:]\s*|\b(you|we|please|should|must|to|and)\s+)(always|never)\s+\w
+        | \b(i|we)\ (prefer|'d\ prefer|would\ prefer|'d\ rather|would\ rather|like\ to|like\ using)\b | \bmy\ preference\b
+        | ^(please\ )?(don't|do\ not|dont)\ (ever|use|add|commit|push|touch|write|put|leave|create|run)\b
+        | \b(don't|do\ not)\ .*\b(again|anymore|any\ more|ever)\b | ^no\ more\b | ^(please\ )?stop\ \w+ing\b
+        | 以后|今后|往后|总是|始终|永远|一律|每次|统一|务必|记住|我喜欢用|我习惯|我偏好|偏好|别用|不要用|不许|禁止|不要再|别再|所有.*都
+    ")
+});
+
+/// Facts about the project, stated.
+static PROJECT: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        \b(lives?|sits?|goes|go|belongs?|(are|is)\ (kept|stored|located|defined|configured))\ (in|under|at|next\ to|inside)\b
+        | \bwe(\ all)?\ (use|deploy|run|build|host|release|ship|target|support|pin|store|keep|follow|test|lint|format|manage|vendor|generate)\b
+        | \bwe('re|\ are)\ on\b
+        | \b(project|repo|repository|codebase|app|application|service|server|backend|frontend|api|sdk|ci|build|monorepo|package|site|cli)\ (uses|is\ written\ in|is\ built\ (with|on)|runs\ on|runs\ in|is\ deployed|deploys|targets|requires|needs|depends\ on|is\ on|talks\ to|is\ hosted)\b
+        | \bdeploy(s|ed|ment|ments)?\b.*\b(with|to|via|using|through|from|on)\b
+        | ^to\ (run|build|test|deploy|start|lint|format|release|install|set\ up|debug|regenerate|update)\b.*\b(use|run)\b
+        | ^(run|use)\ `[^`]+`\ to\b
+        | \b(build|test|lint|deploy|start|dev|release|format)\ (command|script|target|task)\ is\b
+        | \b(requires?|needs?|pinned\ to|pin\ (it|them)\ to)\b[^.]*\d
+        | \b(conventions?|style\ guide|naming\ scheme)\b.*\b(is|are|that)\b | \bby\ convention\b
+        | \b(main|default|release|production)\ branch\ is\b
+        | \b(database|db|cache|queue|broker|orm)\ is\b
+        | 项目(用|使用|采用|基于|是用|运行在|部署在|需要|依赖)
+        | 我们(都)?(用|使用|采用|通过|部署|的主分支|的数据库)
+        | (测试|代码|配置|文档|脚本|文件).{0,12}(放在|位于|写在|都在|在\ ?\S*(目录|/))
+        | 部署(到|在|用|通过)|用.{1,30}部署|(运行|启动|构建|打包).{0,12}(用|执行)
+        | 约定|规范是|版本(是|要求)|主分支是|数据库(是|用)|配置在
+    ")
+});
+
+/// Links that name a one-off task: an issue, a pull request, a commit, a CI run.
+static TASK_LINK: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"/(issues|pull|pulls|commit|commits|compare|merge_requests|actions/runs|jobs|builds)/|/-/(issues|merge_requests)/|linear\.app/.+/issue/|atlassian\.net/browse/",
+    )
+});
+
+/// A link described by words: `X is at <url>`, `X: <url>`, `see <url> for X`, 文档在 <url>.
+static DESCRIBED_LINK: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        \b(is|are|lives?|hosted|available|published)\ (at|on|in)\ +https?:// | :\s*https?:// | \bat\ https?://
+        | \bsee\ https?://\S+\ (for|about)\b | \b(docs?|documentation|wiki|dashboard|spec|guide|reference|runbook|design|board|handbook|changelog|api)\b.*https?://
+        | (文档|地址|手册|规范|说明|wiki|看板).{0,10}(在|是|：|:)?\s*https?://
+    ")
+});
+
+/// A verb that makes the rest of a correction a statement.
+static STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"\b(is|are|uses?|goes|go|lives?|should|must|need|needs|want|wants)\b|是|用|应该|在")
+});
 
 fn classify_sentence(sentence: &str) -> Option<Cue> {
     let lower = sentence.to_lowercase();
     let lower = lower.trim_start_matches(['-', '*', '>', ' ']);
-    let starts = |list: &[&str]| list.iter().any(|c| lower.starts_with(c));
-    let contains = |list: &[&str]| list.iter().any(|c| lower.contains(c));
-    const CORRECTION_STARTS: &[&str] = &[
-        "no,",
-        "no.",
-        "no!",
-        "nope",
-        "actually,",
-        "wrong",
-        "that's not",
-        "that is not",
-        "that's wrong",
-        "don't ",
-        "dont ",
-        "do not ",
-        "stop ",
-        "not like that",
-        "不对",
-        "不是",
-        "错了",
-        "别",
-        "不要",
-    ];
-    const CORRECTION_ANYWHERE: &[&str] = &[
-        "i said ",
-        "i told you",
-        "you should have",
-        "that's not what",
-        "而不是",
-        "应该是",
-        "应该用",
-        "搞错",
-        "说过",
-    ];
-    // "instead of" / "rather than" correct only in an instruction, not in a description.
-    const INSTRUCTION_STARTS: &[&str] = &[
-        "use ",
-        "please ",
-        "we should",
-        "you should",
-        "let's",
-        "just ",
-    ];
-    if starts(CORRECTION_STARTS)
-        || contains(CORRECTION_ANYWHERE)
-        || (starts(INSTRUCTION_STARTS) && contains(&[" instead of ", " rather than "]))
-    {
-        return Some(Cue::Correction);
-    }
-    if lower.ends_with('?') || lower.ends_with('？') {
+    let words = lower.split_whitespace().count();
+    let cjk = lower.chars().filter(|c| !c.is_ascii()).count();
+    if words < 3 && cjk < 5 {
         return None;
     }
-    const PREFERENCE_STARTS: &[&str] = &[
-        "always ",
-        "never ",
-        "prefer ",
-        "remember ",
-        "please always",
-        "please never",
-        "please remember",
-        "please prefer",
-        "from now on",
-        "make sure to",
-        "going forward",
-    ];
-    const PREFERENCE_ANYWHERE: &[&str] = &[
-        "i prefer",
-        "i like ",
-        "i want you to",
-        "we prefer",
-        "we always",
-        "we never",
-        "you should always",
-        "you should never",
-        "always use ",
-        "never use ",
-        "remember to ",
-        "remember that ",
-        "from now on",
-        "总是",
-        "始终",
-        "永远",
-        "一律",
-        "偏好",
-        "喜欢",
-        "记住",
-        "以后",
-        "务必",
-        "请用",
-        "请使用",
-        "统一用",
-    ];
-    if starts(PREFERENCE_STARTS) || contains(PREFERENCE_ANYWHERE) {
+    if NOT_A_STATEMENT.is_match(lower)
+        || DEIXIS.is_match(&THAT_CONJUNCTION.replace_all(lower, "$1"))
+    {
+        return None;
+    }
+    let has_url = lower.contains("http://") || lower.contains("https://");
+    if has_url {
+        let task_like = TASK_REQUEST.is_match(lower)
+            || urls(sentence)
+                .iter()
+                .any(|u| TASK_LINK.is_match(u) || is_loopback(u));
+        if !task_like && DESCRIBED_LINK.is_match(lower) && words_without_urls(lower) >= 2 {
+            return Some(Cue::Reference);
+        }
+    }
+    if CORRECTION_OPENER.is_match(lower) {
+        // "No, thanks" / "actually, never mind": an opener needs a statement after it.
+        let rest = CORRECTION_OPENER.replace(lower, "");
+        let rest_words = rest.split_whitespace().count();
+        let rest_cjk = rest.chars().filter(|c| !c.is_ascii()).count();
+        let acknowledgement = [
+            "thanks",
+            "thank you",
+            "that's fine",
+            "that's ok",
+            "never mind",
+            "nevermind",
+            "all good",
+            "没事",
+            "算了",
+            "不用了",
+            "谢谢",
+        ]
+        .iter()
+        .any(|a| rest.trim_start().starts_with(a));
+        if !acknowledgement && (rest_words >= 3 || rest_cjk >= 5) {
+            let statement = CONTRAST.is_match(lower)
+                || PROJECT.is_match(lower)
+                || PREFERENCE.is_match(lower)
+                || STATEMENT.is_match(&rest);
+            if statement && !TASK_REQUEST.is_match(rest.trim_start()) {
+                return Some(Cue::Correction);
+            }
+        }
+        return None;
+    }
+    if TOLD_YOU.is_match(lower) {
+        return Some(Cue::Correction);
+    }
+    if PREFERENCE.is_match(lower) {
         return Some(Cue::Preference);
     }
+    if TASK_REQUEST.is_match(lower) {
+        return None;
+    }
+    // A contrast alone corrects in a short statement; in a long one it describes a task.
+    if CONTRAST.is_match(lower) && !has_url && words <= MAX_CONTRAST_WORDS {
+        return Some(Cue::Correction);
+    }
+    if PROJECT.is_match(lower) && !has_url_only_subject(lower) {
+        return Some(Cue::Project);
+    }
     None
+}
+
+/// Words that are not part of a URL.
+fn words_without_urls(lower: &str) -> usize {
+    lower
+        .split_whitespace()
+        .filter(|w| !w.contains("://") && w.chars().any(char::is_alphanumeric))
+        .count()
+}
+
+/// A sentence that is little more than a link is not a project fact.
+fn has_url_only_subject(lower: &str) -> bool {
+    lower.contains("://") && words_without_urls(lower) < 3
 }
 
 /// What the user typed when rejecting a tool call (Claude Code puts it after "the user said:").
@@ -319,33 +461,6 @@ fn segments(command: &str) -> Vec<Vec<&str>> {
         .collect()
 }
 
-fn language_of(path: &str) -> Option<&'static str> {
-    let ext = path.rsplit_once('.')?.1.to_ascii_lowercase();
-    Some(match ext.as_str() {
-        "rs" => "Rust",
-        "py" | "pyi" => "Python",
-        "ts" | "tsx" | "mts" | "cts" => "TypeScript",
-        "js" | "jsx" | "mjs" | "cjs" => "JavaScript",
-        "go" => "Go",
-        "java" => "Java",
-        "kt" | "kts" => "Kotlin",
-        "rb" => "Ruby",
-        "php" => "PHP",
-        "cs" => "C#",
-        "c" | "h" => "C",
-        "cpp" | "cc" | "cxx" | "hpp" | "hh" => "C++",
-        "swift" => "Swift",
-        "scala" => "Scala",
-        "ex" | "exs" => "Elixir",
-        "dart" => "Dart",
-        "lua" => "Lua",
-        "zig" => "Zig",
-        "vue" => "Vue",
-        "svelte" => "Svelte",
-        _ => return None,
-    })
-}
-
 fn framework_of_file(path: &str) -> Option<&'static str> {
     let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
     let stem = name.split('.').next().unwrap_or(name);
@@ -447,11 +562,7 @@ fn project_facts(messages: &[Message]) -> Vec<String> {
             }
         }
     }
-    let mut languages = Tally::default();
     for path in &files {
-        if let Some(lang) = language_of(path) {
-            languages.add(lang);
-        }
         if let Some(fw) = framework_of_file(path) {
             frameworks.add(fw);
         }
@@ -466,14 +577,6 @@ fn project_facts(messages: &[Message]) -> Vec<String> {
     }
     if let Some((test, _)) = tests.ranked().first() {
         facts.push(format!("Test command: `{test}`"));
-    }
-    let langs: Vec<String> = languages
-        .ranked()
-        .into_iter()
-        .map(|(k, n)| format!("{k} ({n} file{})", if n == 1 { "" } else { "s" }))
-        .collect();
-    if !langs.is_empty() {
-        facts.push(format!("Languages: {}", langs.join(", ")));
     }
     let fws: Vec<&str> = frameworks.ranked().into_iter().map(|(k, _)| k).collect();
     if !fws.is_empty() {
@@ -503,7 +606,7 @@ mod tests {
                 Message::user("Remember that commit messages are in English."),
             ],
             "",
-            "### 用户偏好\n- Always use snake_case for variables.\n- Remember that commit messages are in English.\n\n### 纠正反馈\n- No, use pnpm instead of npm.\n- don't add comments to obvious code\n",
+            "### 用户偏好\n- Always use snake_case for variables.\n- don't add comments to obvious code\n- Remember that commit messages are in English.\n\n### 纠正反馈\n- No, use pnpm instead of npm.\n",
         );
     }
 
@@ -522,10 +625,11 @@ mod tests {
     fn skips_known_entries_and_secrets() {
         check(
             vec![Message::user(
-                "Always use uv. Always export API_KEY=sk-abcdefghijklmnopqrstu before running.",
+                "Always use uv. Always export API_KEY=sk-abcdefghijklmnopqrstu before running. Never commit sk-proj-Zx8Cv7Bn6Mq5Wl4Ek3Rj2Th1Yg0Uf9Id8Os7.",
             )],
             "### 用户偏好\n- always use uv.\n",
-            "",
+            // The fact is kept without the secret; an entry that is mostly a secret is dropped.
+            "### 用户偏好\n- Always export API_KEY=[REDACTED] before running.\n",
         );
     }
 
@@ -563,7 +667,7 @@ mod tests {
         check(
             messages,
             "",
-            "### 项目知识\n- Package manager: pnpm\n- Test command: `pnpm test`\n- Languages: TypeScript (2 files), JavaScript (1 file)\n- Framework: Next.js\n\n### 参考资料\n- https://docs.example.com/guide\n- https://nextjs.org/docs\n",
+            "### 项目知识\n- Package manager: pnpm\n- Test command: `pnpm test`\n- Framework: Next.js\n\n### 参考资料\n- Docs are at https://docs.example.com/guide.\n",
         );
     }
 
@@ -596,15 +700,16 @@ mod tests {
         };
         // The reviewer's input: no cue word in the feedback, so nothing is extracted (it panicked).
         check(rejection("İİ the user said: 日本語を使って"), "", "");
+        // A one-off instruction without a standing cue is not kept.
         check(
             rejection("İİ the user said: don't translate 日本語 here"),
             "",
-            "### 纠正反馈\n- don't translate 日本語 here\n",
+            "",
         );
         check(
-            rejection("İİİİİİ THE USER SAID: stop adding comments"),
+            rejection("İİİİİİ THE USER SAID: stop adding comments to every line"),
             "",
-            "### 纠正反馈\n- stop adding comments\n",
+            "### 用户偏好\n- stop adding comments to every line\n",
         );
     }
 }

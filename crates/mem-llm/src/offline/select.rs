@@ -45,8 +45,8 @@ pub const MIN_RELATIVE_SCORE: f32 = 0.4;
 /// vocabulary and Chinese–English equivalents) against a word of the message itself.
 pub const EXPANSION_WEIGHT: f32 = 0.5;
 
-/// How many unseen query words the ideal score is padded with: a prior that keeps a one- or
-/// two-word message from reaching the floor on a single common word.
+/// How many average query words the ideal score is padded with: a prior that keeps a one- or
+/// two-word message from reaching the floor on a single incidental match.
 pub const IDEAL_PRIOR_TERMS: f32 = 1.0;
 
 /// The absolute floor: a candidate is selected only when its score is at least this share of
@@ -363,14 +363,14 @@ fn scores_and_ideal(query: &str, candidates: &[Candidate]) -> (Vec<f32>, f32) {
     let ix = index(&analyzer, &terms, candidates);
     let idfs: Vec<f32> = ix.df.iter().map(|df| idf(ix.n, *df)).collect();
     let saturate = |x: f32| x * (K1 + 1.0) / (K1 + x);
-    let unseen = idf(ix.n, 0.0) * saturate(NAME_WEIGHT);
-    let ideal: f32 = idfs
+    let own_ideal: Vec<f32> = idfs
         .iter()
         .zip(&qw)
         .take(own)
         .map(|(idf, q)| idf * q * saturate(NAME_WEIGHT))
-        .sum::<f32>()
-        + IDEAL_PRIOR_TERMS * unseen;
+        .collect();
+    let sum: f32 = own_ideal.iter().sum();
+    let ideal = sum + IDEAL_PRIOR_TERMS * sum / own.max(1) as f32;
     let scores = (0..candidates.len())
         .map(|d| {
             let mut s = 0.0;

@@ -184,45 +184,9 @@ pub(crate) fn urls(text: &str) -> Vec<String> {
     out
 }
 
-/// `true` when the text looks like it carries a secret (API key, token, password, private key);
-/// such text is never turned into a memory.
+/// `true` when the text holds a secret: the one secret filter, [`mem_core::secrets`].
 pub(crate) fn looks_secret(text: &str) -> bool {
-    let lower = text.to_lowercase();
-    if [
-        "password",
-        "passwd",
-        "secret",
-        "api_key",
-        "apikey",
-        "api key",
-        "token=",
-        "bearer ",
-        "-----begin",
-        "密码",
-        "密钥",
-    ]
-    .iter()
-    .any(|k| lower.contains(k))
-    {
-        return true;
-    }
-    // Long key-like words: sk-..., ghp_..., AKIA..., xoxb-...
-    text.split(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == '=')
-        .any(|w| {
-            [
-                "sk-",
-                "ghp_",
-                "gho_",
-                "github_pat_",
-                "xoxb-",
-                "xoxp-",
-                "AKIA",
-                "AIza",
-            ]
-            .iter()
-            .any(|p| w.starts_with(p))
-                && w.len() >= 16
-        })
+    mem_core::secrets::contains_secret(text)
 }
 
 /// `true` when `entry` (normalised) is already contained in `existing` (normalised): used to
@@ -280,7 +244,9 @@ mod tests {
 
     #[test]
     fn detects_secrets() {
-        assert!(looks_secret("my key is sk-abcdefghijklmnop1234"));
+        assert!(looks_secret(
+            "my key is sk-proj-Zx8Cv7Bn6Mq5Wl4Ek3Rj2Th1Yg0Uf9Id8Os7"
+        ));
         assert!(looks_secret("the password is hunter2"));
         assert!(!looks_secret("always use pnpm"));
     }

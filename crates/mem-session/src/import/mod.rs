@@ -22,7 +22,7 @@ mod text;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -149,13 +149,96 @@ impl ImportedSession {
 /// How many non-blank lines [`detect_format`] looks at.
 const SNIFF_LINES: usize = 16;
 
+/// The largest transcript read, in bytes (256 MiB; the largest real sessions are tens of MB).
+pub const MAX_TRANSCRIPT_BYTES: u64 = 256 << 20;
+
+/// Opens a transcript for reading after the checks every file argument passes: it must be a
+/// regular file (symlinks followed; checked before and after opening), it is opened
+/// non-blocking (a FIFO swapped in cannot hang the open), and it may hold at most
+/// [`MAX_TRANSCRIPT_BYTES`]. Lines are capped by [`crate::jsonl::MAX_LINE_BYTES`] as they are
+/// read.
+///
+/// Errors: [`Error::NotAFile`], [`Error::TooLarge`], [`Error::Io`] (missing, unreadable).
+pub fn open_transcript(path: &Path) -> Result<File> {
+    let io = |e| Error::io("cannot read", path, e);
+    check_file(path, &std::fs::metadata(path).map_err(io)?)?;
+    let file = open_nonblocking(path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    check_file(path, &meta)?;
+    if meta.len() > MAX_TRANSCRIPT_BYTES {
+        return Err(Error::TooLarge {
+            path: path.to_owned(),
+            size: meta.len(),
+            max: MAX_TRANSCRIPT_BYTES,
+        });
+    }
+    Ok(file)
+}
+
+fn check_file(path: &Path, meta: &std::fs::Metadata) -> Result<()> {
+    if meta.is_file() {
+        return Ok(());
+    }
+    let kind = file_kind(meta);
+    Err(Error::NotAFile {
+        path: path.to_owned(),
+        kind,
+    })
+}
+
+#[cfg(unix)]
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_dir() {
+        "a folder"
+    } else {
+        "not a file"
+    }
+}
+
+#[cfg(not(unix))]
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    if meta.is_dir() {
+        "a folder"
+    } else {
+        "not a file"
+    }
+}
+
+#[cfg(unix)]
+fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    File::open(path)
+}
+
 /// Sniffs the first non-blank lines of `path` and names its format.
 ///
 /// Errors: [`Error::NotATranscript`] for an empty file, a file whose first lines are not JSON
 /// objects (e.g. one pretty-printed JSON document), or objects of no known shape; [`Error::Io`]
-/// when the file cannot be read.
+/// when the file cannot be read; those of [`open_transcript`].
 pub fn detect_format(path: &Path) -> Result<SourceFormat> {
-    let file = File::open(path).map_err(|e| Error::io("cannot read", path, e))?;
+    let (values, diagnostics) = read_head(path)?;
+    classify(path, &values, &diagnostics)
+}
+
+/// The values and diagnostics of the first [`SNIFF_LINES`] non-blank lines.
+fn read_head(path: &Path) -> Result<(Vec<JsonLine>, Vec<Diagnostic>)> {
+    let file = open_transcript(path)?;
     let mut values = Vec::new();
     let mut diagnostics = Vec::new();
     let mut seen_lines = 0usize;
@@ -177,7 +260,7 @@ pub fn detect_format(path: &Path) -> Result<SourceFormat> {
             JsonlEvent::Diagnostic(d) => diagnostics.push(d),
         }
     }
-    classify(path, &values, &diagnostics)
+    Ok((values, diagnostics))
 }
 
 /// Reads `path` and converts it: the main session first, then any subagent sessions split out
@@ -187,11 +270,94 @@ pub fn detect_format(path: &Path) -> Result<SourceFormat> {
 /// `agent-<id>.jsonl` beside the session) come back as one session with
 /// [`ImportedSession::parent_id`] set; their `.meta.json` sidecar is read for the title.
 ///
-/// Errors: [`Error::NotATranscript`] (see [`detect_format`]), [`Error::Io`]. Malformed lines are
-/// not errors: they are in each session's [`ImportReport::diagnostics`].
+/// Errors: [`Error::NotATranscript`] (see [`detect_format`]), [`Error::Io`], and those of
+/// [`open_transcript`] (not a regular file, too large). Malformed lines are not errors: they are in each session's [`ImportReport::diagnostics`].
 pub fn import_file(path: &Path) -> Result<Vec<ImportedSession>> {
+    import_file_indexed(path).map(|(sessions, _)| sessions)
+}
+
+/// Byte offsets of the lines a conversion read: line number → offset of the line's first byte
+/// in the file. Used to find where an incremental re-import restarts.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LineIndex(Vec<(usize, u64)>);
+
+impl LineIndex {
+    fn of(values: &[JsonLine]) -> LineIndex {
+        let mut v: Vec<(usize, u64)> = values.iter().map(|l| (l.line, l.offset)).collect();
+        v.dedup_by_key(|(line, _)| *line);
+        LineIndex(v)
+    }
+
+    /// The byte offset where line `line` starts, if a value was read from it.
+    pub(crate) fn offset_of(&self, line: usize) -> Option<u64> {
+        self.0
+            .binary_search_by_key(&line, |(l, _)| *l)
+            .ok()
+            .map(|i| self.0[i].1)
+    }
+}
+
+/// [`import_file`], also returning where each line read starts.
+pub(crate) fn import_file_indexed(path: &Path) -> Result<(Vec<ImportedSession>, LineIndex)> {
     let (values, diagnostics) = read_all(path)?;
     let format = classify(path, &values, &diagnostics)?;
+    let index = LineIndex::of(&values);
+    Ok((convert(path, format, values, diagnostics), index))
+}
+
+/// Converts the lines of `path` from byte `offset` (the start of line `first_line`) to the end,
+/// as if the conversion started there with nothing before it: the incremental re-import of a
+/// transcript that grew (`crate::ingest`). Reads only the bytes after `offset`. Line numbers
+/// and `source_line` metadata are those of the whole file. The caller checks that the result
+/// does not depend on what came before `offset` (see `crate::ingest`).
+///
+/// Errors: [`Error::Io`] when the file cannot be read.
+pub(crate) fn import_tail(
+    path: &Path,
+    format: SourceFormat,
+    offset: u64,
+    first_line: usize,
+) -> Result<(Vec<ImportedSession>, LineIndex)> {
+    let mut file = open_transcript(path)?;
+    file.seek(SeekFrom::Start(offset))
+        .map_err(|e| Error::io("cannot read", path, e))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| Error::io("cannot read", path, e))?;
+    let mut values = Vec::new();
+    let mut diagnostics = Vec::new();
+    for event in JsonlReader::starting_at(&bytes[..], path, first_line, offset) {
+        match event {
+            JsonlEvent::Value(v) => values.push(v),
+            JsonlEvent::Diagnostic(d) => diagnostics.push(d),
+        }
+    }
+    let index = LineIndex::of(&values);
+    Ok((convert(path, format, values, diagnostics), index))
+}
+
+/// The id [`import_file`] gives the main session of `path` and its format, from the first
+/// lines only (the id comes from the file name or the first lines: Codex `session_meta`,
+/// Claude `sessionId`). `None` for a mewmem session file (no incremental re-import for those).
+///
+/// Errors: as [`detect_format`].
+pub(crate) fn head_id(path: &Path) -> Result<Option<(String, SourceFormat)>> {
+    let (values, diagnostics) = read_head(path)?;
+    let format = classify(path, &values, &diagnostics)?;
+    if format == SourceFormat::Mewmem {
+        return Ok(None);
+    }
+    let sessions = convert(path, format, values, diagnostics);
+    Ok(sessions.into_iter().next().map(|s| (s.id, format)))
+}
+
+/// Converts values already read and classified.
+fn convert(
+    path: &Path,
+    format: SourceFormat,
+    values: Vec<JsonLine>,
+    diagnostics: Vec<Diagnostic>,
+) -> Vec<ImportedSession> {
     let mut sessions = match format {
         SourceFormat::ClaudeCode => claude::import(path, values, diagnostics),
         SourceFormat::Codex | SourceFormat::CodexLegacy => {
@@ -201,18 +367,18 @@ pub fn import_file(path: &Path) -> Result<Vec<ImportedSession>> {
             // Already in our format: no conversion, no relocation; only the counts.
             let mut session = mewmem::import(path, values, diagnostics);
             build::count(&mut session);
-            return Ok(vec![session]);
+            return vec![session];
         }
     };
     for session in &mut sessions {
         build::finish(session);
     }
-    Ok(sessions)
+    sessions
 }
 
 /// Every value and diagnostic of a file.
 fn read_all(path: &Path) -> Result<(Vec<JsonLine>, Vec<Diagnostic>)> {
-    let file = File::open(path).map_err(|e| Error::io("cannot read", path, e))?;
+    let file = open_transcript(path)?;
     let mut values = Vec::new();
     let mut diagnostics = Vec::new();
     for event in JsonlReader::new(BufReader::with_capacity(1 << 16, file), path) {

@@ -1,0 +1,502 @@
+//! Auto memory end to end on real directories: extraction into both files, hand edits kept,
+//! no double extraction after a restart, two processes writing at once, the cap, secrets,
+//! bad files, lookup and removal by id.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+use chrono::{TimeZone, Utc};
+use mem_auto::{
+    AutoMemory, AutoOptions, EntryId, ExtractOptions, ExtractReport, MemoryCategory, Scope,
+    extract_session,
+};
+use mem_core::Message;
+use mem_llm::OfflineEngine;
+use mem_session::SessionStore;
+
+struct Project {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    home: PathBuf,
+}
+
+impl Project {
+    fn new() -> Project {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        Project {
+            _dir: dir,
+            root,
+            home,
+        }
+    }
+
+    fn auto(&self) -> AutoMemory {
+        AutoMemory::new(&self.root, &self.home, AutoOptions::default())
+    }
+
+    fn store(&self) -> SessionStore {
+        SessionStore::for_project(&self.root)
+    }
+
+    fn session(&self, messages: &[Message]) -> String {
+        let mut w = self.store().create().unwrap();
+        for m in messages {
+            w.append(m).unwrap();
+        }
+        w.id().to_owned()
+    }
+
+    fn append(&self, id: &str, messages: &[Message]) {
+        let mut w = self.store().open(id).unwrap();
+        for m in messages {
+            w.append(m).unwrap();
+        }
+    }
+
+    fn extract_with(&self, auto: &AutoMemory, id: &str) -> ExtractReport {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(extract_session(
+            auto,
+            &self.store(),
+            id,
+            &OfflineEngine,
+            &ExtractOptions::new(Utc::now()),
+        ))
+        .unwrap()
+    }
+
+    fn extract(&self, id: &str) -> ExtractReport {
+        self.extract_with(&self.auto(), id)
+    }
+
+    fn user_file(&self) -> PathBuf {
+        self.home.join(".mewcode/memories.md")
+    }
+
+    fn project_file(&self) -> PathBuf {
+        self.root.join(".mewcode/memories.md")
+    }
+
+    /// Every file under the project's `.mewcode` (transcripts excepted) and the home.
+    fn memory_files_text(&self) -> String {
+        let mut out = String::new();
+        for base in [self.root.join(".mewcode"), self.home.clone()] {
+            let mut stack = vec![base];
+            while let Some(d) = stack.pop() {
+                let Ok(rd) = std::fs::read_dir(&d) else {
+                    continue;
+                };
+                for e in rd.flatten() {
+                    let p = e.path();
+                    if p.is_dir() {
+                        if !p.ends_with("sessions") {
+                            stack.push(p);
+                        }
+                    } else {
+                        out.push_str(&std::fs::read_to_string(&p).unwrap_or_default());
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_default()
+}
+
+#[test]
+fn extraction_writes_both_files_and_hand_edits_survive() {
+    let p = Project::new();
+    let id = p.session(&[
+        Message::user("Always use pnpm in this repo, never npm."),
+        Message::assistant("Okay."),
+        Message::user("Tests live in tests/integration and need Postgres."),
+    ]);
+    let r = p.extract(&id);
+    assert_eq!(r.files.len(), 2, "{r:?}");
+    assert!(read(&p.user_file()).contains("- Always use pnpm in this repo, never npm."));
+    assert!(read(&p.project_file()).contains("### 项目知识\n- Tests live in tests/integration"));
+
+    // A person edits the user file: a reworded bullet, prose, another heading, a comment.
+    let edited = "# Mine\n\nProse I wrote.\n\n### 用户偏好\n- Use pnpm everywhere (reworded by me)\n<!-- note to self -->\n\n## Other\n- not an entry\n";
+    std::fs::write(p.user_file(), edited).unwrap();
+    p.append(
+        &id,
+        &[Message::user(
+            "From now on, write commit messages in English.",
+        )],
+    );
+    let r = p.extract(&id);
+    assert_eq!(r.messages_new, 1);
+    let text = read(&p.user_file());
+    assert_eq!(
+        text,
+        "# Mine\n\nProse I wrote.\n\n### 用户偏好\n- Use pnpm everywhere (reworded by me)\n- From now on, write commit messages in English.\n<!-- note to self -->\n\n## Other\n- not an entry\n"
+    );
+}
+
+#[test]
+fn a_restart_does_not_extract_again() {
+    let p = Project::new();
+    let id = p.session(&[Message::user("Always run clippy with -D warnings.")]);
+    let first = p.extract(&id);
+    assert_eq!(first.files[0].added.len(), 1);
+    let before = (read(&p.user_file()), read(&p.project_file()));
+    // A new process: a new AutoMemory, same folders.
+    let again = p.extract_with(&p.auto(), &id);
+    assert_eq!(again.messages_new, 0);
+    assert!(again.skipped.is_some());
+    assert_eq!((read(&p.user_file()), read(&p.project_file())), before);
+    assert_eq!(mem_auto::extracted_count(&p.auto(), &id).unwrap(), 1);
+    // Only what came after is read.
+    p.append(
+        &id,
+        &[Message::assistant("Sure."), Message::user("thanks!")],
+    );
+    let third = p.extract(&id);
+    assert_eq!(third.messages_new, 2);
+    assert!(third.files.iter().all(|f| f.added.is_empty()));
+}
+
+#[test]
+fn a_dry_run_writes_nothing() {
+    let p = Project::new();
+    let id = p.session(&[Message::user("Always use uv, never pip.")]);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let mut options = ExtractOptions::new(Utc::now());
+    options.dry_run = true;
+    let r = rt
+        .block_on(extract_session(
+            &p.auto(),
+            &p.store(),
+            &id,
+            &OfflineEngine,
+            &options,
+        ))
+        .unwrap();
+    assert_eq!(r.files[0].added.len(), 1);
+    assert!(!p.user_file().exists());
+    assert_eq!(mem_auto::extracted_count(&p.auto(), &id).unwrap(), 0);
+}
+
+const CHILD_ENV: &str = "MEM_AUTO_TEST_CHILD";
+
+/// Run as a child process (see `two_processes_lose_no_entry`): adds 40 entries, one locked
+/// update each.
+fn child_work(root: &str, home: &str, tag: &str) {
+    let auto = AutoMemory::new(
+        root,
+        home,
+        AutoOptions {
+            cap_tokens: 1_000_000,
+            ..AutoOptions::default()
+        },
+    );
+    for i in 0..40 {
+        auto.update(Scope::Project, |f| {
+            f.doc.add(
+                MemoryCategory::Project,
+                &format!("fact {i} from process {tag}"),
+                Default::default(),
+            );
+            Ok(())
+        })
+        .unwrap();
+    }
+}
+
+#[test]
+fn two_processes_lose_no_entry() {
+    if let Ok(spec) = std::env::var(CHILD_ENV) {
+        let parts: Vec<&str> = spec.split('\u{1f}').collect();
+        child_work(parts[0], parts[1], parts[2]);
+        return;
+    }
+    let p = Project::new();
+    std::fs::create_dir_all(p.root.join(".mewcode")).unwrap();
+    std::fs::write(p.project_file(), "### 项目知识\n- written by hand\n").unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = ["a", "b"]
+        .iter()
+        .map(|tag| {
+            std::process::Command::new(&exe)
+                .args(["--exact", "two_processes_lose_no_entry", "--test-threads=1"])
+                .env(
+                    CHILD_ENV,
+                    format!("{}\u{1f}{}\u{1f}{tag}", p.root.display(), p.home.display()),
+                )
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let text = read(&p.project_file());
+    assert!(text.contains("- written by hand\n"));
+    for tag in ["a", "b"] {
+        for i in 0..40 {
+            assert!(
+                text.contains(&format!("- fact {i} from process {tag}\n")),
+                "fact {i} of {tag} lost"
+            );
+        }
+    }
+    assert_eq!(p.auto().list().entries.len(), 81);
+}
+
+#[test]
+fn at_the_cap_old_entries_are_evicted_and_reported() {
+    let p = Project::new();
+    std::fs::create_dir_all(p.home.join(".mewcode")).unwrap();
+    let mut text = String::from("### 用户偏好\n");
+    for i in 0..30 {
+        text.push_str(&format!(
+            "- old preference number {i} about formatting style\n"
+        ));
+    }
+    text.push_str("- Old preference number 3 about  formatting style.\n");
+    std::fs::write(p.user_file(), &text).unwrap();
+    // Date the old entries: the first ones confirmed longest ago.
+    let seed = AutoMemory::new(&p.root, &p.home, AutoOptions::default());
+    seed.update(Scope::User, |f| {
+        for (i, e) in f.doc.entries().iter().enumerate() {
+            let when = Utc.with_ymd_and_hms(2025, 1, 1, 0, 0, 0).unwrap()
+                + chrono::Duration::hours(i as i64);
+            f.meta.entries.insert(
+                e.id.to_string(),
+                mem_auto::EntryDates {
+                    added: when,
+                    confirmed: when,
+                },
+            );
+        }
+        Ok(())
+    })
+    .unwrap();
+    let cap = mem_auto::count_tokens(&text) - 40;
+    let auto = AutoMemory::new(
+        &p.root,
+        &p.home,
+        AutoOptions {
+            cap_tokens: cap,
+            ..AutoOptions::default()
+        },
+    );
+    let id = p.session(&[Message::user("Always use pnpm in this repository.")]);
+    let r = p.extract_with(&auto, &id);
+    let f = &r.files[0];
+    assert_eq!(f.added.len(), 1);
+    assert!(f.tokens <= cap, "{} > {cap}", f.tokens);
+    // The near-duplicate pair is consolidated first, then the oldest go.
+    assert_eq!(f.consolidated.len(), 1, "{f:?}");
+    assert!(!f.evicted.is_empty());
+    assert!(f.evicted[0].text.contains("number 0 "), "{:?}", f.evicted);
+    let now = read(&p.user_file());
+    assert!(now.contains("- Always use pnpm in this repository."));
+    for e in f.evicted.iter().chain(&f.consolidated) {
+        assert!(!now.contains(&format!("- {}\n", e.text)));
+    }
+}
+
+#[test]
+fn no_secret_reaches_a_memory_file() {
+    let secrets = [
+        ("github", "ghp_Q3vX9kLm2PzR7tYw4NcB8sHd6JfA1uEo0GiK"),
+        ("gitlab", "glpat-Xk29Lmq7Rt4Vz8Pw1Nb5"),
+        ("aws", "AKIAQ7ZP4LX2MNB6VC3D"),
+        (
+            "openai",
+            "sk-proj-Zx8Cv7Bn6Mq5Wl4Ek3Rj2Th1Yg0Uf9Id8Os7Pa6Sd5Fg4Hj3Kl2",
+        ),
+        (
+            "anthropic",
+            "sk-ant-api03-Hq7Lm2Zx9Cv4Bn8Mw1Qe5Rt3Yu6Io0Pa2Sd7Fg4Hj9Kl1-AbCdEfGh",
+        ),
+        ("google", "AIzaSyD4x9Lm2Qp7Rs8Tv1Wx3Yz6Ab0Cd5Ef8Gh"),
+        (
+            "slack",
+            "xoxb-2048217739-1234567890123-Xy7Zq3Wv9Ut5Sr1Qp8On4Ml6",
+        ),
+        (
+            "stripe",
+            "sk_live_51Hx9QmLk2Vb8Nc4Xz7Ad3Fg6Jh0Ty5Ru1Ei9Ow2Pq8Sa4Df",
+        ),
+        (
+            "jwt",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhZG1pbiIsImlhdCI6MTcwMDAwMDAwMH0.Q2hhbmdlTWVQbGVhc2VJdElzRmFrZTEyMzQ1Njc4OTA",
+        ),
+    ];
+    let p = Project::new();
+    let mut messages = Vec::new();
+    for (name, s) in secrets {
+        messages.push(Message::user(format!(
+            "Always authenticate the {name} client with {s} when running the integration suite."
+        )));
+        messages.push(Message::user(format!(
+            "The {name} docs are at https://docs.example.com/{name}?token={s} for reference."
+        )));
+    }
+    messages.push(Message::user("We deploy with https://deploy:hunter2Secret9@git.example.com/acme/app.git from the main branch."));
+    messages.push(Message::user("Remember to sign releases with this key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx8Zq3Wv9Ut5Sr1Qp8On4Ml6KxYz\n-----END RSA PRIVATE KEY-----"));
+    let id = p.session(&messages);
+    let r = p.extract(&id);
+    let all = p.memory_files_text();
+    assert!(!all.is_empty());
+    for (name, s) in secrets {
+        assert!(!all.contains(s), "{name} secret written:\n{all}");
+    }
+    for s in [
+        "hunter2Secret9",
+        "MIIEowIBAAKCAQEAx8Zq3Wv9Ut5Sr1Qp8On4Ml6KxYz",
+    ] {
+        assert!(!all.contains(s), "{s} written:\n{all}");
+    }
+    assert!(!mem_core::secrets::contains_secret(&all), "{all}");
+    assert!(r.withheld + r.withheld_from_prompt > 0);
+    // The fact around the secret is kept.
+    assert!(
+        all.contains("We deploy with https://deploy:[REDACTED]@git.example.com/acme/app.git"),
+        "{all}"
+    );
+}
+
+#[test]
+fn lookup_and_forget_by_id() {
+    let p = Project::new();
+    std::fs::create_dir_all(p.root.join(".mewcode")).unwrap();
+    std::fs::create_dir_all(p.home.join(".mewcode")).unwrap();
+    std::fs::write(
+        p.user_file(),
+        "### User preferences\n- Use tabs.\n- Use pnpm\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p.project_file(),
+        "intro\n\n### 参考资料\n- Docs: https://x.dev\n  (the v2 ones)\n- Wiki: https://w.dev\n",
+    )
+    .unwrap();
+    let auto = p.auto();
+    let listing = auto.list();
+    assert!(listing.warnings.is_empty());
+    let shown: Vec<String> = listing
+        .entries
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {:?} {:?} {} {}",
+                e.id, e.scope, e.category, e.text, e.line
+            )
+        })
+        .collect();
+    assert_eq!(shown.len(), 4, "{shown:?}");
+    let docs = EntryId::of("docs: https://x.dev");
+    let found = auto.find(docs).unwrap().unwrap();
+    assert_eq!((found.scope, found.line), (Scope::Project, 4));
+    assert_eq!(found.path, p.project_file());
+    let id_text = docs.to_string();
+    assert_eq!(id_text.parse::<EntryId>().unwrap(), docs);
+    let gone = auto.forget(docs).unwrap().unwrap();
+    assert_eq!(gone.text, "Docs: https://x.dev");
+    assert_eq!(
+        read(&p.project_file()),
+        "intro\n\n### 参考资料\n- Wiki: https://w.dev\n"
+    );
+    assert!(auto.forget(docs).unwrap().is_none());
+    assert!(auto.find(EntryId::of("use tabs")).unwrap().is_some());
+}
+
+#[test]
+fn bad_files_are_refused_and_left_as_they_are() {
+    let p = Project::new();
+    let dot = p.root.join(".mewcode");
+    std::fs::create_dir_all(&dot).unwrap();
+    let id = p.session(&[Message::user("Tests live in tests/unit for every crate.")]);
+
+    let binary = b"### \x00\x01\x02 binary".to_vec();
+    std::fs::write(p.project_file(), &binary).unwrap();
+    let err = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(extract_session(
+            &p.auto(),
+            &p.store(),
+            &id,
+            &OfflineEngine,
+            &ExtractOptions::new(Utc::now()),
+        ))
+        .unwrap_err();
+    assert!(err.to_string().contains("memories.md"), "{err}");
+    assert_eq!(std::fs::read(p.project_file()).unwrap(), binary);
+    assert_eq!(mem_auto::extracted_count(&p.auto(), &id).unwrap(), 0);
+
+    std::fs::write(p.project_file(), b"### \xff\xfe latin1\n").unwrap();
+    let err = p.auto().update(Scope::Project, |_| Ok(())).unwrap_err();
+    assert!(err.to_string().contains("not valid UTF-8"), "{err}");
+
+    std::fs::remove_file(p.project_file()).unwrap();
+    std::fs::create_dir(p.project_file()).unwrap();
+    let err = p.auto().update(Scope::Project, |_| Ok(())).unwrap_err();
+    assert!(err.to_string().contains("not a regular file"), "{err}");
+    std::fs::remove_dir(p.project_file()).unwrap();
+
+    let outside = p.home.join("elsewhere.md");
+    std::fs::write(&outside, "### 项目知识\n- private\n").unwrap();
+    std::os::unix::fs::symlink(&outside, p.project_file()).unwrap();
+    let err = p.auto().update(Scope::Project, |_| Ok(())).unwrap_err();
+    assert!(err.to_string().contains("outside the project"), "{err}");
+    assert_eq!(read(&outside), "### 项目知识\n- private\n");
+
+    // A read-only folder: an error, nothing half-written.
+    std::fs::remove_file(p.project_file()).unwrap();
+    std::fs::write(p.project_file(), "### 项目知识\n- kept\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&dot, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let result = p.auto().update(Scope::Project, |f| {
+        f.doc
+            .add(MemoryCategory::Project, "new fact here", Default::default());
+        Ok(())
+    });
+    std::fs::set_permissions(&dot, std::fs::Permissions::from_mode(0o755)).unwrap();
+    if result.is_err() {
+        // (Running as root, the write succeeds; only check when it was refused.)
+        assert_eq!(read(&p.project_file()), "### 项目知识\n- kept\n");
+        let leftovers: Vec<_> = std::fs::read_dir(&dot)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty());
+    }
+}
+
+#[test]
+fn a_correction_replaces_the_entry_it_corrects() {
+    let p = Project::new();
+    std::fs::create_dir_all(p.root.join(".mewcode")).unwrap();
+    std::fs::write(
+        p.project_file(),
+        "### 项目知识\n- Package manager: npm\n- Deploys run from the main branch\n",
+    )
+    .unwrap();
+    let id = p.session(&[Message::user("No, we use pnpm, not npm, in this monorepo.")]);
+    let r = p.extract(&id);
+    let project = r.files.iter().find(|f| f.scope == Scope::Project).unwrap();
+    assert_eq!(project.removed.len(), 1);
+    assert_eq!(project.removed[0].text, "Package manager: npm");
+    assert_eq!(
+        read(&p.project_file()),
+        "### 项目知识\n- Deploys run from the main branch\n"
+    );
+    assert!(read(&p.user_file()).contains("pnpm, not npm"));
+}

@@ -1,0 +1,311 @@
+//! `mem hook claude EVENT` (Claude Code hooks: payload on stdin, context on stdout, failures
+//! logged and exit 0) and `mem hook install|uninstall` (merging the hooks into settings.json).
+
+use std::io::{self, Read, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use anyhow::{Context, Result, bail};
+use chrono::NaiveDate;
+use clap::{Args, Subcommand};
+use mem_llm::{Job, Llm};
+use mem_recall::MemoryDirs;
+use mewmem::context::{CLAUDE_HOOK_MAX_CHARS, ContextOptions};
+use mewmem::hook::{ClaudeEvent, HookConfig, HookInput, log_line, log_path, run_claude};
+use mewmem::install::{Change, install, uninstall};
+
+use crate::config::{llm_settings, recall_extra_dirs};
+
+use crate::settings::Settings;
+
+/// `mem hook`
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    #[command(subcommand)]
+    command: HookCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum HookCommand {
+    /// Run as a Claude Code hook: reads the event's JSON on stdin, prints what to add. Never
+    /// fails the hook: problems are logged to <project>/.mewcode/logs/hooks.log, exit code 0.
+    Claude(ClaudeArgs),
+    /// Add mewmem's hooks to a Claude Code settings.json (other hooks and settings are kept;
+    /// the old file is backed up first; running it again changes nothing).
+    Install(InstallArgs),
+    /// Remove mewmem's hooks from a Claude Code settings.json (other hooks are kept).
+    Uninstall(WhereArgs),
+}
+
+#[derive(Debug, Args)]
+struct ClaudeArgs {
+    /// The hook event: SessionStart, UserPromptSubmit, PreCompact, Stop or SessionEnd.
+    #[arg(value_name = "EVENT", value_parser = parse_event)]
+    event: ClaudeEvent,
+    /// Read the payload from FILE instead of stdin (for testing a hook by hand).
+    #[arg(long, value_name = "FILE")]
+    input: Option<PathBuf>,
+    /// At most this many characters of added context (at most 10000: past that Claude Code
+    /// shows the model only a preview).
+    #[arg(long, value_name = "CHARS", env = "MEM_HOOK_BUDGET", default_value_t = CLAUDE_HOOK_MAX_CHARS)]
+    budget: usize,
+    /// Instruction file names for the start context, comma-separated (CLAUDE.md is left out by
+    /// default: Claude Code loads it itself).
+    #[arg(
+        long,
+        value_name = "NAMES",
+        value_delimiter = ',',
+        env = "MEM_HOOK_INSTRUCTION_NAMES",
+        default_value = "MEWCODE.md,AGENTS.md"
+    )]
+    names: Vec<String>,
+    /// The date of the `# currentDate` section (default: today, local time).
+    #[arg(long, value_name = "YYYY-MM-DD")]
+    date: Option<NaiveDate>,
+}
+
+fn parse_event(s: &str) -> std::result::Result<ClaudeEvent, String> {
+    s.parse()
+}
+
+#[derive(Debug, Args)]
+struct WhereArgs {
+    /// Which settings file: `user` (<home>/.claude/settings.json), `project` (the project's
+    /// shared <project>/.claude/settings.json) or `local` (<project>/.claude/settings.local.json,
+    /// personal, not committed).
+    #[arg(long, value_enum, default_value_t = Scope::User)]
+    scope: Scope,
+    /// Show the changes and the resulting file; write nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// Which Claude Code settings file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Scope {
+    User,
+    Project,
+    Local,
+}
+
+#[derive(Debug, Args)]
+struct InstallArgs {
+    #[command(flatten)]
+    place: WhereArgs,
+    /// The command Claude Code runs (default: the absolute path of this `mem`).
+    #[arg(long, value_name = "CMD")]
+    command: Option<String>,
+}
+
+/// `true` for `mem hook claude ...`: a run that must exit 0 whatever happens.
+pub fn is_claude_hook(command: &crate::cli::Command) -> bool {
+    matches!(
+        command,
+        crate::cli::Command::Hook(HookArgs {
+            command: HookCommand::Claude(_)
+        })
+    )
+}
+
+/// Runs `mem hook ...`.
+pub async fn run(args: HookArgs, settings: &Settings) -> Result<()> {
+    match args.command {
+        HookCommand::Claude(a) => {
+            claude(a, settings).await;
+            Ok(())
+        }
+        HookCommand::Install(a) => {
+            let path = settings_path(&a.place, settings);
+            let mem = match a.command {
+                Some(c) => c,
+                None => std::env::current_exe()
+                    .context("cannot find the path of this `mem` (pass --command)")?
+                    .display()
+                    .to_string(),
+            };
+            let plan = install(&path, &mem, a.place.dry_run)?;
+            print_plan(&plan, a.place.dry_run, settings)
+        }
+        HookCommand::Uninstall(a) => {
+            let path = settings_path(&a, settings);
+            let plan = uninstall(&path, a.dry_run)?;
+            print_plan(&plan, a.dry_run, settings)
+        }
+    }
+}
+
+fn settings_path(place: &WhereArgs, settings: &Settings) -> PathBuf {
+    match place.scope {
+        Scope::Project => settings.project.join(".claude").join("settings.json"),
+        Scope::Local => settings.project.join(".claude").join("settings.local.json"),
+        Scope::User => settings.home.join(".claude").join("settings.json"),
+    }
+}
+
+fn print_plan(plan: &mewmem::install::Plan, dry_run: bool, settings: &Settings) -> Result<()> {
+    let mut out = io::stdout().lock();
+    if settings.json {
+        let changes: Vec<String> = plan.changes.iter().map(describe).collect();
+        let value = serde_json::json!({
+            "path": plan.path,
+            "dry_run": dry_run,
+            "changes": changes,
+            "backup": plan.backup,
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
+        return Ok(());
+    }
+    let path = plan.path.display();
+    if plan.changes.is_empty() {
+        writeln!(out, "{path}: nothing to change")?;
+        return Ok(());
+    }
+    let verb = if dry_run { "would change" } else { "changed" };
+    writeln!(out, "{path}: {verb}")?;
+    for c in &plan.changes {
+        writeln!(out, "  {}", describe(c))?;
+    }
+    if let Some(b) = &plan.backup {
+        writeln!(out, "backup of the previous file: {}", b.display())?;
+    }
+    if dry_run {
+        writeln!(out, "--- the file would become ---")?;
+        write!(out, "{}", plan.text)?;
+    }
+    Ok(())
+}
+
+fn describe(c: &Change) -> String {
+    match c {
+        Change::Added(e) => format!("added {e}"),
+        Change::Updated(e) => format!("updated {e} (new command)"),
+        Change::Removed(e) => format!("removed {e}"),
+    }
+}
+
+/// The project a hook works on: `--project`, else `$CLAUDE_PROJECT_DIR`, else the payload's
+/// `cwd`, else the current directory.
+fn hook_project(settings: &Settings, input: Option<&HookInput>) -> PathBuf {
+    if settings.project_given {
+        return settings.project.clone();
+    }
+    if let Some(dir) = std::env::var_os("CLAUDE_PROJECT_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    if let Some(cwd) = input.and_then(|i| i.cwd.as_ref()).filter(|c| c.is_dir()) {
+        return cwd.clone();
+    }
+    settings.project.clone()
+}
+
+/// One hook run; every failure is logged and reported on stderr, never returned.
+async fn claude(args: ClaudeArgs, settings: &Settings) {
+    let event = args.event;
+    let raw = match &args.input {
+        Some(path) => {
+            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
+        }
+        None => {
+            let mut buf = Vec::new();
+            io::stdin()
+                .lock()
+                .read_to_end(&mut buf)
+                .map(|_| buf)
+                .context("cannot read stdin")
+        }
+    };
+    let input = raw.and_then(|bytes| Ok(HookInput::parse(&bytes)?));
+    let project = hook_project(settings, input.as_ref().ok());
+    let result = async {
+        let input = input?;
+        if args.budget > CLAUDE_HOOK_MAX_CHARS {
+            bail!(
+                "--budget {} is over Claude Code's {CLAUDE_HOOK_MAX_CHARS}-character limit",
+                args.budget
+            );
+        }
+        let date = args
+            .date
+            .unwrap_or_else(|| chrono::Local::now().date_naive());
+        let mut context = ContextOptions::new(&project, &settings.home, date);
+        context.instructions.names = args.names.clone();
+        context.budget_chars = Some(args.budget);
+        let here = in_project(settings, &project);
+        let recall_dirs =
+            MemoryDirs::standard(&project, &settings.home, &recall_extra_dirs(&here)?);
+        let select: Option<Arc<dyn Llm>> = if event == ClaudeEvent::UserPromptSubmit {
+            let (resolved, _) = llm_settings(&here)?;
+            Some(resolved.job(Job::Select).engine()?)
+        } else {
+            None
+        };
+        let config = HookConfig {
+            project: project.clone(),
+            context,
+            recall_dirs,
+            select,
+            now: SystemTime::now(),
+        };
+        if event != ClaudeEvent::SessionStart {
+            here.guard_write(mem_session::SessionStore::for_project(&project).dir())?;
+        }
+        Ok::<_, anyhow::Error>(run_claude(event, &input, &config).await?)
+    }
+    .await;
+    match result {
+        Ok(outcome) => {
+            for note in &outcome.notes {
+                tracing::debug!("hook {event}: {note}");
+            }
+            for problem in &outcome.problems {
+                let _ = log_line(&project, "claude", event.as_str(), problem);
+            }
+            if let Some(value) = outcome.stdout {
+                let _ = writeln!(io::stdout().lock(), "{value}");
+            }
+        }
+        Err(err) => fail(settings, &project, event, &err),
+    }
+}
+
+/// `settings` with the hook's project.
+fn in_project(settings: &Settings, project: &std::path::Path) -> Settings {
+    Settings {
+        project: project.to_owned(),
+        ..settings.clone()
+    }
+}
+
+/// Logs a failure to the hook log and says so on stderr (Claude Code shows it in verbose mode).
+fn fail(settings: &Settings, project: &std::path::Path, event: ClaudeEvent, err: &anyhow::Error) {
+    let message = format!("{err:#}");
+    let log = log_path(project);
+    let logged = in_project(settings, project)
+        .guard_write(&log)
+        .and_then(|()| Ok(log_line(project, "claude", event.as_str(), &message)?));
+    let mut stderr = io::stderr().lock();
+    let _ = match logged {
+        Ok(()) => writeln!(
+            stderr,
+            "mem hook claude {event}: {} (logged to {}); nothing added",
+            mem_core::terminal::safe_line(&message),
+            log_path(project).display()
+        ),
+        Err(log_err) => writeln!(
+            stderr,
+            "mem hook claude {event}: {}; nothing added (the log could not be written: {log_err})",
+            mem_core::terminal::safe_line(&message)
+        ),
+    };
+}
+
+/// A hook run whose settings could not even be resolved (no $HOME, a bad --project): report on
+/// stderr, exit 0 all the same.
+pub fn settings_failed(err: &anyhow::Error) {
+    let _ = writeln!(
+        io::stderr().lock(),
+        "mem hook claude: {}; nothing added",
+        mem_core::terminal::safe_line(&format!("{err:#}"))
+    );
+}

@@ -1,0 +1,296 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! Incremental re-import: a transcript that grew is converted from its sync mark on, and the
+//! result is the same session a whole import of the grown file gives, byte for byte.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use mem_core::Message;
+use mem_session::ingest::{IngestAction, import_into};
+use mem_session::{Error, REWRITING_KEY, SessionStore};
+
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/transcripts")
+        .join(rel)
+}
+
+/// Byte offsets just after each newline of `bytes`.
+fn line_ends(bytes: &[u8]) -> Vec<usize> {
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// The session a whole import of `bytes` (named `name`) gives: its `.jsonl` and meta counts.
+fn whole(name: &str, bytes: &[u8]) -> (Vec<u8>, (usize, usize, usize)) {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join(name);
+    fs::write(&src, bytes).unwrap();
+    let store = SessionStore::for_project(&dir.path().join("p"));
+    let got = import_into(&store, &src).unwrap();
+    let meta = &got[0].meta;
+    (
+        fs::read(store.jsonl_path(&meta.id)).unwrap(),
+        (meta.message_count, meta.token_count, meta.compactions),
+    )
+}
+
+/// Imports `bytes[..cuts[0]]`, then grows the file to each next cut and imports again; checks
+/// every step against a whole import and returns the actions taken.
+fn grow_and_compare(name: &str, bytes: &[u8], cuts: &[usize]) -> Vec<IngestAction> {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join(name);
+    let store = SessionStore::for_project(&dir.path().join("p"));
+    let mut actions = Vec::new();
+    for &cut in cuts {
+        fs::write(&src, &bytes[..cut]).unwrap();
+        let got = import_into(&store, &src).unwrap();
+        actions.push(got[0].action);
+        if got[0].action == IngestAction::Empty {
+            continue; // no conversation yet: nothing stored
+        }
+        let meta = store.meta(&got[0].meta.id).unwrap();
+        let (want, counts) = whole(name, &bytes[..cut]);
+        let have = fs::read(store.jsonl_path(&meta.id)).unwrap();
+        assert!(
+            have == want,
+            "{name} at byte {cut}: the synced session differs from a whole import"
+        );
+        assert_eq!(
+            (meta.message_count, meta.token_count, meta.compactions),
+            counts,
+            "{name} at byte {cut}: meta counts"
+        );
+    }
+    actions
+}
+
+#[test]
+fn every_real_transcript_grown_in_steps_equals_a_whole_import() {
+    let files = [
+        "claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl",
+        "claude/entireio_cli__ckpt-8e0a64736bc7-0.full.jsonl",
+        "claude/jazzyalex_agent-sessions__claude_small.jsonl",
+        "claude/entireio_cli__ckpt-44785715c3f5-2.full.jsonl",
+        "codex/jazzyalex_agent-sessions__codex_small.jsonl",
+        "codex/lanegrid_agtrace__rollout-2025-12-10T04-55-16-019b04ae-b1c6-7c72-a134-a4c2de66058c.jsonl",
+        "codex/AcidicSoil_codex-session-view__rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl",
+    ];
+    for rel in files {
+        let bytes = fs::read(fixture(rel)).unwrap();
+        let ends = line_ends(&bytes);
+        // Six growth steps spread over the file, then the whole file.
+        let mut cuts: Vec<usize> = (1..=6).map(|k| ends[ends.len() * k / 7]).collect();
+        cuts.push(bytes.len());
+        cuts.dedup();
+        let name = Path::new(rel).file_name().unwrap().to_str().unwrap();
+        let actions = grow_and_compare(name, &bytes, &cuts);
+        assert!(actions.contains(&IngestAction::Created), "{rel}");
+        assert!(
+            actions[1..].contains(&IngestAction::Appended),
+            "{rel}: no step was incremental: {actions:?}"
+        );
+    }
+}
+
+#[test]
+fn growing_line_by_line_equals_a_whole_import() {
+    for rel in [
+        "claude/entireio_cli__ckpt-8e0a64736bc7-0.full.jsonl",
+        "codex/lanegrid_agtrace__rollout-2025-12-10T04-55-16-019b04ae-b1c6-7c72-a134-a4c2de66058c.jsonl",
+        // Synthetic sidechain lines throughout: every step falls back to a whole import, and
+        // the result is still the same.
+        "claude/jazzyalex_agent-sessions__claude_small.jsonl",
+    ] {
+        let bytes = fs::read(fixture(rel)).unwrap();
+        let ends = line_ends(&bytes);
+        let actions = grow_and_compare("s.jsonl", &bytes, &ends);
+        // Lines that convert to nothing (events, progress) leave the session unchanged;
+        // none of these two files needs a whole re-import at any line.
+        if !rel.contains("claude_small") {
+            assert!(
+                !actions.contains(&IngestAction::Replaced),
+                "{rel}: {actions:?}"
+            );
+            assert!(actions.contains(&IngestAction::Appended), "{rel}");
+        }
+    }
+}
+
+#[test]
+fn a_torn_last_line_is_taken_once_it_is_whole() {
+    let bytes = fs::read(fixture(
+        "claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl",
+    ))
+    .unwrap();
+    let ends = line_ends(&bytes);
+    let half = ends[ends.len() / 2];
+    let torn = half + (ends[ends.len() / 2 + 1] - half) / 2;
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("t.jsonl");
+    let store = SessionStore::for_project(&dir.path().join("p"));
+    fs::write(&src, &bytes[..half]).unwrap();
+    import_into(&store, &src).unwrap();
+    // The agent is writing a line right now: half of it is on disk.
+    fs::write(&src, &bytes[..torn]).unwrap();
+    let got = import_into(&store, &src).unwrap();
+    assert!(
+        got[0]
+            .report
+            .diagnostics
+            .iter()
+            .any(|d| d.message.contains("torn") || d.message.contains("incomplete")),
+        "{:?}",
+        got[0].report.diagnostics
+    );
+    let id = got[0].meta.id.clone();
+    assert_eq!(
+        fs::read(store.jsonl_path(&id)).unwrap(),
+        whole("t.jsonl", &bytes[..half]).0
+    );
+    // The line is finished, and more follow.
+    fs::write(&src, &bytes).unwrap();
+    assert_eq!(
+        import_into(&store, &src).unwrap()[0].action,
+        IngestAction::Appended
+    );
+    assert_eq!(
+        fs::read(store.jsonl_path(&id)).unwrap(),
+        whole("t.jsonl", &bytes).0
+    );
+}
+
+#[test]
+fn sync_reads_the_new_lines_not_the_file() {
+    let bytes = fs::read(fixture(
+        "claude/entireio_cli__ckpt-44785715c3f5-2.full.jsonl",
+    ))
+    .unwrap();
+    let ends = line_ends(&bytes);
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("t.jsonl");
+    let store = SessionStore::for_project(&dir.path().join("p"));
+    let start = ends[ends.len() - 12];
+    fs::write(&src, &bytes[..start]).unwrap();
+    let first = import_into(&store, &src).unwrap();
+    assert!(first[0].report.lines > 500, "{}", first[0].report.lines);
+    fs::write(&src, &bytes).unwrap();
+    let got = import_into(&store, &src).unwrap();
+    assert_eq!(got[0].action, IngestAction::Appended);
+    // Lines read: the 12 new ones plus the last message before them, not the whole file.
+    assert!(
+        got[0].report.lines <= 12 + 20,
+        "read {} lines",
+        got[0].report.lines
+    );
+    // Nothing new: nothing written, still only the tail read.
+    let again = import_into(&store, &src).unwrap();
+    assert_eq!(again[0].action, IngestAction::Unchanged);
+    assert!(again[0].report.lines <= 20);
+}
+
+#[test]
+fn a_source_rewritten_before_the_mark_is_imported_whole() {
+    let bytes = fs::read(fixture(
+        "claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl",
+    ))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("t.jsonl");
+    let store = SessionStore::for_project(&dir.path().join("p"));
+    fs::write(&src, &bytes).unwrap();
+    let id = import_into(&store, &src).unwrap()[0].meta.id.clone();
+    // Same length, one early byte changed inside a string: a rewrite, not growth.
+    let mut edited = bytes.clone();
+    let at = edited.windows(6).position(|w| w == b"\"text\"").unwrap();
+    let pos = at + 10;
+    edited[pos] = if edited[pos] == b'x' { b'y' } else { b'x' };
+    fs::write(&src, &edited).unwrap();
+    assert_eq!(
+        import_into(&store, &src).unwrap()[0].action,
+        IngestAction::Replaced
+    );
+    assert_eq!(
+        fs::read(store.jsonl_path(&id)).unwrap(),
+        whole("t.jsonl", &edited).0
+    );
+    // Truncated to half: replaced too.
+    let ends = line_ends(&edited);
+    let half = &edited[..ends[ends.len() / 2]];
+    fs::write(&src, half).unwrap();
+    assert_eq!(
+        import_into(&store, &src).unwrap()[0].action,
+        IngestAction::Replaced
+    );
+    assert_eq!(
+        fs::read(store.jsonl_path(&id)).unwrap(),
+        whole("t.jsonl", half).0
+    );
+}
+
+#[test]
+fn records_appended_locally_are_never_cut_by_a_sync() {
+    let bytes = fs::read(fixture(
+        "claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl",
+    ))
+    .unwrap();
+    let ends = line_ends(&bytes);
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("t.jsonl");
+    let store = SessionStore::for_project(&dir.path().join("p"));
+    fs::write(&src, &bytes[..ends[ends.len() / 2]]).unwrap();
+    let id = import_into(&store, &src).unwrap()[0].meta.id.clone();
+    store
+        .open(&id)
+        .unwrap()
+        .append(&Message::user("continued here"))
+        .unwrap();
+    fs::write(&src, &bytes).unwrap();
+    let err = import_into(&store, &src).unwrap_err();
+    assert!(matches!(err, Error::WouldDropAppended { .. }), "{err}");
+    let resumed = store.resume(&id).unwrap();
+    assert_eq!(
+        resumed.messages.last().unwrap().text_content(),
+        "continued here"
+    );
+}
+
+#[test]
+fn a_sync_interrupted_midway_is_finished_by_the_next() {
+    let bytes = fs::read(fixture(
+        "claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl",
+    ))
+    .unwrap();
+    let ends = line_ends(&bytes);
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("t.jsonl");
+    let store = SessionStore::for_project(&dir.path().join("p"));
+    fs::write(&src, &bytes[..ends[ends.len() / 2]]).unwrap();
+    let id = import_into(&store, &src).unwrap()[0].meta.id.clone();
+    // A crash after the meta said "rewriting" and the file was cut and half rewritten.
+    let meta_path = store.meta_path(&id);
+    let mut meta: serde_json::Value =
+        serde_json::from_slice(&fs::read(&meta_path).unwrap()).unwrap();
+    let from = meta["imported"]["sync"]["session"]["bytes"]
+        .as_u64()
+        .unwrap();
+    meta[REWRITING_KEY] = serde_json::json!({ "from": from });
+    fs::write(&meta_path, serde_json::to_vec(&meta).unwrap()).unwrap();
+    let jsonl = store.jsonl_path(&id);
+    let mut session = fs::read(&jsonl).unwrap();
+    session.truncate(usize::try_from(from).unwrap());
+    session.extend_from_slice(b"{\"type\":\"user\",\"message\":{\"role\":\"us");
+    fs::write(&jsonl, &session).unwrap();
+    fs::write(&src, &bytes).unwrap();
+    assert_eq!(
+        import_into(&store, &src).unwrap()[0].action,
+        IngestAction::Appended
+    );
+    assert_eq!(fs::read(&jsonl).unwrap(), whole("t.jsonl", &bytes).0);
+    let meta = store.meta(&id).unwrap();
+    assert!(!meta.extra.contains_key(REWRITING_KEY));
+}

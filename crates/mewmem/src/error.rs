@@ -1,0 +1,60 @@
+//! Errors of the facade and the hook protocol.
+
+use std::path::PathBuf;
+
+/// Something the facade could not do.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Loading instruction files failed (the project root does not exist).
+    #[error(transparent)]
+    Instructions(#[from] mem_instructions::Error),
+    /// Reading or writing `memories.md` failed.
+    #[error(transparent)]
+    Auto(#[from] mem_auto::Error),
+    /// A session operation failed.
+    #[error(transparent)]
+    Session(#[from] mem_session::Error),
+    /// Compaction failed (the summariser, or writing the boundary).
+    #[error(transparent)]
+    Compact(#[from] mem_compact::Error),
+    /// A file could not be read or written.
+    #[error("{action} {}: {source}", path.display())]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A hook payload (the JSON Claude Code writes on stdin) that cannot be used.
+    #[error("hook payload: {0}")]
+    Payload(String),
+    /// A Claude Code `settings.json` that cannot be merged into.
+    #[error("{}: {reason}", path.display())]
+    Settings {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub(crate) fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+        source: std::io::Error,
+    ) -> Self {
+        Error::Io {
+            action,
+            path: path.into(),
+            source,
+        }
+    }
+}

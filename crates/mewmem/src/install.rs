@@ -1,0 +1,377 @@
+//! `mem hook install` / `uninstall`: merging mewmem's hook entries into a Claude Code
+//! `settings.json`, keeping every other setting and hook.
+//!
+//! The file's shape: `{"hooks": {"<Event>": [{"matcher": "...", "hooks": [{"type": "command",
+//! "command": "...", "timeout": N}]}]}}`. An entry is mewmem's when its command's last three
+//! words are `hook claude <Event>`. Installing adds one group per event (or updates mewmem's
+//! command in place), so running it twice changes nothing. The old file is copied to
+//! `settings.json.<UTC time>.bak` before it is replaced, and the new one is written atomically
+//! (temporary file in the same folder, fsync, rename). Key order and every unknown key are kept.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use crate::error::{Error, Result};
+use crate::hook::ClaudeEvent;
+
+/// One change to the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// A hook entry was added for the event.
+    Added(ClaudeEvent),
+    /// mewmem's entry for the event had another command; it now has the new one.
+    Updated(ClaudeEvent),
+    /// mewmem's entry for the event was removed.
+    Removed(ClaudeEvent),
+}
+
+/// What an install or uninstall did (or would do, in a dry run).
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The settings file.
+    pub path: PathBuf,
+    /// The changes; empty when the file already is as wanted.
+    pub changes: Vec<Change>,
+    /// The file's new text (pretty JSON, two-space indent, newline at the end).
+    pub text: String,
+    /// Where the old file was copied, when it existed and was changed (not in a dry run).
+    pub backup: Option<PathBuf>,
+}
+
+/// `true` when `command` is mewmem's hook command for `event`.
+fn is_ours(command: &str, event: ClaudeEvent) -> bool {
+    let words = shlex::split(command).unwrap_or_default();
+    let n = words.len();
+    n >= 3 && words[n - 3] == "hook" && words[n - 2] == "claude" && words[n - 1] == event.as_str()
+}
+
+/// The command line Claude Code runs for `event`: `<mem> hook claude <Event>`, with the binary
+/// quoted for the shell when needed.
+pub fn hook_command(mem: &str, event: ClaudeEvent) -> String {
+    let quoted = shlex::try_quote(mem).map_or_else(|_| mem.to_owned(), |q| q.into_owned());
+    format!("{quoted} hook claude {event}")
+}
+
+/// Reads `path` as a settings object (`{}` when it does not exist).
+fn read_settings(path: &Path) -> Result<Option<Map<String, Value>>> {
+    let text = match fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io("cannot read", path, e)),
+    };
+    if text.trim().is_empty() {
+        return Ok(Some(Map::new()));
+    }
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(o)) => Ok(Some(o)),
+        Ok(_) => Err(Error::Settings {
+            path: path.to_owned(),
+            reason: "not a JSON object; left untouched".to_owned(),
+        }),
+        Err(e) => Err(Error::Settings {
+            path: path.to_owned(),
+            reason: format!(
+                "not valid JSON (line {}, column {}: {e}); left untouched",
+                e.line(),
+                e.column()
+            ),
+        }),
+    }
+}
+
+/// The `hooks` object of the settings, created when missing.
+fn hooks_of<'a>(
+    settings: &'a mut Map<String, Value>,
+    path: &Path,
+) -> Result<&'a mut Map<String, Value>> {
+    let hooks = settings
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    hooks.as_object_mut().ok_or_else(|| Error::Settings {
+        path: path.to_owned(),
+        reason: "`hooks` is not an object; left untouched".to_owned(),
+    })
+}
+
+/// The commands of the groups of one event, mutably: `(group index, hook index, hook object)`.
+fn groups_of<'a>(
+    hooks: &'a mut Map<String, Value>,
+    event: ClaudeEvent,
+    path: &Path,
+) -> Result<Option<&'a mut Vec<Value>>> {
+    match hooks.get_mut(event.as_str()) {
+        None => Ok(None),
+        Some(Value::Array(groups)) => Ok(Some(groups)),
+        Some(_) => Err(Error::Settings {
+            path: path.to_owned(),
+            reason: format!("`hooks.{event}` is not a list; left untouched"),
+        }),
+    }
+}
+
+/// Adds (or updates) mewmem's entry for every event in the settings file at `path`.
+/// `mem` is the binary Claude Code should run (an absolute path is safest: Claude Code's
+/// `PATH` may not be the shell's). With `dry_run`, nothing is written.
+///
+/// Errors: [`Error::Settings`] when the file is not a JSON object (or its `hooks` is not one):
+/// it is never overwritten then; I/O errors.
+pub fn install(path: &Path, mem: &str, dry_run: bool) -> Result<Plan> {
+    let existed = read_settings(path)?;
+    let mut settings = existed.clone().unwrap_or_default();
+    let hooks = hooks_of(&mut settings, path)?;
+    let mut changes = Vec::new();
+    for event in ClaudeEvent::ALL {
+        let want = hook_command(mem, event);
+        let mut found = false;
+        if let Some(groups) = groups_of(hooks, event, path)? {
+            for group in groups.iter_mut() {
+                let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) else {
+                    continue;
+                };
+                for hook in list.iter_mut() {
+                    let Some(cmd) = hook.get("command").and_then(Value::as_str) else {
+                        continue;
+                    };
+                    if !is_ours(cmd, event) {
+                        continue;
+                    }
+                    found = true;
+                    if cmd != want {
+                        hook["command"] = Value::String(want.clone());
+                        hook["timeout"] = json!(event.timeout_secs());
+                        changes.push(Change::Updated(event));
+                    }
+                }
+            }
+        }
+        if !found {
+            let group = json!({
+                "hooks": [{
+                    "type": "command",
+                    "command": want,
+                    "timeout": event.timeout_secs(),
+                }]
+            });
+            match groups_of(hooks, event, path)? {
+                Some(groups) => groups.push(group),
+                None => {
+                    hooks.insert(event.as_str().to_owned(), Value::Array(vec![group]));
+                }
+            }
+            changes.push(Change::Added(event));
+        }
+    }
+    finish(path, existed.is_some(), settings, changes, dry_run)
+}
+
+/// Removes mewmem's entries (and the groups and events they leave empty) from the settings
+/// file at `path`; every other hook stays. A missing file is left missing.
+///
+/// Errors: as [`install`].
+pub fn uninstall(path: &Path, dry_run: bool) -> Result<Plan> {
+    let Some(mut settings) = read_settings(path)? else {
+        return Ok(Plan {
+            path: path.to_owned(),
+            changes: Vec::new(),
+            text: String::new(),
+            backup: None,
+        });
+    };
+    let mut changes = Vec::new();
+    if settings.contains_key("hooks") {
+        let hooks = hooks_of(&mut settings, path)?;
+        for event in ClaudeEvent::ALL {
+            let Some(groups) = groups_of(hooks, event, path)? else {
+                continue;
+            };
+            for group in groups.iter_mut() {
+                if let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) {
+                    let before = list.len();
+                    list.retain(|h| {
+                        !h.get("command")
+                            .and_then(Value::as_str)
+                            .is_some_and(|c| is_ours(c, event))
+                    });
+                    for _ in list.len()..before {
+                        changes.push(Change::Removed(event));
+                    }
+                }
+            }
+            groups.retain(|g| {
+                g.get("hooks")
+                    .and_then(Value::as_array)
+                    .is_none_or(|l| !l.is_empty())
+            });
+            if groups.is_empty() {
+                hooks.remove(event.as_str());
+            }
+        }
+        if hooks.is_empty() {
+            settings.remove("hooks");
+        }
+    }
+    finish(path, true, settings, changes, dry_run)
+}
+
+fn finish(
+    path: &Path,
+    existed: bool,
+    settings: Map<String, Value>,
+    changes: Vec<Change>,
+    dry_run: bool,
+) -> Result<Plan> {
+    let mut text =
+        serde_json::to_string_pretty(&Value::Object(settings)).map_err(|e| Error::Settings {
+            path: path.to_owned(),
+            reason: format!("cannot encode: {e}"),
+        })?;
+    text.push('\n');
+    let mut backup = None;
+    if !changes.is_empty() && !dry_run {
+        if existed {
+            // Microseconds: an install and an uninstall in the same second get distinct names.
+            let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.6fZ");
+            let name = format!(
+                "{}.{stamp}.bak",
+                path.file_name()
+                    .map(|n| n.to_string_lossy())
+                    .unwrap_or_default()
+            );
+            // Two changes within one microsecond must not overwrite the first backup either.
+            let mut to = path.with_file_name(&name);
+            let mut k = 2;
+            while to.exists() {
+                to = path.with_file_name(format!("{name}.{k}"));
+                k += 1;
+            }
+            fs::copy(path, &to).map_err(|e| Error::io("cannot back up", path, e))?;
+            backup = Some(to);
+        }
+        write_atomic(path, text.as_bytes())?;
+    }
+    Ok(Plan {
+        path: path.to_owned(),
+        changes,
+        text,
+        backup,
+    })
+}
+
+/// Writes `bytes` to a temporary file beside `path`, syncs it and renames it over `path`
+/// (creating the folder when needed).
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    fs::create_dir_all(dir).map_err(|e| Error::io("cannot create", dir, e))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        path.file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default(),
+        std::process::id()
+    ));
+    let result = (|| {
+        let mut f = File::create(&tmp).map_err(|e| Error::io("cannot create", &tmp, e))?;
+        f.write_all(bytes)
+            .and_then(|()| f.sync_all())
+            .map_err(|e| Error::io("cannot write", &tmp, e))?;
+        fs::rename(&tmp, path).map_err(|e| Error::io("cannot replace", path, e))
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ours_is_recognised_by_the_last_words_only() {
+        assert!(is_ours("mem hook claude Stop", ClaudeEvent::Stop));
+        assert!(is_ours(
+            "'/opt/my tools/mem' hook claude Stop",
+            ClaudeEvent::Stop
+        ));
+        assert!(!is_ours("mem hook claude Stop", ClaudeEvent::SessionEnd));
+        assert!(!is_ours("other-tool hook claude", ClaudeEvent::Stop));
+        assert_eq!(
+            hook_command("/opt/my tools/mem", ClaudeEvent::Stop),
+            "'/opt/my tools/mem' hook claude Stop"
+        );
+    }
+
+    #[test]
+    fn install_keeps_other_hooks_and_is_idempotent_and_uninstall_restores() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join(".claude").join("settings.json");
+        fs::create_dir_all(path.parent().unwrap_or(dir.path())).unwrap_or_default();
+        let original = r#"{
+  "model": "opus",
+  "hooks": {
+    "Stop": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "notify-send done"
+          }
+        ]
+      }
+    ],
+    "PreToolUse": [
+      {
+        "matcher": "Bash",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "check-bash"
+          }
+        ]
+      }
+    ]
+  }
+}
+"#;
+        fs::write(&path, original).unwrap_or_default();
+        let plan = install(&path, "mem", false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(plan.changes.len(), 5);
+        assert!(plan.backup.as_ref().is_some_and(|b| b.is_file()));
+        let text = fs::read_to_string(&path).unwrap_or_default();
+        assert!(text.contains("notify-send done") && text.contains("check-bash"));
+        assert!(text.contains("\"model\": \"opus\""));
+        let again = install(&path, "mem", false).unwrap_or_else(|e| panic!("{e}"));
+        assert!(again.changes.is_empty());
+        assert!(again.backup.is_none());
+        assert_eq!(fs::read_to_string(&path).unwrap_or_default(), text);
+        let moved = install(&path, "/usr/local/bin/mem", false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(moved.changes.len(), 5);
+        assert!(
+            moved
+                .changes
+                .iter()
+                .all(|c| matches!(c, Change::Updated(_)))
+        );
+        let removed = uninstall(&path, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(removed.changes.len(), 5);
+        assert_eq!(fs::read_to_string(&path).unwrap_or_default(), original);
+    }
+
+    #[test]
+    fn a_broken_settings_file_is_never_overwritten() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("settings.json");
+        fs::write(&path, "{\"hooks\": [").unwrap_or_default();
+        let err = install(&path, "mem", false).err().map(|e| e.to_string());
+        assert!(err.unwrap_or_default().contains("not valid JSON"));
+        assert_eq!(
+            fs::read_to_string(&path).unwrap_or_default(),
+            "{\"hooks\": ["
+        );
+        fs::write(&path, "{\"hooks\": 3}").unwrap_or_default();
+        assert!(install(&path, "mem", false).is_err());
+    }
+}

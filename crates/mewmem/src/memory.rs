@@ -1,0 +1,312 @@
+//! The lifecycle of seed 000 §6 ("完整生命周期") for an agent written in Rust:
+//!
+//! ```text
+//! start    load_instructions + memories ──> Memory::open / Memory::start_context
+//!          create or resume the session ──> Memory::start (new) / Memory::resume (id)
+//!          inject_long_term_memory      ──> done by start/resume: the block heads the context
+//! per turn user message                 ──> AgentSession::user_message: append, recall
+//!                                           prefetched in the background (mem-recall)
+//!          model reply, tool results    ──> AgentSession::model_message: append, compaction
+//!                                           check, block injected again after a compaction
+//!          next request                 ──> AgentSession::next_request: the context, with the
+//!                                           recall reminder before the user's message
+//! ```
+//!
+//! Every message is on disk (mem-session) before the call returns; compaction (mem-compact)
+//! writes its boundary through the same session; the summariser is the `mem_llm::Llm` given in
+//! [`MemorySettings`] (the offline engine works with no model at all).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use chrono::NaiveDate;
+use mem_compact::{AutoCompact, AutoCompactConfig, CompactResult, CompactSession, LongTermMemory};
+use mem_core::{Conversation, Message, Role};
+use mem_llm::Llm;
+use mem_recall::{MemoryDirs, SurfacedLog};
+use mem_session::SessionStore;
+
+use crate::context::{ContextOptions, StartContext, start_context};
+use crate::error::Result;
+use crate::recall::{Recalled, recall_reminder};
+
+/// How a [`Memory`] works: where the user's files are, which instruction files count, the
+/// compaction policy and the model.
+#[derive(Clone)]
+pub struct MemorySettings {
+    /// The user's home directory (user-level files in `<home>/.mewcode/`).
+    pub home: PathBuf,
+    /// Instruction file names, most preferred first (default MEWCODE.md, AGENTS.md, CLAUDE.md).
+    pub instruction_names: Vec<String>,
+    /// Compaction: context window (tokens), thresholds, tail policy (seed 003 defaults).
+    pub compact: AutoCompactConfig,
+    /// The model jobs (compaction summaries); `OfflineEngine` for no model.
+    pub llm: Arc<dyn Llm>,
+    /// The `# currentDate` of the injected block (the caller's today: libraries do not read
+    /// the clock for what they show).
+    pub date: NaiveDate,
+    /// Note folders recall reads besides `<project>/.mewcode/memory/` and
+    /// `<home>/.mewcode/memory/` (e.g. a Claude Code memory folder).
+    pub recall_extra_dirs: Vec<PathBuf>,
+}
+
+impl std::fmt::Debug for MemorySettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemorySettings")
+            .field("home", &self.home)
+            .field("instruction_names", &self.instruction_names)
+            .field("compact", &self.compact)
+            .field("date", &self.date)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MemorySettings {
+    /// Settings with the default names and compaction policy.
+    pub fn new(home: impl Into<PathBuf>, llm: Arc<dyn Llm>, date: NaiveDate) -> Self {
+        MemorySettings {
+            home: home.into(),
+            instruction_names: mem_instructions::DEFAULT_NAMES
+                .iter()
+                .map(|n| (*n).to_owned())
+                .collect(),
+            compact: AutoCompactConfig::default(),
+            llm,
+            date,
+            recall_extra_dirs: Vec::new(),
+        }
+    }
+}
+
+/// One project's memory: its instructions, memories and sessions.
+#[derive(Debug)]
+pub struct Memory {
+    project: PathBuf,
+    settings: MemorySettings,
+    store: SessionStore,
+}
+
+impl Memory {
+    /// Opens the memory of `project` (seed §6 start: `load_instructions`, `MemoryManager`,
+    /// `SessionManager`). Nothing is written until a session starts.
+    ///
+    /// Errors: [`crate::Error::Instructions`] when `project` is not a directory.
+    pub fn open(project: impl Into<PathBuf>, settings: MemorySettings) -> Result<Memory> {
+        let project = project.into();
+        if !project.is_dir() {
+            return Err(mem_instructions::Error::ProjectRoot {
+                path: project.clone(),
+                source: std::io::Error::from(std::io::ErrorKind::NotFound),
+            }
+            .into());
+        }
+        let store = SessionStore::for_project(&project);
+        Ok(Memory {
+            project,
+            settings,
+            store,
+        })
+    }
+
+    /// The project root.
+    pub fn project(&self) -> &Path {
+        &self.project
+    }
+
+    /// The project's session store (`<project>/.mewcode/sessions/`).
+    pub fn store(&self) -> &SessionStore {
+        &self.store
+    }
+
+    /// The seed §6 block for the project as it is now (no budget).
+    ///
+    /// Errors: [`crate::Error::Instructions`] when the project root is gone.
+    pub fn start_context(&self) -> Result<StartContext> {
+        let mut options =
+            ContextOptions::new(&self.project, &self.settings.home, self.settings.date);
+        options.instructions.names = self.settings.instruction_names.clone();
+        start_context(&options)
+    }
+
+    /// Starts a new session: created on disk, the block injected at the head of its context.
+    ///
+    /// Errors: the store's (cannot create the sessions folder...), [`crate::Error::Instructions`].
+    pub fn start(&self) -> Result<AgentSession> {
+        let writer = self.store.create()?;
+        let session = CompactSession::new(writer, Conversation::new(), self.project.clone());
+        self.begin(session)
+    }
+
+    /// Resumes session `id` (from its last compact boundary, tool calls paired) and injects
+    /// the block at the head of its context.
+    ///
+    /// Errors: [`crate::Error::Compact`] wrapping the store's (no such session, locked...).
+    pub fn resume(&self, id: &str) -> Result<AgentSession> {
+        let session = CompactSession::open(&self.store, id, self.project.clone())?;
+        self.begin(session)
+    }
+
+    fn begin(&self, session: CompactSession) -> Result<AgentSession> {
+        let context = self.start_context()?;
+        let ltm = LongTermMemory {
+            instructions: context.instructions.clone(),
+            memories: context.memories.clone(),
+            date: self.settings.date,
+        };
+        let mut session = session.with_long_term_memory(ltm);
+        session.conversation.inject_long_term_memory(
+            &context.instructions,
+            &context.memories,
+            self.settings.date,
+        );
+        let recall_dirs = MemoryDirs::standard(
+            &self.project,
+            &self.settings.home,
+            &self.settings.recall_extra_dirs,
+        );
+        let surfaced = SurfacedLog::for_session(self.store.dir(), &session.id);
+        Ok(AgentSession {
+            session,
+            compactor: AutoCompact::new(self.settings.compact.clone(), self.settings.llm.clone()),
+            context,
+            llm: self.settings.llm.clone(),
+            recall_dirs,
+            surfaced,
+            recall: RecallState::None,
+        })
+    }
+}
+
+/// A session in progress: what the agent calls as the conversation goes.
+pub struct AgentSession {
+    session: CompactSession,
+    compactor: AutoCompact,
+    context: StartContext,
+    llm: Arc<dyn Llm>,
+    recall_dirs: MemoryDirs,
+    surfaced: SurfacedLog,
+    recall: RecallState,
+}
+
+impl std::fmt::Debug for AgentSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentSession")
+            .field("id", &self.session.id)
+            .field("messages", &self.session.conversation.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where the recall for the current user message stands.
+enum RecallState {
+    /// No user message yet.
+    None,
+    /// Running in the background (a tokio runtime was there when the message came).
+    Running(tokio::task::JoinHandle<Recalled>),
+    /// To run when the next request is built (no runtime when the message came).
+    Pending(String),
+    /// Done: the reminder for this turn (empty when no note applied).
+    Done(Recalled),
+}
+
+impl AgentSession {
+    /// The session id (the `.jsonl` file stem).
+    pub fn id(&self) -> &str {
+        &self.session.id
+    }
+
+    /// The start context injected at the head of the conversation.
+    pub fn start_context(&self) -> &StartContext {
+        &self.context
+    }
+
+    /// A user message: appended to the session file and the context, and the recall of notes
+    /// for it started in the background (seed §4 `_prefetch_relevant_memories`) when called
+    /// inside a tokio runtime (else it runs in [`Self::next_request`]). Notes surfaced earlier
+    /// in this session are left out (recorded in `<id>.recall.json` beside the session).
+    ///
+    /// Errors: [`crate::Error::Compact`] wrapping the store's (the file cannot be written).
+    pub fn user_message(&mut self, text: impl Into<String>) -> Result<()> {
+        let text = text.into();
+        self.session.append(Message::user(text.clone()))?;
+        if let RecallState::Running(handle) = &self.recall {
+            handle.abort();
+        }
+        self.recall = match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                let (llm, dirs, log) = (
+                    self.llm.clone(),
+                    self.recall_dirs.clone(),
+                    self.surfaced.clone(),
+                );
+                RecallState::Running(rt.spawn(async move {
+                    recall_reminder(llm, &dirs, Some(&log), &text, None, SystemTime::now()).await
+                }))
+            }
+            Err(_) => RecallState::Pending(text),
+        };
+        Ok(())
+    }
+
+    /// The messages for the next request: [`Self::request_messages`] with the recall reminder
+    /// of the current user message (a user message holding the `<system-reminder>`) right
+    /// before that user message. Waits for the prefetch (it gives up within 8 s by itself);
+    /// the reminder stays for every request of the turn.
+    pub async fn next_request(&mut self) -> Vec<Message> {
+        self.recall = match std::mem::replace(&mut self.recall, RecallState::None) {
+            RecallState::Running(handle) => RecallState::Done(handle.await.unwrap_or_default()),
+            RecallState::Pending(text) => RecallState::Done(
+                recall_reminder(
+                    self.llm.clone(),
+                    &self.recall_dirs,
+                    Some(&self.surfaced),
+                    &text,
+                    None,
+                    SystemTime::now(),
+                )
+                .await,
+            ),
+            other => other,
+        };
+        let mut messages = self.request_messages().to_vec();
+        if let RecallState::Done(r) = &self.recall
+            && !r.reminder.is_empty()
+        {
+            let at = messages
+                .iter()
+                .rposition(|m| m.role == Role::User && !m.is_tool_result_only())
+                .unwrap_or(messages.len());
+            messages.insert(at, Message::user(r.reminder.clone()));
+        }
+        messages
+    }
+
+    /// The recall of the current turn, once [`Self::next_request`] has waited for it.
+    pub fn recalled(&self) -> Option<&Recalled> {
+        match &self.recall {
+            RecallState::Done(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// A model reply or a message of tool results: appended, then the automatic compaction
+    /// check (seed §2: tokens > window − safety margin); when it compacts, the boundary is
+    /// written, the context becomes summary + kept tail, and the block is injected again.
+    /// Returns the check's result (`triggered`, tokens before/after, warning level).
+    ///
+    /// Errors: [`crate::Error::Compact`]: the session could not be written, or the summariser
+    /// failed (nothing written; after three failures in a row automatic compaction pauses).
+    pub async fn model_message(&mut self, message: Message) -> Result<CompactResult> {
+        Ok(self
+            .compactor
+            .on_message(&mut self.session, message)
+            .await?)
+    }
+
+    /// The conversation as stored: the block, then the messages (after a compaction: the
+    /// summary and the kept tail). [`Self::next_request`] adds the recall reminder.
+    pub fn request_messages(&self) -> &[Message] {
+        self.session.conversation.messages()
+    }
+}
