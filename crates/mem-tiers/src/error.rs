@@ -112,6 +112,14 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A memory file's owner (`mem-auto`, `mem-recall`) refused or failed an operation.
+    #[error("{path}: {message}")]
+    Source {
+        /// The file.
+        path: PathBuf,
+        /// The owner's error.
+        message: String,
+    },
     /// `.omc/project.yaml` (or an archive) is malformed.
     #[error("{path}:{line}: {message}")]
     Malformed {

@@ -3,8 +3,6 @@
 use std::fmt;
 use std::str::FromStr;
 
-use sha2::{Digest, Sha256};
-
 use crate::error::Error;
 
 /// The id of one memory item, wherever it lives. Round-trips exactly through
@@ -100,32 +98,17 @@ impl FromStr for MemoryId {
     }
 }
 
-/// Punctuation trimmed from the end of an entry before hashing (ASCII and full-width); the same
-/// set as `mem-auto`'s, so both compute the same ids.
-const TRAILING_PUNCTUATION: &[char] = &[
-    '.', ',', ';', ':', '!', '?', '。', '，', '；', '：', '！', '？', '、', '…',
-];
-
-/// The normalised text of a `memories.md` entry: lowercased, whitespace runs collapsed to one
-/// space, trimmed, trailing punctuation ([`TRAILING_PUNCTUATION`]) and the spaces before it
-/// removed.
+/// The normalised text of a `memories.md` entry (`mem_auto::normalise`, the one definition):
+/// lowercased, whitespace runs collapsed, trailing punctuation trimmed.
 pub fn normalise_entry(text: &str) -> String {
-    let collapsed = text
-        .to_lowercase()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    collapsed
-        .trim_end_matches(|c: char| TRAILING_PUNCTUATION.contains(&c) || c.is_whitespace())
-        .to_owned()
+    mem_auto::normalise(text)
 }
 
 /// The id of a `memories.md` entry: `M` + the first 8 lowercase hex chars of SHA-256 of
-/// [`normalise_entry`]`(text)`.
+/// [`normalise_entry`]`(text)` (`mem_auto::EntryId::of`).
 pub fn entry_id(text: &str) -> MemoryId {
-    let digest = Sha256::digest(normalise_entry(text).as_bytes());
-    let hex: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
-    MemoryId::Entry(hex)
+    let shown = mem_auto::EntryId::of(text).to_string();
+    MemoryId::Entry(shown.trim_start_matches('M').to_owned())
 }
 
 #[cfg(test)]

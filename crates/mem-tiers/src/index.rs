@@ -12,7 +12,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
-use crate::id::{MemoryId, entry_id};
+use crate::id::MemoryId;
 use crate::model::{Document, FileState, SourceKind};
 use crate::store::MemoryStore;
 
@@ -225,7 +225,7 @@ impl IndexSource for NoteDir {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let (parsed, _warning) = mem_llm::memory_files::parse(text);
+        let (parsed, _warning) = mem_recall::frontmatter::parse(text);
         let fm = parsed.frontmatter;
         let title = fm
             .name
@@ -258,54 +258,45 @@ impl IndexSource for NoteDir {
         if *scope != self.scope {
             return Ok(None);
         }
-        let path = self.dir.join(file);
-        match std::fs::remove_file(&path) {
-            Ok(()) => Ok(Some(path)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(Error::io("remove", path, e)),
+        // mem-recall owns the note files: it removes regular files only, and syncs the dir.
+        let Some(recall_scope) = mem_recall::Scope::parse(scope) else {
+            return Ok(None);
+        };
+        let dirs = mem_recall::MemoryDirs {
+            dirs: vec![mem_recall::MemoryDir {
+                scope: recall_scope,
+                path: self.dir.clone(),
+            }],
+        };
+        match mem_recall::remove_note(&dirs, &mem_recall::NoteId::new(recall_scope, file.clone())) {
+            Ok(path) => Ok(Some(path)),
+            Err(mem_recall::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(Error::Source {
+                path: self.dir.join(file),
+                message: e.to_string(),
+            }),
         }
     }
 }
 
-/// A `memories.md` file (seed 000 §3): each top-level `- ` bullet is one entry, id
-/// `M<hash>` of its normalised text, titled by the `###` heading above it.
+/// A `memories.md` file (seed 000 §3), read and written through `mem-auto` (which owns the
+/// format): each entry is one document, id `M<hash>`, titled by its category heading. Forget goes
+/// through `mem_auto::AutoMemory::forget` (locked, re-read, hand edits kept, atomic replace).
 #[derive(Debug, Clone)]
 pub struct MemoriesFile {
-    /// The file.
-    pub path: PathBuf,
-    /// `project` or `user`.
-    pub scope: String,
-    /// The owning project, `None` for the user-level file.
+    /// The two files of a project and its user.
+    pub auto: mem_auto::AutoMemory,
+    /// Which of the two this source indexes.
+    pub scope: mem_auto::Scope,
+    /// The owning project for the project file, `None` for the user's.
     pub project_key: Option<String>,
 }
 
-/// The entries of a `memories.md` text: (line index, heading, entry text).
-fn entries(text: &str) -> Vec<(usize, String, String)> {
-    let mut heading = String::new();
-    let mut out = Vec::new();
-    let mut in_fence = false;
-    for (i, line) in text.lines().enumerate() {
-        let trimmed = line.trim_end();
-        if trimmed.trim_start().starts_with("```") {
-            in_fence = !in_fence;
-            continue;
-        }
-        if in_fence {
-            continue;
-        }
-        if let Some(h) = trimmed.strip_prefix('#') {
-            heading = h.trim_start_matches('#').trim().to_owned();
-        } else if let Some(e) = trimmed
-            .strip_prefix("- ")
-            .or_else(|| trimmed.strip_prefix("* "))
-        {
-            let e = e.trim();
-            if !e.is_empty() {
-                out.push((i, heading.clone(), e.to_owned()));
-            }
-        }
+impl MemoriesFile {
+    /// The file indexed.
+    pub fn path(&self) -> PathBuf {
+        self.auto.path(self.scope)
     }
-    out
 }
 
 impl IndexSource for MemoriesFile {
@@ -314,41 +305,40 @@ impl IndexSource for MemoriesFile {
     }
 
     fn roots(&self) -> Vec<String> {
-        vec![self.path.display().to_string()]
+        vec![self.path().display().to_string()]
     }
 
     fn files(&self) -> Result<(Vec<SourceFile>, Vec<String>)> {
-        Ok(match std::fs::metadata(&self.path) {
+        let path = self.path();
+        Ok(match std::fs::metadata(&path) {
             Ok(m) if m.is_file() => (
                 vec![SourceFile {
-                    path: self.path.clone(),
-                    root: self.path.display().to_string(),
+                    root: path.display().to_string(),
+                    path,
                 }],
                 Vec::new(),
             ),
             Ok(_) => (Vec::new(), Vec::new()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Vec::new(), Vec::new()),
-            Err(e) => (Vec::new(), vec![format!("{}: {e}", self.path.display())]),
+            Err(e) => (Vec::new(), vec![format!("{}: {e}", path.display())]),
         })
     }
 
     fn parse(&self, file: &SourceFile, text: &str, mtime_ms: i64) -> Vec<Document> {
+        let (doc, _warnings) = mem_auto::Document::parse(text);
         let mut seen = std::collections::HashSet::new();
-        entries(text)
+        doc.entries()
             .into_iter()
-            .filter_map(|(_, heading, entry)| {
-                let id = entry_id(&entry).to_string();
+            .filter(|e| !e.text.is_empty())
+            .filter_map(|e| {
+                let id = e.id.to_string();
                 seen.insert(id.clone()).then(|| Document {
                     id,
                     source: SourceKind::Entry,
-                    scope: self.scope.clone(),
+                    scope: mem_auto::scope_name(self.scope).to_owned(),
                     project_key: self.project_key.clone(),
-                    title: if heading.is_empty() {
-                        "memories.md".to_owned()
-                    } else {
-                        heading
-                    },
-                    body: entry,
+                    title: e.category.heading().to_owned(),
+                    body: e.text,
                     path: Some(file.path.display().to_string()),
                     updated_ms: mtime_ms,
                 })
@@ -357,51 +347,32 @@ impl IndexSource for MemoriesFile {
     }
 
     fn forget(&self, id: &MemoryId) -> Result<Option<PathBuf>> {
-        if !matches!(id, MemoryId::Entry(_)) {
+        let MemoryId::Entry(_) = id else {
+            return Ok(None);
+        };
+        let entry: mem_auto::EntryId =
+            id.to_string()
+                .parse()
+                .map_err(|e: mem_auto::IdError| Error::BadId {
+                    id: id.to_string(),
+                    reason: e.to_string(),
+                })?;
+        // Only this source's file: the entry is looked up in it before mem-auto removes it.
+        let (doc, _) = self.auto.read(self.scope).map_err(|e| Error::Source {
+            path: self.path(),
+            message: e.to_string(),
+        })?;
+        if doc.get(entry).is_none() {
             return Ok(None);
         }
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        let lock_path = dir.join(".memories.md.lock");
-        let lock = match std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-        {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io("lock", &lock_path, e)),
-        };
-        lock.lock().map_err(|e| Error::io("lock", &lock_path, e))?;
-        let result = self.remove_locked(id);
-        let _ = lock.unlock();
-        result
-    }
-}
-
-impl MemoriesFile {
-    fn remove_locked(&self, id: &MemoryId) -> Result<Option<PathBuf>> {
-        let text = match std::fs::read_to_string(&self.path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io("read", &self.path, e)),
-        };
-        let drop: std::collections::HashSet<usize> = entries(&text)
-            .into_iter()
-            .filter(|(_, _, e)| entry_id(e) == *id)
-            .map(|(i, _, _)| i)
-            .collect();
-        if drop.is_empty() {
-            return Ok(None);
+        match self.auto.forget(entry) {
+            Ok(Some(info)) => Ok(Some(info.path)),
+            Ok(None) => Ok(None),
+            Err(e) => Err(Error::Source {
+                path: self.path(),
+                message: e.to_string(),
+            }),
         }
-        let mut out = String::with_capacity(text.len());
-        for (i, line) in text.split_inclusive('\n').enumerate() {
-            if !drop.contains(&i) {
-                out.push_str(line);
-            }
-        }
-        write_atomic(&self.path, out.as_bytes())?;
-        Ok(Some(self.path.clone()))
     }
 }
 

@@ -236,23 +236,29 @@ pub fn default_sources(
     project: Option<(&Path, &str)>,
 ) -> Vec<Box<dyn IndexSource>> {
     let mut out: Vec<Box<dyn IndexSource>> = Vec::new();
+    let user_home = config
+        .user_dir
+        .as_ref()
+        .map(|u| u.parent().unwrap_or(u).to_path_buf());
     if let Some((root, key)) = project {
-        let dir = root.join(".mewcode");
+        let home = user_home.clone().unwrap_or_else(|| root.to_path_buf());
+        let auto = mem_auto::AutoMemory::new(root, home, mem_auto::AutoOptions::default());
         out.push(Box::new(MemoriesFile {
-            path: dir.join("memories.md"),
-            scope: "project".into(),
+            auto,
+            scope: mem_auto::Scope::Project,
             project_key: Some(key.to_owned()),
         }));
         out.push(Box::new(NoteDir {
-            dir: dir.join("memory"),
+            dir: root.join(".mewcode").join("memory"),
             scope: "project".into(),
             project_key: Some(key.to_owned()),
         }));
     }
-    if let Some(user) = &config.user_dir {
+    if let (Some(user), Some(home)) = (&config.user_dir, &user_home) {
+        let root = project.map_or(home.as_path(), |(r, _)| r);
         out.push(Box::new(MemoriesFile {
-            path: user.join("memories.md"),
-            scope: "user".into(),
+            auto: mem_auto::AutoMemory::new(root, home, mem_auto::AutoOptions::default()),
+            scope: mem_auto::Scope::User,
             project_key: None,
         }));
         out.push(Box::new(NoteDir {

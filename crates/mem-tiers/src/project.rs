@@ -335,7 +335,7 @@ const MANIFESTS: &[Manifest] = &[
 ];
 
 /// Detects language, framework and test command from the manifests at `root` (first match of
-/// [`MANIFESTS`] order: Cargo.toml, package.json, pyproject.toml, requirements.txt, setup.py,
+/// manifest order: Cargo.toml, package.json, pyproject.toml, requirements.txt, setup.py,
 /// go.mod, pom.xml, build.gradle(.kts), Gemfile, composer.json, mix.exs, CMakeLists.txt).
 /// A dependency counts when its name appears as a whole word in the manifest. Unreadable
 /// manifests are passed over.

@@ -58,6 +58,15 @@ pub fn trigram_query(terms: &[String]) -> (Option<String>, Vec<String>) {
     (matched, short.into_iter().cloned().collect())
 }
 
+/// `true` when `text` holds a CJK ideograph, kana or hangul (scripts written without spaces).
+pub fn has_cjk(text: &str) -> bool {
+    text.chars().any(|c| {
+        matches!(c as u32,
+            0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF
+            | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
+    })
+}
+
 /// A `LIKE` pattern finding `term` anywhere, with `%`, `_` and `\` escaped (use `ESCAPE '\'`).
 pub fn like_pattern(term: &str) -> String {
     let mut p = String::with_capacity(term.len() + 2);

@@ -707,7 +707,10 @@ impl MemoryStore for SqliteStore {
             Some(m) => self.search_fts("docs_word", Some(&m), &[], q, q.limit)?,
             None => Vec::new(),
         };
-        if hits.len() < q.limit {
+        // The substring index when words found nothing (a partial identifier, punctuation) or
+        // the query has CJK text (unicode61 keeps a CJK run as one token, so a part of it is
+        // only found by substring).
+        if hits.len() < q.limit && (hits.is_empty() || terms.iter().any(|t| query::has_cjk(t))) {
             let (tri, short) = query::trigram_query(&terms);
             let more = match tri {
                 Some(m) => self.search_fts("docs_trigram", Some(&m), &short, q, q.limit)?,
