@@ -6,10 +6,10 @@ pub mod extract;
 pub mod hook;
 pub mod instructions;
 pub mod llm;
-pub mod note;
-pub mod recall;
 pub mod memory;
 pub mod memory_store;
+pub mod note;
+pub mod recall;
 pub mod session;
 
 use anyhow::Result;
