@@ -1,6 +1,10 @@
 //! `mem`: the mewmem command line. Parses arguments, resolves settings once, calls a library,
 //! prints. Exit codes: 0 success, 1 error, 2 usage error (clap).
 
+// The doc comments of the argument structs are clap's `--help` text, written for a terminal:
+// `<project>` there is a placeholder a user reads, not an HTML tag.
+#![allow(rustdoc::invalid_html_tags)]
+
 mod cli;
 mod cmd;
 mod config;

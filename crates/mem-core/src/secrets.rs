@@ -2,8 +2,8 @@
 //! (SPEC "One memory, not three": one secret filter).
 //!
 //! [`redact`] finds credentials in free text and replaces each with [`REDACTED`], keeping the
-//! text around it, so "push with https://bob:hunter2@git.example.com" is kept as
-//! "push with https://bob:[REDACTED]@git.example.com". What it finds:
+//! text around it, so `push with https://bob:hunter2@git.example.com` is kept as
+//! `push with https://bob:[REDACTED]@git.example.com`. What it finds:
 //!
 //! - provider keys and tokens by their documented shapes: AWS access key ids, GitHub, GitLab,
 //!   OpenAI, Anthropic, Google (API keys, OAuth client secrets and access tokens), Slack (tokens

@@ -155,7 +155,7 @@ pub const MAX_TRANSCRIPT_BYTES: u64 = 256 << 20;
 /// Opens a transcript for reading after the checks every file argument passes: it must be a
 /// regular file (symlinks followed; checked before and after opening), it is opened
 /// non-blocking (a FIFO swapped in cannot hang the open), and it may hold at most
-/// [`MAX_TRANSCRIPT_BYTES`]. Lines are capped by [`crate::jsonl::MAX_LINE_BYTES`] as they are
+/// [`MAX_TRANSCRIPT_BYTES`]. Lines are capped by `MAX_LINE_BYTES` (64 MiB) as they are
 /// read.
 ///
 /// Errors: [`Error::NotAFile`], [`Error::TooLarge`], [`Error::Io`] (missing, unreadable).
