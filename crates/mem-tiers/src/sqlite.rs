@@ -70,6 +70,12 @@ impl SqliteStore {
             .conn
             .busy_timeout(busy_timeout)
             .map_err(|e| store.err(e))?;
+        // Switching a new file to WAL and migrating it are not covered by SQLite's busy handler
+        // in every case (two processes opening a fresh file at once got SQLITE_BUSY at once), so
+        // the setup of each connection is serialised by a lock on `<db>.lock`. Where that file
+        // cannot be created (a read-only folder) setup goes on without it and fails, if it must,
+        // with the database's own error.
+        let _setup = setup_lock(path);
         store.check_identity()?;
         store
             .conn
@@ -292,6 +298,21 @@ fn check_header(path: &Path) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// An exclusive lock on `<db>.lock`, held while a connection sets the file up; `None` when the
+/// lock file cannot be created or locked (the caller goes on without it).
+fn setup_lock(db: &Path) -> Option<std::fs::File> {
+    let mut name = db.file_name()?.to_os_string();
+    name.push(".lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(db.with_file_name(name))
+        .ok()?;
+    file.lock().ok()?;
+    Some(file)
 }
 
 fn map_err(path: &Path, busy: Duration, e: rusqlite::Error) -> Error {
