@@ -184,11 +184,7 @@ pub fn import<S: MemoryStore + ?Sized>(store: &S, a: &Archive) -> Result<ImportR
         report.withheld += r.withheld();
         r.text
     };
-    // Oldest first, so the new row ids keep the archive's order (an export lists newest first,
-    // ties of `created_ms` by id): importing a re-export gives the same archive back.
-    let mut oldest_first: Vec<_> = a.learnings.iter().rev().collect();
-    oldest_first.sort_by_key(|l| l.created_ms);
-    for l in oldest_first {
+    for l in &a.learnings {
         if l.title.trim().is_empty() || l.title.chars().count() > MAX_TITLE_CHARS {
             return Err(Error::Invalid {
                 what: "archive learning",
@@ -223,8 +219,12 @@ pub fn import<S: MemoryStore + ?Sized>(store: &S, a: &Archive) -> Result<ImportR
             .collect();
         projects.push(p);
     }
+    // Oldest first, so the new row ids keep the archive's order (an export lists newest first,
+    // ties of `created_ms` by id): importing a re-export gives the same archive back.
+    let mut oldest_first: Vec<_> = a.learnings.iter().rev().collect();
+    oldest_first.sort_by_key(|l| l.created_ms);
     let mut learnings = Vec::new();
-    for l in &a.learnings {
+    for l in oldest_first {
         learnings.push(NewLearning {
             title: red(l.title.trim()),
             content: red(&l.content),
