@@ -60,7 +60,7 @@ pub async fn run(args: ExtractArgs, settings: &Settings) -> Result<()> {
     }
     let mut out = std::io::stdout().lock();
     if settings.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&reports)?)?;
+        writeln!(out, "{}", crate::output::json_pretty(&reports)?)?;
         return Ok(());
     }
     for report in &reports {

@@ -164,7 +164,7 @@ fn print_plan(plan: &mewmem::install::Plan, dry_run: bool, settings: &Settings) 
             "changes": changes,
             "backup": plan.backup,
         });
-        writeln!(out, "{}", serde_json::to_string_pretty(&value)?)?;
+        writeln!(out, "{}", crate::output::json_pretty(&value)?)?;
         return Ok(());
     }
     let path = plan.path.display();

@@ -264,7 +264,7 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
             if json {
                 let v =
                     json!({"id": format!("L{}", l.id), "learning": l, "withheld": added.withheld});
-                writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+                writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
             } else {
                 let scope = match (&l.team, &l.project_key) {
                     (Some(team), _) => format!("team {}", safe_line(team)),
@@ -293,7 +293,7 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
             }
             let f = mm.forget(&id)?;
             if json {
-                writeln!(out, "{}", serde_json::to_string_pretty(&f)?)?;
+                writeln!(out, "{}", crate::output::json_pretty(&f)?)?;
             } else {
                 writeln!(
                     out,
@@ -309,7 +309,7 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
         MemoryCommand::Reindex => {
             let r = mm.reindex()?;
             if json {
-                writeln!(out, "{}", serde_json::to_string_pretty(&r)?)?;
+                writeln!(out, "{}", crate::output::json_pretty(&r)?)?;
             } else {
                 writeln!(out, "reindexed {} files ({} read)", r.reindexed, r.read)?;
                 for w in &r.warnings {
@@ -328,7 +328,7 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
             let a = archive::parse(&text, &file)?;
             let r = mm.import(&a)?;
             if json {
-                writeln!(out, "{}", serde_json::to_string_pretty(&r)?)?;
+                writeln!(out, "{}", crate::output::json_pretty(&r)?)?;
             } else {
                 writeln!(
                     out,
@@ -361,7 +361,7 @@ fn withheld_line(n: usize, out: &mut impl Write) -> Result<()> {
 fn tier(n: u8, t: &TierText, json: bool, out: &mut impl Write) -> Result<()> {
     if json {
         let v = json!({"tier": n, "text": t.text, "tokens": t.tokens, "max_tokens": t.max_tokens, "dropped": t.dropped});
-        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
         return Ok(());
     }
     write!(out, "{}", safe(&t.text))?;
@@ -414,7 +414,7 @@ fn search(
                 })
             })
             .collect();
-        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
         return Ok(());
     }
     if hits.is_empty() {
@@ -440,7 +440,7 @@ fn search(
 fn show(mm: &MemoryManager, id: &MemoryId, json: bool, out: &mut impl Write) -> Result<()> {
     let s = mm.show(id)?;
     if json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&s)?)?;
+        writeln!(out, "{}", crate::output::json_pretty(&s)?)?;
         return Ok(());
     }
     let d = &s.document;
@@ -481,7 +481,7 @@ fn stats(mm: &MemoryManager, json: bool, out: &mut impl Write) -> Result<()> {
     if json {
         let mut v = serde_json::to_value(&s)?;
         v["backend"] = json!(backend);
-        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
         return Ok(());
     }
     writeln!(out, "backend: {backend}")?;
@@ -525,7 +525,7 @@ fn stats(mm: &MemoryManager, json: bool, out: &mut impl Write) -> Result<()> {
 fn clean(mm: &MemoryManager, dry_run: bool, json: bool, out: &mut impl Write) -> Result<()> {
     let r = mm.clean(dry_run)?;
     if json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&r)?)?;
+        writeln!(out, "{}", crate::output::json_pretty(&r)?)?;
         return Ok(());
     }
     let verb = if dry_run { "would delete" } else { "deleted" };
@@ -571,7 +571,7 @@ fn pref(
         (None, _) => {
             let prefs = mm.preferences()?;
             if json {
-                writeln!(out, "{}", serde_json::to_string_pretty(&prefs)?)?;
+                writeln!(out, "{}", crate::output::json_pretty(&prefs)?)?;
             } else if prefs.is_empty() {
                 writeln!(
                     out,
@@ -635,7 +635,7 @@ fn archive_cmd(
     let a = mm.get_tier2_archive()?;
     let format = if json { ArchiveFormat::Json } else { format };
     let text = match format {
-        ArchiveFormat::Json => format!("{}\n", serde_json::to_string_pretty(&a)?),
+        ArchiveFormat::Json => format!("{}\n", crate::output::json_pretty(&a)?),
         ArchiveFormat::Md => archive::to_markdown(&a, &mm.config().headings),
     };
     match output {

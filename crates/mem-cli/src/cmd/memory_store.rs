@@ -155,7 +155,7 @@ pub fn migrate(
     if settings.json {
         let v = json!({"from": db.display().to_string(), "to": shown,
                        "schema": server.schema(), "author": server.author(), "report": report});
-        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
         return Ok(());
     }
     writeln!(

@@ -98,7 +98,7 @@ pub fn run(args: NoteArgs, settings: &Settings) -> Result<()> {
             if settings.json {
                 println!(
                     "{}",
-                    serde_json::to_string_pretty(&json!({
+                    crate::output::json_pretty(&json!({
                         "id": written.id,
                         "path": written.path,
                         "withheld": written.withheld,
@@ -113,8 +113,8 @@ pub fn run(args: NoteArgs, settings: &Settings) -> Result<()> {
                     } else {
                         "wrote"
                     },
-                    written.id,
-                    written.path.display()
+                    safe_line(&written.id.to_string()),
+                    safe_line(&written.path.display().to_string())
                 );
                 if written.withheld > 0 {
                     println!(
@@ -140,7 +140,7 @@ pub fn run(args: NoteArgs, settings: &Settings) -> Result<()> {
                 );
             }
             if settings.json {
-                println!("{}", serde_json::to_string_pretty(&scan.notes)?);
+                println!("{}", crate::output::json_pretty(&scan.notes)?);
                 return Ok(());
             }
             if scan.notes.is_empty() {
@@ -149,7 +149,7 @@ pub fn run(args: NoteArgs, settings: &Settings) -> Result<()> {
             for note in &scan.notes {
                 println!(
                     "{}  [{}]  {}",
-                    note.id,
+                    safe_line(&note.id.to_string()),
                     note.kind.as_deref().unwrap_or("-"),
                     safe_line(&note.name)
                 );
@@ -166,11 +166,11 @@ pub fn run(args: NoteArgs, settings: &Settings) -> Result<()> {
             if settings.json {
                 let mut value = serde_json::to_value(&note)?;
                 value["body"] = json!(note.body);
-                println!("{}", serde_json::to_string_pretty(&value)?);
+                println!("{}", crate::output::json_pretty(&value)?);
                 return Ok(());
             }
-            println!("id: {}", note.id);
-            println!("path: {}", note.path.display());
+            println!("id: {}", safe_line(&note.id.to_string()));
+            println!("path: {}", safe_line(&note.path.display().to_string()));
             println!("name: {}", safe_line(&note.name));
             println!("description: {}", safe_line(&note.description));
             println!("type: {}", safe_line(note.kind.as_deref().unwrap_or("-")));
@@ -185,7 +185,7 @@ pub fn run(args: NoteArgs, settings: &Settings) -> Result<()> {
             if settings.json {
                 println!(
                     "{}",
-                    serde_json::to_string_pretty(&json!({"removed": parsed, "path": path}))?
+                    crate::output::json_pretty(&json!({"removed": parsed, "path": path}))?
                 );
             } else {
                 println!("removed {parsed} ({})", path.display());

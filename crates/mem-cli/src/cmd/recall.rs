@@ -156,7 +156,7 @@ pub async fn run(args: RecallArgs, settings: &Settings) -> Result<()> {
             "already_surfaced": recall.already_surfaced,
             "warnings": recall.warnings.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
         });
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        println!("{}", crate::output::json_pretty(&value)?);
         return Ok(());
     }
     if let Some(reason) = &recall.fallback {
