@@ -80,8 +80,9 @@ pub struct ExtractReport {
     pub tokens_today: usize,
     /// The daily budget in tokens.
     pub daily_budget: usize,
-    /// Secrets withheld: from the prompt (before it was sent) and from the entries.
-    pub withheld_from_prompt: usize,
+    /// Secrets withheld from the prompt before it was sent to a hosted model; `None` when no
+    /// prompt was sent (the offline engine, or no call made).
+    pub withheld_from_prompt: Option<usize>,
     /// Secrets withheld from the extracted entries.
     pub withheld: usize,
     /// Extracted entries dropped as one-off details (text and reason).
@@ -301,7 +302,7 @@ pub async fn extract_session(
         tokens_spent: 0,
         tokens_today: spent_today,
         daily_budget: options.daily_token_budget,
-        withheld_from_prompt: 0,
+        withheld_from_prompt: None,
         withheld: 0,
         one_offs: Vec::new(),
         secret_entries: 0,
@@ -336,7 +337,7 @@ pub async fn extract_session(
         .join("\n\n");
     let counter = TokenCounter::default();
     let (redacted, withheld) = redact_messages(new);
-    report.withheld_from_prompt = withheld + redact(&current_memories).withheld();
+    let prompt_withheld = withheld + redact(&current_memories).withheld();
     let bounded = bound_messages(redacted, options.max_prompt_tokens, &counter);
     let request = ExtractRequest {
         current_memories: redact(&current_memories).text,
@@ -358,6 +359,7 @@ pub async fn extract_session(
             return Ok(report);
         }
         report.tokens_spent = prompt_tokens;
+        report.withheld_from_prompt = Some(prompt_withheld);
     }
     let reply = llm.extract(&request).await?;
     if is_model {

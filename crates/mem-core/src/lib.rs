@@ -2,18 +2,22 @@
 //! `<system-reminder>` block that carries instructions and memories into a conversation.
 //!
 //! Implements MewCode seed §6 (`inject_long_term_memory`) and the message model that seed §1
-//! (session records) and §2 (compaction) rely on. This crate does no I/O: it never reads a file, an
-//! environment variable or the clock on its own (the date of the injected block is a parameter).
+//! (session records) and §2 (compaction) rely on. This crate does no I/O on its own: it reads no
+//! file but one its caller names ([`fsread`]), no environment variable and not the clock (the
+//! date of the injected block is a parameter).
 //!
 //! - [`Message`], [`Role`], [`ContentBlock`], [`ToolResultContent`]: Anthropic-style messages
 //!   whose JSON round-trips losslessly, unknown blocks and unknown fields included.
 //! - [`Conversation`]: an ordered list of messages with a per-message token cache.
 //! - [`TokenCounter`]: real BPE counting (o200k_base by default, cl100k_base selectable).
 //! - [`secrets`]: the one secret filter every memory write and hosted prompt passes through.
+//! - [`fsread`]: the one safe file reader (regular files only, non-blocking open, byte cap)
+//!   behind instruction, memory, note and transcript reads.
 //! - [`terminal`]: escaping text from transcripts, memories and models before it is printed.
 //! - [`render_long_term_memory`] / [`Conversation::inject_long_term_memory`]: seed §6, exactly.
 
 mod conversation;
+pub mod fsread;
 mod inject;
 mod message;
 pub mod secrets;

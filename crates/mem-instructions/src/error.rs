@@ -21,19 +21,5 @@ pub enum Error {
 /// `Result` with this crate's [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// Why [`crate::read_capped`] read nothing.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ReadError {
-    /// The path is not a regular file (a directory, FIFO, socket or device): refused without
-    /// opening it, so a FIFO never blocks.
-    #[error("not a regular file ({kind})")]
-    NotAFile {
-        /// What it is: `"a directory"`, `"a FIFO"`, `"a socket"`, `"a device"`, `"not a
-        /// regular file"`.
-        kind: &'static str,
-    },
-    /// The file could not be opened or read.
-    #[error("{0}")]
-    Io(#[from] std::io::Error),
-}
+/// Why [`crate::read_capped`] read nothing (`mem_core::fsread::ReadError`).
+pub use mem_core::fsread::ReadError;

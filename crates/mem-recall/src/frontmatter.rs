@@ -70,34 +70,56 @@ pub struct MemoryFile {
     pub body: String,
 }
 
+/// The most bytes a frontmatter block (between its `---` lines) may hold: 16 KiB. Real ones
+/// hold a few hundred; a longer block is not read (a warning says so), so no pathological
+/// block reaches the YAML parser.
+pub const FRONTMATTER_MAX_BYTES: usize = 16 * 1024;
+
 /// Splits `text` into frontmatter and body. The second value is a warning (why a frontmatter
 /// that is there could not be used), for the caller to report with the file's name.
+///
+/// Only the first [`FRONTMATTER_MAX_LINES`] lines and [`FRONTMATTER_MAX_BYTES`] bytes of the
+/// block are looked at; the YAML parser runs under a small budget (nesting, aliases, events).
 pub fn parse(text: &str) -> (MemoryFile, Option<String>) {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let lines: Vec<&str> = text.lines().collect();
     let whole = || MemoryFile {
         frontmatter: Frontmatter::default(),
-        body: lines.join("\n"),
+        body: join_lines(text),
     };
-    if lines.first().map(|l| l.trim()) != Some("---") {
+    let mut lines = text.lines();
+    if lines.next().map(str::trim) != Some("---") {
         return (whole(), None);
     }
-    let Some(end) = lines
-        .iter()
-        .enumerate()
-        .take(FRONTMATTER_MAX_LINES)
-        .skip(1)
-        .find_map(|(i, l)| (l.trim() == "---").then_some(i))
-    else {
+    // The block's lines, up to the closing `---` within the first FRONTMATTER_MAX_LINES lines.
+    let mut block: Vec<&str> = Vec::new();
+    let mut bytes = 0;
+    let mut closed = false;
+    for line in lines.by_ref().take(FRONTMATTER_MAX_LINES - 1) {
+        if line.trim() == "---" {
+            closed = true;
+            break;
+        }
+        bytes += line.len() + 1;
+        if bytes > FRONTMATTER_MAX_BYTES {
+            return (
+                whole(),
+                Some(format!(
+                    "frontmatter longer than {FRONTMATTER_MAX_BYTES} bytes; no frontmatter read"
+                )),
+            );
+        }
+        block.push(line);
+    }
+    if !closed {
         return (
             whole(),
             Some(format!(
                 "no closing `---` within the first {FRONTMATTER_MAX_LINES} lines; no frontmatter read"
             )),
         );
-    };
-    let yaml = lines[1..end].join("\n");
-    let body = lines[end + 1..].join("\n");
+    }
+    let yaml = block.join("\n");
+    let body = lines.collect::<Vec<_>>().join("\n");
     match parse_yaml(&yaml) {
         Ok(frontmatter) => (MemoryFile { frontmatter, body }, None),
         Err(reason) => (
@@ -108,6 +130,11 @@ pub fn parse(text: &str) -> (MemoryFile, Option<String>) {
             Some(format!("frontmatter is not valid YAML ({reason}); ignored")),
         ),
     }
+}
+
+/// The lines of `text` joined with `\n` (CRLF and a final newline dropped).
+fn join_lines(text: &str) -> String {
+    text.lines().collect::<Vec<_>>().join("\n")
 }
 
 /// A selection candidate from a memory file: `id` is its file name; name and description are
@@ -140,17 +167,41 @@ fn parse_yaml(yaml: &str) -> Result<Frontmatter, String> {
     if yaml.trim().is_empty() {
         return Ok(Frontmatter::default());
     }
-    match serde_saphyr::from_str::<Frontmatter>(yaml) {
+    match serde_saphyr::from_str_with_options::<Frontmatter>(yaml, yaml_options()) {
         Ok(f) => Ok(f),
         Err(first) => {
             let quoted = quote_plain_values(yaml);
             if quoted == yaml {
                 return Err(first_line(&first.to_string()));
             }
-            serde_saphyr::from_str::<Frontmatter>(&quoted)
+            serde_saphyr::from_str_with_options::<Frontmatter>(&quoted, yaml_options())
                 .map_err(|_| first_line(&first.to_string()))
         }
     }
+}
+
+/// The YAML parser's limits for a frontmatter block (at most [`FRONTMATTER_MAX_BYTES`] of a
+/// few keys): the library's defaults are sized for large configs (a million events, 50,000
+/// aliases), which lets a few kilobytes of aliases cost milliseconds. No source excerpt in
+/// errors (only the first line of a message is shown).
+fn yaml_options() -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_events = 20_000;
+    budget.max_aliases = 64;
+    budget.max_anchors = 64;
+    budget.max_recorded_anchor_events = 20_000;
+    budget.max_recorded_anchor_bytes = 256 * 1024;
+    budget.max_depth = 32;
+    budget.max_documents = 2;
+    budget.max_nodes = 10_000;
+    budget.max_total_scalar_bytes = 256 * 1024;
+    budget.max_merge_keys = 64;
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    options.alias_limits.max_total_replayed_events = 20_000;
+    options.alias_limits.max_replay_stack_depth = 32;
+    options.with_snippet = false;
+    options
 }
 
 /// `key: value` lines at the top level whose plain value holds `: ` or ` #` (which strict YAML
@@ -247,6 +298,31 @@ mod tests {
         let (c, warning) = candidate("late.md".to_owned(), &late);
         assert_eq!(c.name, "late");
         assert!(warning.is_some_and(|w| w.contains("no closing")));
+
+        let huge = format!(
+            "---\nname: x\ndescription: {}\n---\nbody\n",
+            "y".repeat(FRONTMATTER_MAX_BYTES)
+        );
+        let (c, warning) = candidate("huge.md".to_owned(), &huge);
+        assert_eq!(c.name, "huge");
+        assert!(warning.is_some_and(|w| w.contains("longer than")));
+
+        let bomb = format!(
+            "---\nname: n\na: &a [x, x, x, x, x, x, x, x, x, x]\n{}---\nbody\n",
+            (b'b'..=b'y')
+                .map(|c| {
+                    let prev = if c == b'b' { 'a' } else { (c - 1) as char };
+                    let p = format!("*{prev}, ");
+                    format!(
+                        "{0}: &{0} [{1}]\n",
+                        c as char,
+                        p.repeat(10).trim_end_matches(", ")
+                    )
+                })
+                .collect::<String>()
+        );
+        let (c, _) = candidate("bomb.md".to_owned(), &bomb);
+        assert_eq!(c.body, "body");
 
         let (c, warning) = candidate("plain.md".to_owned(), "# Title\ntext\n");
         assert_eq!(

@@ -8,12 +8,12 @@
 //! Reading never writes: no mtime or atime is set by mewmem (files are opened read-only).
 
 use std::fmt;
-use std::fs::{File, OpenOptions};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use serde::Serialize;
+
+use mem_core::fsread::ReadError;
 
 use crate::error::{Error, Result};
 use crate::frontmatter;
@@ -401,67 +401,11 @@ fn list_dir(dir: &MemoryDir, entries: &mut Vec<Entry>, out: &mut Scan) {
     }
 }
 
-fn kind_of(meta: &std::fs::Metadata) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        let t = meta.file_type();
-        if t.is_fifo() {
-            return "not a regular file (a FIFO)";
-        }
-        if t.is_socket() {
-            return "not a regular file (a socket)";
-        }
-        if t.is_block_device() || t.is_char_device() {
-            return "not a regular file (a device)";
-        }
+fn kind_of(meta: &std::fs::Metadata) -> String {
+    match mem_core::fsread::file_kind(&meta.file_type()) {
+        "not a regular file" => "not a regular file".to_owned(),
+        kind => format!("not a regular file ({kind})"),
     }
-    let _ = meta;
-    "not a regular file"
-}
-
-/// The first `max` bytes of a regular file (symlinks followed; opened non-blocking so a file
-/// swapped for a FIFO cannot hang), the file's size and whether it was cut.
-pub(crate) fn read_prefix(path: &Path, max: usize) -> Result<(Vec<u8>, u64, bool)> {
-    let file = open_nonblocking(path).map_err(|e| Error::io("cannot open", path, e))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| Error::io("cannot read", path, e))?;
-    if !meta.is_file() {
-        return Err(Error::NotRegular {
-            path: path.to_owned(),
-        });
-    }
-    let size = meta.len();
-    let limit = u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1);
-    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(max).min(max));
-    file.take(limit)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io("cannot read", path, e))?;
-    let cut = bytes.len() > max;
-    if cut {
-        bytes.truncate(max);
-        if let Err(e) = std::str::from_utf8(&bytes)
-            && e.error_len().is_none()
-        {
-            bytes.truncate(e.valid_up_to());
-        }
-    }
-    Ok((bytes, size, cut))
-}
-
-#[cfg(unix)]
-fn open_nonblocking(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-}
-
-#[cfg(not(unix))]
-fn open_nonblocking(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new().read(true).open(path)
 }
 
 /// Reads and parses one note. `Err` is the warning text when the file is skipped.
@@ -470,8 +414,16 @@ pub(crate) fn read_note(
     path: &Path,
     file_name: &str,
 ) -> std::result::Result<(Note, Vec<Warning>), String> {
-    let (bytes, size, truncated) =
-        read_prefix(path, MAX_NOTE_BYTES).map_err(|e| format!("{}; skipped", short(&e)))?;
+    let mem_core::fsread::CappedBytes {
+        bytes,
+        size,
+        truncated,
+        modified,
+    } = mem_core::fsread::read_prefix(path, MAX_NOTE_BYTES).map_err(|e| match e {
+        ReadError::NotAFile { kind } => format!("not a regular file ({kind}); skipped"),
+        ReadError::Io(e) => format!("cannot read: {e}; skipped"),
+        other => format!("{other}; skipped"),
+    })?;
     if bytes.contains(&0) {
         return Err("binary content (NUL bytes); skipped".to_owned());
     }
@@ -485,7 +437,6 @@ pub(crate) fn read_note(
             ),
         });
     }
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read: {e}; skipped"))?;
     let (file, warning) = frontmatter::parse(&text);
     if let Some(w) = warning {
         warnings.push(Warning {
@@ -503,22 +454,13 @@ pub(crate) fn read_note(
         name: trimmed(fm.name).unwrap_or_else(|| stem.to_owned()),
         description: trimmed(fm.description).unwrap_or_default(),
         kind: trimmed(fm.kind),
-        mtime: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+        mtime: modified.unwrap_or(SystemTime::UNIX_EPOCH),
         size,
         verified: trimmed(fm.last_verified).or_else(|| trimmed(fm.updated)),
         body: file.body,
         truncated,
     };
     Ok((note, warnings))
-}
-
-/// An error's message without the path (the warning names it already).
-fn short(e: &Error) -> String {
-    match e {
-        Error::Io { action, source, .. } => format!("{action}: {source}"),
-        Error::NotRegular { .. } => "not a regular file".to_owned(),
-        other => other.to_string(),
-    }
 }
 
 #[cfg(test)]

@@ -134,6 +134,38 @@ impl SurfacedLog {
         let _ = lock.unlock();
         Ok(())
     }
+
+    /// Deletes the record and its lock file (when the session is deleted). Takes the lock first,
+    /// so a recall writing the record at that moment finishes before it goes. `Ok(false)` when
+    /// there was no record.
+    ///
+    /// # Errors
+    /// I/O errors other than a missing file, naming the path.
+    pub fn remove(&self) -> Result<bool> {
+        let lock = match OpenOptions::new().write(true).open(&self.lock_path) {
+            Ok(f) => {
+                f.lock()
+                    .map_err(|e| Error::io("cannot lock", &self.lock_path, e))?;
+                Some(f)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(Error::io("cannot open", &self.lock_path, e)),
+        };
+        let removed = match std::fs::remove_file(&self.path) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => return Err(Error::io("cannot delete", &self.path, e)),
+        };
+        if let Some(lock) = lock {
+            match std::fs::remove_file(&self.lock_path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io("cannot delete", &self.lock_path, e)),
+            }
+            let _ = lock.unlock();
+        }
+        Ok(removed)
+    }
 }
 
 #[cfg(test)]
@@ -156,5 +188,10 @@ mod tests {
         assert!(other.load().unwrap().is_empty());
         std::fs::write(log.path(), "not json").unwrap();
         assert!(matches!(log.load(), Err(Error::BadRecord { .. })));
+        assert!(log.remove().unwrap());
+        assert!(!log.path().exists());
+        assert!(!dir.path().join("sessions/s1.recall.lock").exists());
+        assert!(!log.remove().unwrap());
+        assert!(log.load().unwrap().is_empty());
     }
 }

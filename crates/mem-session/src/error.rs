@@ -72,7 +72,8 @@ pub enum Error {
     NotAFile {
         /// The path.
         path: PathBuf,
-        /// What it is: `a FIFO`, `a device`, `a socket`, `a folder`, `not a file`.
+        /// What it is (`mem_core::fsread::file_kind`): `a FIFO`, `a device`, `a socket`,
+        /// `a directory`, `not a regular file`.
         kind: &'static str,
     },
     /// A transcript larger than [`crate::import::MAX_TRANSCRIPT_BYTES`].

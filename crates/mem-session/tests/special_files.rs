@@ -51,7 +51,7 @@ fn fifo_device_and_folder_are_refused_without_blocking() {
     );
 
     let e = error_of(dir.path().to_owned());
-    assert!(e.contains("not a regular file (a folder)"), "{e}");
+    assert!(e.contains("not a regular file (a directory)"), "{e}");
 }
 
 #[test]

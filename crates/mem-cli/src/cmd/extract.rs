@@ -123,10 +123,15 @@ fn print_report(out: &mut impl Write, r: &ExtractReport) -> Result<()> {
         print_file(out, f)?;
     }
     if r.skipped.is_none() {
+        // Prompt redaction is reported only when a prompt went to a model.
+        let prompt = r
+            .withheld_from_prompt
+            .map(|n| format!(", {n} from the prompt sent to {}", safe_line(&r.engine)))
+            .unwrap_or_default();
         writeln!(
             out,
-            "  secrets withheld: {} from entries ({} entries dropped as mostly secret), {} from the prompt",
-            r.withheld, r.secret_entries, r.withheld_from_prompt,
+            "  secrets withheld: {} from entries ({} entries dropped as mostly secret){prompt}",
+            r.withheld, r.secret_entries,
         )?;
         for (text, reason) in &r.one_offs {
             writeln!(out, "  not kept ({reason}): {}", safe_line(text))?;

@@ -110,8 +110,8 @@ pub fn run(args: SessionArgs, settings: &Settings) -> Result<()> {
     }
 }
 
-/// `mem session delete ID`: the `.jsonl`, the `.meta`, and the tool results its compactions
-/// spilled (`<project>/.mewcode/session/tool-results/<id>/`). Only a full id: a prefix is refused
+/// `mem session delete ID`: the `.jsonl`, the `.meta`, the record of notes recall surfaced in
+/// it (`<id>.recall.json`), and the tool results its compactions spilled (`<project>/.mewcode/session/tool-results/<id>/`). Only a full id: a prefix is refused
 /// with the id(s) it matches.
 fn delete(store: &SessionStore, id: &str, settings: &Settings, out: &mut impl Write) -> Result<()> {
     mem_session::validate_id(id)?;
@@ -157,6 +157,10 @@ fn delete(store: &SessionStore, id: &str, settings: &Settings, out: &mut impl Wr
             });
         }
     };
+    // What recall surfaced in this session (`<id>.recall.json`) goes with it.
+    mem_recall::SurfacedLog::for_session(store.dir(), id)
+        .remove()
+        .with_context(|| format!("deleted session {id}, but not its recall record"))?;
     if settings.json {
         crate::output::write_json(
             out,

@@ -160,11 +160,19 @@ pub const MAX_TRANSCRIPT_BYTES: u64 = 256 << 20;
 ///
 /// Errors: [`Error::NotAFile`], [`Error::TooLarge`], [`Error::Io`] (missing, unreadable).
 pub fn open_transcript(path: &Path) -> Result<File> {
-    let io = |e| Error::io("cannot read", path, e);
-    check_file(path, &std::fs::metadata(path).map_err(io)?)?;
-    let file = open_nonblocking(path).map_err(io)?;
-    let meta = file.metadata().map_err(io)?;
-    check_file(path, &meta)?;
+    use mem_core::fsread::{ReadError, open_regular};
+    let (file, meta) = open_regular(path).map_err(|e| match e {
+        ReadError::NotAFile { kind } => Error::NotAFile {
+            path: path.to_owned(),
+            kind,
+        },
+        ReadError::Io(e) => Error::io("cannot read", path, e),
+        other => Error::io(
+            "cannot read",
+            path,
+            std::io::Error::other(other.to_string()),
+        ),
+    })?;
     if meta.len() > MAX_TRANSCRIPT_BYTES {
         return Err(Error::TooLarge {
             path: path.to_owned(),
@@ -173,57 +181,6 @@ pub fn open_transcript(path: &Path) -> Result<File> {
         });
     }
     Ok(file)
-}
-
-fn check_file(path: &Path, meta: &std::fs::Metadata) -> Result<()> {
-    if meta.is_file() {
-        return Ok(());
-    }
-    let kind = file_kind(meta);
-    Err(Error::NotAFile {
-        path: path.to_owned(),
-        kind,
-    })
-}
-
-#[cfg(unix)]
-fn file_kind(meta: &std::fs::Metadata) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    let t = meta.file_type();
-    if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_char_device() || t.is_block_device() {
-        "a device"
-    } else if t.is_socket() {
-        "a socket"
-    } else if t.is_dir() {
-        "a folder"
-    } else {
-        "not a file"
-    }
-}
-
-#[cfg(not(unix))]
-fn file_kind(meta: &std::fs::Metadata) -> &'static str {
-    if meta.is_dir() {
-        "a folder"
-    } else {
-        "not a file"
-    }
-}
-
-#[cfg(unix)]
-fn open_nonblocking(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-}
-
-#[cfg(not(unix))]
-fn open_nonblocking(path: &Path) -> std::io::Result<File> {
-    File::open(path)
 }
 
 /// Sniffs the first non-blank lines of `path` and names its format.
