@@ -10,7 +10,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use mem_core::secrets::redact;
 use mem_core::{ContentBlock, Message, Role, TokenCounter, ToolResultContent};
 use mem_instructions::Scope;
-use mem_llm::{ExtractRequest, Job, Llm, MemoryCategory};
+use mem_llm::{CurrentEntry, EntryChange, ExtractRequest, Job, Llm, MemoryCategory};
 use mem_session::{RecordType, SessionStore};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -18,7 +18,8 @@ use serde_json::Value;
 use crate::clean::{Cleaned, clean};
 use crate::error::Result;
 use crate::fsutil::{ensure_dir, lock, read_json, write_json};
-use crate::merge::{Candidate, FileReport, merge_offline};
+use crate::id::EntryId;
+use crate::merge::{Candidate, FileReport, ModelChange, merge_with_changes};
 use crate::store::AutoMemory;
 
 /// The folder of extraction state: `<project>/.mewcode/auto-memory/`.
@@ -339,8 +340,24 @@ pub async fn extract_session(
     let (redacted, withheld) = redact_messages(new);
     let prompt_withheld = withheld + redact(&current_memories).withheld();
     let bounded = bound_messages(redacted, options.max_prompt_tokens, &counter);
+    // The current entries, numbered 1.. (user's file first) for a model to UPDATE / DELETE by
+    // number; the number maps back to the file and entry id read here.
+    let mut numbered: Vec<(u32, Scope, EntryId)> = Vec::new();
+    let mut entries = Vec::new();
+    for (scope, doc) in [(Scope::User, &user_doc), (Scope::Project, &project_doc)] {
+        for e in doc.entries() {
+            let n = u32::try_from(numbered.len() + 1).unwrap_or(u32::MAX);
+            numbered.push((n, scope, e.id));
+            entries.push(CurrentEntry {
+                id: n,
+                category: e.category,
+                text: redact(&e.text).text,
+            });
+        }
+    }
     let request = ExtractRequest {
         current_memories: redact(&current_memories).text,
+        entries,
         messages: bounded,
     };
     let is_model = engine != "offline";
@@ -369,6 +386,46 @@ pub async fn extract_session(
     report.engine = reply.engine.clone();
     report.fallback = reply.fallback.clone();
     report.dropped = reply.dropped.clone();
+
+    // A model's UPDATE / DELETE answers, mapped back to their files; an id that was not in the
+    // prompt is dropped and reported (the engine checks too; this guards any `Llm`).
+    let mut changes_by_scope: BTreeMap<u8, Vec<ModelChange>> = BTreeMap::new();
+    for change in &reply.value.changes {
+        let Some((_, scope, id)) = numbered.iter().find(|(n, _, _)| *n == change.id()) else {
+            report.dropped.push(format!(
+                "change of id {}: no such entry (invented by the model)",
+                change.id()
+            ));
+            continue;
+        };
+        let text = match change {
+            EntryChange::Delete { .. } => None,
+            EntryChange::Update { text, .. } => match clean(text) {
+                Cleaned::Keep { text, withheld } => {
+                    report.withheld += withheld;
+                    Some(text)
+                }
+                Cleaned::Secret { withheld } => {
+                    report.withheld += withheld;
+                    report.secret_entries += 1;
+                    continue;
+                }
+                Cleaned::OneOff(reason) => {
+                    report.one_offs.push((text.clone(), reason.to_owned()));
+                    continue;
+                }
+                Cleaned::Empty => continue,
+            },
+        };
+        changes_by_scope
+            .entry(u8::from(*scope == Scope::Project))
+            .or_default()
+            .push(ModelChange {
+                id: *id,
+                model_id: change.id(),
+                text,
+            });
+    }
 
     // Clean, then split by file.
     let mut by_scope: BTreeMap<u8, Vec<Candidate>> = BTreeMap::new();
@@ -399,10 +456,22 @@ pub async fn extract_session(
     }
     for (key, scope) in [(0u8, Scope::User), (1u8, Scope::Project)] {
         let candidates = by_scope.remove(&key).unwrap_or_default();
-        if candidates.is_empty() && corrections.is_empty() {
+        let changes = changes_by_scope.remove(&key).unwrap_or_default();
+        if candidates.is_empty() && corrections.is_empty() && changes.is_empty() {
             continue;
         }
-        let file_report = if options.dry_run {
+        let merge = |open: &mut crate::store::OpenFile| {
+            merge_with_changes(
+                open,
+                &changes,
+                &candidates,
+                &corrections,
+                options.now,
+                auto.options().cap_tokens,
+                auto.options().headings,
+            )
+        };
+        let (file_report, skipped) = if options.dry_run {
             let (doc, _) = auto.read(scope)?;
             let mut open = crate::store::OpenFile {
                 scope,
@@ -411,26 +480,11 @@ pub async fn extract_session(
                 meta: Default::default(),
                 warnings: Vec::new(),
             };
-            merge_offline(
-                &mut open,
-                &candidates,
-                &corrections,
-                options.now,
-                auto.options().cap_tokens,
-                auto.options().headings,
-            )
+            merge(&mut open)
         } else {
-            auto.update(scope, |open| {
-                Ok(merge_offline(
-                    open,
-                    &candidates,
-                    &corrections,
-                    options.now,
-                    auto.options().cap_tokens,
-                    auto.options().headings,
-                ))
-            })?
+            auto.update(scope, |open| Ok(merge(open)))?
         };
+        report.dropped.extend(skipped);
         report.files.push(file_report);
     }
     if !options.dry_run {

@@ -44,8 +44,8 @@ pub use load::{
 pub use mem_instructions::Scope;
 pub use mem_llm::MemoryCategory;
 pub use merge::{
-    Candidate, Change, FileReport, NEAR_DUPLICATE, Update, corrected_term, count_tokens,
-    merge_offline, near_duplicate, similarity,
+    Candidate, Change, FileReport, ModelChange, NEAR_DUPLICATE, Update, corrected_term,
+    count_tokens, merge_offline, merge_with_changes, near_duplicate, similarity,
 };
 pub use store::{
     AutoMemory, AutoOptions, DEFAULT_CAP_TOKENS, EntryDates, EntryInfo, Listing, META_FILE, Meta,

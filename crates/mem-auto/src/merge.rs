@@ -252,6 +252,18 @@ pub struct Candidate {
     pub text: String,
 }
 
+/// A model's change to an entry of this file (from its UPDATE / DELETE answer, the integer id
+/// already mapped back to the entry's [`EntryId`] as it was read for the prompt).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelChange {
+    /// The entry as the model saw it.
+    pub id: EntryId,
+    /// The id the model used (for messages).
+    pub model_id: u32,
+    /// `Some(new text)` (cleaned) for an UPDATE, `None` for a DELETE.
+    pub text: Option<String>,
+}
+
 /// Merges `candidates` (this file's categories) into `file`, applies every correction of this
 /// extraction (`corrections`, whichever file they go to) to the entries that state what they
 /// correct, then enforces the cap. The entries written here are never evicted.
@@ -263,9 +275,93 @@ pub fn merge_offline(
     cap_tokens: usize,
     style: crate::HeadingStyle,
 ) -> FileReport {
+    merge_with_changes(file, &[], candidates, corrections, now, cap_tokens, style).0
+}
+
+/// [`merge_offline`] after a model's UPDATE / DELETE `changes` to this file's entries (applied
+/// first, to the file as it is on disk now). A change whose entry is no longer there (edited
+/// by hand or by another process since the prompt was built) is not applied: the second value
+/// lists such changes, described for the user. An UPDATE to a text another entry already has
+/// removes the entry and confirms the other. Updated entries are never evicted by this change.
+pub fn merge_with_changes(
+    file: &mut OpenFile,
+    changes: &[ModelChange],
+    candidates: &[Candidate],
+    corrections: &[String],
+    now: DateTime<Utc>,
+    cap_tokens: usize,
+    style: crate::HeadingStyle,
+) -> (FileReport, Vec<String>) {
     let mut report = FileReport::new(file, cap_tokens);
     file.meta.sync(&file.doc, now);
     let mut protected: HashSet<EntryId> = HashSet::new();
+    let mut skipped = Vec::new();
+
+    for change in changes {
+        let Some(old) = file.doc.get(change.id) else {
+            skipped.push(format!(
+                "{} of id {} ({}): the entry changed since the prompt was built; not applied",
+                if change.text.is_some() {
+                    "UPDATE"
+                } else {
+                    "DELETE"
+                },
+                change.model_id,
+                change.id
+            ));
+            continue;
+        };
+        let old_change = Change {
+            id: old.id,
+            category: old.category,
+            text: old.text.clone(),
+        };
+        match &change.text {
+            None => {
+                file.doc.remove(old.id);
+                file.meta.entries.remove(&old.id.to_string());
+                report.removed.push(old_change);
+            }
+            Some(text) => {
+                let new_id = EntryId::of(text);
+                if new_id == old.id {
+                    // The same normalised text: only confirmed.
+                    file.meta.confirm(old.id, now);
+                    protected.insert(old.id);
+                    continue;
+                }
+                if let Some(same) = file.doc.get(new_id) {
+                    file.doc.remove(old.id);
+                    file.meta.entries.remove(&old.id.to_string());
+                    file.meta.confirm(same.id, now);
+                    protected.insert(same.id);
+                    report.removed.push(old_change);
+                    continue;
+                }
+                let Some(new_id) = file.doc.replace(old.id, text) else {
+                    continue;
+                };
+                let added = file.meta.dates(old.id).map(|d| d.added).unwrap_or(now);
+                file.meta.entries.remove(&old.id.to_string());
+                file.meta.entries.insert(
+                    new_id.to_string(),
+                    crate::store::EntryDates {
+                        added,
+                        confirmed: now,
+                    },
+                );
+                protected.insert(new_id);
+                report.updated.push(Update {
+                    old: old_change,
+                    new: Change {
+                        id: new_id,
+                        category: old.category,
+                        text: crate::doc::one_line(text),
+                    },
+                });
+            }
+        }
+    }
 
     // Corrections first: the entries stating what is corrected go.
     for correction in corrections {
@@ -317,7 +413,7 @@ pub fn merge_offline(
         });
     }
     enforce_cap(file, &protected, &mut report);
-    report
+    (report, skipped)
 }
 
 /// Tokens of a text for the cap (o200k_base).

@@ -33,6 +33,6 @@ pub use model::{ModelEngine, Router};
 pub use offline::OfflineEngine;
 pub use provider::{ApiKey, Provider, ProviderKind, is_hosted_url};
 pub use types::{
-    Candidate, DEFAULT_SELECT_LIMIT, ExtractRequest, Job, Memories, MemoryCategory, Reply,
-    SelectRequest, Selection, SummarizeRequest, Summary,
+    Candidate, CurrentEntry, DEFAULT_SELECT_LIMIT, EntryChange, ExtractRequest, Job, Memories,
+    MemoryCategory, Reply, SelectRequest, Selection, SummarizeRequest, Summary,
 };

@@ -8,7 +8,7 @@ use crate::engine::{BoxFuture, Llm};
 use crate::error::{LlmError, Result};
 use crate::http::CallPolicy;
 use crate::offline::OfflineEngine;
-use crate::parse::{check_summary, parse_memories, parse_selection};
+use crate::parse::{check_summary, parse_merge, parse_selection};
 use crate::prompt::{ChatRequest, extract_request, select_request, summarize_request};
 use crate::provider::Provider;
 use crate::types::{
@@ -110,8 +110,11 @@ impl ModelEngine {
         }
     }
 
-    /// Extracts through the model. Entries that look like secrets are dropped (and reported
-    /// without their text).
+    /// Extracts through the model, merging against the request's numbered entries
+    /// ([`parse_merge`]: ADD / UPDATE / DELETE / NONE; ids the model invents are dropped and
+    /// reported in [`Reply::dropped`]). Entries that look like secrets are dropped (and reported
+    /// without their text). A junk reply: the offline engine answers, [`Reply::fallback`] says
+    /// why.
     pub async fn extract_async(&self, request: &ExtractRequest) -> Result<Reply<Memories>> {
         let text = match self
             .provider
@@ -124,10 +127,22 @@ impl ModelEngine {
             }
             Err(e) => return Err(e),
         };
-        match parse_memories(&text) {
+        match parse_merge(&text, &request.entries) {
             Ok(parsed) => {
                 let mut memories = parsed.value;
                 let mut dropped = parsed.dropped;
+                memories.changes.retain(|c| match c {
+                    crate::EntryChange::Update { id, text } => {
+                        let secret = crate::offline::looks_like_secret(text);
+                        if secret {
+                            dropped.push(format!(
+                                "UPDATE of id {id}: the new text looks like a secret"
+                            ));
+                        }
+                        !secret
+                    }
+                    crate::EntryChange::Delete { .. } => true,
+                });
                 for category in crate::MemoryCategory::ALL {
                     let entries = memories.get_mut(category);
                     let before = entries.len();

@@ -246,6 +246,138 @@ pub fn parse_memories(text: &str) -> Result<Parsed<Memories>, String> {
     })
 }
 
+/// Keys under which a merge reply lists its operations (`memory` is mem0's).
+const MERGE_KEYS: [&str; 4] = ["memory", "memories", "operations", "events"];
+
+/// Parses an extraction reply of the merge prompt (`prompts/extract.v2.md`):
+/// `{"memory": [{"event": "ADD", "category": "project", "text": "..."}, {"event": "UPDATE",
+/// "id": 3, "text": "..."}, {"event": "DELETE", "id": 5}, {"event": "NONE", "id": 2}]}`
+/// (also `memories` / `operations` / `events`, or a bare list). Events are matched without
+/// case; an id may be a number or a string of digits.
+///
+/// `ids` are the request's [`crate::CurrentEntry`] ids. Dropped and reported: an UPDATE,
+/// DELETE or NONE naming an id that is not among them (the model invented it), a second change
+/// to one id, an ADD without a known category or text, an UPDATE without text, an unknown
+/// event, an item that is not an object. An UPDATE to the entry's own text is a NONE.
+/// A reply in the four-list form of [`parse_memories`] (no merge operations) is read as ADDs.
+///
+/// Errors (as a reason string): no JSON; neither a list of operations nor the four lists.
+pub fn parse_merge(
+    text: &str,
+    entries: &[crate::CurrentEntry],
+) -> Result<Parsed<Memories>, String> {
+    let value = find_json(text).ok_or_else(|| "no JSON found in the reply".to_owned())?;
+    let list = match &value {
+        Value::Array(items) => items,
+        Value::Object(map) => match MERGE_KEYS.iter().find(|k| map.contains_key(**k)) {
+            Some(key) => match &map[*key] {
+                Value::Array(items) => items,
+                other => {
+                    return Err(format!(
+                        "`{key}` should be a list of operations, found {}",
+                        type_name(other)
+                    ));
+                }
+            },
+            None => return parse_memories(text),
+        },
+        other => {
+            return Err(format!(
+                "expected a JSON object, found {}",
+                type_name(other)
+            ));
+        }
+    };
+    let mut memories = Memories::default();
+    let mut dropped = Vec::new();
+    let mut touched: Vec<u32> = Vec::new();
+    for item in list {
+        let Value::Object(op) = item else {
+            dropped.push(format!(
+                "operation of the wrong type ({}): {item}",
+                type_name(item)
+            ));
+            continue;
+        };
+        let event = op
+            .get("event")
+            .or_else(|| op.get("action"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .trim()
+            .to_ascii_uppercase();
+        let text = op
+            .get("text")
+            .or_else(|| op.get("memory"))
+            .and_then(Value::as_str)
+            .map(clean_entry)
+            .filter(|t| !t.is_empty());
+        let id = op.get("id").and_then(|v| match v {
+            Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
+            Value::String(s) => s.trim().parse::<u32>().ok(),
+            _ => None,
+        });
+        if event == "ADD" {
+            let category = op
+                .get("category")
+                .and_then(Value::as_str)
+                .and_then(category_of);
+            match (category, text) {
+                (Some(category), Some(text)) => {
+                    let list = memories.get_mut(category);
+                    if !list.iter().any(|e| e.eq_ignore_ascii_case(&text)) {
+                        list.push(text);
+                    }
+                }
+                (None, _) => dropped.push(format!("ADD without a known category: {item}")),
+                (_, None) => dropped.push(format!("ADD without text: {item}")),
+            }
+            continue;
+        }
+        if !matches!(event.as_str(), "UPDATE" | "DELETE" | "NONE") {
+            dropped.push(format!("unknown event: {item}"));
+            continue;
+        }
+        let Some(id) = id else {
+            dropped.push(format!("{event} without an id: {item}"));
+            continue;
+        };
+        let Some(current) = entries.iter().find(|e| e.id == id) else {
+            dropped.push(format!(
+                "{event} of id {id}: no such entry (invented by the model)"
+            ));
+            continue;
+        };
+        if event == "NONE" {
+            continue;
+        }
+        if touched.contains(&id) {
+            dropped.push(format!("{event} of id {id}: a second change to one entry"));
+            continue;
+        }
+        match event.as_str() {
+            "DELETE" => {
+                touched.push(id);
+                memories.changes.push(crate::EntryChange::Delete { id });
+            }
+            _ => match text {
+                Some(text) if text != current.text => {
+                    touched.push(id);
+                    memories
+                        .changes
+                        .push(crate::EntryChange::Update { id, text });
+                }
+                Some(_) => {}
+                None => dropped.push(format!("UPDATE of id {id} without text")),
+            },
+        }
+    }
+    Ok(Parsed {
+        value: memories,
+        dropped,
+    })
+}
+
 fn clean_entry(s: &str) -> String {
     s.split_whitespace()
         .collect::<Vec<_>>()
@@ -413,6 +545,71 @@ mod tests {
             Err("no JSON found in the reply".to_owned())
         );
         assert!(parse_selection(r#"{"other": []}"#, &candidates(), 5).is_err());
+    }
+
+    fn current() -> Vec<crate::CurrentEntry> {
+        vec![
+            crate::CurrentEntry {
+                id: 1,
+                category: MemoryCategory::Preference,
+                text: "Always use npm".into(),
+            },
+            crate::CurrentEntry {
+                id: 2,
+                category: MemoryCategory::Project,
+                text: "Tests live in tests/".into(),
+            },
+        ]
+    }
+
+    #[test]
+    fn merge_operations_are_checked_against_the_ids() {
+        let reply = r#"Sure. {"memory": [
+            {"event": "UPDATE", "id": 1, "text": "Always use pnpm, not npm"},
+            {"event": "delete", "id": "2"},
+            {"event": "DELETE", "id": 9},
+            {"event": "UPDATE", "id": 1, "text": "again"},
+            {"event": "ADD", "category": "references", "text": "Docs: https://x.dev"},
+            {"event": "ADD", "category": "gossip", "text": "nope"},
+            {"event": "NONE", "id": 1},
+            {"event": "MERGE", "id": 1},
+            "junk"
+        ]}"#;
+        let parsed = parse_merge(reply, &current()).unwrap();
+        assert_eq!(
+            parsed.value.changes,
+            vec![
+                crate::EntryChange::Update {
+                    id: 1,
+                    text: "Always use pnpm, not npm".into()
+                },
+                crate::EntryChange::Delete { id: 2 },
+            ]
+        );
+        assert_eq!(parsed.value.references, vec!["Docs: https://x.dev"]);
+        assert_eq!(parsed.dropped.len(), 5, "{:?}", parsed.dropped);
+        assert!(parsed.dropped[0].starts_with("DELETE of id 9: no such entry"));
+        assert!(parsed.dropped[1].contains("a second change"));
+        assert!(parsed.dropped[2].starts_with("ADD without a known category"));
+        assert!(parsed.dropped[3].starts_with("unknown event"));
+        assert!(parsed.dropped[4].starts_with("operation of the wrong type"));
+    }
+
+    #[test]
+    fn merge_accepts_the_four_lists_and_refuses_junk() {
+        let parsed = parse_merge(r#"{"project": ["Uses uv"]}"#, &current()).unwrap();
+        assert_eq!(parsed.value.project, vec!["Uses uv"]);
+        assert!(parsed.value.changes.is_empty());
+        assert!(parse_merge("no idea", &current()).is_err());
+        assert!(parse_merge(r#"{"memory": "x"}"#, &current()).is_err());
+        assert!(parse_merge(r#"{"weather": []}"#, &current()).is_err());
+        // An update to the same text is no change.
+        let same = parse_merge(
+            r#"[{"event": "UPDATE", "id": 2, "text": "Tests live in tests/"}]"#,
+            &current(),
+        )
+        .unwrap();
+        assert!(same.value.is_empty() && same.dropped.is_empty());
     }
 
     #[test]

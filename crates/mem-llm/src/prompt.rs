@@ -7,12 +7,13 @@ use serde_json::{Value, json};
 use crate::types::{ExtractRequest, Job, SelectRequest, SummarizeRequest};
 
 /// Version of the prompt set; part of every request's provenance.
-pub const PROMPT_VERSION: &str = "v1";
+pub const PROMPT_VERSION: &str = "v2";
 
 /// System prompt of the summarize job (`prompts/summarize.v1.md`).
 pub const SUMMARIZE_PROMPT: &str = include_str!("../prompts/summarize.v1.md");
-/// System prompt of the extract job (`prompts/extract.v1.md`).
-pub const EXTRACT_PROMPT: &str = include_str!("../prompts/extract.v1.md");
+/// System prompt of the extract job (`prompts/extract.v2.md`): merging against numbered
+/// current entries (ADD / UPDATE / DELETE / NONE). v1 asked for four lists of new entries.
+pub const EXTRACT_PROMPT: &str = include_str!("../prompts/extract.v2.md");
 /// System prompt of the select job (`prompts/select.v1.md`); `{limit}` is replaced.
 pub const SELECT_PROMPT: &str = include_str!("../prompts/select.v1.md");
 
@@ -134,39 +135,77 @@ pub fn summarize_request(request: &SummarizeRequest) -> ChatRequest {
     }
 }
 
-/// The JSON schema of an extraction reply: four lists of strings.
-pub fn extract_schema() -> Value {
-    let list = json!({"type": "array", "items": {"type": "string"}, "maxItems": 10});
+/// The JSON schema of an extraction reply: `memory`, a list of operations
+/// `{event, id, category, text}` (event ADD / UPDATE / DELETE / NONE; `id` one of the request's
+/// entry ids or null, an enum so a server that enforces the schema cannot invent one;
+/// `category` one of the four keys or null; `text` or null), at most 20.
+pub fn extract_schema(request: &ExtractRequest) -> Value {
+    let mut ids: Vec<Value> = request.entries.iter().map(|e| json!(e.id)).collect();
+    ids.push(Value::Null);
+    let mut categories: Vec<Value> = crate::MemoryCategory::ALL
+        .iter()
+        .map(|c| json!(c.key()))
+        .collect();
+    categories.push(Value::Null);
     json!({
         "type": "object",
         "properties": {
-            "preferences": list,
-            "corrections": list,
-            "project": list,
-            "references": list,
+            "memory": {
+                "type": "array",
+                "maxItems": 20,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "event": {"type": "string", "enum": ["ADD", "UPDATE", "DELETE", "NONE"]},
+                        "id": {"enum": ids},
+                        "category": {"enum": categories},
+                        "text": {"type": ["string", "null"]},
+                    },
+                    "required": ["event", "id", "category", "text"],
+                    "additionalProperties": false,
+                },
+            }
         },
-        "required": ["preferences", "corrections", "project", "references"],
+        "required": ["memory"],
         "additionalProperties": false,
     })
 }
 
-/// The request for an extraction.
+/// The current entries as the model sees them: `<id>. [<category key>] <text>` per line,
+/// or `(none)`.
+pub fn render_entries(entries: &[crate::CurrentEntry]) -> String {
+    if entries.is_empty() {
+        return "(none)".to_owned();
+    }
+    entries
+        .iter()
+        .map(|e| format!("{}. [{}] {}", e.id, e.category.key(), e.text))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The request for an extraction: the numbered current entries and the new messages. A request
+/// without numbered entries but with `current_memories` text shows that text instead (nothing
+/// to UPDATE or DELETE by number then).
 pub fn extract_request(request: &ExtractRequest) -> ChatRequest {
     let current = request.current_memories.trim();
+    let memories = if request.entries.is_empty() && !current.is_empty() {
+        format!("Current memories (not numbered: only ADD applies):\n{current}")
+    } else {
+        format!(
+            "Current memory entries:\n{}",
+            render_entries(&request.entries)
+        )
+    };
     ChatRequest {
         job: Job::Extract,
         system: EXTRACT_PROMPT.to_owned(),
         user: format!(
-            "Current memories:\n{}\n\nNew messages:\n{}",
-            if current.is_empty() {
-                "(none)"
-            } else {
-                current
-            },
+            "{memories}\n\nNew messages:\n{}",
             render_transcript(&request.messages)
         ),
         max_tokens: EXTRACT_MAX_TOKENS,
-        schema: Some(extract_schema()),
+        schema: Some(extract_schema(request)),
     }
 }
 

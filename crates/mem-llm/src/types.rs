@@ -55,10 +55,53 @@ pub struct Summary {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ExtractRequest {
     /// The current memories (the text of both `memories.md` files; may be empty). Entries already
-    /// there are not extracted again.
+    /// there are not extracted again. Read by the offline engine.
     pub current_memories: String,
+    /// The current entries, each named by a small integer id (`1..`), which a model answers
+    /// against: it may UPDATE or DELETE them by id (seed 000 §3 merging, mem0-style). Empty: the
+    /// model can only ADD. The offline engine does not use them.
+    pub entries: Vec<CurrentEntry>,
     /// The new messages, oldest first.
     pub messages: Vec<Message>,
+}
+
+/// A current memory entry offered to the model under a small integer id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CurrentEntry {
+    /// The id the model sees (`1..`, unique within the request); real ids (`M…`) are not shown,
+    /// so the model cannot half-remember a hash.
+    pub id: u32,
+    /// Its category.
+    pub category: MemoryCategory,
+    /// Its text (one line, secrets already redacted).
+    pub text: String,
+}
+
+/// A change to a current entry a model asked for, by the request's integer id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "event", rename_all = "UPPERCASE")]
+pub enum EntryChange {
+    /// Replace the text of entry `id` (it keeps its category).
+    Update {
+        /// A [`CurrentEntry::id`] of the request.
+        id: u32,
+        /// The new text.
+        text: String,
+    },
+    /// Remove entry `id` (it is wrong now, or contradicted by the new messages).
+    Delete {
+        /// A [`CurrentEntry::id`] of the request.
+        id: u32,
+    },
+}
+
+impl EntryChange {
+    /// The entry it changes.
+    pub fn id(&self) -> u32 {
+        match self {
+            EntryChange::Update { id, .. } | EntryChange::Delete { id } => *id,
+        }
+    }
 }
 
 /// The four memory categories of seed 000 §3.
@@ -135,6 +178,10 @@ pub struct Memories {
     pub project: Vec<String>,
     /// 参考资料.
     pub references: Vec<String>,
+    /// Changes to the request's current entries (a model's UPDATE / DELETE answers, ids checked
+    /// against the request). Empty from the offline engine, which merges by similarity instead.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<EntryChange>,
 }
 
 impl Memories {
@@ -158,9 +205,9 @@ impl Memories {
         }
     }
 
-    /// `true` when no category has an entry.
+    /// `true` when no category has an entry and there is no change.
     pub fn is_empty(&self) -> bool {
-        MemoryCategory::ALL.iter().all(|c| self.get(*c).is_empty())
+        MemoryCategory::ALL.iter().all(|c| self.get(*c).is_empty()) && self.changes.is_empty()
     }
 
     /// Total number of entries.

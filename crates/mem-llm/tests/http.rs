@@ -227,6 +227,7 @@ async fn extraction_reply_is_parsed_and_secrets_dropped() {
         mount_ok(&server, kind, text).await;
         let request = ExtractRequest {
             current_memories: String::new(),
+            entries: Vec::new(),
             messages: conversation(),
         };
         let reply = engine(kind, &server, fast_policy())
@@ -537,6 +538,7 @@ async fn unauthorized_is_not_retried_and_never_shows_the_key() {
         let err = engine(kind, &server, fast_policy())
             .extract(&ExtractRequest {
                 current_memories: String::new(),
+                entries: Vec::new(),
                 messages: conversation(),
             })
             .await

@@ -118,6 +118,7 @@ async fn extract(kind: ProviderKind) {
     let reply = engine
         .extract(&ExtractRequest {
             current_memories: String::new(),
+            entries: Vec::new(),
             messages: conversation(),
         })
         .await

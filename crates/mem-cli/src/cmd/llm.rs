@@ -117,6 +117,7 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
             let reply = llm
                 .extract(&ExtractRequest {
                     current_memories,
+                    entries: Vec::new(),
                     messages,
                 })
                 .await?;
