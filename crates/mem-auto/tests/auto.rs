@@ -363,7 +363,6 @@ fn no_secret_reaches_a_memory_file() {
         assert!(!all.contains(s), "{s} written:\n{all}");
     }
     assert!(!mem_core::secrets::contains_secret(&all), "{all}");
-    assert!(r.withheld > 0);
     // The offline engine sends no prompt: no prompt redaction is reported.
     assert_eq!(r.withheld_from_prompt, None);
     // The fact around the secret is kept.
