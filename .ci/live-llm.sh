@@ -4,8 +4,14 @@
 # through both provider APIs (/v1/chat/completions with json_schema, /v1/messages) end to end,
 # and `mem llm check --call` against it. Stops the server if this script started it.
 #
+# Then the two quality evals with the model as the engine (`cargo xtask eval extract --model`,
+# `cargo xtask eval recall --live`): their numbers are reported, not gating (a 135M CPU model is
+# far below the offline engines; the offline evals gate in `cargo xtask ci`).
+#
 # env: LIVE_LLM_MODEL (smol, default | qwen), LOCAL_LLM (path of local-llm.sh),
-#      CARGO_TARGET_DIR as usual. Cold (fresh cache): see the timing line it prints.
+#      LIVE_EVAL_SAMPLE (conversations / queries per eval, default 12; 0 = the whole sets, which
+#      takes ~1 min per conversation with smol on one loaded core), CARGO_TARGET_DIR as usual.
+#      Cold (fresh cache): see the timing line it prints.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # The workplace's shared tool when it is there, else the copy kept beside this script.
@@ -33,4 +39,16 @@ env -u OPENAI_API_KEY MEM_LLM_PROVIDER=openai OPENAI_BASE_URL="$URL/v1" MEM_LLM_
   cargo run -q -p mem-cli -- llm check --call
 env -u ANTHROPIC_API_KEY MEM_LLM_PROVIDER=anthropic ANTHROPIC_BASE_URL="$URL" MEM_LLM_MODEL=local \
   cargo run -q -p mem-cli -- llm check --call
+# The quality evals through the model (the CLI's configuration path, as above).
+SAMPLE=${LIVE_EVAL_SAMPLE:-12}
+t2=$(date +%s)
+env -u OPENAI_API_KEY MEM_LLM_PROVIDER=openai OPENAI_BASE_URL="$URL/v1" MEM_LLM_MODEL=local \
+  cargo xtask eval extract --model --sample "$SAMPLE" \
+  || echo "live-llm: extract eval with the local model missed the offline targets (reported, not gating)"
+echo "live-llm: extract eval took $(( $(date +%s) - t2 )) s"
+t3=$(date +%s)
+env -u OPENAI_API_KEY MEM_LLM_PROVIDER=openai OPENAI_BASE_URL="$URL/v1" MEM_LLM_MODEL=local \
+  cargo xtask eval recall --live --sample "$SAMPLE" \
+  || echo "live-llm: recall eval with the local model could not run every query (reported, not gating)"
+echo "live-llm: recall eval took $(( $(date +%s) - t3 )) s"
 echo "live-llm: total $(( $(date +%s) - t0 )) s"

@@ -5,7 +5,7 @@
 //! - `cargo xtask ci`: fmt check, clippy with `-D warnings`, tests, docs, goldens; stops at the
 //!   first failure.
 //! - `cargo xtask bench [ARGS...]`: `cargo bench --workspace`.
-//! - `cargo xtask eval extract [--model] [--verbose] [--filter TEXT]`: extraction quality on
+//! - `cargo xtask eval extract [--model] [--verbose] [--filter TEXT] [--sample N]`: extraction quality on
 //!   `fixtures/eval/extract/`.
 //! - `cargo xtask eval recall [--live] [--verbose]`: recall quality on the labelled set.
 
@@ -26,8 +26,8 @@ commands:
   golden [--bless] [--filter NAME]   run the golden cases under fixtures/
   ci                                 fmt, clippy, tests, docs, goldens (stops at the first failure)
   bench [ARGS...]                    cargo bench --workspace [ARGS...]
-  eval extract [--model] [--verbose] extraction precision/recall on fixtures/eval/extract/
-  eval recall [--live] [--verbose]   recall selector quality on fixtures/recall/eval
+  eval extract [--model] [--sample N] extraction precision/recall on fixtures/eval/extract/
+  eval recall [--live] [--sample N] recall selector quality on fixtures/recall/eval
 ";
 
 fn main() -> ExitCode {

@@ -83,6 +83,8 @@ struct Line {
     /// The line without its `\n` (a `\r` of a CRLF file stays here).
     raw: String,
     kind: Kind,
+    /// The entry's id, computed once when the line is read or written (entries only).
+    id: Option<EntryId>,
 }
 
 /// One entry of a document.
@@ -201,9 +203,12 @@ impl Document {
                     Kind::Other
                 };
                 after_entry = matches!(kind, Kind::Entry(_) | Kind::Continuation);
+                let id =
+                    matches!(kind, Kind::Entry(_)).then(|| EntryId::of(bullet(raw).unwrap_or("")));
                 lines.push(Line {
                     raw: raw.to_owned(),
                     kind,
+                    id,
                 });
             }
         }
@@ -253,7 +258,7 @@ impl Document {
                 Kind::Entry(category) => {
                     let text = bullet(&l.raw).unwrap_or("").to_owned();
                     Some(Entry {
-                        id: EntryId::of(&text),
+                        id: l.id.unwrap_or_else(|| EntryId::of(&text)),
                         category,
                         text,
                         line: i + 1,
@@ -270,14 +275,23 @@ impl Document {
     }
 
     fn index_of(&self, id: EntryId) -> Option<usize> {
-        self.lines.iter().position(|l| {
-            matches!(l.kind, Kind::Entry(_)) && EntryId::of(bullet(&l.raw).unwrap_or("")) == id
-        })
+        self.lines
+            .iter()
+            .position(|l| matches!(l.kind, Kind::Entry(_)) && l.id == Some(id))
     }
 
     /// The entry with `id`, if any.
     pub fn get(&self, id: EntryId) -> Option<Entry> {
-        self.entries().into_iter().find(|e| e.id == id)
+        let i = self.index_of(id)?;
+        let Kind::Entry(category) = self.lines[i].kind else {
+            return None;
+        };
+        Some(Entry {
+            id,
+            category,
+            text: bullet(&self.lines[i].raw).unwrap_or("").to_owned(),
+            line: i + 1,
+        })
     }
 
     /// Whether an entry with this normalised text exists (any category).
@@ -290,7 +304,7 @@ impl Document {
     /// empty keeps its heading (a person may have put it there).
     pub fn remove(&mut self, id: EntryId) -> Option<Entry> {
         let entry = self.get(id)?;
-        let i = self.index_of(id)?;
+        let i = entry.line - 1;
         let mut end = i + 1;
         while end < self.lines.len() && self.lines[end].kind == Kind::Continuation {
             end += 1;
@@ -307,8 +321,10 @@ impl Document {
         let marker = &raw[..2];
         let cr = if raw.ends_with('\r') { "\r" } else { "" };
         let new_raw = format!("{marker}{}{cr}", one_line(text));
+        let new_id = EntryId::of(text);
         self.lines[i].raw = new_raw;
-        Some(EntryId::of(text))
+        self.lines[i].id = Some(new_id);
+        Some(new_id)
     }
 
     /// Adds an entry at the end of the (last) section of `category`; when there is none, a new
@@ -317,9 +333,11 @@ impl Document {
     pub fn add(&mut self, category: MemoryCategory, text: &str, style: HeadingStyle) -> EntryId {
         let text = one_line(text);
         let cr = if self.crlf { "\r" } else { "" };
+        let id = EntryId::of(&text);
         let entry = Line {
             raw: format!("- {text}{cr}"),
             kind: Kind::Entry(category),
+            id: Some(id),
         };
         let last_heading = self
             .lines
@@ -340,7 +358,7 @@ impl Document {
                 i += 1;
             }
             self.lines.insert(at, entry);
-            return EntryId::of(&text);
+            return id;
         }
         let order = |c: MemoryCategory| MemoryCategory::ALL.iter().position(|x| *x == c);
         let later = self.lines.iter().position(
@@ -349,10 +367,12 @@ impl Document {
         let head = Line {
             raw: format!("### {}{cr}", style.heading(category)),
             kind: Kind::CategoryHeading(category, 3),
+            id: None,
         };
         let blank = || Line {
             raw: cr.to_owned(),
             kind: Kind::Other,
+            id: None,
         };
         match later {
             Some(at) => {
@@ -367,7 +387,7 @@ impl Document {
                 self.trailing_newline = true;
             }
         }
-        EntryId::of(&text)
+        id
     }
 }
 

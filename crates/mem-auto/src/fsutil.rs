@@ -51,10 +51,23 @@ pub(crate) fn read_strict(path: &Path, max_bytes: usize) -> Result<Option<String
     Ok(Some(read.text))
 }
 
-/// Writes `bytes` to a temporary file in `path`'s directory, syncs it, renames it over `path`
-/// and syncs the directory: readers see the old file or the new one, never a part. On any
-/// error the temporary file is removed and `path` is untouched.
+/// Writes `bytes` to a temporary file in `path`'s directory, syncs it (one `fsync`) and renames
+/// it over `path`: readers, and the file after a crash, are the old file or the new one, never
+/// a part. (The folder is not synced: a crash right after the rename may bring back the old
+/// file, whole, which the next extraction redoes.) On any error the temporary file is removed
+/// and `path` is untouched.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_replace(path, bytes, true)
+}
+
+/// [`write_atomic`] without the `fsync`, for caches rebuilt when lost or damaged (the dates
+/// beside a `memories.md`): still a rename, so a reader never sees a part; after a crash the
+/// file may be empty or old, which reads as "no dates" and is rebuilt.
+pub(crate) fn write_cache(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_replace(path, bytes, false)
+}
+
+fn write_replace(path: &Path, bytes: &[u8], durable: bool) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
@@ -73,8 +86,10 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
             .map_err(|e| Error::io("cannot create", &tmp, e))?;
         f.write_all(bytes)
             .map_err(|e| Error::io("cannot write", &tmp, e))?;
-        f.sync_all()
-            .map_err(|e| Error::io("cannot sync", &tmp, e))?;
+        if durable {
+            f.sync_all()
+                .map_err(|e| Error::io("cannot sync", &tmp, e))?;
+        }
         // Keep the permissions of the file replaced (a person may have made it read-only for
         // others, say).
         if let Ok(meta) = fs::metadata(path) {
@@ -85,10 +100,6 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
         return result;
-    }
-    #[cfg(unix)]
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
     }
     Ok(())
 }
@@ -140,12 +151,21 @@ pub(crate) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<O
         })
 }
 
-/// Writes a JSON state file atomically.
+/// Writes a JSON state file atomically (synced).
 pub(crate) fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
+    write_atomic(path, &json_text(path, value)?)
+}
+
+/// Writes a JSON cache file atomically, not synced ([`write_cache`]).
+pub(crate) fn write_json_cache<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
+    write_cache(path, &json_text(path, value)?)
+}
+
+fn json_text<T: serde::Serialize>(path: &Path, value: &T) -> Result<Vec<u8>> {
     let mut text = serde_json::to_string_pretty(value)
         .map_err(|e| Error::io("cannot encode", path, std::io::Error::other(e)))?;
     text.push('\n');
-    write_atomic(path, text.as_bytes())
+    Ok(text.into_bytes())
 }
 
 /// `path` with `.lock` appended to its file name, hidden: `<dir>/.<name>.lock`.

@@ -386,11 +386,22 @@ pub fn merge_with_changes(
         }
     }
 
+    // Each entry's normalised text and word set computed once for all candidates.
+    let mut existing: Vec<(crate::doc::Entry, String, HashSet<String>)> = file
+        .doc
+        .entries()
+        .into_iter()
+        .map(|e| {
+            let n = normalise(&e.text);
+            let t = tokens(&e.text);
+            (e, n, t)
+        })
+        .collect();
     for candidate in candidates {
-        let existing = file.doc.entries();
-        if let Some(same) = existing
+        let (norm, set) = (normalise(&candidate.text), tokens(&candidate.text));
+        if let Some((same, _, _)) = existing
             .iter()
-            .find(|e| near_duplicate(&e.text, &candidate.text))
+            .find(|(_, n, t)| *n == norm || set_similarity(t, &set) >= NEAR_DUPLICATE)
         {
             file.meta.confirm(same.id, now);
             protected.insert(same.id);
@@ -406,10 +417,21 @@ pub fn merge_with_changes(
         let id = file.doc.add(candidate.category, &candidate.text, style);
         file.meta.confirm(id, now);
         protected.insert(id);
+        let text = crate::doc::one_line(&candidate.text);
+        existing.push((
+            crate::doc::Entry {
+                id,
+                category: candidate.category,
+                text: text.clone(),
+                line: 0,
+            },
+            norm,
+            set,
+        ));
         report.added.push(Change {
             id,
             category: candidate.category,
-            text: crate::doc::one_line(&candidate.text),
+            text,
         });
     }
     enforce_cap(file, &protected, &mut report);

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::doc::{Document, HeadingStyle, ParseWarning};
 use crate::error::{Error, Result};
 use crate::fsutil::{
-    ensure_dir, lock, lock_path, read_json, read_strict, write_atomic, write_json,
+    ensure_dir, lock, lock_path, read_json, read_strict, write_atomic, write_json_cache,
 };
 use crate::id::EntryId;
 use crate::load::{DEFAULT_MAX_MEMORY_BYTES, MEMORIES_FILE};
@@ -344,7 +344,7 @@ impl AutoMemory {
         }
         open.meta.version = 1;
         if open.meta != meta_before && (before.is_some() || !after.is_empty()) {
-            write_json(&meta_path, &open.meta)?;
+            write_json_cache(&meta_path, &open.meta)?;
         }
         Ok(out)
     }

@@ -15,7 +15,7 @@ pub fn run(args: &[String]) -> Result<bool> {
         Some("recall") => recall::run(&args[1..]),
         Some(other) => bail!("unknown eval `{other}` (known: extract, recall)"),
         None => bail!(
-            "usage: cargo xtask eval extract [--model] [--verbose] [--filter TEXT]\n       cargo xtask eval recall [--live] [--verbose] [--set DIR]"
+            "usage: cargo xtask eval extract [--model] [--verbose] [--filter TEXT] [--sample N]\n       cargo xtask eval recall [--live] [--verbose] [--set DIR] [--sample N]"
         ),
     }
 }

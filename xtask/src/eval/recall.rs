@@ -121,6 +121,7 @@ fn parse_queries(path: &Path) -> Result<Vec<Query>> {
 pub fn run(args: &[String]) -> Result<bool> {
     let mut live = false;
     let mut verbose = false;
+    let mut sample: Option<usize> = None;
     let mut set = repo_root().join("fixtures/recall/eval");
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -130,10 +131,30 @@ pub fn run(args: &[String]) -> Result<bool> {
             "--set" => {
                 set = PathBuf::from(it.next().context("--set needs a directory")?);
             }
+            "--sample" => {
+                sample = Some(
+                    it.next()
+                        .and_then(|n| n.parse().ok())
+                        .context("--sample needs a number of queries")?,
+                )
+            }
             other => bail!("unknown argument `{other}`"),
         }
     }
-    let queries = parse_queries(&set.join("queries.jsonl"))?;
+    let mut queries = parse_queries(&set.join("queries.jsonl"))?;
+    let all_queries = queries.len();
+    if let Some(n) = sample.filter(|n| *n > 0 && *n < queries.len()) {
+        // N queries spread evenly over the set (every kind), in order: for slow live models.
+        let step = queries.len() as f64 / n as f64;
+        let picked: Vec<usize> = (0..n).map(|i| (i as f64 * step) as usize).collect();
+        queries = queries
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| picked.contains(i))
+            .map(|(_, q)| q)
+            .collect();
+        println!("a sample of {} of the {all_queries} queries", queries.len());
+    }
     let mem = crate::golden::build_mem()?;
     let home = set.join("home");
     let mut total = Tally::default();
