@@ -304,6 +304,88 @@ mod tests {
         assert!(shown.contains(expected), "{shown}");
     }
 
+    fn settings_in(dir: &Path) -> Settings {
+        Settings {
+            project: dir.join("project"),
+            project_given: true,
+            home: dir.join("home"),
+            json: false,
+            interactive: false,
+            allow_outside_project: false,
+            home_is_env: false,
+        }
+    }
+
+    #[test]
+    fn headings_have_one_spelling_and_the_old_ones_still_read() {
+        let p = Path::new("/x/config.toml");
+        assert_eq!(
+            parse_headings("seed", p).unwrap(),
+            mem_auto::HeadingStyle::Seed
+        );
+        assert_eq!(
+            parse_headings("english", p).unwrap(),
+            mem_auto::HeadingStyle::English
+        );
+        assert_eq!(
+            parse_headings("zh", p).unwrap(),
+            mem_auto::HeadingStyle::Seed
+        );
+        assert_eq!(
+            parse_headings("en", p).unwrap(),
+            mem_auto::HeadingStyle::English
+        );
+        let e = parse_headings("klingon", p).unwrap_err().to_string();
+        assert!(
+            e.contains("/x/config.toml") && e.contains("\"seed\" or \"english\""),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn one_memory_table_serves_memories_md_and_the_tiers() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = settings_in(dir.path());
+        std::fs::create_dir_all(s.user_dir()).unwrap();
+        std::fs::create_dir_all(s.project_dir()).unwrap();
+        std::fs::write(
+            s.user_dir().join("config.toml"),
+            "[memory]\nheadings = \"english\"\ncap_tokens = 900\ntier0_max_tokens = 300\n\
+             extra_note_dirs = [\"old\"]\n[recall]\ndirs = [\"~/a\", \"b\"]\n",
+        )
+        .unwrap();
+        std::fs::write(
+            s.project_dir().join("config.toml"),
+            "[recall]\ndirs = [\"notes\"]\n",
+        )
+        .unwrap();
+        let files = memory_files(&s).unwrap();
+        let m = memory_settings_from(&files).unwrap();
+        assert_eq!(m.auto.headings, mem_auto::HeadingStyle::English);
+        assert_eq!(m.auto.cap_tokens, 900);
+        // [recall] dirs first, then the deprecated spelling of the same file, then the project's.
+        assert_eq!(
+            extra_dirs(&s, &files),
+            [
+                s.home.join("a"),
+                s.home.join("b"),
+                s.home.join("old"),
+                s.project.join("notes")
+            ]
+        );
+        // An unknown [memory] key is refused, naming the file.
+        std::fs::write(
+            s.project_dir().join("config.toml"),
+            "[memory]\ncap_tokns = 3\n",
+        )
+        .unwrap();
+        let e = format!("{:#}", memory_files(&s).unwrap_err());
+        assert!(
+            e.contains("project/.mewcode/config.toml") && e.contains("cap_tokns"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn only_regular_files_of_bounded_size_are_read() {
         let dir = tempfile::tempdir().unwrap();

@@ -116,11 +116,28 @@ fn search(c: &mut Criterion) {
             store.search(&q).unwrap()
         })
     });
+    g.bench_function("raw_fts5_trigram_chinese", |b| {
+        let conn = store.connection();
+        let mut stmt = conn
+            .prepare(
+                "SELECT rowid FROM docs_trigram WHERE docs_trigram MATCH '\"参数化\"' \
+                 ORDER BY rank LIMIT 10",
+            )
+            .unwrap();
+        b.iter(|| {
+            let ids: Vec<i64> = stmt
+                .query_map([], |r| r.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            ids
+        })
+    });
     g.bench_function("mem_tiers_search_chinese", |b| {
         b.iter(|| {
             let q = SearchQuery {
-                text: "参数化 查询".into(),
-                visible_in: Some(PROJECT.into()),
+                text: "参数化".into(),
+                visible_in: None,
                 sources: Vec::new(),
                 limit: 10,
             };

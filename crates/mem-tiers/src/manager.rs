@@ -717,24 +717,59 @@ impl<S: MemoryStore> MemoryManager<S> {
         Ok(tiers::fit(sections, max_tokens, &self.config.counter))
     }
 
-    /// Seed 003 `get_tier2_archive()`: everything in the store, unbounded (see
-    /// [`crate::archive`]).
+    /// Seed 003 `get_tier2_archive()`: the whole memory, unbounded (see [`crate::archive`]):
+    /// the store's preferences, projects and learnings, then the `memories.md` entries and the
+    /// notes of this project and user (and the extra note dirs), as their files hold them now.
     ///
     /// # Errors
-    /// Store errors.
+    /// Store errors; [`Error::Source`] for a memory file that cannot be read.
     pub fn get_tier2_archive(&self) -> Result<crate::archive::Archive> {
-        crate::archive::export(&self.store)
+        let mut archive = crate::archive::export(&self.store)?;
+        for s in &self.sources {
+            s.export(&mut archive)?;
+        }
+        Ok(archive)
     }
 
-    /// Imports an archive written by `archive --format json` (see [`crate::archive::import`]).
+    /// Imports an archive written by `archive --format json`: the store's records (see
+    /// [`crate::archive::import`]), then entries into the `memories.md` of their category's
+    /// scope (merged: a near-duplicate is not added again; the token cap is kept) and notes
+    /// into the note dir of their scope (a file of that name that exists is kept, never
+    /// overwritten). Entries and notes of a scope with no file here (an `extra<K>` not
+    /// configured) are listed in [`crate::archive::ImportReport::skipped`].
     ///
     /// # Errors
-    /// As [`crate::archive::import`].
+    /// [`Error::Invalid`] for an unknown entry category or a bad note file name (checked before
+    /// anything is written); as [`crate::archive::import`]; [`Error::Source`] for a file that
+    /// cannot be written.
     pub fn import(
         &self,
         archive: &crate::archive::Archive,
     ) -> Result<crate::archive::ImportReport> {
-        crate::archive::import(&self.store, archive)
+        // Everything is checked before anything is written.
+        for e in &archive.entries {
+            crate::index::entry_category(e)?;
+        }
+        for n in &archive.notes {
+            crate::index::check_note_file_name(&n.file)?;
+        }
+        let mut report = crate::archive::import(&self.store, archive)?;
+        let mut taken = std::collections::HashSet::new();
+        for s in &self.sources {
+            taken.extend(s.import(archive, &mut report)?);
+        }
+        report.skipped = archive
+            .entries
+            .iter()
+            .map(|e| &e.id)
+            .chain(archive.notes.iter().map(|n| &n.id))
+            .filter(|id| !taken.contains(*id))
+            .cloned()
+            .collect();
+        if report.entries_added + report.notes_added > 0 {
+            self.sync_index()?;
+        }
+        Ok(report)
     }
 
     /// Brings the index up to date with the memory files (see [`crate::index::sync`]).

@@ -206,12 +206,19 @@ impl SqliteStore {
         let mut args: Vec<rusqlite::types::Value> = Vec::new();
         match fts {
             Some(m) => {
+                // `ORDER BY rank` with the rank function set in the query (`rank MATCH`) is
+                // served by FTS5 itself: it ranks the matches once, then SQLite walks them best
+                // first, joins each to `docs` and stops at the limit, so the join, the filters
+                // and `snippet()` run for the rows returned (and those filtered out before
+                // them), not for every match. (`bm25(...) AS score ... ORDER BY score` made
+                // SQLite compute the join and a snippet for every match, then sort: 1.6x the raw
+                // FTS5 query at 100,000 learnings.)
                 sql.push_str(&format!(
                     "SELECT d.doc_id, d.source, d.scope, d.title, \
                      snippet({table}, 1, '', '', '…', 16), d.path, d.updated_ms, \
-                     bm25({table}, 2.0, 1.0) AS score \
+                     {table}.rank AS score \
                      FROM {table} JOIN docs d ON d.rowid = {table}.rowid \
-                     WHERE {table} MATCH ?1"
+                     WHERE {table} MATCH ?1 AND {table}.rank MATCH 'bm25(2.0, 1.0)'"
                 ));
                 args.push(m.to_owned().into());
             }
@@ -242,7 +249,7 @@ impl SqliteStore {
         args.push((limit as i64).into());
         let n = args.len();
         if fts.is_some() {
-            sql.push_str(&format!(" ORDER BY score LIMIT ?{n}"));
+            sql.push_str(&format!(" ORDER BY {table}.rank LIMIT ?{n}"));
         } else {
             sql.push_str(&format!(
                 " ORDER BY d.updated_ms DESC, d.rowid DESC LIMIT ?{n}"

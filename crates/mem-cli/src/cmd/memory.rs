@@ -49,7 +49,8 @@ enum StoreCommand {
         #[arg(long, value_name = "N")]
         max_tokens: Option<usize>,
     },
-    /// Tier 2, the whole archive: preferences, projects, learnings (Markdown or JSON).
+    /// Tier 2, the whole archive: preferences, projects, learnings, memories.md entries and
+    /// notes (Markdown or JSON).
     Archive {
         /// Output format; `json` is what `mem memory import` reads.
         #[arg(long, value_enum, default_value_t = ArchiveFormat::Md)]
@@ -310,6 +311,30 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
                     "imported {} learnings ({} already present), {} projects, {} preferences",
                     r.learnings_added, r.learnings_skipped, r.projects, r.preferences
                 )?;
+                writeln!(
+                    out,
+                    "memories.md: {} entries added ({} already there, {} evicted to keep the cap); \
+                     notes: {} written ({} already there)",
+                    r.entries_added,
+                    r.entries_present,
+                    r.entries_evicted,
+                    r.notes_added,
+                    r.notes_present
+                )?;
+                for id in &r.notes_kept_existing {
+                    writeln!(
+                        out,
+                        "kept {}: a different file of that name exists",
+                        safe_line(id)
+                    )?;
+                }
+                for id in &r.skipped {
+                    writeln!(
+                        out,
+                        "skipped {}: no such note dir here ([recall] dirs)",
+                        safe_line(id)
+                    )?;
+                }
                 withheld_line(r.withheld, &mut out)?;
             }
             Ok(())
@@ -617,10 +642,13 @@ fn archive_cmd(
             mem_tiers::index::write_atomic(&path, text.as_bytes())?;
             writeln!(
                 io::stderr(),
-                "wrote {} learnings, {} projects, {} preferences to {}",
+                "wrote {} learnings, {} projects, {} preferences, {} memories.md entries, {} notes \
+                 to {}",
                 a.learnings.len(),
                 a.projects.len(),
                 a.user_preferences.len(),
+                a.entries.len(),
+                a.notes.len(),
                 path.display()
             )?;
         }

@@ -204,11 +204,26 @@ pub const KIND_QUERIES: &[&str] = &[
     "retry",
 ];
 
-/// Loads `rows` into a SQLite store in one transaction, through the store's own triggers (so
-/// the documents and both FTS indexes are exactly what `add_learning` builds).
+/// Loads `rows` into a SQLite store in one transaction: the learnings through the store's own
+/// trigger (so each document is exactly what `add_learning` builds), with the two FTS
+/// indexes' insert triggers dropped during the load and the indexes then built in bulk
+/// (`'rebuild'`), the triggers re-created from their own definitions.
 pub fn load_sqlite(store: &SqliteStore, rows: impl Iterator<Item = Row>) {
     let c = store.connection();
-    c.execute_batch("PRAGMA cache_size = -262144; BEGIN")
+    c.execute_batch("PRAGMA cache_size = -262144; PRAGMA synchronous = OFF; BEGIN")
+        .unwrap();
+    let triggers: Vec<String> = c
+        .prepare(
+            "SELECT sql FROM sqlite_master WHERE type = 'trigger' \
+             AND name IN ('docs_word_ai', 'docs_trigram_ai')",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(triggers.len(), 2);
+    c.execute_batch("DROP TRIGGER docs_word_ai; DROP TRIGGER docs_trigram_ai")
         .unwrap();
     {
         let mut ins = c
@@ -229,8 +244,18 @@ pub fn load_sqlite(store: &SqliteStore, rows: impl Iterator<Item = Row>) {
             .unwrap();
         }
     }
-    c.execute_batch("COMMIT; PRAGMA optimize; PRAGMA cache_size = -2000")
-        .unwrap();
+    c.execute_batch(
+        "INSERT INTO docs_word(docs_word) VALUES ('rebuild'); \
+         INSERT INTO docs_trigram(docs_trigram) VALUES ('rebuild');",
+    )
+    .unwrap();
+    for t in &triggers {
+        c.execute_batch(t).unwrap();
+    }
+    c.execute_batch(
+        "COMMIT; PRAGMA optimize; PRAGMA cache_size = -2000; PRAGMA synchronous = FULL",
+    )
+    .unwrap();
 }
 
 /// Escapes a value for `COPY ... FROM STDIN` text format (`\N` is NULL).
