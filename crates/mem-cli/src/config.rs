@@ -80,20 +80,76 @@ pub fn llm_settings(settings: &Settings) -> Result<(LlmSettings, Vec<ConfigSourc
     Ok((resolved, sources))
 }
 
-/// The extra memory directories of `[recall] dirs = ["..."]` in the two config files (user's
-/// first, then the project's; a leading `~/` is the home directory, a relative path is relative
-/// to the config file's `.mewcode/` parent, i.e. the home or the project directory).
-pub fn recall_extra_dirs(settings: &Settings) -> Result<Vec<PathBuf>> {
-    #[derive(serde::Deserialize, Default)]
-    struct File {
-        #[serde(default)]
-        recall: Recall,
+/// The `[memory]` table of a `config.toml`: every setting of the one memory (`memories.md`,
+/// the tier store, their index). Unknown keys are refused, naming the file.
+#[derive(Debug, Default, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryTable {
+    /// Token cap of each `memories.md` (positive).
+    pub cap_tokens: Option<i64>,
+    /// Model tokens extraction may send per UTC day (positive).
+    pub daily_extract_tokens: Option<i64>,
+    /// `seed` or `english` (old spellings `zh`, `chinese`, `en`: accepted with a warning).
+    pub headings: Option<String>,
+    /// Folder of the tier database (relative to the config file's folder).
+    pub storage_dir: Option<PathBuf>,
+    /// Short-term view: the latest session's last N messages.
+    pub short_term_max_messages: Option<usize>,
+    /// Short-term view: empty when the latest session is older (hours).
+    pub short_term_max_age_hours: Option<u64>,
+    /// Tier 0 budget (tokens, exclusive).
+    pub tier0_max_tokens: Option<usize>,
+    /// Tier 1 default budget (tokens, exclusive).
+    pub tier1_max_tokens: Option<usize>,
+    /// `mem memory clean` deletes learnings unused this many days.
+    pub learning_max_age_days: Option<u64>,
+    /// Deprecated spelling of `[recall] dirs` (read as if it were written there, with a
+    /// warning).
+    pub extra_note_dirs: Option<Vec<String>>,
+}
+
+/// The `[recall]` table.
+#[derive(Debug, Default, Clone, serde::Deserialize)]
+struct RecallTable {
+    #[serde(default)]
+    dirs: Vec<String>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+struct MemoryTables {
+    #[serde(default)]
+    memory: Option<MemoryTable>,
+    #[serde(default)]
+    recall: Option<RecallTable>,
+}
+
+/// One config file's memory settings: its path, the folder its relative note dirs are
+/// relative to (the home or the project directory), and its tables.
+#[derive(Debug, Clone)]
+pub struct MemoryFile {
+    /// The `config.toml`.
+    pub path: PathBuf,
+    /// The directory holding its `.mewcode/` (home or project).
+    pub base: PathBuf,
+    /// `[memory]`, when present.
+    pub memory: Option<MemoryTable>,
+    recall: Option<RecallTable>,
+}
+
+/// Prints a deprecation warning once per process (several commands read the same file twice).
+fn warn_once(message: String) {
+    static SEEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if !seen.contains(&message) {
+        tracing::warn!("{message}");
+        seen.push(message);
     }
-    #[derive(serde::Deserialize, Default)]
-    struct Recall {
-        #[serde(default)]
-        dirs: Vec<String>,
-    }
+}
+
+/// The memory settings of the two config files (user's first, then the project's; missing
+/// files left out). A file that cannot be read, is not TOML or has an unknown `[memory]` key
+/// is an error naming it.
+pub fn memory_files(settings: &Settings) -> Result<Vec<MemoryFile>> {
     let mut out = Vec::new();
     let [user_path, project_path] = config_paths(settings);
     for (path, base) in [
@@ -105,16 +161,75 @@ pub fn recall_extra_dirs(settings: &Settings) -> Result<Vec<PathBuf>> {
             Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         };
-        let file: File = toml::from_str(&read.text)
-            .with_context(|| format!("{}: invalid [recall] section", path.display()))?;
-        for dir in file.recall.dirs {
+        if read.truncated || read.lossy {
+            bail!("{} is too large or not UTF-8", path.display());
+        }
+        let tables: MemoryTables = toml::from_str(&read.text)
+            .with_context(|| format!("{}: invalid [memory] or [recall] table", path.display()))?;
+        out.push(MemoryFile {
+            path,
+            base: base.clone(),
+            memory: tables.memory,
+            recall: tables.recall,
+        });
+    }
+    Ok(out)
+}
+
+/// The extra memory directories: `[recall] dirs = ["..."]` of the two config files (user's
+/// first, then the project's; a leading `~/` is the home directory, a relative path is relative
+/// to the home or project directory holding that `.mewcode/`). `[memory] extra_note_dirs`, the
+/// old spelling, is read as if its entries followed that file's `[recall] dirs`, with a
+/// warning. The K-th directory is note scope `extra<K>` everywhere (recall, notes, the index).
+pub fn recall_extra_dirs(settings: &Settings) -> Result<Vec<PathBuf>> {
+    Ok(extra_dirs(settings, &memory_files(settings)?))
+}
+
+/// [`recall_extra_dirs`] from files already read.
+pub fn extra_dirs(settings: &Settings, files: &[MemoryFile]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for f in files {
+        let mut dirs: Vec<&String> = f.recall.iter().flat_map(|r| r.dirs.iter()).collect();
+        if let Some(old) = f.memory.as_ref().and_then(|m| m.extra_note_dirs.as_ref()) {
+            warn_once(format!(
+                "{}: [memory] extra_note_dirs is deprecated; write the folders as [recall] dirs \
+                 (read the same way: relative to {})",
+                f.path.display(),
+                f.base.display()
+            ));
+            dirs.extend(old);
+        }
+        for dir in dirs {
             out.push(match dir.strip_prefix("~/") {
                 Some(rest) => settings.home.join(rest),
-                None => base.join(dir),
+                None => f.base.join(dir),
             });
         }
     }
-    Ok(out)
+    out
+}
+
+/// The `[memory] headings` value: `seed` or `english`; the old spellings `zh`/`chinese` and
+/// `en` are accepted with a warning. `path` names the file in errors and warnings.
+pub fn parse_headings(value: &str, path: &Path) -> Result<mem_auto::HeadingStyle> {
+    let v = value.trim().to_ascii_lowercase();
+    let style = mem_auto::HeadingStyle::parse(&v).with_context(|| {
+        format!(
+            "{}: [memory] headings must be \"seed\" or \"english\", not {value:?}",
+            path.display()
+        )
+    })?;
+    if v != "seed" && v != "english" {
+        let new = match style {
+            mem_auto::HeadingStyle::Seed => "seed",
+            mem_auto::HeadingStyle::English => "english",
+        };
+        warn_once(format!(
+            "{}: [memory] headings = {value:?} is deprecated; write headings = \"{new}\"",
+            path.display()
+        ));
+    }
+    Ok(style)
 }
 
 /// Auto-memory settings: the `[memory]` table of the two `config.toml` files (the project's
@@ -130,52 +245,37 @@ pub struct MemorySettings {
 
 /// Reads [`MemorySettings`]; a bad value is an error naming the file and key.
 pub fn memory_settings(settings: &Settings) -> Result<MemorySettings> {
+    memory_settings_from(&memory_files(settings)?)
+}
+
+/// [`memory_settings`] from files already read.
+pub fn memory_settings_from(files: &[MemoryFile]) -> Result<MemorySettings> {
     let mut out = MemorySettings {
         auto: mem_auto::AutoOptions::default(),
         daily_extract_tokens: mem_auto::DEFAULT_DAILY_TOKEN_BUDGET,
     };
-    for path in config_paths(settings) {
-        let read = match mem_instructions::read_capped(&path, MAX_CONFIG_BYTES) {
-            Ok(read) => read,
-            Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-        };
-        let table: toml::Table = toml::from_str(&read.text)
-            .with_context(|| format!("{} is not valid TOML", path.display()))?;
-        let Some(memory) = table.get("memory") else {
-            continue;
-        };
-        let Some(memory) = memory.as_table() else {
-            bail!("{}: [memory] must be a table", path.display());
-        };
-        let count = |key: &str| -> Result<Option<usize>> {
-            match memory.get(key) {
+    for f in files {
+        let Some(memory) = &f.memory else { continue };
+        let positive = |key: &str, v: Option<i64>| -> Result<Option<usize>> {
+            match v {
                 None => Ok(None),
-                Some(v) => match v.as_integer().and_then(|n| usize::try_from(n).ok()) {
-                    Some(n) if n > 0 => Ok(Some(n)),
+                Some(n) => match usize::try_from(n) {
+                    Ok(n) if n > 0 => Ok(Some(n)),
                     _ => bail!(
                         "{}: memory.{key} must be a positive integer",
-                        path.display()
+                        f.path.display()
                     ),
                 },
             }
         };
-        if let Some(n) = count("cap_tokens")? {
+        if let Some(n) = positive("cap_tokens", memory.cap_tokens)? {
             out.auto.cap_tokens = n;
         }
-        if let Some(n) = count("daily_extract_tokens")? {
+        if let Some(n) = positive("daily_extract_tokens", memory.daily_extract_tokens)? {
             out.daily_extract_tokens = n;
         }
-        if let Some(v) = memory.get("headings") {
-            out.auto.headings = v
-                .as_str()
-                .and_then(mem_auto::HeadingStyle::parse)
-                .with_context(|| {
-                    format!(
-                        "{}: memory.headings must be \"seed\" or \"english\"",
-                        path.display()
-                    )
-                })?;
+        if let Some(v) = &memory.headings {
+            out.auto.headings = parse_headings(v, &f.path)?;
         }
     }
     Ok(out)
@@ -202,6 +302,88 @@ mod tests {
             .recv_timeout(Duration::from_secs(10))
             .unwrap_or_else(|_| "blocked (or panicked)".to_owned());
         assert!(shown.contains(expected), "{shown}");
+    }
+
+    fn settings_in(dir: &Path) -> Settings {
+        Settings {
+            project: dir.join("project"),
+            project_given: true,
+            home: dir.join("home"),
+            json: false,
+            interactive: false,
+            allow_outside_project: false,
+            home_is_env: false,
+        }
+    }
+
+    #[test]
+    fn headings_have_one_spelling_and_the_old_ones_still_read() {
+        let p = Path::new("/x/config.toml");
+        assert_eq!(
+            parse_headings("seed", p).unwrap(),
+            mem_auto::HeadingStyle::Seed
+        );
+        assert_eq!(
+            parse_headings("english", p).unwrap(),
+            mem_auto::HeadingStyle::English
+        );
+        assert_eq!(
+            parse_headings("zh", p).unwrap(),
+            mem_auto::HeadingStyle::Seed
+        );
+        assert_eq!(
+            parse_headings("en", p).unwrap(),
+            mem_auto::HeadingStyle::English
+        );
+        let e = parse_headings("klingon", p).unwrap_err().to_string();
+        assert!(
+            e.contains("/x/config.toml") && e.contains("\"seed\" or \"english\""),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn one_memory_table_serves_memories_md_and_the_tiers() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = settings_in(dir.path());
+        std::fs::create_dir_all(s.user_dir()).unwrap();
+        std::fs::create_dir_all(s.project_dir()).unwrap();
+        std::fs::write(
+            s.user_dir().join("config.toml"),
+            "[memory]\nheadings = \"english\"\ncap_tokens = 900\ntier0_max_tokens = 300\n\
+             extra_note_dirs = [\"old\"]\n[recall]\ndirs = [\"~/a\", \"b\"]\n",
+        )
+        .unwrap();
+        std::fs::write(
+            s.project_dir().join("config.toml"),
+            "[recall]\ndirs = [\"notes\"]\n",
+        )
+        .unwrap();
+        let files = memory_files(&s).unwrap();
+        let m = memory_settings_from(&files).unwrap();
+        assert_eq!(m.auto.headings, mem_auto::HeadingStyle::English);
+        assert_eq!(m.auto.cap_tokens, 900);
+        // [recall] dirs first, then the deprecated spelling of the same file, then the project's.
+        assert_eq!(
+            extra_dirs(&s, &files),
+            [
+                s.home.join("a"),
+                s.home.join("b"),
+                s.home.join("old"),
+                s.project.join("notes")
+            ]
+        );
+        // An unknown [memory] key is refused, naming the file.
+        std::fs::write(
+            s.project_dir().join("config.toml"),
+            "[memory]\ncap_tokns = 3\n",
+        )
+        .unwrap();
+        let e = format!("{:#}", memory_files(&s).unwrap_err());
+        assert!(
+            e.contains("project/.mewcode/config.toml") && e.contains("cap_tokns"),
+            "{e}"
+        );
     }
 
     #[test]

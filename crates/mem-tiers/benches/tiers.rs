@@ -16,138 +16,20 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use mem_tiers::index::{IndexSource, NoteDir};
 use mem_tiers::*;
 
+mod common;
+
+use common::{PROJECT, Rng, text};
+
 const LEARNINGS: usize = 100_000;
-const PROJECT: &str = "git:/bench/project/.git";
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 as usize
-    }
-}
-
-const WORDS: &[&str] = &[
-    "always",
-    "use",
-    "parameterised",
-    "queries",
-    "cache",
-    "the",
-    "token",
-    "count",
-    "retry",
-    "on",
-    "timeout",
-    "pytest",
-    "coverage",
-    "fixture",
-    "docker",
-    "compose",
-    "migrate",
-    "schema",
-    "index",
-    "vacuum",
-    "router",
-    "handler",
-    "async",
-    "await",
-    "tokio",
-    "spawn",
-    "blocking",
-    "lock",
-    "mutex",
-    "deadlock",
-    "release",
-    "build",
-    "cargo",
-    "clippy",
-    "lint",
-    "format",
-    "deploy",
-    "staging",
-    "rollback",
-    "feature",
-    "flag",
-    "config",
-    "env",
-    "secret",
-    "rotate",
-    "log",
-    "trace",
-    "span",
-    "metric",
-    "latency",
-    "p99",
-    "budget",
-    "memory",
-    "leak",
-    "profile",
-    "参数化",
-    "查询",
-    "依赖",
-    "注入",
-    "测试",
-    "覆盖率",
-    "缓存",
-    "部署",
-    "回滚",
-    "日志",
-];
-
-/// Syllables of the synthetic vocabulary: 24^3 = 13,824 distinct made-up words, drawn with a
-/// skew (low indices much more often), so word frequencies look like a real corpus's rather than
-/// 70 words each in a third of all documents.
-const SYLLABLES: &[&str] = &[
-    "ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "za", "be", "do", "fu", "ge", "hi", "jo", "ku",
-    "la", "me", "no", "pi", "qu", "re", "si", "tu",
-];
-
-fn word(rng: &mut Rng) -> String {
-    if rng.next().is_multiple_of(2) {
-        return WORDS[rng.next() % WORDS.len()].to_owned();
-    }
-    let n = SYLLABLES.len().pow(3);
-    // Product of two uniforms: a skewed draw.
-    let i = (rng.next() % n) * (rng.next() % n) / n;
-    let s = SYLLABLES.len();
-    format!(
-        "{}{}{}",
-        SYLLABLES[i % s],
-        SYLLABLES[(i / s) % s],
-        SYLLABLES[i / s / s]
-    )
-}
-
-fn text(rng: &mut Rng, words: usize) -> String {
-    (0..words).map(|_| word(rng)).collect::<Vec<_>>().join(" ")
-}
-
-/// Two-word queries taken from the titles of 20 learnings spread over the table, so every query
-/// has at least one hit.
-fn queries(store: &SqliteStore) -> Vec<String> {
-    let conn = store.connection();
-    let mut stmt = conn
-        .prepare("SELECT title FROM learnings WHERE id = ?1")
-        .unwrap();
-    (0..20)
-        .map(|k| {
-            let title: String = stmt.query_row([1 + k * 4999], |r| r.get(0)).unwrap();
-            let words: Vec<&str> = title.split(' ').collect();
-            format!("{} {}", words[1], words[2])
-        })
-        .collect()
-}
 
 fn bench_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/tmp/tiers-bench")
 }
 
-/// The 100,000-learning database, built once.
+/// The 100,000-learning database, built once (file name versioned by the generator).
 fn big_db() -> PathBuf {
-    let path = bench_dir().join("memory-100k.db");
+    let path = bench_dir().join("memory-100k-v2.db");
+    let _ = std::fs::remove_file(bench_dir().join("memory-100k.db"));
     if let Ok(store) = SqliteStore::open(&path, DEFAULT_BUSY_TIMEOUT)
         && store.stats().ok().map(|s| s.learnings as usize) == Some(LEARNINGS)
     {
@@ -155,37 +37,7 @@ fn big_db() -> PathBuf {
     }
     let _ = std::fs::remove_file(&path);
     let store = SqliteStore::open(&path, DEFAULT_BUSY_TIMEOUT).unwrap();
-    let c = store.connection();
-    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-    c.execute_batch("BEGIN").unwrap();
-    {
-        let mut ins = c
-            .prepare(
-                "INSERT INTO learnings (title, content, category, tags, context, project_key, \
-                 created_ms, last_used_ms) VALUES (?1, ?2, ?3, '[]', NULL, ?4, ?5, ?5)",
-            )
-            .unwrap();
-        for i in 0..LEARNINGS {
-            let title = format!("{} {i}", text(&mut rng, 4));
-            let content = text(&mut rng, 20);
-            let category = ["error", "best-practice", "general", "tip"][rng.next() % 4];
-            // A tenth of the learnings belong to the bench project, a tenth are user-wide.
-            let project = match rng.next() % 10 {
-                0 => Some(PROJECT.to_owned()),
-                1 => None,
-                k => Some(format!("git:/bench/other{k}/.git")),
-            };
-            ins.execute(rusqlite::params![
-                title,
-                content,
-                category,
-                project,
-                i as i64 * 1000
-            ])
-            .unwrap();
-        }
-    }
-    c.execute_batch("COMMIT").unwrap();
+    common::load_sqlite(&store, common::rows(LEARNINGS));
     path
 }
 
@@ -213,7 +65,7 @@ fn project() -> ProjectRecord {
 fn search(c: &mut Criterion) {
     let path = big_db();
     let store = SqliteStore::open(&path, DEFAULT_BUSY_TIMEOUT).unwrap();
-    let queries = queries(&store);
+    let queries = common::title_queries(LEARNINGS);
     let mut g = c.benchmark_group("search_100k");
     let mut i = 0;
     g.bench_function("mem_tiers_search", |b| {
@@ -264,11 +116,28 @@ fn search(c: &mut Criterion) {
             store.search(&q).unwrap()
         })
     });
+    g.bench_function("raw_fts5_trigram_chinese", |b| {
+        let conn = store.connection();
+        let mut stmt = conn
+            .prepare(
+                "SELECT rowid FROM docs_trigram WHERE docs_trigram MATCH '\"参数化\"' \
+                 ORDER BY rank LIMIT 10",
+            )
+            .unwrap();
+        b.iter(|| {
+            let ids: Vec<i64> = stmt
+                .query_map([], |r| r.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            ids
+        })
+    });
     g.bench_function("mem_tiers_search_chinese", |b| {
         b.iter(|| {
             let q = SearchQuery {
-                text: "参数化 查询".into(),
-                visible_in: Some(PROJECT.into()),
+                text: "参数化".into(),
+                visible_in: None,
                 sources: Vec::new(),
                 limit: 10,
             };

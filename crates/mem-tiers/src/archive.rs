@@ -1,8 +1,13 @@
-//! Tier 2 (seed 003 "完整存档"): the whole store as one document, exported as JSON or Markdown
-//! and imported back from the JSON form (`mem memory archive`, `mem memory import`).
+//! Tier 2 (seed 003 "完整存档"): the whole memory as one document, exported as JSON or
+//! Markdown and imported back from the JSON form (`mem memory archive`, `mem memory import`).
 //!
-//! `memories.md` entries and memory notes are files (the truth for them), so they are not part
-//! of the archive: back them up with the project.
+//! "The whole memory" is what search covers (SPEC "One memory, not three"): the store's
+//! preferences, projects and learnings, and the `memories.md` entries and memory notes of the
+//! current project and user (and the extra note dirs). Entries and notes stay files, the truth
+//! for them; the archive holds a copy (an entry's text, a note's whole file), and importing
+//! writes them back into their files through their owners (`mem-auto`'s merge, which never
+//! adds a near-duplicate and keeps the file's token cap; a note file only when no file of that
+//! name exists).
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -17,8 +22,34 @@ use crate::tiers::Headings;
 
 /// The `format` field of an archive.
 pub const ARCHIVE_FORMAT: &str = "mewmem-memory-archive";
-/// The archive version this build writes and reads.
-pub const ARCHIVE_VERSION: u32 = 1;
+/// The archive version this build writes (it reads 1, which had no entries or notes, and 2).
+pub const ARCHIVE_VERSION: u32 = 2;
+
+/// A `memories.md` entry in an archive.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArchivedEntry {
+    /// Its id (`M` + 8 hex); informational: the text decides the id.
+    pub id: String,
+    /// `user` or `project`: which `memories.md`.
+    pub scope: String,
+    /// The heading of its category, as written (`项目知识`, `Project knowledge`...).
+    pub category: String,
+    /// The entry's text (one line).
+    pub text: String,
+}
+
+/// A memory note in an archive.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArchivedNote {
+    /// Its id (`N:<scope>/<file>`).
+    pub id: String,
+    /// `project`, `user` or `extra<K>`.
+    pub scope: String,
+    /// The file name (`feedback_testing.md`).
+    pub file: String,
+    /// The whole file: frontmatter and body.
+    pub text: String,
+}
 
 /// Everything in the tier store.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -36,6 +67,12 @@ pub struct Archive {
     /// Every learning, newest first.
     #[serde(default)]
     pub learnings: Vec<LearningEntry>,
+    /// The `memories.md` entries (the project's file, then the user's), in file order.
+    #[serde(default)]
+    pub entries: Vec<ArchivedEntry>,
+    /// The memory notes, by scope then file name.
+    #[serde(default)]
+    pub notes: Vec<ArchivedNote>,
 }
 
 /// Reads the whole store.
@@ -49,6 +86,8 @@ pub fn export<S: MemoryStore + ?Sized>(store: &S) -> Result<Archive> {
         user_preferences: store.user_preferences()?,
         projects: store.recent_projects(None)?,
         learnings: store.learnings(&LearningFilter::default())?,
+        entries: Vec::new(),
+        notes: Vec::new(),
     })
 }
 
@@ -122,6 +161,23 @@ pub fn to_markdown(a: &Archive, h: &Headings) -> String {
         }
         out.push('\n');
     }
+    if !a.entries.is_empty() {
+        out.push_str("\n## memories.md\n");
+        for e in &a.entries {
+            out.push_str(&format!(
+                "- {} ({}, {}) {}\n",
+                e.id, e.scope, e.category, e.text
+            ));
+        }
+    }
+    if !a.notes.is_empty() {
+        out.push_str("\n## Notes\n");
+        for n in &a.notes {
+            out.push_str(&format!("\n### {}\n\n", n.id));
+            out.push_str(n.text.trim_end());
+            out.push('\n');
+        }
+    }
     out
 }
 
@@ -142,12 +198,12 @@ pub fn parse(text: &str, path: &std::path::Path) -> Result<Archive> {
             message: format!("format is {:?}, expected {ARCHIVE_FORMAT:?}", a.format),
         });
     }
-    if a.version != ARCHIVE_VERSION {
+    if !(1..=ARCHIVE_VERSION).contains(&a.version) {
         return Err(Error::Malformed {
             path: path.to_path_buf(),
             line: 0,
             message: format!(
-                "version {} is not supported (this mewmem reads {ARCHIVE_VERSION})",
+                "version {} is not supported (this mewmem reads 1 to {ARCHIVE_VERSION})",
                 a.version
             ),
         });
@@ -166,6 +222,22 @@ pub struct ImportReport {
     pub projects: usize,
     /// Preferences set.
     pub preferences: usize,
+    /// `memories.md` entries added.
+    pub entries_added: usize,
+    /// Entries already there (the same or a near-duplicate text) and skipped.
+    pub entries_present: usize,
+    /// Entries evicted from a `memories.md` to keep it under its token cap.
+    pub entries_evicted: usize,
+    /// Note files written.
+    pub notes_added: usize,
+    /// Notes whose file already holds the same text.
+    pub notes_present: usize,
+    /// Notes not written because a different file of that name exists (`N:<scope>/<file>`);
+    /// the existing file is kept.
+    pub notes_kept_existing: Vec<String>,
+    /// Entries and notes of a scope this project has no file for (an `extra<K>` dir not
+    /// configured here), by id; nothing written for them.
+    pub skipped: Vec<String>,
     /// Secrets withheld by the filter.
     pub withheld: usize,
 }

@@ -53,30 +53,6 @@ impl AnyStore {
             }
         })
     }
-
-    /// `sqlite` or `postgresql`.
-    pub fn backend(&self) -> &'static str {
-        match self {
-            AnyStore::Sqlite(_) => "sqlite",
-            AnyStore::Postgres(_) => "postgresql",
-        }
-    }
-
-    /// Where it is, safe to print: the SQLite file, or the URL without its password (plus the
-    /// schema, author and team).
-    pub fn describe(&self) -> String {
-        match self {
-            AnyStore::Sqlite(s) => s.path().display().to_string(),
-            AnyStore::Postgres(p) => {
-                let mut d = format!("{} (schema {}, author {}", p.url(), p.schema(), p.author());
-                if let Some(t) = p.team() {
-                    d.push_str(&format!(", team {t}"));
-                }
-                d.push(')');
-                d
-            }
-        }
-    }
 }
 
 macro_rules! each {
@@ -158,5 +134,11 @@ impl MemoryStore for AnyStore {
     }
     fn stats(&self) -> Result<StoreStats> {
         each!(self, s => s.stats())
+    }
+    fn backend(&self) -> &'static str {
+        each!(self, s => s.backend())
+    }
+    fn describe(&self) -> String {
+        each!(self, s => s.describe())
     }
 }

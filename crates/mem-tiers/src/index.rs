@@ -11,6 +11,7 @@ use std::time::UNIX_EPOCH;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use crate::archive::{Archive, ArchivedEntry, ArchivedNote, ImportReport};
 use crate::error::{Error, Result};
 use crate::id::MemoryId;
 use crate::model::{Document, FileState, SourceKind};
@@ -45,6 +46,25 @@ pub trait IndexSource {
     /// Removes the item with this id from its file (or the file itself, for a note). Returns the
     /// file changed or removed, or `None` when this source does not hold it.
     fn forget(&self, id: &MemoryId) -> Result<Option<PathBuf>>;
+
+    /// Adds this source's items to an archive (`mem memory archive`), as they are in their
+    /// files now. Default: nothing.
+    ///
+    /// # Errors
+    /// [`Error::Source`] naming a file that cannot be read.
+    fn export(&self, _archive: &mut Archive) -> Result<()> {
+        Ok(())
+    }
+
+    /// Writes the archive's items that belong to this source (its kind and scope) back into its
+    /// files, counting what it did in `report`. Returns the ids of the items it took. Default:
+    /// none.
+    ///
+    /// # Errors
+    /// [`Error::Source`] naming a file that cannot be written; what was written before stays.
+    fn import(&self, _archive: &Archive, _report: &mut ImportReport) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
 }
 
 /// What one [`sync`] did.
@@ -277,6 +297,95 @@ impl IndexSource for NoteDir {
             }),
         }
     }
+
+    fn export(&self, archive: &mut Archive) -> Result<()> {
+        let (files, _warnings) = self.files()?;
+        let mut notes = Vec::new();
+        for f in files {
+            let text = read_bounded(&f.path)?;
+            let file = f
+                .path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            notes.push(ArchivedNote {
+                id: MemoryId::Note {
+                    scope: self.scope.clone(),
+                    file: file.clone(),
+                }
+                .to_string(),
+                scope: self.scope.clone(),
+                file,
+                text,
+            });
+        }
+        notes.sort_by(|a, b| a.file.cmp(&b.file));
+        archive.notes.extend(notes);
+        Ok(())
+    }
+
+    fn import(&self, archive: &Archive, report: &mut ImportReport) -> Result<Vec<String>> {
+        let mut taken = Vec::new();
+        for n in archive.notes.iter().filter(|n| n.scope == self.scope) {
+            check_note_file_name(&n.file)?;
+            taken.push(n.id.clone());
+            let path = self.dir.join(&n.file);
+            let red = mem_core::secrets::redact(&n.text);
+            match std::fs::symlink_metadata(&path) {
+                Ok(_) => {
+                    let existing = std::fs::read_to_string(&path).unwrap_or_default();
+                    if existing == red.text {
+                        report.notes_present += 1;
+                    } else {
+                        report.notes_kept_existing.push(n.id.clone());
+                    }
+                    continue;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io("read", &path, e)),
+            }
+            std::fs::create_dir_all(&self.dir).map_err(|e| Error::io("create", &self.dir, e))?;
+            write_atomic(&path, red.text.as_bytes())?;
+            report.withheld += red.withheld();
+            report.notes_added += 1;
+        }
+        Ok(taken)
+    }
+}
+
+/// A file's text, refused past [`MAX_INDEXED_FILE_BYTES`] (lossy UTF-8, as the index reads it).
+fn read_bounded(path: &Path) -> Result<String> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io("read", path, e))?;
+    if meta.len() > MAX_INDEXED_FILE_BYTES {
+        return Err(Error::Source {
+            path: path.to_path_buf(),
+            message: format!("{} bytes, larger than {MAX_INDEXED_FILE_BYTES}", meta.len()),
+        });
+    }
+    let bytes = std::fs::read(path).map_err(|e| Error::io("read", path, e))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// A note file name an archive may create: `*.md`, one path component, not hidden, not
+/// `MEMORY.md`, at most 255 bytes.
+///
+/// # Errors
+/// [`Error::Invalid`] naming the file.
+pub fn check_note_file_name(file: &str) -> Result<()> {
+    let ok = file.ends_with(".md")
+        && file.len() > 3
+        && file.len() <= 255
+        && !file.starts_with('.')
+        && file != "MEMORY.md"
+        && !file.contains(['/', '\\', '\0']);
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::Invalid {
+            what: "archive note",
+            reason: format!("{file:?} is not a note file name (NAME.md, no folders)"),
+        })
+    }
 }
 
 /// A `memories.md` file (seed 000 §3), read and written through `mem-auto` (which owns the
@@ -374,6 +483,82 @@ impl IndexSource for MemoriesFile {
             }),
         }
     }
+
+    fn export(&self, archive: &mut Archive) -> Result<()> {
+        let (doc, _warnings) = self.auto.read(self.scope).map_err(|e| Error::Source {
+            path: self.path(),
+            message: e.to_string(),
+        })?;
+        let scope = mem_auto::scope_name(self.scope).to_owned();
+        archive.entries.extend(
+            doc.entries()
+                .into_iter()
+                .filter(|e| !e.text.is_empty())
+                .map(|e| ArchivedEntry {
+                    id: e.id.to_string(),
+                    scope: scope.clone(),
+                    category: e.category.heading().to_owned(),
+                    text: e.text,
+                }),
+        );
+        Ok(())
+    }
+
+    fn import(&self, archive: &Archive, report: &mut ImportReport) -> Result<Vec<String>> {
+        let mut taken = Vec::new();
+        let mut candidates = Vec::new();
+        for e in &archive.entries {
+            let category = entry_category(e)?;
+            if mem_auto::scope_of(category) != self.scope {
+                continue;
+            }
+            let red = mem_core::secrets::redact(&e.text);
+            report.withheld += red.withheld();
+            let text = red.text.split_whitespace().collect::<Vec<_>>().join(" ");
+            taken.push(e.id.clone());
+            if !text.is_empty() {
+                candidates.push(mem_auto::Candidate { category, text });
+            }
+        }
+        if candidates.is_empty() {
+            return Ok(taken);
+        }
+        let options = self.auto.options().clone();
+        let done = self
+            .auto
+            .update(self.scope, |file| {
+                Ok(mem_auto::merge_offline(
+                    file,
+                    &candidates,
+                    &[],
+                    chrono::Utc::now(),
+                    options.cap_tokens,
+                    options.headings,
+                ))
+            })
+            .map_err(|e| Error::Source {
+                path: self.path(),
+                message: e.to_string(),
+            })?;
+        report.entries_added += done.added.len();
+        report.entries_present += candidates.len() - done.added.len();
+        report.entries_evicted += done.evicted.len() + done.consolidated.len();
+        Ok(taken)
+    }
+}
+
+/// The category of an archived entry: its heading (the seed's or an English one).
+///
+/// # Errors
+/// [`Error::Invalid`] for a heading that names no category.
+pub fn entry_category(e: &ArchivedEntry) -> Result<mem_auto::MemoryCategory> {
+    mem_auto::category_of_heading(&e.category).ok_or_else(|| Error::Invalid {
+        what: "archive entry",
+        reason: format!(
+            "{}: {:?} is not a memories.md category heading",
+            e.id, e.category
+        ),
+    })
 }
 
 /// Writes `bytes` to `path` atomically: a temp file in the same directory, fsync, rename,

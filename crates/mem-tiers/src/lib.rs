@@ -23,6 +23,7 @@ pub mod model;
 pub mod postgres;
 pub mod project;
 pub mod query;
+mod rows;
 pub mod schema;
 mod sqlite;
 mod store;

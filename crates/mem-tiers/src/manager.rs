@@ -32,8 +32,12 @@ pub struct MemoryConfig {
     /// `mem memory clean` deletes learnings not used for this many days; `None` (default):
     /// learnings never expire.
     pub learning_max_age_days: Option<u64>,
-    /// Headings and labels of the tiers (default the seed's Chinese ones).
+    /// Headings and labels of the tiers (default the seed's Chinese ones); the same
+    /// `[memory] headings` setting as [`MemoryConfig::memories`]' `headings`.
     pub headings: Headings,
+    /// How the `memories.md` files are written when `forget` or `import` changes them
+    /// (headings of new sections, token cap); the same options `mem-auto` extraction uses.
+    pub memories: mem_auto::AutoOptions,
     /// The user-level `.mewcode` dir (`memories.md`, `memory/`); `None`: no user-level sources.
     pub user_dir: Option<PathBuf>,
     /// Extra note dirs (scope `extra<K>`, K = index here), e.g. a Claude Code memory folder.
@@ -55,6 +59,7 @@ impl MemoryConfig {
             tier1_max_tokens: 2_000,
             learning_max_age_days: None,
             headings: Headings::zh(),
+            memories: mem_auto::AutoOptions::default(),
             user_dir: Some(home.join(".mewcode")),
             extra_note_dirs: Vec::new(),
             busy_timeout: DEFAULT_BUSY_TIMEOUT,
@@ -121,7 +126,8 @@ pub struct Forgotten {
     pub source: SourceKind,
     /// Its title.
     pub title: String,
-    /// Where it lived: the file changed/removed, or the database.
+    /// Where it lived: the file changed or removed, or for a learning the store
+    /// ([`MemoryStore::describe`]: the SQLite file, or the server's URL without its password).
     pub location: String,
 }
 
@@ -143,7 +149,8 @@ pub struct CleanReport {
 /// `mem memory stats`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Stats {
-    /// The database file.
+    /// Where the store is ([`MemoryStore::describe`]: the SQLite file, or the server's URL
+    /// without its password).
     pub database: String,
     /// The current project's key, if any.
     pub project: Option<String>,
@@ -242,7 +249,7 @@ pub fn default_sources(
         .map(|u| u.parent().unwrap_or(u).to_path_buf());
     if let Some((root, key)) = project {
         let home = user_home.clone().unwrap_or_else(|| root.to_path_buf());
-        let auto = mem_auto::AutoMemory::new(root, home, mem_auto::AutoOptions::default());
+        let auto = mem_auto::AutoMemory::new(root, home, config.memories.clone());
         out.push(Box::new(MemoriesFile {
             auto,
             scope: mem_auto::Scope::Project,
@@ -257,7 +264,7 @@ pub fn default_sources(
     if let (Some(user), Some(home)) = (&config.user_dir, &user_home) {
         let root = project.map_or(home.as_path(), |(r, _)| r);
         out.push(Box::new(MemoriesFile {
-            auto: mem_auto::AutoMemory::new(root, home, mem_auto::AutoOptions::default()),
+            auto: mem_auto::AutoMemory::new(root, home, config.memories.clone()),
             scope: mem_auto::Scope::User,
             project_key: None,
         }));
@@ -710,24 +717,59 @@ impl<S: MemoryStore> MemoryManager<S> {
         Ok(tiers::fit(sections, max_tokens, &self.config.counter))
     }
 
-    /// Seed 003 `get_tier2_archive()`: everything in the store, unbounded (see
-    /// [`crate::archive`]).
+    /// Seed 003 `get_tier2_archive()`: the whole memory, unbounded (see [`crate::archive`]):
+    /// the store's preferences, projects and learnings, then the `memories.md` entries and the
+    /// notes of this project and user (and the extra note dirs), as their files hold them now.
     ///
     /// # Errors
-    /// Store errors.
+    /// Store errors; [`Error::Source`] for a memory file that cannot be read.
     pub fn get_tier2_archive(&self) -> Result<crate::archive::Archive> {
-        crate::archive::export(&self.store)
+        let mut archive = crate::archive::export(&self.store)?;
+        for s in &self.sources {
+            s.export(&mut archive)?;
+        }
+        Ok(archive)
     }
 
-    /// Imports an archive written by `archive --format json` (see [`crate::archive::import`]).
+    /// Imports an archive written by `archive --format json`: the store's records (see
+    /// [`crate::archive::import`]), then entries into the `memories.md` of their category's
+    /// scope (merged: a near-duplicate is not added again; the token cap is kept) and notes
+    /// into the note dir of their scope (a file of that name that exists is kept, never
+    /// overwritten). Entries and notes of a scope with no file here (an `extra<K>` not
+    /// configured) are listed in [`crate::archive::ImportReport::skipped`].
     ///
     /// # Errors
-    /// As [`crate::archive::import`].
+    /// [`Error::Invalid`] for an unknown entry category or a bad note file name (checked before
+    /// anything is written); as [`crate::archive::import`]; [`Error::Source`] for a file that
+    /// cannot be written.
     pub fn import(
         &self,
         archive: &crate::archive::Archive,
     ) -> Result<crate::archive::ImportReport> {
-        crate::archive::import(&self.store, archive)
+        // Everything is checked before anything is written.
+        for e in &archive.entries {
+            crate::index::entry_category(e)?;
+        }
+        for n in &archive.notes {
+            crate::index::check_note_file_name(&n.file)?;
+        }
+        let mut report = crate::archive::import(&self.store, archive)?;
+        let mut taken = std::collections::HashSet::new();
+        for s in &self.sources {
+            taken.extend(s.import(archive, &mut report)?);
+        }
+        report.skipped = archive
+            .entries
+            .iter()
+            .map(|e| &e.id)
+            .chain(archive.notes.iter().map(|n| &n.id))
+            .filter(|id| !taken.contains(*id))
+            .cloned()
+            .collect();
+        if report.entries_added + report.notes_added > 0 {
+            self.sync_index()?;
+        }
+        Ok(report)
     }
 
     /// Brings the index up to date with the memory files (see [`crate::index::sync`]).
@@ -810,7 +852,7 @@ impl<S: MemoryStore> MemoryManager<S> {
                 if !self.store.delete_learning(*n)? {
                     return Err(Error::NotFound(id.to_string()));
                 }
-                self.config.database_path().display().to_string()
+                self.store.describe()
             }
             _ => {
                 let mut removed = None;
@@ -924,7 +966,7 @@ impl<S: MemoryStore> MemoryManager<S> {
         let t0 = self.get_tier0_summary()?;
         let t1 = self.get_tier1_summary(self.config.tier1_max_tokens)?;
         Ok(Stats {
-            database: self.config.database_path().display().to_string(),
+            database: self.store.describe(),
             project: self.project_key().map(str::to_owned),
             store: self.store.stats()?,
             visible_learnings: self.visible_learnings(None)?.len(),

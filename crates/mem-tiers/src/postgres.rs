@@ -35,6 +35,10 @@ use crate::model::{
     SearchQuery, SourceKind, StoreStats,
 };
 use crate::query;
+use crate::rows::{
+    self, DOC_COLS, FILE_COLS, LEARNING_COLS_TEAM as LEARNING_COLS, PROJECT_COLS, source_list,
+    to_json as json,
+};
 use crate::store::MemoryStore;
 
 /// The default PostgreSQL schema holding mewmem's tables.
@@ -616,32 +620,38 @@ impl PgStore {
             ));
         }
         let terms = query::terms(&q.text);
-        let rows = self.read(move |c| {
+        let found = self.read(move |c| {
             let params: Vec<&(dyn ToSql + Sync)> = args
                 .iter()
                 .map(|a| a.as_ref() as &(dyn ToSql + Sync))
                 .collect();
             c.query(sql.as_str(), &params)
         })?;
-        rows.iter()
-            .map(|r| {
-                let body: String = r.get(4);
-                Ok(SearchHit {
-                    id: r.get(0),
-                    source: self.source_of(r.get(1))?,
-                    scope: r.get(2),
-                    title: r.get(3),
-                    snippet: query::excerpt(&body, &terms, 64),
-                    path: r.get(5),
-                    updated_ms: r.get(6),
-                    score: r.get(7),
-                })
-            })
-            .collect()
+        let mut hits = self.map(&found, rows::search_hit)?;
+        for h in &mut hits {
+            // Column 4 is the whole body: cut an excerpt around the first term.
+            h.snippet = query::excerpt(&h.snippet, &terms, 64);
+        }
+        Ok(hits)
     }
 
-    fn source_of(&self, s: String) -> Result<SourceKind> {
-        SourceKind::parse(&s).ok_or_else(|| self.err(format!("unknown source kind {s:?}")))
+    /// Maps rows with one of [`crate::rows`]' functions; a column that does not fit is an
+    /// error naming the server and the column.
+    fn map<T>(
+        &self,
+        rows: &[Row],
+        f: impl Fn(&Row) -> std::result::Result<T, String>,
+    ) -> Result<Vec<T>> {
+        rows.iter().map(|r| f(r).map_err(|e| self.err(e))).collect()
+    }
+
+    /// [`PgStore::map`] for at most one row.
+    fn map_opt<T>(
+        &self,
+        row: Option<Row>,
+        f: impl Fn(&Row) -> std::result::Result<T, String>,
+    ) -> Result<Option<T>> {
+        row.map(|r| f(&r).map_err(|e| self.err(e))).transpose()
     }
 }
 
@@ -695,78 +705,6 @@ const VISIBLE_DOC: &str = "((d.author = $1 AND ($3::text IS NULL OR d.team IS NO
 const VISIBLE_LEARNING: &str = "((author = $1 AND ($3::text IS NULL OR team IS NOT NULL \
                                 OR project_key = $3 OR project_key IS NULL)) \
                                 OR (team IS NOT NULL AND team = $2::text))";
-
-fn source_list(sources: &[SourceKind]) -> String {
-    if sources.is_empty() {
-        return String::new();
-    }
-    let mut s = String::from(",");
-    for k in sources {
-        s.push_str(k.as_str());
-        s.push(',');
-    }
-    s
-}
-
-fn json<T: serde::Serialize>(v: &T) -> String {
-    serde_json::to_string(v).unwrap_or_else(|_| "null".to_owned())
-}
-
-fn from_json<T: serde::de::DeserializeOwned + Default>(s: &str) -> T {
-    serde_json::from_str(s).unwrap_or_default()
-}
-
-const PROJECT_COLS: &str = "key, name, path, language, framework, test_command, custom_commands, \
-                            notes, created_ms, last_used_ms";
-
-fn project_row(r: &Row) -> ProjectRecord {
-    ProjectRecord {
-        key: r.get(0),
-        name: r.get(1),
-        path: r.get(2),
-        language: r.get(3),
-        framework: r.get(4),
-        test_command: r.get(5),
-        custom_commands: from_json(r.get(6)),
-        notes: from_json(r.get(7)),
-        created_ms: r.get(8),
-        last_used_ms: r.get(9),
-    }
-}
-
-const LEARNING_COLS: &str = "id, title, content, category, tags, context, project_key, \
-                             created_ms, last_used_ms, author, team";
-
-fn learning_row(r: &Row) -> LearningEntry {
-    LearningEntry {
-        id: r.get(0),
-        title: r.get(1),
-        content: r.get(2),
-        category: r.get(3),
-        tags: from_json(r.get(4)),
-        context: r.get(5),
-        project_key: r.get(6),
-        created_ms: r.get(7),
-        last_used_ms: r.get(8),
-        author: r.get(9),
-        team: r.get(10),
-    }
-}
-
-const DOC_COLS: &str = "doc_id, source, scope, project_key, title, body, path, updated_ms";
-
-fn doc_row(r: &Row) -> Option<Document> {
-    Some(Document {
-        id: r.get(0),
-        source: SourceKind::parse(r.get(1))?,
-        scope: r.get(2),
-        project_key: r.get(3),
-        title: r.get(4),
-        body: r.get(5),
-        path: r.get(6),
-        updated_ms: r.get(7),
-    })
-}
 
 /// The search document of a learning, as the SQLite triggers build it: body = content,
 /// context, tags (space-separated), one per line.
@@ -832,28 +770,26 @@ impl MemoryStore for PgStore {
 
     fn project(&self, key: &str) -> Result<Option<ProjectRecord>> {
         self.read(|c| {
-            Ok(c.query_opt(
+            c.query_opt(
                 &format!("SELECT {PROJECT_COLS} FROM projects WHERE author = $1 AND key = $2"),
                 &[&self.author, &key],
-            )?
-            .map(|r| project_row(&r)))
+            )
         })
+        .and_then(|r| self.map_opt(r, rows::project))
     }
 
     fn recent_projects(&self, limit: Option<usize>) -> Result<Vec<ProjectRecord>> {
         let limit = limit.map(|l| l as i64);
         self.read(|c| {
-            Ok(c.query(
+            c.query(
                 &format!(
                     "SELECT {PROJECT_COLS} FROM projects WHERE author = $1 \
                      ORDER BY last_used_ms DESC, key LIMIT $2"
                 ),
                 &[&self.author, &limit],
-            )?
-            .iter()
-            .map(project_row)
-            .collect())
+            )
         })
+        .and_then(|r| self.map(&r, rows::project))
     }
 
     fn user_preferences(&self) -> Result<BTreeMap<String, String>> {
@@ -940,31 +876,29 @@ impl MemoryStore for PgStore {
 
     fn learning(&self, id: i64) -> Result<Option<LearningEntry>> {
         self.read(|c| {
-            Ok(c.query_opt(
+            c.query_opt(
                 &format!(
                     "SELECT {LEARNING_COLS} FROM learnings WHERE id = $4 AND {VISIBLE_LEARNING}"
                 ),
                 &[&self.author, &self.team, &None::<String>, &id],
-            )?
-            .map(|r| learning_row(&r)))
+            )
         })
+        .and_then(|r| self.map_opt(r, rows::learning))
     }
 
     fn learnings(&self, f: &LearningFilter) -> Result<Vec<LearningEntry>> {
         let limit = f.limit.map(|l| l as i64);
         self.read(|c| {
-            Ok(c.query(
+            c.query(
                 &format!(
                     "SELECT {LEARNING_COLS} FROM learnings WHERE {VISIBLE_LEARNING} \
                      AND ($4::text IS NULL OR category = $4) \
                      ORDER BY created_ms DESC, id DESC LIMIT $5"
                 ),
                 &[&self.author, &self.team, &f.visible_in, &f.category, &limit],
-            )?
-            .iter()
-            .map(learning_row)
-            .collect())
+            )
         })
+        .and_then(|r| self.map(&r, rows::learning))
     }
 
     fn touch_learnings(&self, ids: &[i64], at_ms: i64) -> Result<()> {
@@ -1006,22 +940,21 @@ impl MemoryStore for PgStore {
         dry_run: bool,
     ) -> Result<Vec<LearningEntry>> {
         // Only the author's own learnings expire: a sweep never deletes a teammate's.
-        self.tx(|tx| {
-            let found: Vec<LearningEntry> = tx
-                .query(
-                    &format!(
-                        "SELECT {LEARNING_COLS} FROM learnings WHERE author = $1 \
+        let found = self.tx(|tx| {
+            let found = tx.query(
+                &format!(
+                    "SELECT {LEARNING_COLS} FROM learnings WHERE author = $1 \
                          AND last_used_ms < $2 \
                          AND ($3::text IS NULL OR project_key = $3 OR project_key IS NULL) \
                          ORDER BY id"
-                    ),
-                    &[&self.author, &before_ms, &visible_in],
-                )?
-                .iter()
-                .map(learning_row)
-                .collect();
+                ),
+                &[&self.author, &before_ms, &visible_in],
+            )?;
             if !dry_run && !found.is_empty() {
-                let ids: Vec<i64> = found.iter().map(|l| l.id).collect();
+                let ids = found
+                    .iter()
+                    .map(|r| r.try_get::<_, i64>(0))
+                    .collect::<std::result::Result<Vec<_>, _>>()?;
                 let doc_ids: Vec<String> = ids.iter().map(|i| format!("L{i}")).collect();
                 tx.execute("DELETE FROM learnings WHERE id = ANY($1)", &[&ids])?;
                 tx.execute(
@@ -1030,26 +963,21 @@ impl MemoryStore for PgStore {
                 )?;
             }
             Ok(found)
-        })
+        })?;
+        self.map(&found, rows::learning)
     }
 
     fn indexed_files(&self, roots: &[String]) -> Result<Vec<FileState>> {
         self.read(|c| {
-            Ok(c.query(
-                "SELECT path, root, size, mtime_ns, hash FROM files \
-                 WHERE author = $1 AND root = ANY($2) ORDER BY root, path",
+            c.query(
+                &format!(
+                    "SELECT {FILE_COLS} FROM files WHERE author = $1 AND root = ANY($2) \
+                     ORDER BY root, path"
+                ),
                 &[&self.author, &roots],
-            )?
-            .iter()
-            .map(|r| FileState {
-                path: r.get(0),
-                root: r.get(1),
-                size: r.get::<_, i64>(2) as u64,
-                mtime_ns: r.get(3),
-                hash: r.get(4),
-            })
-            .collect())
+            )
         })
+        .and_then(|r| self.map(&r, rows::file_state))
     }
 
     fn replace_file(&self, state: &FileState, documents: &[Document]) -> Result<()> {
@@ -1140,15 +1068,15 @@ impl MemoryStore for PgStore {
 
     fn document(&self, id: &str) -> Result<Option<Document>> {
         self.read(|c| {
-            Ok(c.query_opt(
+            c.query_opt(
                 &format!(
                     "SELECT {DOC_COLS} FROM docs d WHERE doc_id = $4 AND {VISIBLE_DOC} \
                      ORDER BY (d.author = $1) DESC LIMIT 1"
                 ),
                 &[&self.author, &self.team, &None::<String>, &id],
-            )?
-            .and_then(|r| doc_row(&r)))
+            )
         })
+        .and_then(|r| self.map_opt(r, rows::document))
     }
 
     fn documents(
@@ -1159,7 +1087,7 @@ impl MemoryStore for PgStore {
     ) -> Result<Vec<Document>> {
         let limit = limit as i64;
         self.read(|c| {
-            Ok(c.query(
+            c.query(
                 &format!(
                     "SELECT {DOC_COLS} FROM docs d WHERE source = $4 AND {VISIBLE_DOC} \
                      ORDER BY updated_ms DESC, seq DESC LIMIT $5"
@@ -1171,11 +1099,9 @@ impl MemoryStore for PgStore {
                     &source.as_str(),
                     &limit,
                 ],
-            )?
-            .iter()
-            .filter_map(doc_row)
-            .collect())
+            )
         })
+        .and_then(|r| self.map(&r, rows::document))
     }
 
     fn search(&self, q: &SearchQuery) -> Result<Vec<SearchHit>> {
@@ -1259,6 +1185,22 @@ impl MemoryStore for PgStore {
                 schema_version: version,
             })
         })
+    }
+
+    fn backend(&self) -> &'static str {
+        "postgresql"
+    }
+
+    fn describe(&self) -> String {
+        let mut d = format!(
+            "{} (schema {}, author {}",
+            self.url, self.schema, self.author
+        );
+        if let Some(t) = &self.team {
+            d.push_str(&format!(", team {t}"));
+        }
+        d.push(')');
+        d
     }
 }
 

@@ -13,6 +13,7 @@ use crate::model::{
     SearchQuery, SourceKind, StoreStats,
 };
 use crate::query;
+use crate::rows::{self, DOC_COLS, FILE_COLS, LEARNING_COLS, PROJECT_COLS, source_list};
 use crate::schema::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS};
 use crate::store::MemoryStore;
 
@@ -205,12 +206,19 @@ impl SqliteStore {
         let mut args: Vec<rusqlite::types::Value> = Vec::new();
         match fts {
             Some(m) => {
+                // `ORDER BY rank` with the rank function set in the query (`rank MATCH`) is
+                // served by FTS5 itself: it ranks the matches once, then SQLite walks them best
+                // first, joins each to `docs` and stops at the limit, so the join, the filters
+                // and `snippet()` run for the rows returned (and those filtered out before
+                // them), not for every match. (`bm25(...) AS score ... ORDER BY score` made
+                // SQLite compute the join and a snippet for every match, then sort: 1.6x the raw
+                // FTS5 query at 100,000 learnings.)
                 sql.push_str(&format!(
                     "SELECT d.doc_id, d.source, d.scope, d.title, \
                      snippet({table}, 1, '', '', '…', 16), d.path, d.updated_ms, \
-                     bm25({table}, 2.0, 1.0) AS score \
+                     {table}.rank AS score \
                      FROM {table} JOIN docs d ON d.rowid = {table}.rowid \
-                     WHERE {table} MATCH ?1"
+                     WHERE {table} MATCH ?1 AND {table}.rank MATCH 'bm25(2.0, 1.0)'"
                 ));
                 args.push(m.to_owned().into());
             }
@@ -241,7 +249,7 @@ impl SqliteStore {
         args.push((limit as i64).into());
         let n = args.len();
         if fts.is_some() {
-            sql.push_str(&format!(" ORDER BY score LIMIT ?{n}"));
+            sql.push_str(&format!(" ORDER BY {table}.rank LIMIT ?{n}"));
         } else {
             sql.push_str(&format!(
                 " ORDER BY d.updated_ms DESC, d.rowid DESC LIMIT ?{n}"
@@ -249,18 +257,7 @@ impl SqliteStore {
         }
         let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map(rusqlite::params_from_iter(args), |r| {
-                Ok(SearchHit {
-                    id: r.get(0)?,
-                    source: source_of(r, 1)?,
-                    scope: r.get(2)?,
-                    title: r.get(3)?,
-                    snippet: r.get(4)?,
-                    path: r.get(5)?,
-                    updated_ms: r.get(6)?,
-                    score: r.get(7)?,
-                })
-            })
+            .query_map(rusqlite::params_from_iter(args), |r| rows::search_hit(r))
             .map_err(|e| self.err(e))?;
         let mut hits = rows
             .collect::<rusqlite::Result<Vec<_>>>()
@@ -341,100 +338,23 @@ fn map_err(path: &Path, busy: Duration, e: rusqlite::Error) -> Error {
     Error::Sql { path, source: e }
 }
 
-fn source_list(sources: &[SourceKind]) -> String {
-    if sources.is_empty() {
-        return String::new();
-    }
-    let mut s = String::from(",");
-    for k in sources {
-        s.push_str(k.as_str());
-        s.push(',');
-    }
-    s
-}
-
-fn source_of(r: &Row<'_>, i: usize) -> rusqlite::Result<SourceKind> {
-    let s: String = r.get(i)?;
-    SourceKind::parse(&s).ok_or_else(|| {
-        rusqlite::Error::FromSqlConversionFailure(
-            i,
-            rusqlite::types::Type::Text,
-            format!("unknown source kind {s:?}").into(),
-        )
-    })
-}
-
-fn json_col<T: serde::de::DeserializeOwned>(r: &Row<'_>, i: usize) -> rusqlite::Result<T> {
-    let s: String = r.get(i)?;
-    serde_json::from_str(&s).map_err(|e| {
-        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
-    })
-}
-
-fn to_json<T: serde::Serialize>(v: &T) -> rusqlite::Result<String> {
-    serde_json::to_string(v).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
-}
-
-const PROJECT_COLS: &str = "key, name, path, language, framework, test_command, custom_commands, \
-                            notes, created_ms, last_used_ms";
-
+// The shared mappings of `crate::rows`, as functions of rusqlite's row type.
 fn project_row(r: &Row<'_>) -> rusqlite::Result<ProjectRecord> {
-    Ok(ProjectRecord {
-        key: r.get(0)?,
-        name: r.get(1)?,
-        path: r.get(2)?,
-        language: r.get(3)?,
-        framework: r.get(4)?,
-        test_command: r.get(5)?,
-        custom_commands: json_col(r, 6)?,
-        notes: json_col(r, 7)?,
-        created_ms: r.get(8)?,
-        last_used_ms: r.get(9)?,
-    })
+    rows::project(r)
 }
-
-const LEARNING_COLS: &str =
-    "id, title, content, category, tags, context, project_key, created_ms, last_used_ms";
-
 fn learning_row(r: &Row<'_>) -> rusqlite::Result<LearningEntry> {
-    Ok(LearningEntry {
-        id: r.get(0)?,
-        title: r.get(1)?,
-        content: r.get(2)?,
-        category: r.get(3)?,
-        tags: json_col(r, 4)?,
-        context: r.get(5)?,
-        project_key: r.get(6)?,
-        created_ms: r.get(7)?,
-        last_used_ms: r.get(8)?,
-        author: None,
-        team: None,
-    })
+    rows::learning(r)
 }
-
-const DOC_COLS: &str = "doc_id, source, scope, project_key, title, body, path, updated_ms";
-
 fn doc_row(r: &Row<'_>) -> rusqlite::Result<Document> {
-    Ok(Document {
-        id: r.get(0)?,
-        source: source_of(r, 1)?,
-        scope: r.get(2)?,
-        project_key: r.get(3)?,
-        title: r.get(4)?,
-        body: r.get(5)?,
-        path: r.get(6)?,
-        updated_ms: r.get(7)?,
-    })
+    rows::document(r)
+}
+fn file_row(r: &Row<'_>) -> rusqlite::Result<FileState> {
+    rows::file_state(r)
 }
 
-fn file_row(r: &Row<'_>) -> rusqlite::Result<FileState> {
-    Ok(FileState {
-        path: r.get(0)?,
-        root: r.get(1)?,
-        size: r.get::<_, i64>(2)? as u64,
-        mtime_ns: r.get(3)?,
-        hash: r.get(4)?,
-    })
+/// A JSON column's value, as a rusqlite parameter.
+fn to_json<T: serde::Serialize>(v: &T) -> rusqlite::Result<String> {
+    Ok(rows::to_json(v))
 }
 
 impl MemoryStore for SqliteStore {
@@ -618,7 +538,7 @@ impl MemoryStore for SqliteStore {
         let mut out = Vec::new();
         let mut s = self
             .conn
-            .prepare_cached("SELECT path, root, size, mtime_ns, hash FROM files WHERE root = ?1")
+            .prepare_cached(&format!("SELECT {FILE_COLS} FROM files WHERE root = ?1"))
             .map_err(|e| self.err(e))?;
         for root in roots {
             let rows = s
@@ -776,5 +696,13 @@ impl MemoryStore for SqliteStore {
             files: count("SELECT count(*) FROM files")?,
             schema_version: self.schema_version()?,
         })
+    }
+
+    fn backend(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn describe(&self) -> String {
+        self.path.display().to_string()
     }
 }

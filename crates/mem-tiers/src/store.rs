@@ -75,4 +75,11 @@ pub trait MemoryStore {
 
     /// Counts.
     fn stats(&self) -> Result<StoreStats>;
+
+    /// Which backend this is, as `mem memory stats` shows it: `sqlite` or `postgresql`.
+    fn backend(&self) -> &'static str;
+
+    /// Where the store is, safe to print: the SQLite file's path, or the server's URL without
+    /// its password (plus the schema, author and team).
+    fn describe(&self) -> String;
 }

@@ -78,13 +78,19 @@ impl Headings {
         }
     }
 
-    /// `zh` or `en`.
-    pub fn by_name(name: &str) -> Option<Self> {
-        match name {
-            "zh" => Some(Self::zh()),
-            "en" => Some(Self::en()),
-            _ => None,
+    /// The headings of a `[memory] headings` style, the same setting `memories.md` uses: the
+    /// seed's ([`Headings::zh`]) or English ([`Headings::en`]).
+    pub fn for_style(style: mem_auto::HeadingStyle) -> Self {
+        match style {
+            mem_auto::HeadingStyle::Seed => Self::zh(),
+            mem_auto::HeadingStyle::English => Self::en(),
         }
+    }
+
+    /// By the name of `[memory] headings`: `seed` or `english` (also the old spellings `zh`,
+    /// `chinese` and `en`; see [`mem_auto::HeadingStyle::parse`]).
+    pub fn by_name(name: &str) -> Option<Self> {
+        mem_auto::HeadingStyle::parse(name).map(Self::for_style)
     }
 }
 

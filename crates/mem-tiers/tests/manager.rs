@@ -502,3 +502,121 @@ fn short_term_is_a_view_over_the_latest_session() {
     assert!(st.expired);
     assert!(st.messages.is_empty());
 }
+
+#[test]
+fn archive_holds_entries_and_notes_and_import_writes_them_back_to_their_files() {
+    let e = env();
+    write(
+        &e.project.join(".mewcode/memories.md"),
+        "### 项目知识\n- The API is built on FastAPI\n",
+    );
+    write(
+        &e.home.join(".mewcode/memories.md"),
+        "### 用户偏好\n- Prefers tabs over spaces\n",
+    );
+    let note = "---\nname: deploy\ndescription: how we deploy\ntype: project\n---\nUse the blue/green script.\n";
+    write(&e.project.join(".mewcode/memory/deploy.md"), note);
+    let m = manager(&e);
+    m.add_learning("one", "first", "error", &[], None, false)
+        .unwrap();
+    let a = m.get_tier2_archive().unwrap();
+    assert_eq!(a.version, archive::ARCHIVE_VERSION);
+    let texts: Vec<(&str, &str)> = a
+        .entries
+        .iter()
+        .map(|x| (x.scope.as_str(), x.text.as_str()))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            ("project", "The API is built on FastAPI"),
+            ("user", "Prefers tabs over spaces")
+        ]
+    );
+    assert_eq!(a.notes.len(), 1);
+    assert_eq!(a.notes[0].id, "N:project/deploy.md");
+    assert_eq!(a.notes[0].text, note);
+    let md = archive::to_markdown(&a, &tiers::Headings::zh());
+    assert!(md.contains("## memories.md\n- M"), "{md}");
+    assert!(
+        md.contains("### N:project/deploy.md\n\n---\nname: deploy"),
+        "{md}"
+    );
+
+    // A fresh home and project: everything comes back, in its files, and is searchable.
+    let json = serde_json::to_string(&a).unwrap();
+    let parsed = archive::parse(&json, Path::new("a.json")).unwrap();
+    let e2 = env();
+    let m2 = manager(&e2);
+    let r = m2.import(&parsed).unwrap();
+    assert_eq!(
+        (r.learnings_added, r.entries_added, r.notes_added),
+        (1, 2, 1)
+    );
+    assert!(r.skipped.is_empty() && r.notes_kept_existing.is_empty());
+    let project_md = std::fs::read_to_string(e2.project.join(".mewcode/memories.md")).unwrap();
+    assert!(
+        project_md.contains("- The API is built on FastAPI"),
+        "{project_md}"
+    );
+    let user_md = std::fs::read_to_string(e2.home.join(".mewcode/memories.md")).unwrap();
+    assert!(user_md.contains("- Prefers tabs over spaces"), "{user_md}");
+    assert_eq!(
+        std::fs::read_to_string(e2.project.join(".mewcode/memory/deploy.md")).unwrap(),
+        note
+    );
+    let hits = m2.recall("blue/green", 10).unwrap();
+    assert_eq!(ids(&hits), ["N:project/deploy.md"]);
+
+    // Twice: nothing is added again; a note file that differs is kept, never overwritten.
+    write(
+        &e2.project.join(".mewcode/memory/deploy.md"),
+        "edited by hand\n",
+    );
+    let r = m2.import(&parsed).unwrap();
+    assert_eq!(
+        (
+            r.learnings_added,
+            r.entries_added,
+            r.entries_present,
+            r.notes_added
+        ),
+        (0, 0, 2, 0)
+    );
+    assert_eq!(r.notes_kept_existing, ["N:project/deploy.md"]);
+    assert_eq!(
+        std::fs::read_to_string(e2.project.join(".mewcode/memory/deploy.md")).unwrap(),
+        "edited by hand\n"
+    );
+
+    // A note of a scope with no dir here is reported, not written; a bad file name or an
+    // unknown category refuses the whole archive before anything is written.
+    let mut extra = parsed.clone();
+    extra.notes[0].scope = "extra3".into();
+    extra.notes[0].id = "N:extra3/deploy.md".into();
+    let r = m2.import(&extra).unwrap();
+    assert_eq!(r.skipped, ["N:extra3/deploy.md"]);
+    let mut bad = parsed.clone();
+    bad.notes[0].file = "../escape.md".into();
+    bad.learnings[0].title = "must not be written".into();
+    let err = m2.import(&bad).unwrap_err().to_string();
+    assert!(err.contains("../escape.md"), "{err}");
+    let mut bad = parsed.clone();
+    bad.entries[0].category = "Nonsense".into();
+    bad.learnings[0].title = "must not be written".into();
+    assert!(m2.import(&bad).is_err());
+    assert!(
+        !m2.get_tier2_archive()
+            .unwrap()
+            .learnings
+            .iter()
+            .any(|l| l.title == "must not be written")
+    );
+    // A version-1 archive (no entries or notes) still reads.
+    let v1 = archive::parse(
+        "{\"format\": \"mewmem-memory-archive\", \"version\": 1, \"learnings\": []}",
+        Path::new("v1.json"),
+    )
+    .unwrap();
+    assert!(v1.entries.is_empty() && v1.notes.is_empty());
+}

@@ -492,3 +492,29 @@ fn eight_writer_processes_add_10000_learnings_and_lose_none() {
     }
     drop_schema(&url, &schema);
 }
+
+#[test]
+fn forget_and_stats_name_the_server_without_its_password() {
+    let Some(url) = server() else { return };
+    let schema = fresh_schema("forget");
+    let store = open(&url, &schema, "alice", None);
+    assert_eq!(store.backend(), "postgresql");
+    let described = store.describe();
+    assert!(
+        described.contains(":***@") && !described.contains("mem-test"),
+        "{described}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = MemoryConfig::for_home(dir.path());
+    config.user_dir = None;
+    let mm = MemoryManager::with_store(config, store, None, Vec::new());
+    let added = mm
+        .add_learning("staging", "needs the VPN", "general", &[], None, true)
+        .unwrap();
+    assert_eq!(mm.stats().unwrap().database, described);
+    let gone = mm.forget(&MemoryId::Learning(added.learning.id)).unwrap();
+    assert_eq!(gone.location, described);
+    assert!(!gone.location.contains(".db"), "{}", gone.location);
+    drop(mm);
+    drop_schema(&url, &schema);
+}

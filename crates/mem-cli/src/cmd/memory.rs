@@ -9,8 +9,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use mem_core::terminal::{safe, safe_line};
 use mem_tiers::tiers::Headings;
 use mem_tiers::tiers::TierText;
-use mem_tiers::{AnyStore, LearningScope, MemoryConfig, MemoryId, SearchHit, archive};
-use serde::Deserialize;
+use mem_tiers::{AnyStore, LearningScope, MemoryConfig, MemoryId, MemoryStore, SearchHit, archive};
 use serde_json::json;
 
 use crate::settings::Settings;
@@ -27,6 +26,19 @@ pub struct MemoryArgs {
 
 #[derive(Debug, Subcommand)]
 enum MemoryCommand {
+    #[command(flatten)]
+    Store(StoreCommand),
+    /// Copy the local SQLite store to a team store on PostgreSQL (idempotent, resumable).
+    Migrate {
+        /// The server (default: `[store] url` or MEM_STORE_URL).
+        #[arg(long, value_name = "URL")]
+        to: Option<String>,
+    },
+}
+
+/// The commands that work on the configured store.
+#[derive(Debug, Subcommand)]
+enum StoreCommand {
     /// Counts: projects, preferences, learnings, indexed entries and notes, tier sizes.
     Stats,
     /// Tier 0, the core memory for every system prompt (fewer than tier0_max_tokens tokens).
@@ -37,7 +49,8 @@ enum MemoryCommand {
         #[arg(long, value_name = "N")]
         max_tokens: Option<usize>,
     },
-    /// Tier 2, the whole archive: preferences, projects, learnings (Markdown or JSON).
+    /// Tier 2, the whole archive: preferences, projects, learnings, memories.md entries and
+    /// notes (Markdown or JSON).
     Archive {
         /// Output format; `json` is what `mem memory import` reads.
         #[arg(long, value_enum, default_value_t = ArchiveFormat::Md)]
@@ -106,12 +119,6 @@ enum MemoryCommand {
         #[arg(long, conflicts_with = "value", requires = "key")]
         unset: bool,
     },
-    /// Copy the local SQLite store to a team store on PostgreSQL (idempotent, resumable).
-    Migrate {
-        /// The server (default: `[store] url` or MEM_STORE_URL).
-        #[arg(long, value_name = "URL")]
-        to: Option<String>,
-    },
     /// Read an archive written by `mem memory archive --format json` back into the store.
     Import {
         /// The archive file.
@@ -137,48 +144,20 @@ enum ArchiveFormat {
     Json,
 }
 
-/// The `[memory]` table of `config.toml`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MemorySection {
-    storage_dir: Option<PathBuf>,
-    short_term_max_messages: Option<usize>,
-    short_term_max_age_hours: Option<u64>,
-    tier0_max_tokens: Option<usize>,
-    tier1_max_tokens: Option<usize>,
-    learning_max_age_days: Option<u64>,
-    headings: Option<String>,
-    extra_note_dirs: Option<Vec<PathBuf>>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct ConfigMemoryOnly {
-    memory: Option<MemorySection>,
-}
-
-/// The largest config file read, in bytes.
-const MAX_CONFIG_BYTES: usize = crate::config::MAX_CONFIG_BYTES;
-
 /// `MemoryConfig` from the defaults for `--home`, then `[memory]` of the user's and the
-/// project's `config.toml` (the project's wins, key by key).
+/// project's `config.toml` (the project's wins, key by key), the same table `memories.md`
+/// extraction reads (`crate::config::memory_settings`), and the note dirs of `[recall] dirs`.
 fn memory_config(settings: &Settings) -> Result<MemoryConfig> {
+    let files = crate::config::memory_files(settings)?;
+    let shared = crate::config::memory_settings_from(&files)?;
     let mut config = MemoryConfig::for_home(&settings.home);
-    for path in crate::config::config_paths(settings) {
-        let read = match mem_instructions::read_capped(&path, MAX_CONFIG_BYTES) {
-            Ok(r) => r,
-            Err(mem_instructions::ReadError::Io(e)) if e.kind() == io::ErrorKind::NotFound => {
-                continue;
-            }
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-        };
-        if read.truncated || read.lossy {
-            bail!("{} is too large or not UTF-8", path.display());
-        }
-        let parsed: ConfigMemoryOnly = toml::from_str(&read.text)
-            .with_context(|| format!("{}: invalid [memory] table", path.display()))?;
-        let Some(m) = parsed.memory else { continue };
-        let base = path.parent().unwrap_or(Path::new("."));
-        if let Some(d) = m.storage_dir {
+    config.headings = Headings::for_style(shared.auto.headings);
+    config.memories = shared.auto;
+    config.extra_note_dirs = crate::config::extra_dirs(settings, &files);
+    for f in &files {
+        let Some(m) = &f.memory else { continue };
+        let base = f.path.parent().unwrap_or(Path::new("."));
+        if let Some(d) = &m.storage_dir {
             config.storage_dir = base.join(d);
         }
         if let Some(v) = m.short_term_max_messages {
@@ -196,17 +175,6 @@ fn memory_config(settings: &Settings) -> Result<MemoryConfig> {
         if let Some(v) = m.learning_max_age_days {
             config.learning_max_age_days = Some(v);
         }
-        if let Some(h) = m.headings {
-            config.headings = Headings::by_name(&h).with_context(|| {
-                format!(
-                    "{}: [memory] headings must be \"zh\" or \"en\", not {h:?}",
-                    path.display()
-                )
-            })?;
-        }
-        if let Some(dirs) = m.extra_note_dirs {
-            config.extra_note_dirs = dirs.into_iter().map(|d| base.join(d)).collect();
-        }
     }
     Ok(config)
 }
@@ -214,31 +182,34 @@ fn memory_config(settings: &Settings) -> Result<MemoryConfig> {
 /// Runs `mem memory ...`.
 pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
     let config = memory_config(settings)?;
-    if let MemoryCommand::Migrate { to } = &args.command {
-        // Before opening the configured store: the local database is the source.
-        return super::memory_store::migrate(settings, &config, to.clone(), &mut io::stdout());
-    }
+    let command = match args.command {
+        // The local database is the source: the configured store is not opened.
+        MemoryCommand::Migrate { to } => {
+            return super::memory_store::migrate(settings, &config, to, &mut io::stdout());
+        }
+        MemoryCommand::Store(command) => command,
+    };
     let store = AnyStore::open(&super::memory_store::location(settings, &config)?, &config)?;
     let mm = MemoryManager::from_project_with(&settings.project, config, store)?;
     let mut out = io::stdout().lock();
     let json = settings.json;
-    match args.command {
-        MemoryCommand::Stats => stats(&mm, json, &mut out),
-        MemoryCommand::Core => {
+    match command {
+        StoreCommand::Stats => stats(&mm, json, &mut out),
+        StoreCommand::Core => {
             let t = mm.get_tier0_summary()?;
             tier(0, &t, json, &mut out)
         }
-        MemoryCommand::Selected { max_tokens } => {
+        StoreCommand::Selected { max_tokens } => {
             let t = mm.get_tier1_summary(max_tokens.unwrap_or(mm.config().tier1_max_tokens))?;
             tier(1, &t, json, &mut out)
         }
-        MemoryCommand::Archive { format, output } => {
+        StoreCommand::Archive { format, output } => {
             archive_cmd(&mm, format, output, json, &mut out)
         }
-        MemoryCommand::Search { query, limit } => {
+        StoreCommand::Search { query, limit } => {
             search(&mm, &query.join(" "), limit, json, &mut out)
         }
-        MemoryCommand::Add {
+        StoreCommand::Add {
             title,
             content,
             category,
@@ -282,9 +253,9 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
             }
             Ok(())
         }
-        MemoryCommand::Clean { dry_run } => clean(&mm, dry_run, json, &mut out),
-        MemoryCommand::Show { id } => show(&mm, &parse_id(&id)?, json, &mut out),
-        MemoryCommand::Forget { id } => {
+        StoreCommand::Clean { dry_run } => clean(&mm, dry_run, json, &mut out),
+        StoreCommand::Show { id } => show(&mm, &parse_id(&id)?, json, &mut out),
+        StoreCommand::Forget { id } => {
             let id = parse_id(&id)?;
             if !matches!(id, MemoryId::Learning(_)) {
                 // Entries and notes of the project live under .mewcode/: never through a
@@ -295,18 +266,26 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
             if json {
                 writeln!(out, "{}", crate::output::json_pretty(&f)?)?;
             } else {
+                // A learning lived in the store: name the backend as `stats` does (a server's
+                // URL without its password); an entry or a note lived in its file.
+                let from = match id {
+                    MemoryId::Learning(_) => {
+                        format!("the {} store {}", mm.store().backend(), f.location)
+                    }
+                    _ => f.location.clone(),
+                };
                 writeln!(
                     out,
                     "forgot {} ({} \"{}\") from {}",
                     f.id,
                     f.source.as_str(),
                     safe_line(&f.title),
-                    safe_line(&f.location)
+                    safe_line(&from)
                 )?;
             }
             Ok(())
         }
-        MemoryCommand::Reindex => {
+        StoreCommand::Reindex => {
             let r = mm.reindex()?;
             if json {
                 writeln!(out, "{}", crate::output::json_pretty(&r)?)?;
@@ -318,11 +297,8 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
             }
             Ok(())
         }
-        MemoryCommand::Pref { key, value, unset } => pref(&mm, key, value, unset, json, &mut out),
-        MemoryCommand::Migrate { to } => {
-            super::memory_store::migrate(settings, mm.config(), to, &mut out)
-        }
-        MemoryCommand::Import { file } => {
+        StoreCommand::Pref { key, value, unset } => pref(&mm, key, value, unset, json, &mut out),
+        StoreCommand::Import { file } => {
             let text = std::fs::read_to_string(&file)
                 .with_context(|| format!("cannot read {}", file.display()))?;
             let a = archive::parse(&text, &file)?;
@@ -335,6 +311,30 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
                     "imported {} learnings ({} already present), {} projects, {} preferences",
                     r.learnings_added, r.learnings_skipped, r.projects, r.preferences
                 )?;
+                writeln!(
+                    out,
+                    "memories.md: {} entries added ({} already there, {} evicted to keep the cap); \
+                     notes: {} written ({} already there)",
+                    r.entries_added,
+                    r.entries_present,
+                    r.entries_evicted,
+                    r.notes_added,
+                    r.notes_present
+                )?;
+                for id in &r.notes_kept_existing {
+                    writeln!(
+                        out,
+                        "kept {}: a different file of that name exists",
+                        safe_line(id)
+                    )?;
+                }
+                for id in &r.skipped {
+                    writeln!(
+                        out,
+                        "skipped {}: no such note dir here ([recall] dirs)",
+                        safe_line(id)
+                    )?;
+                }
                 withheld_line(r.withheld, &mut out)?;
             }
             Ok(())
@@ -475,9 +475,8 @@ fn show(mm: &MemoryManager, id: &MemoryId, json: bool, out: &mut impl Write) -> 
 }
 
 fn stats(mm: &MemoryManager, json: bool, out: &mut impl Write) -> Result<()> {
-    let mut s = mm.stats()?;
+    let s = mm.stats()?;
     let backend = mm.store().backend();
-    s.database = mm.store().describe();
     if json {
         let mut v = serde_json::to_value(&s)?;
         v["backend"] = json!(backend);
@@ -643,10 +642,13 @@ fn archive_cmd(
             mem_tiers::index::write_atomic(&path, text.as_bytes())?;
             writeln!(
                 io::stderr(),
-                "wrote {} learnings, {} projects, {} preferences to {}",
+                "wrote {} learnings, {} projects, {} preferences, {} memories.md entries, {} notes \
+                 to {}",
                 a.learnings.len(),
                 a.projects.len(),
                 a.user_preferences.len(),
+                a.entries.len(),
+                a.notes.len(),
                 path.display()
             )?;
         }
