@@ -228,6 +228,7 @@ async fn claude(args: ClaudeArgs, settings: &Settings) {
     };
     let input = raw.and_then(|bytes| Ok(HookInput::parse(&bytes)?));
     let project = hook_project(settings, input.as_ref().ok());
+    let mut early_problems: Vec<String> = Vec::new();
     let result = async {
         let input = input?;
         if args.budget > CLAUDE_HOOK_MAX_CHARS {
@@ -243,6 +244,17 @@ async fn claude(args: ClaudeArgs, settings: &Settings) {
         context.instructions.names = args.names.clone();
         context.budget_chars = Some(args.budget);
         let here = in_project(settings, &project);
+        if event == ClaudeEvent::SessionStart {
+            // Tier 0 of the tier store (seed 003: in every system prompt) after the
+            // memories.md entries, within the same budget; a store that cannot be read leaves
+            // it out (logged), never the whole context.
+            match super::memory::open_manager(&here)
+                .and_then(|mm| Ok(mewmem::context::tier0_of(&mm)?))
+            {
+                Ok(t) => context.tier0 = t,
+                Err(e) => early_problems.push(format!("Tier 0 left out: {e:#}")),
+            }
+        }
         let recall_dirs =
             MemoryDirs::standard(&project, &settings.home, &recall_extra_dirs(&here)?);
         let select: Option<Arc<dyn Llm>> = if event == ClaudeEvent::UserPromptSubmit {
@@ -287,7 +299,7 @@ async fn claude(args: ClaudeArgs, settings: &Settings) {
             for note in &outcome.notes {
                 tracing::debug!("hook {event}: {note}");
             }
-            for problem in &outcome.problems {
+            for problem in early_problems.iter().chain(&outcome.problems) {
                 let _ = log_line(&project, "claude", event.as_str(), problem);
             }
             if let Some(value) = outcome.stdout {
