@@ -101,9 +101,10 @@ fn main() {
     // 10,000 learnings (user-wide: visible in the project), imported as one archive.
     let learnings: Vec<serde_json::Value> = (0..10_000i64)
         .map(|i| {
+            let category = ["error", "best-practice", "general"][(i % 3) as usize];
             json!({"id": i + 1, "title": format!("Lesson {i} about subsystem {}", i % 97),
                    "content": format!("Subsystem {} fails when its cache {i} is cold; warm it first.", i % 97),
-                   "category": ["error", "best-practice", "general"][(i % 3) as usize],
+                   "category": category,
                    "tags": [format!("s{}", i % 97)], "context": null, "project_key": null,
                    "created_ms": 1_780_000_000_000i64 + i * 60_000,
                    "last_used_ms": 1_780_000_000_000i64 + i * 60_000})
