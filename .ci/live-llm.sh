@@ -2,7 +2,8 @@
 # Live model tests (mem-llm): starts llama.cpp's HTTP server with a small instruct model on
 # loopback (shared/tools/local-llm.sh, offline, registry packages only), then runs all three jobs
 # through both provider APIs (/v1/chat/completions with json_schema, /v1/messages) end to end,
-# and `mem llm check --call` against it. Stops the server if this script started it.
+# an agent loop through the mewmem facade over two sessions (tests/live_agent.rs), and
+# `mem llm check --call` against it. Stops the server if this script started it.
 #
 # Then the two quality evals with the model as the engine (`cargo xtask eval extract --model`,
 # `cargo xtask eval recall --live`): their numbers are reported, not gating (a 135M CPU model is
@@ -33,6 +34,12 @@ t1=$(date +%s)
 # One server thread: run the tests one at a time.
 MEM_LIVE_LLM_URL="$URL" cargo test -p mem-llm --test live -- --ignored --test-threads=1
 echo "live-llm: live tests took $(( $(date +%s) - t1 )) s"
+
+# The agent loop end to end through the mewmem facade: two sessions, compaction, extraction,
+# Tier 0 and recall (crates/mewmem/tests/live_agent.rs).
+t2=$(date +%s)
+MEM_LIVE_LLM_URL="$URL" cargo test -p mewmem --test live_agent -- --ignored --test-threads=1 --nocapture
+echo "live-llm: live agent loop took $(( $(date +%s) - t2 )) s"
 
 # The CLI's configuration path: environment variables only, no config file.
 env -u OPENAI_API_KEY MEM_LLM_PROVIDER=openai OPENAI_BASE_URL="$URL/v1" MEM_LLM_MODEL=local \

@@ -281,21 +281,19 @@ pub async fn extract_session(
     let dir = state_dir(auto);
     ensure_dir(&dir)?;
     let _session_lock = lock(&dir.join(format!(".{session}.lock")))?;
-    let messages = session_messages(sessions, session)?;
     let state = read_state(auto)?;
-    let done = state
-        .sessions
-        .get(session)
-        .copied()
-        .unwrap_or(0)
-        .min(messages.len());
+    let extracted = state.sessions.get(session).copied().unwrap_or(0);
+    // Only the messages after the count are read (backwards from the end of the session), so
+    // an extraction after every turn costs the new messages, not the session.
+    let (total, new) = sessions.messages_after(session, extracted)?;
+    let done = extracted.min(total);
     let today = day(options.now);
     let spent_today = state.tokens.get(&today).copied().unwrap_or(0);
     let engine = llm.engine_name(Job::Extract);
     let mut report = ExtractReport {
         session: session.to_owned(),
-        messages_total: messages.len(),
-        messages_new: messages.len() - done,
+        messages_total: total,
+        messages_new: total - done,
         skipped: None,
         engine: engine.clone(),
         fallback: None,
@@ -311,7 +309,7 @@ pub async fn extract_session(
         warnings: Vec::new(),
         dry_run: options.dry_run,
     };
-    let new = &messages[done..];
+    let new = &new[..];
     if new.is_empty() {
         report.skipped = Some("no new messages since the last extraction".to_owned());
         return Ok(report);
@@ -319,7 +317,6 @@ pub async fn extract_session(
     if !user_spoke(new) {
         report.skipped = Some("nothing the user said in the new messages".to_owned());
         if !options.dry_run {
-            let total = messages.len();
             update_state(auto, |s| {
                 s.sessions.insert(session.to_owned(), total);
             })?;
@@ -488,7 +485,6 @@ pub async fn extract_session(
         report.files.push(file_report);
     }
     if !options.dry_run {
-        let total = messages.len();
         let spent = report.tokens_spent;
         let today_key = today.clone();
         let oldest: NaiveDate = options.now.date_naive() - chrono::Days::new(31);

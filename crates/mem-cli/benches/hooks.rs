@@ -1,10 +1,13 @@
 //! Wall time of `mem hook claude ...` as Claude Code runs it: a new process per event, payload on
 //! stdin (`cargo bench -p mem-cli --bench hooks`).
 //!
-//! The project holds 200 memory notes and a Claude Code transcript of `MEM_BENCH_MB` MB (default
-//! 100), imported once. Then, 11 times each: `UserPromptSubmit` (recall over the 200 notes, offline
-//! selector) and `Stop` after the transcript grew by one turn (incremental sync + offline
-//! extraction). Reported: p50 and max, process start included. Offline: no model, no network.
+//! The project holds 200 memory notes, 10,000 learnings in the tier store (imported from an
+//! archive) and a Claude Code transcript of `MEM_BENCH_MB` MB (default 100), imported (and its
+//! messages extracted) once by a first `Stop`. Then, 11 times each: `SessionStart` (instructions,
+//! memories.md, Tier 0 of the 10,000 learnings), `UserPromptSubmit` (recall over the 200 notes,
+//! offline selector) and `Stop` after the transcript grew by one turn (incremental sync +
+//! offline extraction of the new messages only). Reported: p50 and max, process start included.
+//! Offline: no model, no network. The generated data is deleted at the end.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Write};
@@ -95,6 +98,39 @@ fn main() {
         )
         .unwrap_or_default();
     }
+    // 10,000 learnings (user-wide: visible in the project), imported as one archive.
+    let learnings: Vec<serde_json::Value> = (0..10_000i64)
+        .map(|i| {
+            let category = ["error", "best-practice", "general"][(i % 3) as usize];
+            json!({"id": i + 1, "title": format!("Lesson {i} about subsystem {}", i % 97),
+                   "content": format!("Subsystem {} fails when its cache {i} is cold; warm it first.", i % 97),
+                   "category": category,
+                   "tags": [format!("s{}", i % 97)], "context": null, "project_key": null,
+                   "created_ms": 1_780_000_000_000i64 + i * 60_000,
+                   "last_used_ms": 1_780_000_000_000i64 + i * 60_000})
+        })
+        .collect();
+    let archive = root.join("learnings.json");
+    fs::write(
+        &archive,
+        json!({"format": "mewmem-memory-archive", "version": 1, "learnings": learnings})
+            .to_string(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let t = Instant::now();
+    let status = Command::new(env!("CARGO_BIN_EXE_mem"))
+        .arg("--project")
+        .arg(&project)
+        .arg("--home")
+        .arg(&home)
+        .args(["memory", "import"])
+        .arg(&archive)
+        .env("HOME", &home)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(status.success());
+    let import_ms = t.elapsed().as_secs_f64() * 1000.0;
     let transcript = root.join("bench.jsonl");
     let mut out = BufWriter::new(File::create(&transcript).unwrap_or_else(|e| panic!("{e}")));
     let mut written = 0u64;
@@ -111,9 +147,13 @@ fn main() {
     let stop = json!({"session_id":"bench","transcript_path":transcript,"hook_event_name":"Stop","stop_hook_active":false});
     // The first import of the whole transcript (once per session in real use).
     let first = hook(&project, &home, "Stop", &stop);
+    let mut start_times = Vec::new();
     let mut prompt_times = Vec::new();
     let mut stop_times = Vec::new();
     for k in 0..11 {
+        let start = json!({"session_id":"bench","transcript_path":transcript,
+            "hook_event_name":"SessionStart","source":"startup"});
+        start_times.push(hook(&project, &home, "SessionStart", &start));
         let prompt = json!({"session_id":"bench","transcript_path":transcript,
             "hook_event_name":"UserPromptSubmit",
             "prompt": format!("how are errors of module {} tested?", k * 7)});
@@ -129,11 +169,16 @@ fn main() {
         stop_times.push(hook(&project, &home, "Stop", &stop));
     }
     println!(
-        "transcript {mb} MB, 200 notes; first Stop (whole import): {:.0} ms\n",
+        "transcript {mb} MB, 200 notes, 10,000 learnings (import: {import_ms:.0} ms); first Stop \
+         (whole import + extraction of every message): {:.0} ms\n",
         first.as_secs_f64() * 1000.0
     );
     println!("| hook | p50 | max |");
     println!("|---|---|---|");
+    println!(
+        "| SessionStart (instructions, memories.md, Tier 0 of 10,000 learnings) | {} |",
+        stats(start_times)
+    );
     println!(
         "| UserPromptSubmit (recall, 200 notes) | {} |",
         stats(prompt_times)
@@ -142,4 +187,6 @@ fn main() {
         "| Stop (+1 turn: sync + extraction) | {} |",
         stats(stop_times)
     );
+    // The 100 MB of generated data is not kept.
+    let _ = fs::remove_dir_all(&root);
 }

@@ -54,4 +54,6 @@ pub enum Command {
     Extract(crate::cmd::extract::ExtractArgs),
     /// Tiered memory (Tier 0/1/2), learnings, preferences, and search over every memory.
     Memory(crate::cmd::memory::MemoryArgs),
+    /// An MCP server on stdio for any MCP client: search, get, add, forget, recall, context.
+    Mcp(crate::cmd::mcp::McpArgs),
 }

@@ -416,6 +416,60 @@ impl SessionStore {
         out
     }
 
+    /// The messages of session `id` after its first `skip` (user, assistant and tool-result
+    /// records with a message, in file order: the list [`Self::read_records`] gives, less its
+    /// first `skip`), and how many messages the session holds in all
+    /// ([`SessionMeta::message_count`]).
+    ///
+    /// Cost: the meta (brought up to date), then a backward scan from the end of the `.jsonl`
+    /// that parses only the lines of those messages; the history before them is never read.
+    /// This is what an extraction after every turn needs (mem-auto keeps the count of messages
+    /// already extracted). Lines that are not valid records are skipped, as the meta counts
+    /// them.
+    ///
+    /// Errors: [`Error::NotFound`], [`Error::Locked`], I/O errors naming the file.
+    pub fn messages_after(&self, id: &str, skip: usize) -> Result<(usize, Vec<Message>)> {
+        let path = self.jsonl_path(id);
+        let file = self.open_locked(&path, id, false)?;
+        let result = self.messages_after_locked(id, &file, &path, skip);
+        let _ = file.unlock();
+        result
+    }
+
+    fn messages_after_locked(
+        &self,
+        id: &str,
+        file: &File,
+        path: &Path,
+        skip: usize,
+    ) -> Result<(usize, Vec<Message>)> {
+        let meta = self.load_meta_locked(id, file)?;
+        let total = meta.message_count;
+        let want = total.saturating_sub(skip);
+        if want == 0 {
+            return Ok((total, Vec::new()));
+        }
+        let len = file_len(file, path)?;
+        let start =
+            find_last_messages(file, len, want).map_err(|e| Error::io("cannot read", path, e))?;
+        let (records, _) = read_records_from(file, path, start)?;
+        let messages = message_records(records);
+        if messages.len() == want {
+            return Ok((total, messages));
+        }
+        // The meta and the lines disagree (cannot happen for a file this store wrote; a
+        // guard all the same): the whole file decides.
+        tracing::warn!(
+            session = id,
+            "{} messages found after byte {start}, {want} expected; reading the whole session",
+            messages.len()
+        );
+        let (records, _) = read_records_from(file, path, 0)?;
+        let mut all = message_records(records);
+        let total = all.len();
+        Ok((total, all.split_off(skip.min(total))))
+    }
+
     /// Resumes a session: the messages after the last boundary, validated (seed §1).
     ///
     /// Cost: a backward search for the last boundary, then parsing the tail after it; the history
@@ -1145,6 +1199,84 @@ pub(crate) fn find_last_boundary(file: &File, end: u64) -> std::io::Result<Optio
         return Ok(Some(0));
     }
     Ok(None)
+}
+
+/// The messages among `records` (user, assistant, tool-result records with a message).
+fn message_records(records: Vec<SessionRecord>) -> Vec<Message> {
+    use crate::record::RecordType;
+    records
+        .into_iter()
+        .filter(|r| {
+            matches!(
+                r.record_type,
+                RecordType::User | RecordType::Assistant | RecordType::ToolResult
+            )
+        })
+        .filter_map(|r| r.message)
+        .collect()
+}
+
+/// `true` when `line` is a valid record holding a message (what [`SessionMeta::apply`] counts).
+fn is_message_line(line: &[u8]) -> bool {
+    use crate::record::RecordType;
+    match serde_json::from_slice::<SessionRecord>(line) {
+        Ok(r) => {
+            r.check().is_ok()
+                && matches!(
+                    r.record_type,
+                    RecordType::User | RecordType::Assistant | RecordType::ToolResult
+                )
+                && r.message.is_some()
+        }
+        Err(_) => false,
+    }
+}
+
+/// The byte offset of the line holding the `want`-th message record counted from the end of
+/// the first `len` bytes (0 when there are fewer). Reads backwards in chunks, parsing only the
+/// lines it passes; a line longer than a chunk is read whole with a bigger one.
+fn find_last_messages(file: &File, len: u64, want: usize) -> std::io::Result<u64> {
+    let mut count = 0;
+    // Bytes [chunk_start, line_end) are read; lines ending at line_end are not yet counted.
+    let mut line_end = len;
+    let mut size = SCAN_CHUNK;
+    let mut buf = Vec::new();
+    while line_end > 0 {
+        let chunk_start = line_end.saturating_sub(size);
+        buf.resize((line_end - chunk_start) as usize, 0);
+        read_at(file, &mut buf, chunk_start)?;
+        let mut end = buf.len();
+        while let Some(nl) = memchr::memrchr(b'\n', &buf[..end]) {
+            let line = &buf[nl + 1..end];
+            if !line.iter().all(u8::is_ascii_whitespace) && is_message_line(line) {
+                count += 1;
+                if count == want {
+                    return Ok(chunk_start + nl as u64 + 1);
+                }
+            }
+            end = nl;
+        }
+        if chunk_start == 0 {
+            // The first line: no newline before it.
+            let line = buf[..end]
+                .strip_prefix(b"\xEF\xBB\xBF")
+                .unwrap_or(&buf[..end]);
+            if !line.iter().all(u8::is_ascii_whitespace) && is_message_line(line) {
+                count += 1;
+                if count == want {
+                    return Ok(0);
+                }
+            }
+            break;
+        }
+        let consumed = buf.len() - end;
+        line_end = chunk_start + end as u64;
+        // No newline in the whole chunk: the line is longer than it; read more at once.
+        if consumed == 0 && end == buf.len() {
+            size = size.saturating_mul(2);
+        }
+    }
+    Ok(0)
 }
 
 fn count_lines_before(file: &File, offset: u64) -> std::io::Result<usize> {

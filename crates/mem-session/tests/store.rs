@@ -379,3 +379,58 @@ fn a_writer_does_not_bring_a_deleted_session_back() {
     assert!(matches!(err, Error::NotFound { .. }), "{err}");
     assert!(!store.jsonl_path("gone").exists());
 }
+
+/// `messages_after` gives exactly what a full read gives after the first `skip` messages, for
+/// every `skip`, across a boundary, a damaged line, a torn last line and a line longer than
+/// the backward scan's chunk.
+#[test]
+fn messages_after_matches_a_full_read_for_every_skip() {
+    let (_dir, store) = store();
+    let mut w = store.create().unwrap();
+    let id = w.id().to_owned();
+    w.append(&Message::user("first question")).unwrap();
+    w.append(&call("t1")).unwrap();
+    w.append(&result("t1")).unwrap();
+    w.append(&Message::assistant("an answer")).unwrap();
+    w.append_compact_boundary("summary so far", vec![Message::user("kept")])
+        .unwrap();
+    // A line longer than the scan chunk (1 MiB).
+    w.append(&Message::user("x".repeat(3 << 20))).unwrap();
+    w.append(&Message::assistant("after the long one")).unwrap();
+    drop(w);
+    // A damaged line in the middle, then more messages, then a torn last line.
+    let path = store.jsonl_path(&id);
+    let mut f = fs::OpenOptions::new().append(true).open(&path).unwrap();
+    f.write_all(b"{not json\n").unwrap();
+    drop(f);
+    let mut w = store.open(&id).unwrap();
+    w.append(&Message::user("second question")).unwrap();
+    w.append(&Message::assistant("second answer")).unwrap();
+    drop(w);
+    let mut f = fs::OpenOptions::new().append(true).open(&path).unwrap();
+    f.write_all(br#"{"type":"user","message":{"role":"us"#)
+        .unwrap();
+    drop(f);
+
+    let (records, _) = store.read_records(&id).unwrap();
+    let all: Vec<Message> = records
+        .into_iter()
+        .filter(|r| {
+            matches!(
+                r.record_type,
+                RecordType::User | RecordType::Assistant | RecordType::ToolResult
+            )
+        })
+        .filter_map(|r| r.message)
+        .collect();
+    assert_eq!(all.len(), 8);
+    for skip in 0..=all.len() + 2 {
+        let (total, after) = store.messages_after(&id, skip).unwrap();
+        assert_eq!(total, all.len(), "skip {skip}");
+        assert_eq!(
+            texts(&after),
+            texts(&all[skip.min(all.len())..]),
+            "skip {skip}"
+        );
+    }
+}

@@ -30,6 +30,11 @@ pub struct ContextOptions {
     /// At most this many characters (UTF-16 code units, as JavaScript and Claude Code count
     /// them) for the whole block; `None`: no limit. Clamped to at least [`MIN_BUDGET_CHARS`].
     pub budget_chars: Option<usize>,
+    /// Tier 0 of the tier store (seed 003 `get_tier0_summary()`: recent projects, core
+    /// preferences, recent learnings; already under its token budget), appended to the
+    /// `# autoMemory` body after the `memories.md` entries; `None` or blank: left out.
+    /// [`tier0_text`] computes it from the local store.
+    pub tier0: Option<String>,
 }
 
 impl ContextOptions {
@@ -43,7 +48,49 @@ impl ContextOptions {
             memories: MemoryOptions::new(&project, &home),
             date,
             budget_chars: None,
+            tier0: None,
         }
+    }
+}
+
+/// Tier 0 of the local tier store (`<config.storage_dir>/memory.db`, SQLite) for `project`
+/// (see [`tier0_of`]). Registers the project in the store, as every
+/// `MemoryManager::from_project` does.
+///
+/// Errors: [`crate::Error::Tiers`] when the store cannot be opened or read.
+pub fn tier0_text(
+    project: &std::path::Path,
+    config: mem_tiers::MemoryConfig,
+) -> Result<Option<String>> {
+    tier0_of(&mem_tiers::MemoryManager::from_project(project, config)?)
+}
+
+/// Tier 0 of a tier store (seed 003 `get_tier0_summary()`: recent projects, core preferences,
+/// recent learnings, fewer than `tier0_max_tokens` tokens) for the start context; `None` while
+/// the store holds neither a preference nor a learning visible here (the current project's
+/// name alone tells the model nothing).
+///
+/// Errors: [`crate::Error::Tiers`] when the store cannot be read.
+pub fn tier0_of<S: mem_tiers::MemoryStore>(
+    mm: &mem_tiers::MemoryManager<S>,
+) -> Result<Option<String>> {
+    let learnings = mm.store().learnings(&mem_tiers::LearningFilter {
+        visible_in: mm.project().map(|p| p.key.clone()),
+        category: None,
+        limit: Some(1),
+    })?;
+    if learnings.is_empty() && mm.preferences()?.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(mm.get_tier0_summary()?.text))
+}
+
+/// `memories` followed by `tier0` (a blank line between), either of them possibly empty.
+fn with_tier0(memories: String, tier0: Option<&str>) -> String {
+    match tier0.map(str::trim).filter(|t| !t.is_empty()) {
+        None => memories,
+        Some(t) if memories.trim().is_empty() => t.to_owned(),
+        Some(t) => format!("{}\n\n{t}", memories.trim_end()),
     }
 }
 
@@ -54,7 +101,8 @@ pub struct StartContext {
     pub text: String,
     /// The `# mewcodeMd` body as it went in (cut when over budget).
     pub instructions: String,
-    /// The `# autoMemory` body as it went in (cut when over budget).
+    /// The `# autoMemory` body as it went in: the `memories.md` entries, then Tier 0 when
+    /// given (cut when over budget).
     pub memories: String,
     /// The instruction files read, as displayed.
     pub instruction_files: Vec<String>,
@@ -91,7 +139,7 @@ pub fn start_context(options: &ContextOptions) -> Result<StartContext> {
     let ins = mem_instructions::load(&options.instructions)?;
     let mem = load_memories(&options.memories)?;
     let instructions = ins.section_body();
-    let memories = mem.text();
+    let memories = with_tier0(mem.text(), options.tier0.as_deref());
     let mut warnings = ins.warnings.clone();
     warnings.extend(mem.warnings.iter().cloned());
     let budget = options.budget_chars.map(|b| b.max(MIN_BUDGET_CHARS));

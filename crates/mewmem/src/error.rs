@@ -12,6 +12,9 @@ pub enum Error {
     /// Reading or writing `memories.md`, or extracting into it, failed.
     #[error(transparent)]
     Auto(#[from] mem_auto::Error),
+    /// The tier store (Tier 0, learnings) could not be opened or read.
+    #[error(transparent)]
+    Tiers(#[from] mem_tiers::Error),
     /// A session operation failed.
     #[error(transparent)]
     Session(#[from] mem_session::Error),

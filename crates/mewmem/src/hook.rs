@@ -406,7 +406,14 @@ pub const LOG_MAX_BYTES: u64 = 1 << 20;
 ///
 /// Errors: [`Error::Io`] when the log cannot be created or written.
 pub fn log_line(project: &Path, agent: &str, event: &str, message: &str) -> Result<()> {
-    let path = log_path(project);
+    log_line_to(&log_path(project), agent, event, message)
+}
+
+/// [`log_line`] into the log file `path` (e.g. `mem mcp`'s `mcp.log` beside the hook log).
+///
+/// Errors: [`Error::Io`] when the log cannot be created or written.
+pub fn log_line_to(path: &Path, agent: &str, event: &str, message: &str) -> Result<()> {
+    let path = path.to_path_buf();
     if let Some(dir) = path.parent() {
         fs::create_dir_all(dir).map_err(|e| Error::io("cannot create", dir, e))?;
     }

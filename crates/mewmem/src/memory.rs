@@ -53,6 +53,11 @@ pub struct MemorySettings {
     pub recall_extra_dirs: Vec<PathBuf>,
     /// How `memories.md` is written (headings, token cap per file).
     pub auto: mem_auto::AutoOptions,
+    /// The tier store whose Tier 0 (seed 003: recent projects, core preferences, recent
+    /// learnings, < `tier0_max_tokens` tokens) goes into the start context after the
+    /// `memories.md` entries; `None`: no Tier 0. Default: the local store under
+    /// `<home>/.mewcode/tiers/`.
+    pub tiers: Option<mem_tiers::MemoryConfig>,
 }
 
 impl std::fmt::Debug for MemorySettings {
@@ -69,8 +74,9 @@ impl std::fmt::Debug for MemorySettings {
 impl MemorySettings {
     /// Settings with the default names and compaction policy.
     pub fn new(home: impl Into<PathBuf>, llm: Arc<dyn Llm>, date: NaiveDate) -> Self {
+        let home: PathBuf = home.into();
         MemorySettings {
-            home: home.into(),
+            home: home.clone(),
             instruction_names: mem_instructions::DEFAULT_NAMES
                 .iter()
                 .map(|n| (*n).to_owned())
@@ -80,6 +86,7 @@ impl MemorySettings {
             date,
             recall_extra_dirs: Vec::new(),
             auto: mem_auto::AutoOptions::default(),
+            tiers: Some(mem_tiers::MemoryConfig::for_home(&home)),
         }
     }
 }
@@ -124,13 +131,22 @@ impl Memory {
         &self.store
     }
 
-    /// The seed §6 block for the project as it is now (no budget).
+    /// The seed §6 block for the project as it is now (no budget): instructions, then the
+    /// `memories.md` entries and Tier 0 of the tier store (when [`MemorySettings::tiers`] is
+    /// set) as `# autoMemory`, then the date. A tier store that cannot be read leaves Tier 0
+    /// out with a warning in the log (the agent still starts).
     ///
     /// Errors: [`crate::Error::Instructions`] when the project root is gone.
     pub fn start_context(&self) -> Result<StartContext> {
         let mut options =
             ContextOptions::new(&self.project, &self.settings.home, self.settings.date);
         options.instructions.names = self.settings.instruction_names.clone();
+        if let Some(config) = &self.settings.tiers {
+            match crate::context::tier0_text(&self.project, config.clone()) {
+                Ok(t) => options.tier0 = t,
+                Err(e) => tracing::warn!("Tier 0 left out of the start context: {e}"),
+            }
+        }
         start_context(&options)
     }
 

@@ -33,6 +33,10 @@ enum HookCommand {
     /// Run as a Claude Code hook: reads the event's JSON on stdin, prints what to add. Never
     /// fails the hook: problems are logged to <project>/.mewcode/logs/hooks.log, exit code 0.
     Claude(ClaudeArgs),
+    /// Run as a Codex CLI hook (the same payload and output as Claude Code's): SessionStart's
+    /// context also fits --max-tokens (Codex keeps about 2,500 tokens of it). Never fails the
+    /// hook: problems are logged to <project>/.mewcode/logs/hooks.log, exit code 0.
+    Codex(CodexArgs),
     /// Add mewmem's hooks to a Claude Code settings.json (other hooks and settings are kept;
     /// the old file is backed up first; running it again changes nothing).
     Install(InstallArgs),
@@ -76,6 +80,21 @@ struct ClaudeArgs {
     extract_timeout: u64,
 }
 
+#[derive(Debug, Args)]
+struct CodexArgs {
+    #[command(flatten)]
+    common: ClaudeArgs,
+    /// SessionStart: at most this many tokens of added context (o200k; Codex cuts a
+    /// SessionStart hook's context near 2,500 tokens).
+    #[arg(
+        long,
+        value_name = "TOKENS",
+        env = "MEM_CODEX_HOOK_TOKENS",
+        default_value_t = 2_500
+    )]
+    max_tokens: usize,
+}
+
 fn parse_event(s: &str) -> std::result::Result<ClaudeEvent, String> {
     s.parse()
 }
@@ -114,7 +133,7 @@ pub fn is_claude_hook(command: &crate::cli::Command) -> bool {
     matches!(
         command,
         crate::cli::Command::Hook(HookArgs {
-            command: HookCommand::Claude(_)
+            command: HookCommand::Claude(_) | HookCommand::Codex(_)
         })
     )
 }
@@ -123,7 +142,11 @@ pub fn is_claude_hook(command: &crate::cli::Command) -> bool {
 pub async fn run(args: HookArgs, settings: &Settings) -> Result<()> {
     match args.command {
         HookCommand::Claude(a) => {
-            claude(a, settings).await;
+            agent_hook("claude", None, a, settings).await;
+            Ok(())
+        }
+        HookCommand::Codex(a) => {
+            agent_hook("codex", Some(a.max_tokens), a.common, settings).await;
             Ok(())
         }
         HookCommand::Install(a) => {
@@ -210,8 +233,15 @@ fn hook_project(settings: &Settings, input: Option<&HookInput>) -> PathBuf {
     settings.project.clone()
 }
 
-/// One hook run; every failure is logged and reported on stderr, never returned.
-async fn claude(args: ClaudeArgs, settings: &Settings) {
+/// One hook run for `agent` (`claude` or `codex`: the same wire format); with `max_tokens`,
+/// SessionStart's context is cut further until it has at most that many tokens. Every failure
+/// is logged and reported on stderr, never returned.
+async fn agent_hook(
+    agent: &'static str,
+    max_tokens: Option<usize>,
+    args: ClaudeArgs,
+    settings: &Settings,
+) {
     let event = args.event;
     let raw = match &args.input {
         Some(path) => {
@@ -228,6 +258,7 @@ async fn claude(args: ClaudeArgs, settings: &Settings) {
     };
     let input = raw.and_then(|bytes| Ok(HookInput::parse(&bytes)?));
     let project = hook_project(settings, input.as_ref().ok());
+    let mut early_problems: Vec<String> = Vec::new();
     let result = async {
         let input = input?;
         if args.budget > CLAUDE_HOOK_MAX_CHARS {
@@ -243,6 +274,17 @@ async fn claude(args: ClaudeArgs, settings: &Settings) {
         context.instructions.names = args.names.clone();
         context.budget_chars = Some(args.budget);
         let here = in_project(settings, &project);
+        if event == ClaudeEvent::SessionStart {
+            // Tier 0 of the tier store (seed 003: in every system prompt) after the
+            // memories.md entries, within the same budget; a store that cannot be read leaves
+            // it out (logged), never the whole context.
+            match super::memory::open_manager(&here)
+                .and_then(|mm| Ok(mewmem::context::tier0_of(&mm)?))
+            {
+                Ok(t) => context.tier0 = t,
+                Err(e) => early_problems.push(format!("Tier 0 left out: {e:#}")),
+            }
+        }
         let recall_dirs =
             MemoryDirs::standard(&project, &settings.home, &recall_extra_dirs(&here)?);
         let select: Option<Arc<dyn Llm>> = if event == ClaudeEvent::UserPromptSubmit {
@@ -279,7 +321,12 @@ async fn claude(args: ClaudeArgs, settings: &Settings) {
         if event != ClaudeEvent::SessionStart {
             here.guard_write(mem_session::SessionStore::for_project(&project).dir())?;
         }
-        Ok::<_, anyhow::Error>(run_claude(event, &input, &config).await?)
+        let mut config = config;
+        let mut outcome = run_claude(event, &input, &config).await?;
+        if let (Some(cap), ClaudeEvent::SessionStart) = (max_tokens, event) {
+            fit_tokens(&mut outcome, &mut config, &input, cap, args.budget).await?;
+        }
+        Ok::<_, anyhow::Error>(outcome)
     }
     .await;
     match result {
@@ -287,15 +334,58 @@ async fn claude(args: ClaudeArgs, settings: &Settings) {
             for note in &outcome.notes {
                 tracing::debug!("hook {event}: {note}");
             }
-            for problem in &outcome.problems {
-                let _ = log_line(&project, "claude", event.as_str(), problem);
+            for problem in early_problems.iter().chain(&outcome.problems) {
+                let _ = log_line(&project, agent, event.as_str(), problem);
             }
             if let Some(value) = outcome.stdout {
                 let _ = writeln!(io::stdout().lock(), "{value}");
             }
         }
-        Err(err) => fail(settings, &project, event, &err),
+        Err(err) => fail(settings, &project, agent, event, &err),
     }
+}
+
+/// The `additionalContext` of a hook's output, if any.
+fn added_context(outcome: &mewmem::hook::HookOutcome) -> Option<&str> {
+    outcome.stdout.as_ref()?["hookSpecificOutput"]["additionalContext"].as_str()
+}
+
+/// Cuts the start context further (a smaller character budget, at most four rounds) until it
+/// has at most `cap` tokens (o200k), and logs the cut.
+async fn fit_tokens(
+    outcome: &mut mewmem::hook::HookOutcome,
+    config: &mut HookConfig,
+    input: &HookInput,
+    cap: usize,
+    budget: usize,
+) -> Result<()> {
+    let counter = mem_core::TokenCounter::default();
+    let mut chars = budget;
+    for _ in 0..4 {
+        let Some(text) = added_context(outcome) else {
+            return Ok(());
+        };
+        let tokens = counter.count(text);
+        if tokens <= cap {
+            return Ok(());
+        }
+        let next = (chars as f64 * cap as f64 / tokens as f64 * 0.95) as usize;
+        chars = next.clamp(
+            mewmem::context::MIN_BUDGET_CHARS,
+            chars.saturating_sub(1).max(1),
+        );
+        config.context.budget_chars = Some(chars);
+        *outcome = run_claude(ClaudeEvent::SessionStart, input, config).await?;
+        outcome.problems.push(format!(
+            "start context over {cap} tokens ({tokens}): cut to {chars} characters"
+        ));
+    }
+    if let Some(text) = added_context(outcome)
+        && counter.count(text) > cap
+    {
+        bail!("the start context does not fit {cap} tokens even cut to {chars} characters");
+    }
+    Ok(())
 }
 
 /// `settings` with the hook's project.
@@ -307,23 +397,29 @@ fn in_project(settings: &Settings, project: &std::path::Path) -> Settings {
 }
 
 /// Logs a failure to the hook log and says so on stderr (Claude Code shows it in verbose mode).
-fn fail(settings: &Settings, project: &std::path::Path, event: ClaudeEvent, err: &anyhow::Error) {
+fn fail(
+    settings: &Settings,
+    project: &std::path::Path,
+    agent: &str,
+    event: ClaudeEvent,
+    err: &anyhow::Error,
+) {
     let message = format!("{err:#}");
     let log = log_path(project);
     let logged = in_project(settings, project)
         .guard_write(&log)
-        .and_then(|()| Ok(log_line(project, "claude", event.as_str(), &message)?));
+        .and_then(|()| Ok(log_line(project, agent, event.as_str(), &message)?));
     let mut stderr = io::stderr().lock();
     let _ = match logged {
         Ok(()) => writeln!(
             stderr,
-            "mem hook claude {event}: {} (logged to {}); nothing added",
+            "mem hook {agent} {event}: {} (logged to {}); nothing added",
             mem_core::terminal::safe_line(&message),
             log_path(project).display()
         ),
         Err(log_err) => writeln!(
             stderr,
-            "mem hook claude {event}: {}; nothing added (the log could not be written: {log_err})",
+            "mem hook {agent} {event}: {}; nothing added (the log could not be written: {log_err})",
             mem_core::terminal::safe_line(&message)
         ),
     };

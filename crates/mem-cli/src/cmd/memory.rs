@@ -15,7 +15,7 @@ use serde_json::json;
 use crate::settings::Settings;
 
 /// The manager on whichever store is configured (SQLite or the team store).
-type MemoryManager = mem_tiers::MemoryManager<AnyStore>;
+pub(crate) type MemoryManager = mem_tiers::MemoryManager<AnyStore>;
 
 /// `mem memory ...`
 #[derive(Debug, Args)]
@@ -177,6 +177,18 @@ fn memory_config(settings: &Settings) -> Result<MemoryConfig> {
         }
     }
     Ok(config)
+}
+
+/// The manager `mem memory` uses (the configured store, the project of `settings`); also for
+/// `mem mcp` and the hooks' Tier 0.
+pub(crate) fn open_manager(settings: &Settings) -> Result<MemoryManager> {
+    let config = memory_config(settings)?;
+    let store = AnyStore::open(&super::memory_store::location(settings, &config)?, &config)?;
+    Ok(MemoryManager::from_project_with(
+        &settings.project,
+        config,
+        store,
+    )?)
 }
 
 /// Runs `mem memory ...`.
@@ -385,7 +397,7 @@ fn rfc3339(ms: i64) -> String {
 }
 
 /// `just now`, `5m ago`, `3h ago`, `2d ago`.
-fn age(ms: i64) -> String {
+pub(crate) fn age(ms: i64) -> String {
     let secs = (chrono::Utc::now().timestamp_millis() - ms).max(0) / 1000;
     match secs {
         0..60 => "just now".to_owned(),

@@ -6,6 +6,7 @@ pub mod extract;
 pub mod hook;
 pub mod instructions;
 pub mod llm;
+pub mod mcp;
 pub mod memory;
 pub mod memory_store;
 pub mod note;
@@ -30,5 +31,6 @@ pub async fn run(command: Command, settings: &Settings) -> Result<()> {
         Command::Note(args) => note::run(args, settings),
         Command::Extract(args) => extract::run(args, settings).await,
         Command::Memory(args) => memory::run(args, settings),
+        Command::Mcp(args) => mcp::run(args, settings).await,
     }
 }
