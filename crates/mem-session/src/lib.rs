@@ -22,7 +22,7 @@ mod record;
 mod store;
 
 pub use chain::{ChainIssue, INTERRUPTED_TOOL_RESULT, validate_message_chain};
-pub use diagnostic::{Diagnostic, Severity};
+pub use diagnostic::{Diagnostic, LINE_KINDS, Severity, tally_damaged};
 pub use error::{Error, Result};
 pub use jsonl::{JsonLine, JsonlEvent, JsonlReader};
 pub use meta::{SessionMeta, TITLE_MAX_CHARS, shorten, title_from};

@@ -1180,17 +1180,19 @@ fn read_records_from(
             JsonlEvent::Value(line) => match serde_json::from_value::<SessionRecord>(line.value) {
                 Ok(record) => match record.check() {
                     Ok(()) => records.push(record),
-                    Err(why) => diagnostics.push(Diagnostic::error(
+                    Err(why) => diagnostics.push(
+                        Diagnostic::error(path, line.line, format!("{why}; record skipped"))
+                            .with_kind("invalid-record"),
+                    ),
+                },
+                Err(e) => diagnostics.push(
+                    Diagnostic::error(
                         path,
                         line.line,
-                        format!("{why}; record skipped"),
-                    )),
-                },
-                Err(e) => diagnostics.push(Diagnostic::error(
-                    path,
-                    line.line,
-                    format!("not a session record: {e}; skipped"),
-                )),
+                        format!("not a session record: {e}; skipped"),
+                    )
+                    .with_kind("not-a-record"),
+                ),
             },
             JsonlEvent::Diagnostic(d) => diagnostics.push(d),
         }

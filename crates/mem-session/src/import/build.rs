@@ -317,6 +317,10 @@ pub(crate) fn count(session: &mut ImportedSession) {
     session.report.messages = messages;
     session.report.boundaries = boundaries;
     session.report.tool_pairs = pairs;
+    session.report.damaged = crate::diagnostic::tally_damaged(&session.report.diagnostics)
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
 }
 
 #[cfg(test)]

@@ -100,12 +100,10 @@ pub(crate) fn import(
         } = line;
         let Value::Object(obj) = value else {
             main.report.lines += 1;
-            main.report.skip("not a JSON object");
-            main.report.diagnostics.push(Diagnostic::error(
-                path,
-                n,
-                "a JSON value that is not an object; skipped",
-            ));
+            main.report.diagnostics.push(
+                Diagnostic::error(path, n, "a JSON value that is not an object; skipped")
+                    .with_kind("not-an-object"),
+            );
             continue;
         };
         let is_summary_for_main =

@@ -55,12 +55,10 @@ pub(crate) fn import(
         im.report.lines += 1;
         let n = line.line;
         let Value::Object(mut obj) = line.value else {
-            im.report.skip("not a JSON object");
-            im.report.diagnostics.push(Diagnostic::error(
-                path,
-                n,
-                "a JSON value that is not an object; skipped",
-            ));
+            im.report.diagnostics.push(
+                Diagnostic::error(path, n, "a JSON value that is not an object; skipped")
+                    .with_kind("not-an-object"),
+            );
             continue;
         };
         // Normalise both layouts to (kind, payload, timestamp).

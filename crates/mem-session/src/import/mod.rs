@@ -85,6 +85,10 @@ pub struct ImportReport {
     pub boundaries: usize,
     /// Lines that carry no conversation, by reason (`progress`, `event_msg:token_count`, ...).
     pub skipped: BTreeMap<String, usize>,
+    /// Lines lost or altered because they were damaged (malformed JSON, torn, not an object,
+    /// invalid UTF-8 replaced...), by kind ([`crate::LINE_KINDS`]); each line counted once,
+    /// never also in `skipped`.
+    pub damaged: BTreeMap<String, usize>,
     /// Malformed or glued lines, moved tool results, unknown items: `path:line: level: msg`.
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -98,6 +102,11 @@ impl ImportReport {
     /// Total skipped lines, all reasons.
     pub fn skipped_total(&self) -> usize {
         self.skipped.values().sum()
+    }
+
+    /// Damaged lines, all kinds (each line once).
+    pub fn damaged_total(&self) -> usize {
+        self.damaged.values().sum()
     }
 
     /// Diagnostics of [`Severity::Error`] (lines that were lost or altered).
