@@ -215,7 +215,13 @@ impl Importer<'_> {
                 }
             }
         }
-        let mut record = make_compact_boundary(summary, kept.into_messages(), ts);
+        let kept = super::build::cap_kept(
+            kept.into_messages(),
+            self.path,
+            n,
+            &mut self.report.diagnostics,
+        );
+        let mut record = make_compact_boundary(summary, kept, ts);
         record
             .extra
             .insert("source".to_owned(), Value::from("codex"));
