@@ -173,6 +173,8 @@ impl SessionStore {
             path,
             file,
             meta: SessionMeta::new(id, now_rfc3339()),
+            meta_dirty: false,
+            meta_saved_at: Instant::now(),
         };
         writer.with_lock(|w| {
             w.meta = w.store.load_meta_locked(&w.id, &w.file)?;
@@ -849,7 +851,19 @@ pub struct ImportLock {
     _file: File,
 }
 
+/// How long a [`SessionWriter`] may leave its `.meta` behind its appends (250 ms). The meta is a
+/// cache of the `.jsonl` (every reader brings a lagging one up to date from the bytes after its
+/// `jsonl_bytes`), so a run of appends rewrites it at most this often, and at
+/// [`SessionWriter::flush_meta`] or drop; a boundary, or [`Durability::Sync`], writes it at once.
+pub const META_FLUSH_INTERVAL: Duration = Duration::from_millis(250);
+
 /// A session open for appending. Holds no lock between calls.
+///
+/// The `.meta` is updated lazily (see [`META_FLUSH_INTERVAL`]): an append writes the record
+/// under the session lock and updates the meta in memory; the file is rewritten at most every
+/// 250 ms, on a boundary, by [`SessionWriter::flush_meta`] and when the writer is dropped. A
+/// crash in between leaves a meta that lags behind the `.jsonl`; it is repaired from the records
+/// after its `jsonl_bytes` by the next reader, so no count is ever lost.
 #[derive(Debug)]
 pub struct SessionWriter {
     store: SessionStore,
@@ -857,6 +871,18 @@ pub struct SessionWriter {
     path: PathBuf,
     file: File,
     meta: SessionMeta,
+    /// The in-memory meta is ahead of the `.meta` file.
+    meta_dirty: bool,
+    /// When the `.meta` was last written by this writer.
+    meta_saved_at: Instant,
+}
+
+impl Drop for SessionWriter {
+    fn drop(&mut self) {
+        if let Err(e) = self.flush_meta() {
+            tracing::debug!("session {}: meta not saved on close ({e})", self.id);
+        }
+    }
 }
 
 impl SessionWriter {
@@ -870,9 +896,40 @@ impl SessionWriter {
         &self.path
     }
 
-    /// The meta as of the last append.
+    /// The meta as of the last append (the `.meta` file may lag behind it by up to
+    /// [`META_FLUSH_INTERVAL`]; see [`SessionWriter::flush_meta`]).
     pub fn meta(&self) -> &SessionMeta {
         &self.meta
+    }
+
+    /// Writes the in-memory meta to the `.meta` file now if it is ahead of it, under the session
+    /// lock, and only when no other writer appended since (their meta, or the repair of it from
+    /// the `.jsonl`, is then the newer one) and the file was not replaced.
+    ///
+    /// Errors: [`Error::Locked`], I/O errors writing the meta.
+    pub fn flush_meta(&mut self) -> Result<()> {
+        if !self.meta_dirty {
+            return Ok(());
+        }
+        lock(
+            &self.file,
+            &self.path,
+            true,
+            self.store.options.lock_timeout,
+        )?;
+        let result = if self.is_current()
+            && file_len(&self.file, &self.path).ok() == Some(self.meta.jsonl_bytes)
+        {
+            self.store.write_meta(&self.meta)
+        } else {
+            Ok(())
+        };
+        let _ = self.file.unlock();
+        self.meta_dirty = false;
+        if result.is_ok() {
+            self.meta_saved_at = Instant::now();
+        }
+        result
     }
 
     /// Appends one message now (seed §1 `session.append(message)`), typed by its role and
@@ -983,12 +1040,27 @@ impl SessionWriter {
             file_tail_fingerprint(&self.file, self.meta.jsonl_bytes)
                 .map_err(|e| Error::io("cannot read", &self.path, e))?
         };
-        // The record is on disk; a meta that cannot be written is repaired from the file later.
-        if let Err(e) = self.store.write_meta(&self.meta) {
-            tracing::warn!(
-                "session {}: meta not updated ({e}); it will be rebuilt from the .jsonl",
-                self.id
-            );
+        // The record is on disk; the meta is a cache (repaired from the file by any reader), so
+        // it is written at most every META_FLUSH_INTERVAL, at once for a boundary or with Sync.
+        let now_too = self.store.options.durability == Durability::Sync
+            || records.iter().any(|r| r.message.is_none())
+            || self.meta_saved_at.elapsed() >= META_FLUSH_INTERVAL;
+        if !now_too {
+            self.meta_dirty = true;
+            return Ok(());
+        }
+        match self.store.write_meta(&self.meta) {
+            Ok(()) => {
+                self.meta_dirty = false;
+                self.meta_saved_at = Instant::now();
+            }
+            Err(e) => {
+                self.meta_dirty = true;
+                tracing::warn!(
+                    "session {}: meta not updated ({e}); it will be rebuilt from the .jsonl",
+                    self.id
+                );
+            }
         }
         Ok(())
     }

@@ -32,6 +32,7 @@ use crate::error::{Error, Result};
 use crate::jsonl::{JsonLine, JsonlEvent, JsonlReader};
 use crate::record::SessionRecord;
 
+pub use build::IMPORTED_KEEP_MAX_BYTES;
 pub use discover::discover;
 
 /// The transcript formats mewmem can import.
@@ -283,6 +284,32 @@ fn read_head(path: &Path) -> Result<(Vec<JsonLine>, Vec<Diagnostic>)> {
 /// [`open_transcript`] (not a regular file, too large). Malformed lines are not errors: they are in each session's [`ImportReport::diagnostics`].
 pub fn import_file(path: &Path) -> Result<Vec<ImportedSession>> {
     import_file_indexed(path).map(|(sessions, _)| sessions)
+}
+
+/// Converts transcript `bytes` (the contents of a file at `path`, which is only used for
+/// diagnostics, the file-name-derived ids and sidecars) in `format`, or in the format sniffed
+/// from the first lines when `format` is `None`. The same conversion as [`import_file`],
+/// without the file checks; for callers holding the bytes already, and for fuzzing.
+///
+/// Errors: [`Error::NotATranscript`] when `format` is `None` and no format is recognised.
+pub fn import_bytes(
+    path: &Path,
+    bytes: &[u8],
+    format: Option<SourceFormat>,
+) -> Result<Vec<ImportedSession>> {
+    let mut values = Vec::new();
+    let mut diagnostics = Vec::new();
+    for event in JsonlReader::new(bytes, path) {
+        match event {
+            JsonlEvent::Value(v) => values.push(v),
+            JsonlEvent::Diagnostic(d) => diagnostics.push(d),
+        }
+    }
+    let format = match format {
+        Some(f) => f,
+        None => classify(path, &values, &diagnostics)?,
+    };
+    Ok(convert(path, format, values, diagnostics))
 }
 
 /// Byte offsets of the lines a conversion read: line number → offset of the line's first byte
