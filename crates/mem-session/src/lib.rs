@@ -31,6 +31,6 @@ pub use record::{
     parse_compact_boundary, records_to_messages,
 };
 pub use store::{
-    Durability, ImportLock, META_FLUSH_INTERVAL, MetaMark, REWRITING_KEY, Resumed, SESSIONS_DIR,
-    SessionStore, SessionWriter, StoreOptions, WriteOutcome, validate_id,
+    Durability, ImportLock, META_FLUSH_INTERVAL, MetaMark, PreparedSession, REWRITING_KEY, Resumed,
+    SESSIONS_DIR, SessionStore, SessionWriter, StoreOptions, WriteOutcome, validate_id,
 };

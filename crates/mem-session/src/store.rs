@@ -513,16 +513,30 @@ impl SessionStore {
     /// `jsonl_bytes` filled in) right before it is written, e.g. to record a [`MetaMark`].
     pub fn write_session_with(
         &self,
-        _import_lock: &ImportLock,
+        import_lock: &ImportLock,
         meta_seed: SessionMeta,
         records: &[SessionRecord],
         keep_existing: impl FnOnce(&SessionMeta) -> Result<()>,
         amend: impl FnOnce(&mut SessionMeta) -> Result<()>,
     ) -> Result<(WriteOutcome, SessionMeta)> {
+        let mut prepared = self.prepare_session(meta_seed, records)?;
+        amend(&mut prepared.meta)?;
+        self.write_prepared(import_lock, prepared, keep_existing, true)
+    }
+
+    /// The first half of [`SessionStore::write_session`], which needs no lock and touches no
+    /// file: the records encoded as the `.jsonl` bytes and the meta computed from them (counts,
+    /// `jsonl_bytes`, `jsonl_tail`, `imported.bytes`). Imports prepare files in parallel and
+    /// write them one by one with [`SessionStore::write_prepared`].
+    ///
+    /// Errors: [`Error::InvalidId`], [`Error::Serialize`].
+    pub fn prepare_session(
+        &self,
+        meta_seed: SessionMeta,
+        records: &[SessionRecord],
+    ) -> Result<PreparedSession> {
         let id = meta_seed.id.clone();
         validate_id(&id)?;
-        self.ensure_dir()?;
-        let path = self.jsonl_path(&id);
         let mut bytes = Vec::new();
         let mut meta = meta_seed;
         meta.message_count = 0;
@@ -556,9 +570,29 @@ impl SessionStore {
             // Lets a later re-import tell whether records were appended since.
             imported.insert("bytes".to_owned(), meta.jsonl_bytes.into());
         }
-        amend(&mut meta)?;
+        Ok(PreparedSession { meta, bytes })
+    }
+
+    /// The second half of [`SessionStore::write_session`]: writes a prepared session (see
+    /// there for the atomicity and locking). `sync_dir`: fsync the sessions directory after the
+    /// renames; a batch passes `false` and calls [`SessionStore::sync_dir`] once at its end
+    /// (until then a power cut may lose the latest renames: the store holds the old sessions
+    /// or the new ones, whole, never a part).
+    pub fn write_prepared(
+        &self,
+        _import_lock: &ImportLock,
+        prepared: PreparedSession,
+        keep_existing: impl FnOnce(&SessionMeta) -> Result<()>,
+        sync_dir_after: bool,
+    ) -> Result<(WriteOutcome, SessionMeta)> {
+        let PreparedSession { meta, bytes } = prepared;
+        let id = meta.id.clone();
+        validate_id(&id)?;
+        self.ensure_dir()?;
+        let path = self.jsonl_path(&id);
         let tmp = unique_tmp(&path);
         let new_file = write_file_synced(&tmp, &bytes)?;
+        drop(bytes);
         let cleanup = |e: Error| {
             let _ = fs::remove_file(&tmp);
             e
@@ -588,16 +622,45 @@ impl SessionStore {
                 source,
             })
         })?;
-        let result = fs::rename(&tmp, &path)
-            .map_err(|e| cleanup(Error::io("cannot replace", &path, e)))
-            .and_then(|()| write_atomic(&self.meta_path(&id), &meta_bytes, true))
-            .and_then(|()| sync_dir(&self.dir));
+        // The meta first: a kill between the two renames leaves the new meta beside the old
+        // `.jsonl` (or beside none: no session), which its fingerprint marks as stale; it is
+        // rebuilt from the file keeping the provenance, so the session stays importable. The
+        // other order could leave the new records with the old meta or none, losing provenance.
+        let result = write_atomic(&self.meta_path(&id), &meta_bytes, true)
+            .map_err(cleanup)
+            .and_then(|()| {
+                fs::rename(&tmp, &path).map_err(|e| cleanup(Error::io("cannot replace", &path, e)))
+            })
+            .and_then(|()| {
+                if sync_dir_after {
+                    sync_dir(&self.dir)
+                } else {
+                    Ok(())
+                }
+            });
         let _ = new_file.unlock();
         if let Some(old) = &existing {
             let _ = old.unlock();
         }
         result.map(|()| (outcome, meta))
     }
+
+    /// fsyncs the sessions directory (the renames of a batch of [`SessionStore::write_prepared`]
+    /// calls made with `sync_dir_after: false`).
+    ///
+    /// Errors: I/O.
+    pub fn sync_dir(&self) -> Result<()> {
+        sync_dir(&self.dir)
+    }
+}
+
+/// A session encoded and counted, ready for [`SessionStore::write_prepared`].
+#[derive(Debug, Clone)]
+pub struct PreparedSession {
+    /// The meta that will be written (counts, `jsonl_bytes`, provenance).
+    pub meta: SessionMeta,
+    /// The `.jsonl` bytes.
+    bytes: Vec<u8>,
 }
 
 impl SessionStore {

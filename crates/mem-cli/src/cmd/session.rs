@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use mem_core::{ContentBlock, Message, ToolResultContent};
-use mem_session::ingest::{IngestAction, Ingested, import_into_as};
+use mem_session::ingest::{IngestAction, Ingested};
 use mem_session::{
     ChainIssue, Diagnostic, RecordType, SessionMeta, SessionRecord, SessionStore,
     parse_compact_boundary, shorten,
@@ -455,67 +455,85 @@ fn import(
         files: files.len(),
         ..ImportSummary::default()
     };
-    for file in &files {
+    // Files are read and converted in parallel (one thread per core), written and reported in
+    // their order: the output and the ids are those of a one-by-one import.
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let mut io_error: Option<io::Error> = None;
+    mem_session::ingest::import_many(store, &files, options.id, threads, |i, result| {
+        let file = &files[i];
         bar.set_message(
             file.file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
         );
-        match import_into_as(store, file, options.id) {
-            Ok(sessions) => {
-                for s in &sessions {
-                    if s.action != IngestAction::Empty {
-                        summary.sessions += 1;
-                        summary.messages += s.report.messages;
-                        summary.tool_pairs += s.report.tool_pairs;
-                        summary.boundaries += s.report.boundaries;
+        let printed: io::Result<()> = (|| {
+            match result {
+                Ok(sessions) => {
+                    for s in &sessions {
+                        if s.action != IngestAction::Empty {
+                            summary.sessions += 1;
+                            summary.messages += s.report.messages;
+                            summary.tool_pairs += s.report.tool_pairs;
+                            summary.boundaries += s.report.boundaries;
+                        }
+                        for (kind, n) in &s.report.damaged {
+                            *summary.damaged.entry(kind.clone()).or_insert(0) += n;
+                            summary.damaged_lines += n;
+                        }
                     }
-                    for (kind, n) in &s.report.damaged {
-                        *summary.damaged.entry(kind.clone()).or_insert(0) += n;
-                        summary.damaged_lines += n;
+                    if settings.json {
+                        json_items.push(json!({"file": file, "sessions": sessions.iter().map(ingested_json).collect::<Vec<_>>()}));
+                    } else {
+                        bar.suspend(|| print_import(file, &sessions, options.verbose, out))?;
                     }
                 }
-                if settings.json {
-                    json_items.push(json!({"file": file, "sessions": sessions.iter().map(ingested_json).collect::<Vec<_>>()}));
-                } else {
-                    bar.suspend(|| print_import(file, &sessions, options.verbose, out))?;
+                Err(mem_session::Error::SourceIsStore { path }) if settings.json => {
+                    json_items.push(
+                        json!({"file": path, "skipped": "already a session of this project"}),
+                    );
+                }
+                Err(mem_session::Error::SourceIsStore { path }) => {
+                    // `mem session import .` walks into the project's own sessions: not a
+                    // failure.
+                    bar.suspend(|| {
+                        writeln!(
+                            out,
+                            "{}\n  skipped: already a session of this project",
+                            safe_line(&path.display().to_string())
+                        )
+                    })?;
+                }
+                // A file found inside a folder that is not a transcript at all is passed over
+                // (a folder of transcripts often holds other JSONL); named on the command line,
+                // or any other error, it is a failure.
+                Err(err @ mem_session::Error::NotATranscript { .. }) if !paths.contains(file) => {
+                    summary.not_transcripts += 1;
+                    if settings.json {
+                        json_items.push(json!({"file": file, "skipped": err.to_string()}));
+                    } else {
+                        bar.suspend(|| eprintln!("skipped: {}", safe_line(&err.to_string())));
+                    }
+                }
+                Err(err) => {
+                    failures += 1;
+                    if settings.json {
+                        json_items.push(json!({"file": file, "error": err.to_string()}));
+                    } else {
+                        bar.suspend(|| eprintln!("error: {}", safe_line(&err.to_string())));
+                    }
                 }
             }
-            Err(mem_session::Error::SourceIsStore { path }) if settings.json => {
-                json_items
-                    .push(json!({"file": path, "skipped": "already a session of this project"}));
-            }
-            Err(mem_session::Error::SourceIsStore { path }) => {
-                // `mem session import .` walks into the project's own sessions: not a failure.
-                bar.suspend(|| {
-                    writeln!(
-                        out,
-                        "{}\n  skipped: already a session of this project",
-                        safe_line(&path.display().to_string())
-                    )
-                })?;
-            }
-            // A file found inside a folder that is not a transcript at all is passed over (a
-            // folder of transcripts often holds other JSONL); named on the command line, or any
-            // other error, it is a failure.
-            Err(err @ mem_session::Error::NotATranscript { .. }) if !paths.contains(file) => {
-                summary.not_transcripts += 1;
-                if settings.json {
-                    json_items.push(json!({"file": file, "skipped": err.to_string()}));
-                } else {
-                    bar.suspend(|| eprintln!("skipped: {}", safe_line(&err.to_string())));
-                }
-            }
-            Err(err) => {
-                failures += 1;
-                if settings.json {
-                    json_items.push(json!({"file": file, "error": err.to_string()}));
-                } else {
-                    bar.suspend(|| eprintln!("error: {}", safe_line(&err.to_string())));
-                }
-            }
+            Ok(())
+        })();
+        if let Err(e) = printed
+            && io_error.is_none()
+        {
+            io_error = Some(e);
         }
         bar.inc(1);
+    })?;
+    if let Some(e) = io_error {
+        return Err(e.into());
     }
     bar.finish_and_clear();
     summary.failed = failures + unreadable;

@@ -414,16 +414,69 @@ fn convert(
 
 /// Every value and diagnostic of a file.
 fn read_all(path: &Path) -> Result<(Vec<JsonLine>, Vec<Diagnostic>)> {
+    read_all_hashed(path).map(|(_, values, diagnostics)| (values, diagnostics))
+}
+
+/// A reader that feeds every byte it reads to a SHA-256 (the file is read once: hashed as it
+/// is parsed).
+struct HashingReader<R> {
+    inner: R,
+    hasher: sha2::Sha256,
+}
+
+impl<R: Read> Read for HashingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        sha2::Digest::update(&mut self.hasher, &buf[..n]);
+        Ok(n)
+    }
+}
+
+/// Every value and diagnostic of a file, and the SHA-256 (hex) of its bytes, from one read.
+///
+/// Errors: those of [`open_transcript`]; [`Error::Io`] when a read fails (the hash would not
+/// describe the file).
+fn read_all_hashed(path: &Path) -> Result<(String, Vec<JsonLine>, Vec<Diagnostic>)> {
     let file = open_transcript(path)?;
+    let hashing = HashingReader {
+        inner: file,
+        hasher: <sha2::Sha256 as sha2::Digest>::new(),
+    };
+    let mut reader = BufReader::with_capacity(1 << 16, hashing);
     let mut values = Vec::new();
     let mut diagnostics = Vec::new();
-    for event in JsonlReader::new(BufReader::with_capacity(1 << 16, file), path) {
+    for event in JsonlReader::new(&mut reader, path) {
         match event {
             JsonlEvent::Value(v) => values.push(v),
-            JsonlEvent::Diagnostic(d) => diagnostics.push(d),
+            JsonlEvent::Diagnostic(d) => {
+                if d.kind == Some("read-error") {
+                    return Err(Error::io(
+                        "cannot read",
+                        path,
+                        std::io::Error::other(d.message),
+                    ));
+                }
+                diagnostics.push(d)
+            }
         }
     }
-    Ok((values, diagnostics))
+    // Whatever the reader left unread (nothing, normally) still belongs to the hash.
+    std::io::copy(&mut reader, &mut std::io::sink())
+        .map_err(|e| Error::io("cannot read", path, e))?;
+    let digest = sha2::Digest::finalize(reader.into_inner().hasher);
+    let sha = digest.iter().map(|b| format!("{b:02x}")).collect();
+    Ok((sha, values, diagnostics))
+}
+
+/// [`import_file_indexed`] from one read of the file that also hashes it: the SHA-256 (hex)
+/// of the file's bytes, the sessions and the line index.
+pub(crate) fn import_file_hashed(
+    path: &Path,
+) -> Result<(String, (Vec<ImportedSession>, LineIndex))> {
+    let (sha, values, diagnostics) = read_all_hashed(path)?;
+    let format = classify(path, &values, &diagnostics)?;
+    let index = LineIndex::of(&values);
+    Ok((sha, (convert(path, format, values, diagnostics), index)))
 }
 
 /// The format of one JSON object, when it has a known shape.
