@@ -10,6 +10,7 @@
 //! - `cargo xtask eval recall [--live] [--verbose]`: recall quality on the labelled set.
 
 mod bench;
+mod bench_import;
 mod ci;
 mod eval;
 mod golden;
@@ -26,6 +27,7 @@ commands:
   golden [--bless] [--filter NAME]   run the golden cases under fixtures/
   ci                                 fmt, clippy, tests, docs, goldens (stops at the first failure)
   bench [ARGS...]                    cargo bench --workspace [ARGS...]
+  bench import                       mem session import vs ccusage (1 GB folder, Codex, one session)
   eval extract [--model] [--verbose] extraction precision/recall on fixtures/eval/extract/
   eval recall [--live] [--verbose]   recall selector quality on fixtures/recall/eval
 ";

@@ -187,7 +187,8 @@ pub(crate) fn import(
         let mut id = sanitize_id(&base, "sidechain");
         let mut k = 2;
         while used.contains(&id) {
-            id = format!("{}-{k}", sanitize_id(&base, "sidechain"));
+            // Sanitised whole: a long base cut to the id limit keeps room for the suffix.
+            id = sanitize_id(&format!("{base}-{k}"), "sidechain");
             k += 1;
         }
         used.insert(id.clone());
@@ -777,5 +778,25 @@ mod tests {
             "{:?}",
             out[0].report.diagnostics
         );
+    }
+
+    #[test]
+    fn sidechain_ids_stay_valid_when_long_and_repeated() {
+        // Found by fuzzing: two sidechains with the same long agent id got `-2` appended after
+        // the id was cut to its limit, making an id longer than a file name allows.
+        let long = "x".repeat(250);
+        let side = |uuid: &str| {
+            json!({"type":"user","uuid":uuid,"parentUuid":null,"isSidechain":true,"sessionId":"s",
+                   "agentId":long,"message":{"role":"user","content":"go"}})
+        };
+        let out = run(
+            "p.jsonl",
+            &[user("u0", json!("hi")), side("s1"), side("s2")],
+        );
+        assert_eq!(out.len(), 3);
+        for s in &out {
+            assert!(crate::validate_id(&s.id).is_ok(), "{}", s.id);
+        }
+        assert_ne!(out[1].id, out[2].id);
     }
 }
