@@ -11,7 +11,7 @@
 //! - single Claude sessions of each size in `MEM_BENCH_SINGLE_MB` (default `100,250`) MB,
 //!   made of the rewritten copies one after the other.
 //!
-//! Each input is imported by the release `mem` into a fresh project, and read by ccusage
+//! Each input is imported by the release `mem` (or `MEM_BENCH_MEM`, a binary built already) into a fresh project, and read by ccusage
 //! (`MEM_BENCH_PEER`, default `/tmp/ccusage/node_modules/@ccusage/ccusage-linux-x64/bin/ccusage`;
 //! install it with `npm install @ccusage/ccusage-linux-x64@20.0.24` in `/tmp/ccusage`) with
 //! `claude session --json --offline` / `codex session --json --offline`, when installed. Wall
@@ -37,13 +37,19 @@ fn env_mb(name: &str, default: u64) -> u64 {
 /// Runs the import benchmark; `true` when every run worked.
 pub fn run() -> Result<bool> {
     let root = repo_root();
-    if !run_status(cargo().args(["build", "--release", "-p", "mem-cli"]))? {
-        bail!("cargo build --release -p mem-cli failed");
-    }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    let mem = target.join("release/mem");
+    // MEM_BENCH_MEM: a `mem` binary built already (skips the release build).
+    let mem = match std::env::var_os("MEM_BENCH_MEM") {
+        Some(p) => PathBuf::from(p),
+        None => {
+            if !run_status(cargo().args(["build", "--release", "-p", "mem-cli"]))? {
+                bail!("cargo build --release -p mem-cli failed");
+            }
+            std::env::var_os("CARGO_TARGET_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| root.join("target"))
+                .join("release/mem")
+        }
+    };
     let peer =
         PathBuf::from(std::env::var("MEM_BENCH_PEER").unwrap_or_else(|_| DEFAULT_PEER.into()));
     let peer = peer.is_file().then_some(peer);
