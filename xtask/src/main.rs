@@ -10,6 +10,7 @@
 //! - `cargo xtask eval recall [--live] [--verbose]`: recall quality on the labelled set.
 
 mod bench;
+mod bench_import;
 mod ci;
 mod eval;
 mod golden;
@@ -26,8 +27,9 @@ commands:
   golden [--bless] [--filter NAME]   run the golden cases under fixtures/
   ci                                 fmt, clippy, tests, docs, goldens (stops at the first failure)
   bench [ARGS...]                    cargo bench --workspace [ARGS...]
-  eval extract [--model] [--sample N] extraction precision/recall on fixtures/eval/extract/
-  eval recall [--live] [--sample N] recall selector quality on fixtures/recall/eval
+  bench import                       mem session import vs ccusage (1 GB folder, Codex, one session)
+  eval extract [--model] [--sample N] [--verbose]  extraction precision/recall on fixtures/eval/extract/
+  eval recall [--live] [--sample N] [--verbose]    recall selector quality on fixtures/recall/eval
 ";
 
 fn main() -> ExitCode {

@@ -1,5 +1,6 @@
 //! `mem`: the mewmem command line. Parses arguments, resolves settings once, calls a library,
-//! prints. Exit codes: 0 success, 1 error, 2 usage error (clap).
+//! prints. Exit codes: 0 success, 1 error, 2 usage error (clap), 3 `mem session import` stored
+//! everything but skipped or altered damaged lines.
 
 // The doc comments of the argument structs are clap's `--help` text, written for a terminal:
 // `<project>` there is a placeholder a user reads, not an HTML tag.
@@ -89,6 +90,17 @@ fn report(err: &anyhow::Error, json: bool) -> ExitCode {
         {
             return ExitCode::SUCCESS;
         }
+    }
+    // A result with its own exit code (e.g. `mem session import` with damaged lines: 3).
+    if let Some(exit) = err.downcast_ref::<cmd::session::ExitWith>() {
+        if !json {
+            let _ = writeln!(
+                io::stderr().lock(),
+                "warning: {}",
+                output::safe(&exit.message)
+            );
+        }
+        return ExitCode::from(exit.code);
     }
     if json {
         let causes: Vec<String> = err.chain().skip(1).map(ToString::to_string).collect();

@@ -24,7 +24,34 @@ pub struct Diagnostic {
     pub severity: Severity,
     /// What happened and what was done about it.
     pub message: String,
+    /// For a line that was lost or altered ([`Severity::Error`] from the reader or an
+    /// importer): a short kebab-case name of what was wrong with it, one of [`LINE_KINDS`]
+    /// (`malformed-json`, `torn-line`, ...). Reports tally damaged lines by it, each line once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<&'static str>,
 }
+
+/// The kinds of damaged lines ([`Diagnostic::kind`]), most severe first: when a line has more
+/// than one diagnostic (invalid UTF-8 replaced, then still not JSON), it is tallied under the
+/// first of its kinds in this list.
+/// - `line-too-long`: longer than the reader's 64 MiB cap; skipped;
+/// - `read-error`: the file could not be read from this line on;
+/// - `torn-line`: an incomplete last line (a write cut short); skipped;
+/// - `malformed-json`: not JSON (or JSON followed by garbage: the garbage is skipped);
+/// - `not-an-object`: a JSON value that is not an object; skipped;
+/// - `not-a-record`: an object that is not a session record (mewmem files); skipped;
+/// - `invalid-record`: a session record missing a field its type needs; skipped;
+/// - `invalid-utf8`: invalid bytes replaced by U+FFFD; the line was read (altered, not lost).
+pub const LINE_KINDS: [&str; 8] = [
+    "line-too-long",
+    "read-error",
+    "torn-line",
+    "malformed-json",
+    "not-an-object",
+    "not-a-record",
+    "invalid-record",
+    "invalid-utf8",
+];
 
 impl Diagnostic {
     /// A warning at `path:line`.
@@ -34,6 +61,7 @@ impl Diagnostic {
             line,
             severity: Severity::Warning,
             message: message.into(),
+            kind: None,
         }
     }
 
@@ -44,8 +72,52 @@ impl Diagnostic {
             line,
             severity: Severity::Error,
             message: message.into(),
+            kind: None,
         }
     }
+
+    /// The same diagnostic, tagged as a damaged line of `kind` (one of [`LINE_KINDS`]).
+    pub fn with_kind(mut self, kind: &'static str) -> Self {
+        self.kind = Some(kind);
+        self
+    }
+
+    /// `true` when this diagnostic says its line was lost or altered (it has a
+    /// [`Diagnostic::kind`]).
+    pub fn is_damaged_line(&self) -> bool {
+        self.kind.is_some()
+    }
+}
+
+/// Damaged lines among `diagnostics`, each `(path, line)` counted once, by kind (see
+/// [`LINE_KINDS`] for which kind a line with several diagnostics is tallied under).
+pub fn tally_damaged<'a>(
+    diagnostics: impl IntoIterator<Item = &'a Diagnostic>,
+) -> std::collections::BTreeMap<&'static str, usize> {
+    use std::collections::{BTreeMap, HashMap};
+    let rank = |k: &str| {
+        LINE_KINDS
+            .iter()
+            .position(|x| *x == k)
+            .unwrap_or(LINE_KINDS.len())
+    };
+    let mut per_line: HashMap<(&std::path::Path, usize), &'static str> = HashMap::new();
+    for d in diagnostics {
+        let Some(kind) = d.kind else { continue };
+        per_line
+            .entry((d.path.as_path(), d.line))
+            .and_modify(|k| {
+                if rank(kind) < rank(k) {
+                    *k = kind;
+                }
+            })
+            .or_insert(kind);
+    }
+    let mut out = BTreeMap::new();
+    for kind in per_line.into_values() {
+        *out.entry(kind).or_insert(0) += 1;
+    }
+    out
 }
 
 impl fmt::Display for Diagnostic {
@@ -65,5 +137,26 @@ impl fmt::Display for Diagnostic {
                 self.message
             )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_with_several_diagnostics_is_tallied_once_under_its_worst_kind() {
+        let d = [
+            Diagnostic::error("a", 5, "bad utf8").with_kind("invalid-utf8"),
+            Diagnostic::error("a", 5, "then not json").with_kind("malformed-json"),
+            Diagnostic::error("a", 6, "bad utf8 only").with_kind("invalid-utf8"),
+            Diagnostic::warning("a", 7, "glued"),
+            Diagnostic::error("b", 5, "torn").with_kind("torn-line"),
+        ];
+        let t = tally_damaged(&d);
+        assert_eq!(
+            t.into_iter().collect::<Vec<_>>(),
+            [("invalid-utf8", 1), ("malformed-json", 1), ("torn-line", 1)]
+        );
     }
 }

@@ -22,17 +22,13 @@
 //! as above.
 
 use std::fs::File;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
-use crate::import::{
-    ImportReport, ImportedSession, LineIndex, SourceFormat, head_id, import_file_indexed,
-    import_tail,
-};
+use crate::import::{ImportReport, ImportedSession, LineIndex, SourceFormat, head_id, import_tail};
 use crate::meta::{IMPORTED_KEY, SessionMeta};
 use crate::record::{RecordType, SessionRecord};
 use crate::store::{ImportLock, MetaMark, REWRITING_KEY, SessionStore, WriteOutcome};
@@ -67,27 +63,6 @@ pub struct Ingested {
     pub format: SourceFormat,
 }
 
-/// SHA-256 of a file, hex.
-fn sha256_file(path: &Path) -> Result<String> {
-    let mut file = crate::import::open_transcript(path)?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        let n = file
-            .read(&mut buf)
-            .map_err(|e| Error::io("cannot read", path, e))?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
-    Ok(hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect())
-}
-
 /// Imports one transcript file into `store`: the main session and any subagent sessions split
 /// out of it. Parsing happens first; the decisions and writes then happen under the store's
 /// import lock, so concurrent imports of the same files take turns.
@@ -110,6 +85,44 @@ pub fn import_into_as(
     path: &Path,
     id: Option<&str>,
 ) -> Result<Vec<Ingested>> {
+    let prepared = prepare_file(store, path, id)?;
+    commit_file(store, prepared, true)
+}
+
+/// A transcript file read and converted, its sessions encoded and counted, ready for
+/// [`commit_file`] (or already synced incrementally).
+#[derive(Debug)]
+pub struct PreparedFile {
+    source: PathBuf,
+    state: Prepared,
+}
+
+#[derive(Debug)]
+enum Prepared {
+    /// Synced incrementally (written already), or nothing to write.
+    Done(Vec<Ingested>),
+    /// Sessions to write, in order.
+    Sessions(Vec<PreparedOne>),
+}
+
+#[derive(Debug)]
+enum PreparedOne {
+    Empty(Ingested),
+    Write {
+        prepared: crate::store::PreparedSession,
+        sha: String,
+        report: ImportReport,
+        format: SourceFormat,
+    },
+}
+
+/// The first half of [`import_into_as`]: everything that needs no store lock (reading,
+/// hashing and converting the file, encoding and counting its sessions), so files can be
+/// prepared in parallel; an incremental sync is done here already (it touches only the
+/// file's own session, under the import lock).
+///
+/// Errors: those of [`import_into_as`] found before writing.
+pub fn prepare_file(store: &SessionStore, path: &Path, id: Option<&str>) -> Result<PreparedFile> {
     if let Some(id) = id {
         crate::validate_id(id)?;
     }
@@ -125,10 +138,12 @@ pub fn import_into_as(
     if id.is_none()
         && let Some(done) = sync(store, path, &source)?
     {
-        return Ok(vec![done]);
+        return Ok(PreparedFile {
+            source,
+            state: Prepared::Done(vec![done]),
+        });
     }
-    let sha = sha256_file(path)?;
-    let (mut sessions, index) = import_file_indexed(path)?;
+    let (sha, (mut sessions, index)) = crate::import::import_file_hashed(path)?;
     if let Some(id) = id
         && let Some(main) = sessions.first_mut()
     {
@@ -139,17 +154,112 @@ pub fn import_into_as(
             }
         }
     }
-    let lock = store.lock_imports()?;
     let mut out = Vec::with_capacity(sessions.len());
     for (i, session) in sessions.into_iter().enumerate() {
         // Only the main session is synced incrementally (subagent sessions split out of the
         // file are re-imported whole when new sidechain lines appear).
         let index = (i == 0).then_some(&index);
-        out.push(ingest_one(
-            store, &lock, session, &source, &sha, path, index,
-        )?);
+        out.push(prepare_one(store, session, &source, &sha, path, index)?);
+    }
+    Ok(PreparedFile {
+        source,
+        state: Prepared::Sessions(out),
+    })
+}
+
+/// The second half of [`import_into_as`]: under the store's import lock, decides for each
+/// prepared session (unchanged, replace, refuse) and writes it atomically. `sync_dir`: fsync
+/// the sessions directory after each session (a batch passes `false` and calls
+/// [`SessionStore::sync_dir`] once at its end).
+///
+/// Errors: [`Error::IdTaken`], [`Error::WouldDropAppended`], I/O.
+pub fn commit_file(
+    store: &SessionStore,
+    file: PreparedFile,
+    sync_dir: bool,
+) -> Result<Vec<Ingested>> {
+    let sessions = match file.state {
+        Prepared::Done(done) => return Ok(done),
+        Prepared::Sessions(s) => s,
+    };
+    let lock = store.lock_imports()?;
+    let mut out = Vec::with_capacity(sessions.len());
+    for one in sessions {
+        out.push(commit_one(store, &lock, one, &file.source, sync_dir)?);
     }
     Ok(out)
+}
+
+/// Imports many files: prepared in parallel on up to `threads` threads (reading, converting,
+/// encoding), committed one by one in the order of `files` (so which file wins an id, the
+/// output and the ids are the same as a sequential import), with at most `2 × threads` files
+/// prepared ahead of the commits (memory stays bounded by a few files). `each` gets every
+/// file's result, in order. The sessions directory is fsynced once at the end.
+///
+/// Errors: only the final directory fsync; each file's own error goes to `each`.
+pub fn import_many(
+    store: &SessionStore,
+    files: &[PathBuf],
+    id: Option<&str>,
+    threads: usize,
+    mut each: impl FnMut(usize, Result<Vec<Ingested>>),
+) -> Result<()> {
+    use std::collections::BTreeMap;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Condvar, Mutex, mpsc};
+    let threads = threads.clamp(1, files.len().max(1));
+    let window = 2 * threads;
+    let next = AtomicUsize::new(0);
+    let committed = (Mutex::new(0usize), Condvar::new());
+    let mut wrote = false;
+    std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::channel::<(usize, Result<PreparedFile>)>();
+        for _ in 0..threads {
+            let tx = tx.clone();
+            let (next, committed) = (&next, &committed);
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= files.len() {
+                        break;
+                    }
+                    // Wait until the commits are within the window of this file.
+                    {
+                        let (lock, cv) = committed;
+                        let mut done = lock.lock().unwrap_or_else(|e| e.into_inner());
+                        while i >= *done + window {
+                            done = cv.wait(done).unwrap_or_else(|e| e.into_inner());
+                        }
+                    }
+                    let prepared = prepare_file(store, &files[i], id);
+                    if tx.send((i, prepared)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut pending: BTreeMap<usize, Result<PreparedFile>> = BTreeMap::new();
+        let mut want = 0usize;
+        for (i, prepared) in rx {
+            pending.insert(i, prepared);
+            while let Some(prepared) = pending.remove(&want) {
+                let result = prepared.and_then(|p| {
+                    wrote |= matches!(p.state, Prepared::Sessions(_));
+                    commit_file(store, p, false)
+                });
+                each(want, result);
+                want += 1;
+                let (lock, cv) = &committed;
+                *lock.lock().unwrap_or_else(|e| e.into_inner()) = want;
+                cv.notify_all();
+            }
+        }
+    });
+    if wrote {
+        store.sync_dir()?;
+    }
+    Ok(())
 }
 
 /// Key of the sync mark inside the meta's `imported` object.
@@ -412,15 +522,14 @@ fn local_appends(meta: &SessionMeta) -> bool {
     imported != Some(meta.jsonl_bytes)
 }
 
-fn ingest_one(
+fn prepare_one(
     store: &SessionStore,
-    lock: &ImportLock,
     session: ImportedSession,
     source: &Path,
     sha: &str,
     path: &Path,
     index: Option<&LineIndex>,
-) -> Result<Ingested> {
+) -> Result<PreparedOne> {
     // `last_active` comes from the records' timestamps as they are written.
     let ImportedSession {
         id,
@@ -437,27 +546,12 @@ fn ingest_one(
         let mut meta = SessionMeta::new(&id, created.unwrap_or_default());
         meta.title = title;
         meta.parent_id = parent_id;
-        return Ok(Ingested {
+        return Ok(PreparedOne::Empty(Ingested {
             meta,
             action: IngestAction::Empty,
             report,
             format,
-        });
-    }
-    if store.jsonl_path(&id).is_file() {
-        let existing = store.meta(&id)?;
-        check_same_source(&existing, source)?;
-        if let Some(imported) = existing.extra.get(IMPORTED_KEY)
-            && imported.get("sha256").and_then(Value::as_str) == Some(sha)
-            && imported.get("bytes").and_then(Value::as_u64) == Some(existing.jsonl_bytes)
-        {
-            return Ok(Ingested {
-                meta: existing,
-                action: IngestAction::Unchanged,
-                report,
-                format,
-            });
-        }
+        }));
     }
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let mut seed = SessionMeta::new(&id, created.clone().unwrap_or_else(|| now.clone()));
@@ -472,11 +566,9 @@ fn ingest_one(
     }
     seed.extra
         .insert(IMPORTED_KEY.to_owned(), Value::Object(imported));
-    let cut = index.and(sync_cut(&records));
-    let amend = |meta: &mut SessionMeta| -> Result<()> {
-        let (Some(cut), Some(index)) = (cut, index) else {
-            return Ok(());
-        };
+    let mut prepared = store.prepare_session(seed, &records)?;
+    if let (Some(index), Some(cut)) = (index, index.and(sync_cut(&records))) {
+        let meta = &mut prepared.meta;
         let before = cut.checked_sub(1).map(|i| &records[i]);
         let session_mark = store.mark_before(meta, before, &records[cut..])?;
         if let Some(mark) = SyncMark::at(path, index, &records, cut, session_mark)?
@@ -485,12 +577,50 @@ fn ingest_one(
         {
             imported.insert(SYNC_KEY.to_owned(), v);
         }
-        Ok(())
+    }
+    Ok(PreparedOne::Write {
+        prepared,
+        sha: sha.to_owned(),
+        report,
+        format,
+    })
+}
+
+fn commit_one(
+    store: &SessionStore,
+    lock: &ImportLock,
+    one: PreparedOne,
+    source: &Path,
+    sync_dir: bool,
+) -> Result<Ingested> {
+    let (prepared, sha, report, format) = match one {
+        PreparedOne::Empty(done) => return Ok(done),
+        PreparedOne::Write {
+            prepared,
+            sha,
+            report,
+            format,
+        } => (prepared, sha, report, format),
     };
-    let (outcome, meta) = store.write_session_with(
+    let id = prepared.meta.id.clone();
+    if store.jsonl_path(&id).is_file() {
+        let existing = store.meta(&id)?;
+        check_same_source(&existing, source)?;
+        if let Some(imported) = existing.extra.get(IMPORTED_KEY)
+            && imported.get("sha256").and_then(Value::as_str) == Some(sha.as_str())
+            && imported.get("bytes").and_then(Value::as_u64) == Some(existing.jsonl_bytes)
+        {
+            return Ok(Ingested {
+                meta: existing,
+                action: IngestAction::Unchanged,
+                report,
+                format,
+            });
+        }
+    }
+    let (outcome, meta) = store.write_prepared(
         lock,
-        seed,
-        &records,
+        prepared,
         |existing| {
             check_same_source(existing, source)?;
             let appended = existing
@@ -509,7 +639,7 @@ fn ingest_one(
                 Ok(())
             }
         },
-        amend,
+        sync_dir,
     )?;
     let action = match outcome {
         WriteOutcome::Created => IngestAction::Created,

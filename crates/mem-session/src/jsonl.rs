@@ -96,15 +96,17 @@ impl<R: BufRead> JsonlReader<R> {
                 self.offset += n as u64;
                 self.buf.clear();
                 let skipped = self.skip_rest_of_line();
-                self.queue
-                    .push_back(JsonlEvent::Diagnostic(Diagnostic::error(
+                self.queue.push_back(JsonlEvent::Diagnostic(
+                    Diagnostic::error(
                         &self.path,
                         self.line,
                         format!(
                             "line longer than {MAX_LINE_BYTES} bytes ({} bytes read); skipped",
                             n as u64 + skipped
                         ),
-                    )));
+                    )
+                    .with_kind("line-too-long"),
+                ));
             }
             Ok(n) => {
                 self.line += 1;
@@ -129,12 +131,14 @@ impl<R: BufRead> JsonlReader<R> {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => {
                 self.done = true;
-                self.queue
-                    .push_back(JsonlEvent::Diagnostic(Diagnostic::error(
+                self.queue.push_back(JsonlEvent::Diagnostic(
+                    Diagnostic::error(
                         &self.path,
                         self.line + 1,
                         format!("read failed: {e}; the rest of the file was not read"),
-                    )));
+                    )
+                    .with_kind("read-error"),
+                ));
             }
         }
     }
@@ -211,14 +215,17 @@ fn parse_line(
     }
     let lossy;
     if let Err(e) = std::str::from_utf8(bytes) {
-        out.push_back(JsonlEvent::Diagnostic(Diagnostic::error(
-            path,
-            line,
-            format!(
-                "invalid UTF-8 at byte {} of the line; replaced by U+FFFD",
-                e.valid_up_to()
-            ),
-        )));
+        out.push_back(JsonlEvent::Diagnostic(
+            Diagnostic::error(
+                path,
+                line,
+                format!(
+                    "invalid UTF-8 at byte {} of the line; replaced by U+FFFD",
+                    e.valid_up_to()
+                ),
+            )
+            .with_kind("invalid-utf8"),
+        ));
         lossy = String::from_utf8_lossy(bytes).into_owned();
         bytes = lossy.as_bytes();
     }
@@ -260,11 +267,19 @@ fn parse_line(
         } else {
             "malformed JSON".to_owned()
         };
-        out.push_back(JsonlEvent::Diagnostic(Diagnostic::error(
-            path,
-            line,
-            format!("{what}: {e}; {} bytes skipped", bytes.len() - consumed),
-        )));
+        let kind = if complete {
+            "malformed-json"
+        } else {
+            "torn-line"
+        };
+        out.push_back(JsonlEvent::Diagnostic(
+            Diagnostic::error(
+                path,
+                line,
+                format!("{what}: {e}; {} bytes skipped", bytes.len() - consumed),
+            )
+            .with_kind(kind),
+        ));
     }
 }
 

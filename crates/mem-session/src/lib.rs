@@ -22,7 +22,7 @@ mod record;
 mod store;
 
 pub use chain::{ChainIssue, INTERRUPTED_TOOL_RESULT, validate_message_chain};
-pub use diagnostic::{Diagnostic, Severity};
+pub use diagnostic::{Diagnostic, LINE_KINDS, Severity, tally_damaged};
 pub use error::{Error, Result};
 pub use jsonl::{JsonLine, JsonlEvent, JsonlReader};
 pub use meta::{SessionMeta, TITLE_MAX_CHARS, shorten, title_from};
@@ -31,6 +31,6 @@ pub use record::{
     parse_compact_boundary, records_to_messages,
 };
 pub use store::{
-    Durability, ImportLock, MetaMark, REWRITING_KEY, Resumed, SESSIONS_DIR, SessionStore,
-    SessionWriter, StoreOptions, WriteOutcome, validate_id,
+    Durability, ImportLock, META_FLUSH_INTERVAL, MetaMark, PreparedSession, REWRITING_KEY, Resumed,
+    SESSIONS_DIR, SessionStore, SessionWriter, StoreOptions, WriteOutcome, validate_id,
 };

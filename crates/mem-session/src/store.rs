@@ -173,6 +173,8 @@ impl SessionStore {
             path,
             file,
             meta: SessionMeta::new(id, now_rfc3339()),
+            meta_dirty: false,
+            meta_saved_at: Instant::now(),
         };
         writer.with_lock(|w| {
             w.meta = w.store.load_meta_locked(&w.id, &w.file)?;
@@ -565,16 +567,30 @@ impl SessionStore {
     /// `jsonl_bytes` filled in) right before it is written, e.g. to record a [`MetaMark`].
     pub fn write_session_with(
         &self,
-        _import_lock: &ImportLock,
+        import_lock: &ImportLock,
         meta_seed: SessionMeta,
         records: &[SessionRecord],
         keep_existing: impl FnOnce(&SessionMeta) -> Result<()>,
         amend: impl FnOnce(&mut SessionMeta) -> Result<()>,
     ) -> Result<(WriteOutcome, SessionMeta)> {
+        let mut prepared = self.prepare_session(meta_seed, records)?;
+        amend(&mut prepared.meta)?;
+        self.write_prepared(import_lock, prepared, keep_existing, true)
+    }
+
+    /// The first half of [`SessionStore::write_session`], which needs no lock and touches no
+    /// file: the records encoded as the `.jsonl` bytes and the meta computed from them (counts,
+    /// `jsonl_bytes`, `jsonl_tail`, `imported.bytes`). Imports prepare files in parallel and
+    /// write them one by one with [`SessionStore::write_prepared`].
+    ///
+    /// Errors: [`Error::InvalidId`], [`Error::Serialize`].
+    pub fn prepare_session(
+        &self,
+        meta_seed: SessionMeta,
+        records: &[SessionRecord],
+    ) -> Result<PreparedSession> {
         let id = meta_seed.id.clone();
         validate_id(&id)?;
-        self.ensure_dir()?;
-        let path = self.jsonl_path(&id);
         let mut bytes = Vec::new();
         let mut meta = meta_seed;
         meta.message_count = 0;
@@ -608,9 +624,29 @@ impl SessionStore {
             // Lets a later re-import tell whether records were appended since.
             imported.insert("bytes".to_owned(), meta.jsonl_bytes.into());
         }
-        amend(&mut meta)?;
+        Ok(PreparedSession { meta, bytes })
+    }
+
+    /// The second half of [`SessionStore::write_session`]: writes a prepared session (see
+    /// there for the atomicity and locking). `sync_dir`: fsync the sessions directory after the
+    /// renames; a batch passes `false` and calls [`SessionStore::sync_dir`] once at its end
+    /// (until then a power cut may lose the latest renames: the store holds the old sessions
+    /// or the new ones, whole, never a part).
+    pub fn write_prepared(
+        &self,
+        _import_lock: &ImportLock,
+        prepared: PreparedSession,
+        keep_existing: impl FnOnce(&SessionMeta) -> Result<()>,
+        sync_dir_after: bool,
+    ) -> Result<(WriteOutcome, SessionMeta)> {
+        let PreparedSession { meta, bytes } = prepared;
+        let id = meta.id.clone();
+        validate_id(&id)?;
+        self.ensure_dir()?;
+        let path = self.jsonl_path(&id);
         let tmp = unique_tmp(&path);
         let new_file = write_file_synced(&tmp, &bytes)?;
+        drop(bytes);
         let cleanup = |e: Error| {
             let _ = fs::remove_file(&tmp);
             e
@@ -640,16 +676,45 @@ impl SessionStore {
                 source,
             })
         })?;
-        let result = fs::rename(&tmp, &path)
-            .map_err(|e| cleanup(Error::io("cannot replace", &path, e)))
-            .and_then(|()| write_atomic(&self.meta_path(&id), &meta_bytes, true))
-            .and_then(|()| sync_dir(&self.dir));
+        // The meta first: a kill between the two renames leaves the new meta beside the old
+        // `.jsonl` (or beside none: no session), which its fingerprint marks as stale; it is
+        // rebuilt from the file keeping the provenance, so the session stays importable. The
+        // other order could leave the new records with the old meta or none, losing provenance.
+        let result = write_atomic(&self.meta_path(&id), &meta_bytes, true)
+            .map_err(cleanup)
+            .and_then(|()| {
+                fs::rename(&tmp, &path).map_err(|e| cleanup(Error::io("cannot replace", &path, e)))
+            })
+            .and_then(|()| {
+                if sync_dir_after {
+                    sync_dir(&self.dir)
+                } else {
+                    Ok(())
+                }
+            });
         let _ = new_file.unlock();
         if let Some(old) = &existing {
             let _ = old.unlock();
         }
         result.map(|()| (outcome, meta))
     }
+
+    /// fsyncs the sessions directory (the renames of a batch of [`SessionStore::write_prepared`]
+    /// calls made with `sync_dir_after: false`).
+    ///
+    /// Errors: I/O.
+    pub fn sync_dir(&self) -> Result<()> {
+        sync_dir(&self.dir)
+    }
+}
+
+/// A session encoded and counted, ready for [`SessionStore::write_prepared`].
+#[derive(Debug, Clone)]
+pub struct PreparedSession {
+    /// The meta that will be written (counts, `jsonl_bytes`, provenance).
+    pub meta: SessionMeta,
+    /// The `.jsonl` bytes.
+    bytes: Vec<u8>,
 }
 
 impl SessionStore {
@@ -903,7 +968,19 @@ pub struct ImportLock {
     _file: File,
 }
 
+/// How long a [`SessionWriter`] may leave its `.meta` behind its appends (250 ms). The meta is a
+/// cache of the `.jsonl` (every reader brings a lagging one up to date from the bytes after its
+/// `jsonl_bytes`), so a run of appends rewrites it at most this often, and at
+/// [`SessionWriter::flush_meta`] or drop; a boundary, or [`Durability::Sync`], writes it at once.
+pub const META_FLUSH_INTERVAL: Duration = Duration::from_millis(250);
+
 /// A session open for appending. Holds no lock between calls.
+///
+/// The `.meta` is updated lazily (see [`META_FLUSH_INTERVAL`]): an append writes the record
+/// under the session lock and updates the meta in memory; the file is rewritten at most every
+/// 250 ms, on a boundary, by [`SessionWriter::flush_meta`] and when the writer is dropped. A
+/// crash in between leaves a meta that lags behind the `.jsonl`; it is repaired from the records
+/// after its `jsonl_bytes` by the next reader, so no count is ever lost.
 #[derive(Debug)]
 pub struct SessionWriter {
     store: SessionStore,
@@ -911,6 +988,18 @@ pub struct SessionWriter {
     path: PathBuf,
     file: File,
     meta: SessionMeta,
+    /// The in-memory meta is ahead of the `.meta` file.
+    meta_dirty: bool,
+    /// When the `.meta` was last written by this writer.
+    meta_saved_at: Instant,
+}
+
+impl Drop for SessionWriter {
+    fn drop(&mut self) {
+        if let Err(e) = self.flush_meta() {
+            tracing::debug!("session {}: meta not saved on close ({e})", self.id);
+        }
+    }
 }
 
 impl SessionWriter {
@@ -924,9 +1013,40 @@ impl SessionWriter {
         &self.path
     }
 
-    /// The meta as of the last append.
+    /// The meta as of the last append (the `.meta` file may lag behind it by up to
+    /// [`META_FLUSH_INTERVAL`]; see [`SessionWriter::flush_meta`]).
     pub fn meta(&self) -> &SessionMeta {
         &self.meta
+    }
+
+    /// Writes the in-memory meta to the `.meta` file now if it is ahead of it, under the session
+    /// lock, and only when no other writer appended since (their meta, or the repair of it from
+    /// the `.jsonl`, is then the newer one) and the file was not replaced.
+    ///
+    /// Errors: [`Error::Locked`], I/O errors writing the meta.
+    pub fn flush_meta(&mut self) -> Result<()> {
+        if !self.meta_dirty {
+            return Ok(());
+        }
+        lock(
+            &self.file,
+            &self.path,
+            true,
+            self.store.options.lock_timeout,
+        )?;
+        let result = if self.is_current()
+            && file_len(&self.file, &self.path).ok() == Some(self.meta.jsonl_bytes)
+        {
+            self.store.write_meta(&self.meta)
+        } else {
+            Ok(())
+        };
+        let _ = self.file.unlock();
+        self.meta_dirty = false;
+        if result.is_ok() {
+            self.meta_saved_at = Instant::now();
+        }
+        result
     }
 
     /// Appends one message now (seed §1 `session.append(message)`), typed by its role and
@@ -1037,12 +1157,27 @@ impl SessionWriter {
             file_tail_fingerprint(&self.file, self.meta.jsonl_bytes)
                 .map_err(|e| Error::io("cannot read", &self.path, e))?
         };
-        // The record is on disk; a meta that cannot be written is repaired from the file later.
-        if let Err(e) = self.store.write_meta(&self.meta) {
-            tracing::warn!(
-                "session {}: meta not updated ({e}); it will be rebuilt from the .jsonl",
-                self.id
-            );
+        // The record is on disk; the meta is a cache (repaired from the file by any reader), so
+        // it is written at most every META_FLUSH_INTERVAL, at once for a boundary or with Sync.
+        let now_too = self.store.options.durability == Durability::Sync
+            || records.iter().any(|r| r.message.is_none())
+            || self.meta_saved_at.elapsed() >= META_FLUSH_INTERVAL;
+        if !now_too {
+            self.meta_dirty = true;
+            return Ok(());
+        }
+        match self.store.write_meta(&self.meta) {
+            Ok(()) => {
+                self.meta_dirty = false;
+                self.meta_saved_at = Instant::now();
+            }
+            Err(e) => {
+                self.meta_dirty = true;
+                tracing::warn!(
+                    "session {}: meta not updated ({e}); it will be rebuilt from the .jsonl",
+                    self.id
+                );
+            }
         }
         Ok(())
     }
@@ -1312,17 +1447,19 @@ fn read_records_from(
             JsonlEvent::Value(line) => match serde_json::from_value::<SessionRecord>(line.value) {
                 Ok(record) => match record.check() {
                     Ok(()) => records.push(record),
-                    Err(why) => diagnostics.push(Diagnostic::error(
+                    Err(why) => diagnostics.push(
+                        Diagnostic::error(path, line.line, format!("{why}; record skipped"))
+                            .with_kind("invalid-record"),
+                    ),
+                },
+                Err(e) => diagnostics.push(
+                    Diagnostic::error(
                         path,
                         line.line,
-                        format!("{why}; record skipped"),
-                    )),
-                },
-                Err(e) => diagnostics.push(Diagnostic::error(
-                    path,
-                    line.line,
-                    format!("not a session record: {e}; skipped"),
-                )),
+                        format!("not a session record: {e}; skipped"),
+                    )
+                    .with_kind("not-a-record"),
+                ),
             },
             JsonlEvent::Diagnostic(d) => diagnostics.push(d),
         }

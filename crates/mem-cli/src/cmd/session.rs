@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use mem_core::{ContentBlock, Message, ToolResultContent};
-use mem_session::ingest::{IngestAction, Ingested, import_into_as};
+use mem_session::ingest::{IngestAction, Ingested};
 use mem_session::{
     ChainIssue, Diagnostic, RecordType, SessionMeta, SessionRecord, SessionStore,
     parse_compact_boundary, shorten,
@@ -56,7 +56,8 @@ enum SessionCommand {
         /// Store the session under this id instead of one derived from the file (one file only).
         #[arg(long, value_name = "ID")]
         id: Option<String>,
-        /// List the skipped lines by event type (the JSON output always has them).
+        /// List the skipped lines by event type and every diagnostic (without it, 20 per file;
+        /// the JSON output always has them all).
         #[arg(short, long)]
         verbose: bool,
     },
@@ -380,6 +381,54 @@ struct ImportOptions<'a> {
     verbose: bool,
 }
 
+/// Exit code of `mem session import` when every file was imported but some lines were lost or
+/// altered because they were damaged (malformed JSON, torn, invalid UTF-8...): the sessions
+/// are stored, the damaged lines are listed on stderr and tallied in the summary.
+pub const EXIT_DAMAGED_LINES: u8 = 3;
+
+/// Ends a command with a given exit code after it has printed its output: not a failure, a
+/// result worth a distinct code (`mem session import` with damaged lines: 3). `main` prints
+/// `message` as a warning (nothing with `--json`: the JSON report says it) and exits `code`.
+#[derive(Debug)]
+pub struct ExitWith {
+    /// The process exit code.
+    pub code: u8,
+    /// What it means, one line.
+    pub message: String,
+}
+
+impl std::fmt::Display for ExitWith {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ExitWith {}
+
+/// How many diagnostics of one file are printed without `--verbose`.
+const DIAGNOSTICS_SHOWN: usize = 20;
+
+/// Totals over every file of one `mem session import`.
+#[derive(Debug, Default, serde::Serialize)]
+struct ImportSummary {
+    files: usize,
+    sessions: usize,
+    messages: usize,
+    tool_pairs: usize,
+    boundaries: usize,
+    /// Damaged lines (each once), all kinds.
+    damaged_lines: usize,
+    /// Damaged lines by kind.
+    damaged: std::collections::BTreeMap<String, usize>,
+    not_transcripts: usize,
+    failed: usize,
+    exit_code: u8,
+}
+
+/// `mem session import`: diagnostics go to stderr (each damaged line once), a per-file report
+/// and a summary with damaged lines by kind to stdout (with `--json`: one object `{"files":
+/// [...], "summary": {...}}`). Exit 0: everything imported; 3 ([`EXIT_DAMAGED_LINES`]): imported,
+/// but damaged lines were skipped or altered; 1: a file could not be imported (or nothing was).
 fn import(
     store: &SessionStore,
     paths: &[PathBuf],
@@ -406,100 +455,163 @@ fn import(
     }
     let bar = progress_bar(files.len() as u64, settings);
     let mut failures = 0usize;
-    let mut not_transcripts = 0usize;
-    let mut totals = [0usize; 4];
-    for file in &files {
+    let mut summary = ImportSummary {
+        files: files.len(),
+        ..ImportSummary::default()
+    };
+    // Files are read and converted in parallel (one thread per core), written and reported in
+    // their order: the output and the ids are those of a one-by-one import.
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let mut io_error: Option<io::Error> = None;
+    mem_session::ingest::import_many(store, &files, options.id, threads, |i, result| {
+        let file = &files[i];
         bar.set_message(
             file.file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
         );
-        match import_into_as(store, file, options.id) {
-            Ok(sessions) => {
-                for s in sessions.iter().filter(|s| s.action != IngestAction::Empty) {
-                    totals[0] += 1;
-                    totals[1] += s.report.messages;
-                    totals[2] += s.report.tool_pairs;
-                    totals[3] += s.report.boundaries;
+        let printed: io::Result<()> = (|| {
+            match result {
+                Ok(sessions) => {
+                    for s in &sessions {
+                        if s.action != IngestAction::Empty {
+                            summary.sessions += 1;
+                            summary.messages += s.report.messages;
+                            summary.tool_pairs += s.report.tool_pairs;
+                            summary.boundaries += s.report.boundaries;
+                        }
+                        for (kind, n) in &s.report.damaged {
+                            *summary.damaged.entry(kind.clone()).or_insert(0) += n;
+                            summary.damaged_lines += n;
+                        }
+                    }
+                    if settings.json {
+                        json_items.push(json!({"file": file, "sessions": sessions.iter().map(ingested_json).collect::<Vec<_>>()}));
+                    } else {
+                        bar.suspend(|| print_import(file, &sessions, options.verbose, out))?;
+                    }
                 }
-                if settings.json {
-                    json_items.push(json!({"file": file, "sessions": sessions.iter().map(ingested_json).collect::<Vec<_>>()}));
-                } else {
-                    bar.suspend(|| print_import(file, &sessions, options.verbose, out))?;
+                Err(mem_session::Error::SourceIsStore { path }) if settings.json => {
+                    json_items.push(
+                        json!({"file": path, "skipped": "already a session of this project"}),
+                    );
+                }
+                Err(mem_session::Error::SourceIsStore { path }) => {
+                    // `mem session import .` walks into the project's own sessions: not a
+                    // failure.
+                    bar.suspend(|| {
+                        writeln!(
+                            out,
+                            "{}\n  skipped: already a session of this project",
+                            safe_line(&path.display().to_string())
+                        )
+                    })?;
+                }
+                // A file found inside a folder that is not a transcript at all is passed over
+                // (a folder of transcripts often holds other JSONL); named on the command line,
+                // or any other error, it is a failure.
+                Err(err @ mem_session::Error::NotATranscript { .. }) if !paths.contains(file) => {
+                    summary.not_transcripts += 1;
+                    if settings.json {
+                        json_items.push(json!({"file": file, "skipped": err.to_string()}));
+                    } else {
+                        bar.suspend(|| eprintln!("skipped: {}", safe_line(&err.to_string())));
+                    }
+                }
+                Err(err) => {
+                    failures += 1;
+                    if settings.json {
+                        json_items.push(json!({"file": file, "error": err.to_string()}));
+                    } else {
+                        bar.suspend(|| eprintln!("error: {}", safe_line(&err.to_string())));
+                    }
                 }
             }
-            Err(mem_session::Error::SourceIsStore { path }) if settings.json => {
-                json_items
-                    .push(json!({"file": path, "skipped": "already a session of this project"}));
-            }
-            Err(mem_session::Error::SourceIsStore { path }) => {
-                // `mem session import .` walks into the project's own sessions: not a failure.
-                bar.suspend(|| {
-                    writeln!(
-                        out,
-                        "{}\n  skipped: already a session of this project",
-                        safe_line(&path.display().to_string())
-                    )
-                })?;
-            }
-            // A file found inside a folder that is not a transcript at all is passed over (a
-            // folder of transcripts often holds other JSONL); named on the command line, or any
-            // other error, it is a failure.
-            Err(err @ mem_session::Error::NotATranscript { .. }) if !paths.contains(file) => {
-                not_transcripts += 1;
-                if settings.json {
-                    json_items.push(json!({"file": file, "skipped": err.to_string()}));
-                } else {
-                    bar.suspend(|| eprintln!("skipped: {}", safe_line(&err.to_string())));
-                }
-            }
-            Err(err) => {
-                failures += 1;
-                if settings.json {
-                    json_items.push(json!({"file": file, "error": err.to_string()}));
-                } else {
-                    bar.suspend(|| eprintln!("error: {}", safe_line(&err.to_string())));
-                }
-            }
+            Ok(())
+        })();
+        if let Err(e) = printed
+            && io_error.is_none()
+        {
+            io_error = Some(e);
         }
         bar.inc(1);
+    })?;
+    if let Some(e) = io_error {
+        return Err(e.into());
     }
     bar.finish_and_clear();
+    summary.failed = failures + unreadable;
+    let not_transcripts = summary.not_transcripts;
+    let failure = if not_transcripts == files.len() {
+        Some(format!(
+            "none of the {} found is a transcript mewmem can import",
+            count(files.len(), "file")
+        ))
+    } else if failures + not_transcripts == files.len() && failures > 0 {
+        Some("no file could be imported".to_owned())
+    } else if failures + unreadable > 0 {
+        Some(format!(
+            "{} could not be imported (each is listed with its error)",
+            count(failures + unreadable, "path")
+        ))
+    } else {
+        None
+    };
+    summary.exit_code = if failure.is_some() {
+        1
+    } else if summary.damaged_lines > 0 {
+        EXIT_DAMAGED_LINES
+    } else {
+        0
+    };
     if settings.json {
-        crate::output::write_json(out, &json_items)?;
+        crate::output::write_json(out, &json!({"files": json_items, "summary": &summary}))?;
     } else {
         writeln!(
             out,
-            "{}, {}: {}, {}, {}; {}{} failed",
+            "{}, {}: {}, {}, {}; {}{}{} failed",
             count(files.len(), "file"),
-            count(totals[0], "session"),
-            count(totals[1], "message"),
-            count(totals[2], "tool pair"),
-            count(totals[3], "boundary"),
+            count(summary.sessions, "session"),
+            count(summary.messages, "message"),
+            count(summary.tool_pairs, "tool pair"),
+            count(summary.boundaries, "boundary"),
+            if summary.damaged_lines > 0 {
+                format!(
+                    "{}, ",
+                    damaged_text(summary.damaged_lines, &summary.damaged)
+                )
+            } else {
+                String::new()
+            },
             if not_transcripts > 0 {
                 format!("{not_transcripts} not a transcript, ")
             } else {
                 String::new()
             },
-            failures + unreadable
+            summary.failed
         )?;
     }
-    if not_transcripts == files.len() {
-        bail!(
-            "none of the {} found is a transcript mewmem can import",
-            count(files.len(), "file")
-        );
+    if let Some(message) = failure {
+        bail!(message);
     }
-    if failures + not_transcripts == files.len() && failures > 0 {
-        bail!("no file could be imported");
-    }
-    if failures + unreadable > 0 {
-        bail!(
-            "{} could not be imported (each is listed with its error)",
-            count(failures + unreadable, "path")
-        );
+    if summary.damaged_lines > 0 {
+        return Err(ExitWith {
+            code: EXIT_DAMAGED_LINES,
+            message: format!(
+                "imported, but {} skipped or altered (each is listed above with its file and \
+                 line)",
+                damaged_text(summary.damaged_lines, &summary.damaged)
+            ),
+        }
+        .into());
     }
     Ok(())
+}
+
+/// `3 damaged lines (malformed-json 2, torn-line 1)`.
+fn damaged_text(total: usize, by_kind: &std::collections::BTreeMap<String, usize>) -> String {
+    let kinds: Vec<String> = by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    format!("{} ({})", count(total, "damaged line"), kinds.join(", "))
 }
 
 fn progress_bar(len: u64, settings: &Settings) -> indicatif::ProgressBar {
@@ -523,7 +635,10 @@ fn ingested_json(s: &Ingested) -> Value {
         "messages": s.report.messages,
         "tool_pairs": s.report.tool_pairs,
         "boundaries": s.report.boundaries,
+        "lines": s.report.lines,
         "skipped": s.report.skipped,
+        "damaged_lines": s.report.damaged_total(),
+        "damaged": s.report.damaged,
         "diagnostics": s.report.diagnostics,
     })
 }
@@ -552,11 +667,19 @@ fn print_import(
         writeln!(out, "  {action} {} [{}]{parent}", s.meta.id, s.format)?;
         writeln!(
             out,
-            "    {}, {}, {}, {} read",
+            "    {}, {}, {}, {} read{}",
             count(s.report.messages, "message"),
             count(s.report.tool_pairs, "tool pair"),
             count(s.report.boundaries, "boundary"),
-            count(s.report.lines, "line")
+            count(s.report.lines, "line"),
+            if s.report.damaged.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; {}",
+                    damaged_text(s.report.damaged_total(), &s.report.damaged)
+                )
+            }
         )?;
         if !s.report.skipped.is_empty() {
             if verbose {
@@ -577,9 +700,36 @@ fn print_import(
                 )?;
             }
         }
-        for d in &s.report.diagnostics {
-            writeln!(out, "    {}", safe_line(&d.to_string()))?;
-        }
+    }
+    // Diagnostics to stderr, after the file's report (at most DIAGNOSTICS_SHOWN per file
+    // unless --verbose).
+    let mut err = io::stderr().lock();
+    let mut all: Vec<&Diagnostic> = sessions
+        .iter()
+        .flat_map(|s| &s.report.diagnostics)
+        .collect();
+    // In line order (the reader's and the importer's findings interleaved); file-wide last.
+    all.sort_by_key(|d| (d.line == 0, d.line));
+    let shown = if verbose {
+        all.len()
+    } else {
+        all.len().min(DIAGNOSTICS_SHOWN)
+    };
+    for d in &all[..shown] {
+        writeln!(err, "{}", safe_line(&d.to_string()))?;
+    }
+    if shown < all.len() {
+        writeln!(
+            err,
+            "{}: {} more {} (--verbose lists them all)",
+            safe_line(&file.display().to_string()),
+            all.len() - shown,
+            if all.len() - shown == 1 {
+                "diagnostic"
+            } else {
+                "diagnostics"
+            }
+        )?;
     }
     Ok(())
 }

@@ -98,6 +98,49 @@ impl Builder {
     }
 }
 
+/// The most an imported boundary keeps inline, in bytes of JSON (1 MiB): a source's kept tail
+/// (Claude's `preservedSegment`, Codex's `replacement_history`) beyond it is cut to its newest
+/// messages that fit (at least one), with a warning. mewmem's own boundaries are bounded by the
+/// seed's `KEEP_MAX_TOKENS` (40,000 tokens, `mem-compact`); 1 MiB is far above what real sources
+/// keep and bounds what a damaged or trimmed one can make a boundary hold.
+pub const IMPORTED_KEEP_MAX_BYTES: usize = 1 << 20;
+
+/// Cuts `kept` to its newest messages within [`IMPORTED_KEEP_MAX_BYTES`] (see there), pushing a
+/// warning at `path:line` when anything was cut.
+pub(crate) fn cap_kept(
+    mut kept: Vec<Message>,
+    path: &Path,
+    line: usize,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Message> {
+    let mut total = 0usize;
+    let mut start = kept.len();
+    while start > 0 {
+        let size = serde_json::to_vec(&kept[start - 1]).map_or(0, |v| v.len());
+        if total + size > IMPORTED_KEEP_MAX_BYTES && start < kept.len() {
+            break;
+        }
+        total += size;
+        start -= 1;
+    }
+    if start > 0 {
+        diagnostics.push(Diagnostic::warning(
+            path,
+            line,
+            format!(
+                "the compaction keeps {} messages verbatim, more than {} KiB; kept the newest {} \
+                 ({} KiB), the {start} older ones are left to the summary",
+                kept.len(),
+                IMPORTED_KEEP_MAX_BYTES >> 10,
+                kept.len() - start,
+                total >> 10
+            ),
+        ));
+        kept.drain(..start);
+    }
+    kept
+}
+
 /// Moves `from`'s blocks into `into` and merges the metadata: the first piece's `uuid` /
 /// `codex_item_id` stay, later ones are listed in `merged_uuids` / `merged_codex_item_ids`;
 /// `usage` and `stop_reason` take the last piece's value; other keys keep the first value.
@@ -317,6 +360,10 @@ pub(crate) fn count(session: &mut ImportedSession) {
     session.report.messages = messages;
     session.report.boundaries = boundaries;
     session.report.tool_pairs = pairs;
+    session.report.damaged = crate::diagnostic::tally_damaged(&session.report.diagnostics)
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
 }
 
 #[cfg(test)]

@@ -58,6 +58,9 @@ fn file_role(path: &Path) -> FileRole {
 
 /// A boundary line waiting for its summary message.
 struct PendingBoundary {
+    /// The file and line of the boundary (for diagnostics).
+    path: std::path::PathBuf,
+    line: usize,
     timestamp: Option<String>,
     extra: Map<String, Value>,
     preserved: Option<(String, String)>,
@@ -100,12 +103,10 @@ pub(crate) fn import(
         } = line;
         let Value::Object(obj) = value else {
             main.report.lines += 1;
-            main.report.skip("not a JSON object");
-            main.report.diagnostics.push(Diagnostic::error(
-                path,
-                n,
-                "a JSON value that is not an object; skipped",
-            ));
+            main.report.diagnostics.push(
+                Diagnostic::error(path, n, "a JSON value that is not an object; skipped")
+                    .with_kind("not-an-object"),
+            );
             continue;
         };
         let is_summary_for_main =
@@ -186,7 +187,8 @@ pub(crate) fn import(
         let mut id = sanitize_id(&base, "sidechain");
         let mut k = 2;
         while used.contains(&id) {
-            id = format!("{}-{k}", sanitize_id(&base, "sidechain"));
+            // Sanitised whole: a long base cut to the id limit keeps room for the suffix.
+            id = sanitize_id(&format!("{base}-{k}"), "sidechain");
             k += 1;
         }
         used.insert(id.clone());
@@ -231,7 +233,7 @@ impl Stream {
             "system" => match obj.get("subtype").and_then(Value::as_str) {
                 Some("compact_boundary") => {
                     self.flush_boundary(None);
-                    self.pending = Some(boundary_from(n, &obj, ts));
+                    self.pending = Some(boundary_from(path, n, &obj, ts));
                 }
                 Some(sub) => self.report.skip(format!("system:{sub}")),
                 None => self.report.skip("system"),
@@ -354,7 +356,7 @@ impl Stream {
             return;
         };
         let keep = match &p.preserved {
-            Some((head, tail)) => self.preserved_segment(head, tail),
+            Some((head, tail)) => self.preserved_segment(&p.path, p.line, head, tail),
             None => Vec::new(),
         };
         let mut record = make_compact_boundary(
@@ -366,11 +368,25 @@ impl Stream {
         self.builder.push_record(record);
     }
 
-    /// Messages from the one with uuid `head` to the one with uuid `tail`, inclusive.
-    fn preserved_segment(&self, head: &str, tail: &str) -> Vec<Message> {
-        let messages: Vec<&Message> = self
+    /// Messages from the one with uuid `head` to the one with uuid `tail`, inclusive, taken from
+    /// the messages since the last boundary only (a segment never reaches back across one): the
+    /// last message holding `tail`, and the last message holding `head` at or before it, so
+    /// repeated uuids (trimmed or damaged files) never widen the segment. Capped by
+    /// [`super::build::cap_kept`].
+    fn preserved_segment(
+        &mut self,
+        path: &Path,
+        line: usize,
+        head: &str,
+        tail: &str,
+    ) -> Vec<Message> {
+        let since = self
             .builder
             .records
+            .iter()
+            .rposition(|r| r.message.is_none())
+            .map_or(0, |i| i + 1);
+        let messages: Vec<&Message> = self.builder.records[since..]
             .iter()
             .filter_map(|r| r.message.as_ref())
             .collect();
@@ -381,12 +397,14 @@ impl Stream {
                     .and_then(Value::as_array)
                     .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(id)))
         };
-        let start = messages.iter().position(|m| has(m, head));
-        let end = messages.iter().rposition(|m| has(m, tail));
-        match (start, end) {
-            (Some(s), Some(e)) if s <= e => messages[s..=e].iter().map(|m| (*m).clone()).collect(),
-            _ => Vec::new(),
-        }
+        let Some(end) = messages.iter().rposition(|m| has(m, tail)) else {
+            return Vec::new();
+        };
+        let Some(start) = messages[..=end].iter().rposition(|m| has(m, head)) else {
+            return Vec::new();
+        };
+        let kept: Vec<Message> = messages[start..=end].iter().map(|m| (*m).clone()).collect();
+        super::build::cap_kept(kept, path, line, &mut self.report.diagnostics)
     }
 
     fn finish(
@@ -425,7 +443,12 @@ fn copy(from: &Map<String, Value>, key: &str, to: &mut Map<String, Value>, as_ke
     }
 }
 
-fn boundary_from(n: usize, obj: &Map<String, Value>, ts: Option<String>) -> PendingBoundary {
+fn boundary_from(
+    path: &Path,
+    n: usize,
+    obj: &Map<String, Value>,
+    ts: Option<String>,
+) -> PendingBoundary {
     let mut extra = Map::new();
     extra.insert("source".to_owned(), Value::from("claude-code"));
     extra.insert("source_line".to_owned(), Value::from(n));
@@ -441,6 +464,8 @@ fn boundary_from(n: usize, obj: &Map<String, Value>, ts: Option<String>) -> Pend
             Some((head, tail))
         });
     PendingBoundary {
+        path: path.to_owned(),
+        line: n,
         timestamp: ts,
         extra,
         preserved,
@@ -678,5 +703,100 @@ mod tests {
         assert_eq!(out[1].parent_id.as_deref(), Some("p"));
         assert_eq!(out[1].title.as_deref(), Some("Explore"));
         assert_eq!(out[1].records.len(), 2);
+    }
+
+    #[test]
+    fn repeated_uuids_never_widen_a_preserved_segment() {
+        // A trimmed file uses one placeholder uuid everywhere: the segment is the last message
+        // holding it, not everything from the first to the last.
+        let mut lines = Vec::new();
+        for i in 0..200 {
+            lines.push(user("[trimmed]", json!(format!("question {i}"))));
+            lines.push(assistant(
+                "[trimmed]",
+                &format!("m{i}"),
+                json!({"type":"text","text":"a"}),
+            ));
+        }
+        let boundary = json!({"type":"system","subtype":"compact_boundary","uuid":"b",
+            "compactMetadata":{"trigger":"auto","preservedSegment":{"headUuid":"[trimmed]","tailUuid":"[trimmed]"}}});
+        for _ in 0..3 {
+            lines.push(boundary.clone());
+            lines.push(json!({"type":"user","uuid":"s","isCompactSummary":true,
+                "message":{"role":"user","content":"summary"}}));
+        }
+        let out = run("dup.jsonl", &lines);
+        let kept: Vec<usize> = out[0]
+            .records
+            .iter()
+            .filter(|r| r.record_type == RecordType::CompactBoundary)
+            .map(|r| r.keep_messages.as_ref().map_or(0, Vec::len))
+            .collect();
+        // The first boundary keeps the last message; the next two find none after a boundary.
+        assert_eq!(kept, [1, 0, 0]);
+    }
+
+    #[test]
+    fn an_oversized_kept_segment_is_capped_with_a_warning() {
+        let big = "x".repeat(300 << 10);
+        let mut lines = vec![user("h", json!("start"))];
+        for i in 0..6 {
+            lines.push(assistant(
+                &format!("a{i}"),
+                &format!("m{i}"),
+                json!({"type":"text","text":big}),
+            ));
+            lines.push(user(&format!("u{i}"), json!(format!("more {i}"))));
+        }
+        lines.push(
+            json!({"type":"system","subtype":"compact_boundary","uuid":"b",
+            "compactMetadata":{"preservedSegment":{"headUuid":"h","tailUuid":"u5"}}}),
+        );
+        let out = run("big.jsonl", &lines);
+        let b = out[0]
+            .records
+            .iter()
+            .find(|r| r.record_type == RecordType::CompactBoundary)
+            .and_then(|r| r.keep_messages.clone())
+            .unwrap_or_default();
+        assert!(!b.is_empty() && b.len() < 13, "{}", b.len());
+        let size: usize = b.iter().map(|m| serde_json::to_vec(m).unwrap().len()).sum();
+        assert!(
+            size <= super::super::build::IMPORTED_KEEP_MAX_BYTES,
+            "{size}"
+        );
+        assert_eq!(
+            b.last().map(Message::text_content).as_deref(),
+            Some("more 5")
+        );
+        assert!(
+            out[0]
+                .report
+                .diagnostics
+                .iter()
+                .any(|d| d.message.contains("kept the newest")),
+            "{:?}",
+            out[0].report.diagnostics
+        );
+    }
+
+    #[test]
+    fn sidechain_ids_stay_valid_when_long_and_repeated() {
+        // Found by fuzzing: two sidechains with the same long agent id got `-2` appended after
+        // the id was cut to its limit, making an id longer than a file name allows.
+        let long = "x".repeat(250);
+        let side = |uuid: &str| {
+            json!({"type":"user","uuid":uuid,"parentUuid":null,"isSidechain":true,"sessionId":"s",
+                   "agentId":long,"message":{"role":"user","content":"go"}})
+        };
+        let out = run(
+            "p.jsonl",
+            &[user("u0", json!("hi")), side("s1"), side("s2")],
+        );
+        assert_eq!(out.len(), 3);
+        for s in &out {
+            assert!(crate::validate_id(&s.id).is_ok(), "{}", s.id);
+        }
+        assert_ne!(out[1].id, out[2].id);
     }
 }

@@ -55,12 +55,10 @@ pub(crate) fn import(
         im.report.lines += 1;
         let n = line.line;
         let Value::Object(mut obj) = line.value else {
-            im.report.skip("not a JSON object");
-            im.report.diagnostics.push(Diagnostic::error(
-                path,
-                n,
-                "a JSON value that is not an object; skipped",
-            ));
+            im.report.diagnostics.push(
+                Diagnostic::error(path, n, "a JSON value that is not an object; skipped")
+                    .with_kind("not-an-object"),
+            );
             continue;
         };
         // Normalise both layouts to (kind, payload, timestamp).
@@ -217,7 +215,13 @@ impl Importer<'_> {
                 }
             }
         }
-        let mut record = make_compact_boundary(summary, kept.into_messages(), ts);
+        let kept = super::build::cap_kept(
+            kept.into_messages(),
+            self.path,
+            n,
+            &mut self.report.diagnostics,
+        );
+        let mut record = make_compact_boundary(summary, kept, ts);
         record
             .extra
             .insert("source".to_owned(), Value::from("codex"));

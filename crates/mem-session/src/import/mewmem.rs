@@ -45,17 +45,17 @@ pub(crate) fn import(
                     records.push(record);
                 }
                 Err(why) => {
-                    report.skip("invalid record");
-                    diagnostics.push(Diagnostic::error(path, n, format!("{why}; record skipped")));
+                    diagnostics.push(
+                        Diagnostic::error(path, n, format!("{why}; record skipped"))
+                            .with_kind("invalid-record"),
+                    );
                 }
             },
             Err(e) => {
-                report.skip("not a session record");
-                diagnostics.push(Diagnostic::error(
-                    path,
-                    n,
-                    format!("not a session record: {e}; skipped"),
-                ));
+                diagnostics.push(
+                    Diagnostic::error(path, n, format!("not a session record: {e}; skipped"))
+                        .with_kind("not-a-record"),
+                );
             }
         }
     }

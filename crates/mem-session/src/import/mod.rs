@@ -32,6 +32,7 @@ use crate::error::{Error, Result};
 use crate::jsonl::{JsonLine, JsonlEvent, JsonlReader};
 use crate::record::SessionRecord;
 
+pub use build::IMPORTED_KEEP_MAX_BYTES;
 pub use discover::discover;
 
 /// The transcript formats mewmem can import.
@@ -85,6 +86,10 @@ pub struct ImportReport {
     pub boundaries: usize,
     /// Lines that carry no conversation, by reason (`progress`, `event_msg:token_count`, ...).
     pub skipped: BTreeMap<String, usize>,
+    /// Lines lost or altered because they were damaged (malformed JSON, torn, not an object,
+    /// invalid UTF-8 replaced...), by kind ([`crate::LINE_KINDS`]); each line counted once,
+    /// never also in `skipped`.
+    pub damaged: BTreeMap<String, usize>,
     /// Malformed or glued lines, moved tool results, unknown items: `path:line: level: msg`.
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -98,6 +103,11 @@ impl ImportReport {
     /// Total skipped lines, all reasons.
     pub fn skipped_total(&self) -> usize {
         self.skipped.values().sum()
+    }
+
+    /// Damaged lines, all kinds (each line once).
+    pub fn damaged_total(&self) -> usize {
+        self.damaged.values().sum()
     }
 
     /// Diagnostics of [`Severity::Error`] (lines that were lost or altered).
@@ -233,6 +243,32 @@ pub fn import_file(path: &Path) -> Result<Vec<ImportedSession>> {
     import_file_indexed(path).map(|(sessions, _)| sessions)
 }
 
+/// Converts transcript `bytes` (the contents of a file at `path`, which is only used for
+/// diagnostics, the file-name-derived ids and sidecars) in `format`, or in the format sniffed
+/// from the first lines when `format` is `None`. The same conversion as [`import_file`],
+/// without the file checks; for callers holding the bytes already, and for fuzzing.
+///
+/// Errors: [`Error::NotATranscript`] when `format` is `None` and no format is recognised.
+pub fn import_bytes(
+    path: &Path,
+    bytes: &[u8],
+    format: Option<SourceFormat>,
+) -> Result<Vec<ImportedSession>> {
+    let mut values = Vec::new();
+    let mut diagnostics = Vec::new();
+    for event in JsonlReader::new(bytes, path) {
+        match event {
+            JsonlEvent::Value(v) => values.push(v),
+            JsonlEvent::Diagnostic(d) => diagnostics.push(d),
+        }
+    }
+    let format = match format {
+        Some(f) => f,
+        None => classify(path, &values, &diagnostics)?,
+    };
+    Ok(convert(path, format, values, diagnostics))
+}
+
 /// Byte offsets of the lines a conversion read: line number → offset of the line's first byte
 /// in the file. Used to find where an incremental re-import restarts.
 #[derive(Debug, Clone, Default)]
@@ -335,16 +371,69 @@ fn convert(
 
 /// Every value and diagnostic of a file.
 fn read_all(path: &Path) -> Result<(Vec<JsonLine>, Vec<Diagnostic>)> {
+    read_all_hashed(path).map(|(_, values, diagnostics)| (values, diagnostics))
+}
+
+/// A reader that feeds every byte it reads to a SHA-256 (the file is read once: hashed as it
+/// is parsed).
+struct HashingReader<R> {
+    inner: R,
+    hasher: sha2::Sha256,
+}
+
+impl<R: Read> Read for HashingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        sha2::Digest::update(&mut self.hasher, &buf[..n]);
+        Ok(n)
+    }
+}
+
+/// Every value and diagnostic of a file, and the SHA-256 (hex) of its bytes, from one read.
+///
+/// Errors: those of [`open_transcript`]; [`Error::Io`] when a read fails (the hash would not
+/// describe the file).
+fn read_all_hashed(path: &Path) -> Result<(String, Vec<JsonLine>, Vec<Diagnostic>)> {
     let file = open_transcript(path)?;
+    let hashing = HashingReader {
+        inner: file,
+        hasher: <sha2::Sha256 as sha2::Digest>::new(),
+    };
+    let mut reader = BufReader::with_capacity(1 << 16, hashing);
     let mut values = Vec::new();
     let mut diagnostics = Vec::new();
-    for event in JsonlReader::new(BufReader::with_capacity(1 << 16, file), path) {
+    for event in JsonlReader::new(&mut reader, path) {
         match event {
             JsonlEvent::Value(v) => values.push(v),
-            JsonlEvent::Diagnostic(d) => diagnostics.push(d),
+            JsonlEvent::Diagnostic(d) => {
+                if d.kind == Some("read-error") {
+                    return Err(Error::io(
+                        "cannot read",
+                        path,
+                        std::io::Error::other(d.message),
+                    ));
+                }
+                diagnostics.push(d)
+            }
         }
     }
-    Ok((values, diagnostics))
+    // Whatever the reader left unread (nothing, normally) still belongs to the hash.
+    std::io::copy(&mut reader, &mut std::io::sink())
+        .map_err(|e| Error::io("cannot read", path, e))?;
+    let digest = sha2::Digest::finalize(reader.into_inner().hasher);
+    let sha = digest.iter().map(|b| format!("{b:02x}")).collect();
+    Ok((sha, values, diagnostics))
+}
+
+/// [`import_file_indexed`] from one read of the file that also hashes it: the SHA-256 (hex)
+/// of the file's bytes, the sessions and the line index.
+pub(crate) fn import_file_hashed(
+    path: &Path,
+) -> Result<(String, (Vec<ImportedSession>, LineIndex))> {
+    let (sha, values, diagnostics) = read_all_hashed(path)?;
+    let format = classify(path, &values, &diagnostics)?;
+    let index = LineIndex::of(&values);
+    Ok((sha, (convert(path, format, values, diagnostics), index)))
 }
 
 /// The format of one JSON object, when it has a known shape.

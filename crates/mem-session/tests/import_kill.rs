@@ -1,0 +1,126 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! A parallel import killed (SIGKILL) mid-way leaves the store with whole sessions only: every
+//! session file present is byte for byte the one a complete import writes, and running the
+//! import again completes it to exactly the complete import's store.
+//!
+//! The child is this test binary run again with `--exact child_import --ignored`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use mem_session::SessionStore;
+use mem_session::ingest::import_many;
+
+/// Child entry point: imports every `.jsonl` of `MEM_TEST_IMPORT_SRC` into `MEM_TEST_IMPORT_DST`
+/// on two threads.
+#[test]
+#[ignore = "run as a child process by the other test"]
+fn child_import() {
+    let (Ok(src), Ok(dst)) = (
+        std::env::var("MEM_TEST_IMPORT_SRC"),
+        std::env::var("MEM_TEST_IMPORT_DST"),
+    ) else {
+        return;
+    };
+    let (files, _) = mem_session::import::discover(&[PathBuf::from(src)]);
+    import_many(&SessionStore::at(dst), &files, None, 2, |i, r| {
+        if let Err(e) = r {
+            println!("ERR {} {e}", files[i].display());
+        }
+    })
+    .unwrap();
+    println!("DONE");
+}
+
+/// Copies of the bundled Claude Code transcripts (three of each file) and the Codex ones.
+fn corpus(dir: &Path) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/transcripts");
+    for sub in ["claude", "codex"] {
+        for entry in std::fs::read_dir(root.join(sub)).unwrap() {
+            let p = entry.unwrap().path();
+            if p.extension().is_some_and(|e| e == "jsonl") {
+                // Codex ids come from the rollout's own id: one copy of those.
+                let copies = if sub == "claude" { 3 } else { 1 };
+                for k in 0..copies {
+                    let name = format!("c{k}-{}", p.file_name().unwrap().to_string_lossy());
+                    std::fs::copy(&p, dir.join(name)).unwrap();
+                }
+            }
+        }
+    }
+}
+
+/// id → .jsonl bytes of every session in `dir`.
+fn sessions(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let store = SessionStore::at(dir);
+    store
+        .ids()
+        .unwrap()
+        .into_iter()
+        .map(|id| {
+            let bytes = std::fs::read(store.jsonl_path(&id)).unwrap();
+            (id, bytes)
+        })
+        .collect()
+}
+
+fn run_child(src: &Path, dst: &Path) -> std::process::Child {
+    Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_import", "--ignored", "--nocapture"])
+        .env("MEM_TEST_IMPORT_SRC", src)
+        .env("MEM_TEST_IMPORT_DST", dst)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn a_parallel_import_killed_midway_leaves_whole_sessions_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    corpus(&src);
+    // The complete import, for reference (ids do not depend on the store).
+    let reference_dir = tmp.path().join("reference");
+    let out = run_child(&src, &reference_dir).wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let failed = stdout
+        .lines()
+        .filter(|l| l.starts_with("ERR") && !l.contains("not a transcript"))
+        .count();
+    assert!(stdout.contains("DONE") && failed == 0, "{stdout}");
+    let reference = sessions(&reference_dir);
+    assert!(reference.len() > 20, "{}", reference.len());
+
+    let mut partial_rounds = 0;
+    for round in 0..8u64 {
+        let dst = tmp.path().join(format!("store{round}"));
+        let mut child = run_child(&src, &dst);
+        std::thread::sleep(Duration::from_millis(40 + round * 90));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let found = sessions(&dst);
+        if found.len() < reference.len() {
+            partial_rounds += 1;
+        }
+        for (id, bytes) in &found {
+            let want = reference
+                .get(id)
+                .unwrap_or_else(|| panic!("unknown session {id}"));
+            assert!(bytes == want, "round {round}: session {id} is not whole");
+            // Its meta reads (rebuilt if the kill came between the renames).
+            SessionStore::at(&dst).meta(id).unwrap();
+        }
+        // Importing again completes the store.
+        let out = run_child(&src, &dst).wait_with_output().unwrap();
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("DONE"),
+            "round {round}: the re-import failed"
+        );
+        assert_eq!(sessions(&dst), reference, "round {round}");
+    }
+    assert!(partial_rounds > 0, "no kill landed mid-import");
+}

@@ -1,0 +1,364 @@
+//! `cargo xtask bench import`: `mem session import` timed against a peer reader on the same
+//! files, with peak resident memory.
+//!
+//! Builds, under `/tmp/mewmem-bench-import-<pid>/` (deleted at the end):
+//! - a Claude Code folder (`claude/projects/c<k>/...`) of copies of the bundled transcripts
+//!   (`fixtures/transcripts/claude`), each copy's file and folder names, `sessionId`s, message
+//!   ids and request ids rewritten so every session is distinct, up to `MEM_BENCH_IMPORT_MB`
+//!   (default 1024) MB;
+//! - Codex rollouts (`codex/sessions/...`) copied from `fixtures/transcripts/codex` with their
+//!   session ids rewritten, up to `MEM_BENCH_CODEX_MB` (default 100) MB;
+//! - single Claude sessions of each size in `MEM_BENCH_SINGLE_MB` (default `100,250`) MB,
+//!   made of the rewritten copies one after the other.
+//!
+//! Each input is imported by the release `mem` (or `MEM_BENCH_MEM`, a binary built already) into a fresh project, and read by ccusage
+//! (`MEM_BENCH_PEER`, default `/tmp/ccusage/node_modules/@ccusage/ccusage-linux-x64/bin/ccusage`;
+//! install it with `npm install @ccusage/ccusage-linux-x64@20.0.24` in `/tmp/ccusage`) with
+//! `claude session --json --offline` / `codex session --json --offline`, when installed. Wall
+//! time and peak RSS come from `/usr/bin/time`; the 1-minute load average is printed with each
+//! row (the machine is shared). Prints a Markdown table for `docs/BENCHMARKS.md`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result, bail};
+
+use crate::util::{cargo, repo_root, run_status};
+
+const DEFAULT_PEER: &str = "/tmp/ccusage/node_modules/@ccusage/ccusage-linux-x64/bin/ccusage";
+
+fn env_mb(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Runs the import benchmark; `true` when every run worked.
+pub fn run() -> Result<bool> {
+    let root = repo_root();
+    // MEM_BENCH_MEM: a `mem` binary built already (skips the release build).
+    let mem = match std::env::var_os("MEM_BENCH_MEM") {
+        Some(p) => PathBuf::from(p),
+        None => {
+            if !run_status(cargo().args(["build", "--release", "-p", "mem-cli"]))? {
+                bail!("cargo build --release -p mem-cli failed");
+            }
+            std::env::var_os("CARGO_TARGET_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| root.join("target"))
+                .join("release/mem")
+        }
+    };
+    let peer =
+        PathBuf::from(std::env::var("MEM_BENCH_PEER").unwrap_or_else(|_| DEFAULT_PEER.into()));
+    let peer = peer.is_file().then_some(peer);
+    let work = PathBuf::from(format!("/tmp/mewmem-bench-import-{}", std::process::id()));
+    let result = run_in(&root, &mem, peer.as_deref(), &work);
+    let _ = std::fs::remove_dir_all(&work);
+    result
+}
+
+fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path) -> Result<bool> {
+    let claude_mb = env_mb("MEM_BENCH_IMPORT_MB", 1024);
+    let codex_mb = env_mb("MEM_BENCH_CODEX_MB", 100);
+    let singles: Vec<u64> = std::env::var("MEM_BENCH_SINGLE_MB")
+        .unwrap_or_else(|_| "100,250".into())
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
+    println!(
+        "| input | mem import wall | mem peak RSS | peer wall | peer peak RSS | ratio | load (1 min) |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let mut ok = true;
+
+    let claude = work.join("claude");
+    let (files, bytes) = build_claude(root, &claude.join("projects"), claude_mb << 20)?;
+    ok &= row(
+        &format!("Claude Code folder, {} MB, {files} files", bytes >> 20),
+        mem,
+        &claude.join("projects"),
+        &work.join("p1"),
+        peer.map(|p| {
+            (
+                p,
+                vec!["claude", "session", "--json", "--offline"],
+                "CLAUDE_CONFIG_DIR",
+                claude.clone(),
+            )
+        }),
+    )?;
+    let _ = std::fs::remove_dir_all(&claude);
+    let _ = std::fs::remove_dir_all(work.join("p1"));
+
+    let codex = work.join("codex");
+    let (files, bytes) = build_codex(root, &codex.join("sessions/2025/01/01"), codex_mb << 20)?;
+    ok &= row(
+        &format!("Codex rollouts, {} MB, {files} files", bytes >> 20),
+        mem,
+        &codex.join("sessions"),
+        &work.join("p2"),
+        peer.map(|p| {
+            (
+                p,
+                vec!["codex", "session", "--json", "--offline"],
+                "CODEX_HOME",
+                codex.clone(),
+            )
+        }),
+    )?;
+    let _ = std::fs::remove_dir_all(&codex);
+    let _ = std::fs::remove_dir_all(work.join("p2"));
+
+    for mb in singles {
+        let dir = work.join("single");
+        let project = dir.join("projects/one");
+        std::fs::create_dir_all(&project)?;
+        let bytes = build_single(root, &project.join("single.jsonl"), mb << 20)?;
+        ok &= row(
+            &format!("one Claude Code session, {} MB", bytes >> 20),
+            mem,
+            &project.join("single.jsonl"),
+            &work.join("p3"),
+            peer.map(|p| {
+                (
+                    p,
+                    vec!["claude", "session", "--json", "--offline"],
+                    "CLAUDE_CONFIG_DIR",
+                    dir.clone(),
+                )
+            }),
+        )?;
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(work.join("p3"));
+    }
+    Ok(ok)
+}
+
+type PeerRun<'a> = (&'a Path, Vec<&'a str>, &'a str, PathBuf);
+
+/// Times `mem session import input` in a fresh project and the peer on the same files; prints
+/// one table row.
+fn row(
+    label: &str,
+    mem: &Path,
+    input: &Path,
+    project: &Path,
+    peer: Option<PeerRun<'_>>,
+) -> Result<bool> {
+    std::fs::create_dir_all(project)?;
+    let load = load_average();
+    let mut cmd = Command::new(mem);
+    cmd.args(["--project"])
+        .arg(project)
+        .args(["session", "import"])
+        .arg(input);
+    let (code, wall, rss) = timed(cmd)?;
+    // 0: all imported; 3: imported, with damaged lines (the bundled files have a few).
+    let ok = matches!(code, 0 | 3);
+    let (pw, prss) = match peer {
+        Some((bin, args, var, home)) => {
+            let mut cmd = Command::new(bin);
+            cmd.args(&args).env(var, home);
+            let (_, w, r) = timed(cmd)?;
+            (Some(w), Some(r))
+        }
+        None => (None, None),
+    };
+    let fmt_s = |s: f64| format!("{s:.2} s");
+    println!(
+        "| {label} | {}{} | {} MiB | {} | {} | {} | {load} |",
+        fmt_s(wall),
+        if ok {
+            String::new()
+        } else {
+            format!(" (exit {code})")
+        },
+        rss >> 10,
+        pw.map_or("not installed".into(), fmt_s),
+        prss.map_or("-".into(), |r| format!("{} MiB", r >> 10)),
+        pw.map_or("-".into(), |p| format!("{:.1}×", wall / p.max(0.001))),
+    );
+    Ok(ok)
+}
+
+/// Runs `cmd` under `/usr/bin/time`: (exit code, wall seconds, peak RSS in KiB).
+fn timed(cmd: Command) -> Result<(i32, f64, u64)> {
+    let out = std::env::temp_dir().join(format!("mewmem-bench-time-{}", std::process::id()));
+    let program = cmd.get_program().to_owned();
+    let args: Vec<_> = cmd.get_args().map(ToOwned::to_owned).collect();
+    let envs: Vec<_> = cmd
+        .get_envs()
+        .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
+        .collect();
+    let status = Command::new("/usr/bin/time")
+        .args(["-f", "%e %M", "-o"])
+        .arg(&out)
+        .arg(program)
+        .args(args)
+        .envs(envs)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .context("/usr/bin/time")?;
+    let text = std::fs::read_to_string(&out)?;
+    let _ = std::fs::remove_file(&out);
+    let last = text.lines().last().unwrap_or_default();
+    let mut parts = last.split_whitespace();
+    let wall: f64 = parts.next().and_then(|s| s.parse().ok()).unwrap_or(0.0);
+    let rss: u64 = parts.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+    Ok((status.code().unwrap_or(-1), wall, rss))
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// The bundled `.jsonl` files under `dir`, recursive, with their paths relative to `dir`.
+fn jsonl_files(dir: &Path) -> Vec<(PathBuf, PathBuf)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "jsonl") {
+                let rel = p.strip_prefix(dir).map(Path::to_owned).unwrap_or_default();
+                out.push((p, rel));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// One Claude Code file rewritten for copy `k`: session ids, message ids and request ids
+/// made distinct.
+fn rewrite_claude(text: &str, k: usize) -> String {
+    text.replace("\"sessionId\":\"", &format!("\"sessionId\":\"c{k}-"))
+        .replace("\"id\":\"msg_", &format!("\"id\":\"msg_c{k}_"))
+        .replace(
+            "\"requestId\":\"req_",
+            &format!("\"requestId\":\"req_c{k}_"),
+        )
+}
+
+/// A relative path made distinct for copy `k`: every folder and file stem gets `-c<k>`, except
+/// `subagents` folders and `agent-*` files (whose parent comes from the folder or `sessionId`).
+fn rename(rel: &Path, k: usize) -> PathBuf {
+    let mut out = PathBuf::new();
+    let n = rel.components().count();
+    for (i, c) in rel.components().enumerate() {
+        let name = c.as_os_str().to_string_lossy().into_owned();
+        let keep = name == "subagents" || name.starts_with("agent-");
+        let renamed = if keep {
+            name
+        } else if i + 1 == n {
+            match name.strip_suffix(".jsonl") {
+                Some(stem) => format!("{stem}-c{k}.jsonl"),
+                None => name,
+            }
+        } else {
+            format!("{name}-c{k}")
+        };
+        out.push(renamed);
+    }
+    out
+}
+
+fn build_claude(root: &Path, dest: &Path, target: u64) -> Result<(usize, u64)> {
+    let files = jsonl_files(&root.join("fixtures/transcripts/claude"));
+    let texts: Vec<(PathBuf, String)> = files
+        .iter()
+        .filter_map(|(p, rel)| Some((rel.clone(), std::fs::read_to_string(p).ok()?)))
+        .collect();
+    let (mut bytes, mut count, mut k) = (0u64, 0usize, 0usize);
+    while bytes < target {
+        for (rel, text) in &texts {
+            let path = dest.join(format!("c{k}")).join(rename(rel, k));
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            let body = rewrite_claude(text, k);
+            bytes += body.len() as u64;
+            count += 1;
+            std::fs::write(&path, body)?;
+        }
+        k += 1;
+    }
+    Ok((count, bytes))
+}
+
+fn build_single(root: &Path, dest: &Path, target: u64) -> Result<u64> {
+    use std::io::Write;
+    let files = jsonl_files(&root.join("fixtures/transcripts/claude"));
+    // Main session files only (no subagents), each a valid Claude Code transcript.
+    let texts: Vec<String> = files
+        .iter()
+        .filter(|(_, rel)| {
+            rel.components().count() <= 2 && !rel.to_string_lossy().contains("agent-")
+        })
+        .filter_map(|(p, _)| std::fs::read_to_string(p).ok())
+        .filter(|t| t.trim_start().starts_with("{\"") && t.lines().nth(1).is_some())
+        .collect();
+    let mut out = std::io::BufWriter::new(std::fs::File::create(dest)?);
+    let (mut bytes, mut k) = (0u64, 0usize);
+    while bytes < target {
+        for text in &texts {
+            let body = rewrite_claude(text, k);
+            out.write_all(body.as_bytes())?;
+            if !body.ends_with('\n') {
+                out.write_all(b"\n")?;
+            }
+            bytes += body.len() as u64 + 1;
+        }
+        k += 1;
+    }
+    out.flush()?;
+    Ok(bytes)
+}
+
+fn build_codex(root: &Path, dest: &Path, target: u64) -> Result<(usize, u64)> {
+    std::fs::create_dir_all(dest)?;
+    let files = jsonl_files(&root.join("fixtures/transcripts/codex"));
+    let texts: Vec<(String, String, Option<String>)> = files
+        .iter()
+        .filter_map(|(p, rel)| {
+            let text = std::fs::read_to_string(p).ok()?;
+            let first: serde_json::Value = serde_json::from_str(text.lines().next()?).ok()?;
+            let id = first
+                .pointer("/payload/id")
+                .or_else(|| first.get("id"))
+                .and_then(|v| v.as_str())
+                .map(str::to_owned);
+            let stem = rel.file_stem()?.to_string_lossy().into_owned();
+            Some((stem, text, id))
+        })
+        .collect();
+    let (mut bytes, mut count, mut k) = (0u64, 0usize, 0usize);
+    while bytes < target {
+        for (stem, text, id) in &texts {
+            let body = match id {
+                Some(id) if id.len() > 8 => {
+                    let new = format!("{}{:08x}", &id[..id.len() - 8], k);
+                    text.replace(id.as_str(), &new)
+                }
+                _ => text.clone(),
+            };
+            let name = format!("rollout-2025-01-01T00-00-00-{stem}-c{k}.jsonl");
+            bytes += body.len() as u64;
+            count += 1;
+            std::fs::write(dest.join(name), body)?;
+        }
+        k += 1;
+    }
+    Ok((count, bytes))
+}
