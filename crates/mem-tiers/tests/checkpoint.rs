@@ -105,8 +105,7 @@ impl Env {
         out
     }
     fn rows(&self) -> Vec<(i64, String, String, String, Option<String>)> {
-        let c = rusqlite_rows(&self.mconfig().database_path());
-        c
+        rusqlite_rows(&self.mconfig().database_path())
     }
 }
 
