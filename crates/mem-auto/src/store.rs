@@ -501,7 +501,7 @@ impl LockedFile {
                 Err(e) => return Err(Error::io("cannot remove", &self.real, e)),
             },
         }
-        self.write_meta(text, meta)
+        self.write_meta(text.map(str::as_bytes), meta)
     }
 
     /// Writes the dates file for a `memories.md` that now holds `text` (put in place by the
@@ -510,10 +510,10 @@ impl LockedFile {
     ///
     /// # Errors
     /// Writing errors; the dates are a cache, so the caller may only warn.
-    pub fn write_meta(&self, text: Option<&str>, meta: Option<Meta>) -> Result<()> {
+    pub fn write_meta(&self, text: Option<&[u8]>, meta: Option<Meta>) -> Result<()> {
         let mut meta = meta.unwrap_or_default();
         meta.version = 1;
-        meta.written = text.map(|t| sha256_hex(t.as_bytes()));
+        meta.written = text.map(sha256_hex);
         write_json(&self.meta_path, &meta)
     }
 }

@@ -54,4 +54,6 @@ pub enum Command {
     Extract(crate::cmd::extract::ExtractArgs),
     /// Tiered memory (Tier 0/1/2), learnings, preferences, and search over every memory.
     Memory(crate::cmd::memory::MemoryArgs),
+    /// Checkpoints of the memory state: create, list, show, restore (undo), rm.
+    Checkpoint(crate::cmd::checkpoint::CheckpointArgs),
 }

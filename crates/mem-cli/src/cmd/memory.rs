@@ -161,7 +161,7 @@ const MAX_CONFIG_BYTES: usize = crate::config::MAX_CONFIG_BYTES;
 
 /// `MemoryConfig` from the defaults for `--home`, then `[memory]` of the user's and the
 /// project's `config.toml` (the project's wins, key by key).
-fn memory_config(settings: &Settings) -> Result<MemoryConfig> {
+pub(crate) fn memory_config(settings: &Settings) -> Result<MemoryConfig> {
     let mut config = MemoryConfig::for_home(&settings.home);
     for path in crate::config::config_paths(settings) {
         let read = match mem_instructions::read_capped(&path, MAX_CONFIG_BYTES) {

@@ -76,7 +76,9 @@ pub enum Error {
         dir: PathBuf,
     },
     /// A checkpoint folder that cannot be used: a missing or damaged manifest or copy.
-    #[error("checkpoint {name:?} is damaged: {path}: {reason}; nothing was restored")]
+    #[error(
+        "checkpoint {name:?} is damaged: {path}: {reason}; it cannot be used (nothing was changed)"
+    )]
     Damaged {
         /// The checkpoint.
         name: String,
@@ -88,7 +90,7 @@ pub enum Error {
     /// A checkpoint written by a newer mewmem.
     #[error(
         "checkpoint {name:?} has format version {found}; this mewmem reads versions up to \
-         {known}: upgrade mewmem; nothing was restored"
+         {known}: upgrade mewmem (nothing was changed)"
     )]
     TooNew {
         /// The checkpoint.
@@ -312,9 +314,9 @@ pub struct Conflict {
 /// One change a restore makes (or would make, with `dry_run`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Change {
-    /// `replace`, `create`, `remove`, `rollback`, `skip`, `learnings`.
+    /// `replace`, `create`, `remove`, `rollback` (a session), `restore` (the learnings).
     pub action: String,
-    /// What (`project memories.md`, `N:project/x.md`, `session <id>`, `tier store`).
+    /// What (`project memories.md`, `N:project/x.md`, `session <id>`, `learnings`).
     pub item: String,
     /// Details for a person.
     pub detail: String,
@@ -360,7 +362,7 @@ pub struct CheckpointConfig {
 /// What to take.
 #[derive(Debug, Clone, Default)]
 pub struct CreateOptions {
-    /// The name; `None`: `cp-YYYYMMDD-HHMMSS` (UTC).
+    /// The name; `None`: `cp-<N>` (`auto-<N>` when automatic), N counting up.
     pub name: Option<String>,
     /// Include the user level.
     pub user: bool,
@@ -554,15 +556,23 @@ impl Checkpoints {
         self.create_locked(options)
     }
 
+    /// `<stem>-<N>`, N one more than the largest N of any generated name (`cp-`, `auto-`,
+    /// `pre-restore-`) in the folder: names sort by age and never repeat while one exists.
     fn unique_auto_name(&self, stem: &str) -> String {
-        let base = format!("{}-{}", stem, now().format("%Y%m%d-%H%M%S"));
-        let mut name = base.clone();
-        let mut n = 2;
-        while self.dir.join(&name).exists() {
-            name = format!("{base}-{n}");
-            n += 1;
+        let mut max = 0u64;
+        if let Ok(entries) = fs::read_dir(&self.dir) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let n = ["cp-", "auto-", "pre-restore-"]
+                    .iter()
+                    .find_map(|p| name.strip_prefix(p))
+                    .and_then(|rest| rest.parse::<u64>().ok());
+                if let Some(n) = n {
+                    max = max.max(n);
+                }
+            }
         }
-        name
+        format!("{stem}-{}", max + 1)
     }
 
     fn create_locked(&self, options: &CreateOptions) -> Result<Manifest> {
@@ -648,14 +658,16 @@ impl Checkpoints {
             let files_dir = tmp.join("files").join(sname);
             fs::create_dir_all(&files_dir).map_err(|e| io("create", &files_dir, e))?;
             let locked = self.auto.lock_file(scope)?;
-            if let Some(text) = locked.read()? {
+            // Copied byte for byte, whatever it holds (a file mewmem refuses to rewrite is still
+            // worth keeping).
+            if let Some(bytes) = read_file(locked.path())? {
                 manifest.files.push(self.copy_into(
                     tmp,
                     &files_dir,
                     "memories",
                     sname,
                     "memories.md",
-                    text.as_bytes(),
+                    &bytes,
                 )?);
             }
             let meta_path = locked.path().with_file_name(mem_auto::META_FILE);
@@ -874,7 +886,7 @@ impl Checkpoints {
         Ok(())
     }
 
-    /// Takes an automatic checkpoint (`auto-YYYYMMDD-HHMMSS`, reason `reason`), then deletes
+    /// Takes an automatic checkpoint (`auto-<N>`, reason `reason`), then deletes
     /// the oldest automatic ones beyond the `keep` newest. Manual checkpoints are never pruned.
     /// Returns the new checkpoint and the names pruned.
     ///
@@ -1003,7 +1015,7 @@ impl Checkpoints {
         }
         let mut writes: Vec<(PathBuf, Option<Vec<u8>>)> = Vec::new();
         // (index in `locked`, the checkpoint's text, its dates, the hash of the file now)
-        type AutoPlan = (usize, Option<String>, Option<AutoMeta>, Option<String>);
+        type AutoPlan = (usize, Option<Vec<u8>>, Option<AutoMeta>, Option<String>);
         let mut auto_metas: Vec<AutoPlan> = Vec::new();
         for (i, (scope, lf)) in locked.iter().enumerate() {
             let sname = scope_name(*scope);
@@ -1012,10 +1024,10 @@ impl Checkpoints {
                 .iter()
                 .find(|f| f.kind == "memories" && f.scope == sname);
             let then_text = match then {
-                Some(f) => Some(read_text(&ck_dir.join(&f.copy))?),
+                Some(f) => read_file(&ck_dir.join(&f.copy))?,
                 None => None,
             };
-            let now_text = lf.read()?;
+            let now_text = read_file(lf.path())?;
             let then_meta: Option<AutoMeta> = manifest
                 .files
                 .iter()
@@ -1027,7 +1039,7 @@ impl Checkpoints {
                 continue;
             }
             if let Some(now) = &now_text {
-                let sha = sha256_hex(now.as_bytes());
+                let sha = sha256_hex(now);
                 if lf.last_written().as_deref() != Some(sha.as_str()) {
                     report.conflicts.push(Conflict {
                         item: item.clone(),
@@ -1045,7 +1057,7 @@ impl Checkpoints {
                 detail: describe_entries(now_text.as_deref(), then_text.as_deref()),
                 item,
             });
-            let now_sha = now_text.as_deref().map(|t| sha256_hex(t.as_bytes()));
+            let now_sha = now_text.as_deref().map(sha256_hex);
             auto_metas.push((i, then_text, then_meta, now_sha));
         }
 
@@ -1202,14 +1214,28 @@ impl Checkpoints {
                 self.config.busy_timeout,
             )?;
             if !d.is_empty() {
+                let ids = |v: &[i64]| -> String {
+                    let mut s: Vec<String> = v.iter().take(8).map(|i| format!("L{i}")).collect();
+                    if v.len() > 8 {
+                        s.push(format!("and {} more", v.len() - 8));
+                    }
+                    if s.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", s.join(" "))
+                    }
+                };
                 report.changes.push(Change {
-                    action: "learnings".into(),
-                    item: "tier store".into(),
+                    action: "restore".into(),
+                    item: "learnings".into(),
                     detail: format!(
-                        "{} removed, {} put back, {} changed back",
+                        "{} removed{}, {} put back{}, {} changed back{}",
                         d.removed.len(),
+                        ids(&d.removed),
                         d.added.len(),
-                        d.changed.len()
+                        ids(&d.added),
+                        d.changed.len(),
+                        ids(&d.changed)
                     ),
                 });
             }
@@ -1249,8 +1275,8 @@ impl Checkpoints {
         }
         // memories.md must not have changed while unlocked (an extraction in between).
         for (i, _, _, now_sha) in &auto_metas {
-            let current = locked[*i].1.read()?;
-            if current.as_deref().map(|t| sha256_hex(t.as_bytes())) != *now_sha {
+            let current = read_file(locked[*i].1.path())?;
+            if current.as_deref().map(sha256_hex) != *now_sha {
                 return Err(Error::Failed {
                     name: name.to_owned(),
                     cause: format!(
@@ -1266,10 +1292,7 @@ impl Checkpoints {
 
         // 1. Stage every file.
         for (i, text, _, _) in &auto_metas {
-            writes.push((
-                locked[*i].1.path().to_owned(),
-                text.clone().map(String::into_bytes),
-            ));
+            writes.push((locked[*i].1.path().to_owned(), text.clone()));
         }
         writes.extend(note_writes);
         let mut staged: Vec<Staged> = Vec::new();
@@ -1463,16 +1486,11 @@ impl Checkpoints {
     }
 }
 
-fn read_text(path: &Path) -> Result<String> {
-    let bytes = fs::read(path).map_err(|e| io("read", path, e))?;
-    String::from_utf8(bytes).map_err(|_| io("read", path, std::io::Error::other("not UTF-8")))
-}
-
 /// `+N -M entries` between two `memories.md` texts.
-fn describe_entries(now: Option<&str>, then: Option<&str>) -> String {
-    let ids = |t: Option<&str>| -> Vec<String> {
+fn describe_entries(now: Option<&[u8]>, then: Option<&[u8]>) -> String {
+    let ids = |t: Option<&[u8]>| -> Vec<String> {
         t.map(|t| {
-            mem_auto::Document::parse(t)
+            mem_auto::Document::parse(&String::from_utf8_lossy(t))
                 .0
                 .entries()
                 .iter()
