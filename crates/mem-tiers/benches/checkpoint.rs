@@ -40,7 +40,7 @@ fn project(session_mb: usize, sessions: usize, notes: usize, learnings: usize) -
         let mut written = 0usize;
         let mut i = 0usize;
         while written < session_mb * 1024 * 1024 / sessions.max(1) {
-            let (t, role) = if i % 2 == 0 {
+            let (t, role) = if i.is_multiple_of(2) {
                 ("user", "user")
             } else {
                 ("assistant", "assistant")
