@@ -421,3 +421,35 @@ fn automatic_checkpoints_are_pruned_to_the_last_n() {
     assert!(list.iter().any(|s| s.name == "manual"));
     assert_eq!(pruned_all.len(), 2);
 }
+
+#[test]
+fn a_restore_waits_for_a_memories_writer_and_an_extraction_waits_for_the_restore() {
+    let e = env();
+    e.manager();
+    e.add_entry(Scope::Project, MemoryCategory::Project, "Fact one");
+    let cps = e.checkpoints();
+    cps.create(&CreateOptions {
+        name: Some("c".into()),
+        ..CreateOptions::default()
+    })
+    .unwrap();
+    e.add_entry(Scope::Project, MemoryCategory::Project, "Fact two");
+    let before = e.files();
+    // Another process is writing memories.md: the restore waits for it, then restores.
+    let held = e.auto().lock_file(Scope::Project).unwrap();
+    let t = std::thread::spawn({
+        let cps = e.checkpoints();
+        move || cps.restore("c", false, false)
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!t.is_finished(), "the restore waits for the lock");
+    assert_eq!(e.files(), before, "nothing changed while waiting");
+    drop(held);
+    t.join().unwrap().unwrap();
+    let text = fs::read_to_string(e.project.join(".mewcode/memories.md")).unwrap();
+    assert!(text.contains("Fact one") && !text.contains("Fact two"));
+    // A write after the restore is whole and lands on the restored file.
+    e.add_entry(Scope::Project, MemoryCategory::Project, "Fact three");
+    let text = fs::read_to_string(e.project.join(".mewcode/memories.md")).unwrap();
+    assert!(text.contains("Fact one") && text.contains("Fact three"));
+}
