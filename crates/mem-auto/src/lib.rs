@@ -48,6 +48,6 @@ pub use merge::{
     count_tokens, merge_offline, merge_with_changes, near_duplicate, similarity,
 };
 pub use store::{
-    AutoMemory, AutoOptions, DEFAULT_CAP_TOKENS, EntryDates, EntryInfo, Listing, META_FILE, Meta,
-    OpenFile, scope_name, scope_of,
+    AutoMemory, AutoOptions, DEFAULT_CAP_TOKENS, EntryDates, EntryInfo, Listing, LockedFile,
+    META_FILE, Meta, OpenFile, scope_name, scope_of, sha256_hex,
 };

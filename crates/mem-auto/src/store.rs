@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::doc::{Document, HeadingStyle, ParseWarning};
 use crate::error::{Error, Result};
 use crate::fsutil::{
-    ensure_dir, lock, lock_path, read_json, read_strict, write_atomic, write_json_cache,
+    ensure_dir, lock, lock_path, read_json, read_strict, write_atomic, write_json, write_json_cache,
 };
 use crate::id::EntryId;
 use crate::load::{DEFAULT_MAX_MEMORY_BYTES, MEMORIES_FILE};
@@ -124,6 +124,11 @@ pub struct Meta {
     /// Dates by entry id (`M...`).
     #[serde(default)]
     pub entries: BTreeMap<String, EntryDates>,
+    /// SHA-256 (lowercase hex) of `memories.md` as mewmem last wrote it; a file that no longer
+    /// has this hash was edited by someone else since (a person). `None` until mewmem writes
+    /// the file. Checkpoint restores use it to tell hand edits from mewmem's own changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written: Option<String>,
 }
 
 impl Meta {
@@ -341,12 +346,30 @@ impl AutoMemory {
         let after = open.doc.render();
         if after != before.as_deref().unwrap_or("") {
             write_atomic(&real, after.as_bytes())?;
+            open.meta.written = Some(sha256_hex(after.as_bytes()));
         }
         open.meta.version = 1;
         if open.meta != meta_before && (before.is_some() || !after.is_empty()) {
             write_json_cache(&meta_path, &open.meta)?;
         }
         Ok(out)
+    }
+
+    /// Takes the lock of the file of `scope` (the one [`AutoMemory::update`] takes; waits while
+    /// another process holds it) for a whole-file snapshot or replacement (checkpoints). The
+    /// `.mewcode` folder is created when missing.
+    ///
+    /// # Errors
+    /// The file resolves outside its folder; the lock file cannot be created.
+    pub fn lock_file(&self, scope: Scope) -> Result<LockedFile> {
+        let real = self.resolve(scope, true)?;
+        let lock = lock(&lock_path(&real))?;
+        Ok(LockedFile {
+            meta_path: Self::meta_path(&real),
+            real,
+            max_bytes: self.options.max_file_bytes,
+            _lock: lock,
+        })
     }
 
     /// Every entry of both files, the user's first. A file that cannot be read is named in
@@ -418,5 +441,79 @@ impl AutoMemory {
                 line: e.line,
             }))
         })
+    }
+}
+
+/// SHA-256 of `bytes`, lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// One `memories.md` held under its lock ([`AutoMemory::lock_file`]): read and replaced whole,
+/// for checkpoints. Dropping it releases the lock.
+#[derive(Debug)]
+pub struct LockedFile {
+    real: PathBuf,
+    meta_path: PathBuf,
+    max_bytes: usize,
+    _lock: crate::fsutil::FileLock,
+}
+
+impl LockedFile {
+    /// The file's real path (symlinks resolved).
+    pub fn path(&self) -> &Path {
+        &self.real
+    }
+
+    /// The file's bytes, `None` when it does not exist.
+    ///
+    /// # Errors
+    /// As [`AutoMemory::read`] (too large, not UTF-8, binary, not a regular file).
+    pub fn read(&self) -> Result<Option<String>> {
+        read_strict(&self.real, self.max_bytes)
+    }
+
+    /// The dates file (`memories.meta.json`) as is, `None` when missing or unreadable.
+    pub fn read_meta(&self) -> Option<Meta> {
+        read_json(&self.meta_path).ok().flatten()
+    }
+
+    /// [`Meta::written`]: the hash of the file as mewmem last wrote it.
+    pub fn last_written(&self) -> Option<String> {
+        self.read_meta().and_then(|m| m.written)
+    }
+
+    /// Replaces the file with `text` (removes it for `None`) atomically, and its dates with
+    /// `meta` (its [`Meta::written`] set to the new text's hash, since mewmem wrote it).
+    ///
+    /// # Errors
+    /// Writing errors (full disk, read-only folder): the file is left as it was.
+    pub fn replace(&self, text: Option<&str>, meta: Option<Meta>) -> Result<()> {
+        match text {
+            Some(t) => write_atomic(&self.real, t.as_bytes())?,
+            None => match std::fs::remove_file(&self.real) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io("cannot remove", &self.real, e)),
+            },
+        }
+        self.write_meta(text.map(str::as_bytes), meta)
+    }
+
+    /// Writes the dates file for a `memories.md` that now holds `text` (put in place by the
+    /// caller, under this lock): `meta` (default: empty) with [`Meta::written`] set to the
+    /// hash of `text`.
+    ///
+    /// # Errors
+    /// Writing errors; the dates are a cache, so the caller may only warn.
+    pub fn write_meta(&self, text: Option<&[u8]>, meta: Option<Meta>) -> Result<()> {
+        let mut meta = meta.unwrap_or_default();
+        meta.version = 1;
+        meta.written = text.map(sha256_hex);
+        write_json(&self.meta_path, &meta)
     }
 }

@@ -56,4 +56,6 @@ pub enum Command {
     Memory(crate::cmd::memory::MemoryArgs),
     /// An MCP server on stdio for any MCP client: search, get, add, forget, recall, context.
     Mcp(crate::cmd::mcp::McpArgs),
+    /// Checkpoints of the memory state: create, list, show, restore (undo), rm.
+    Checkpoint(crate::cmd::checkpoint::CheckpointArgs),
 }

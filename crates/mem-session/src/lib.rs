@@ -27,8 +27,9 @@ pub use error::{Error, Result};
 pub use jsonl::{JsonLine, JsonlEvent, JsonlReader};
 pub use meta::{SessionMeta, TITLE_MAX_CHARS, shorten, title_from};
 pub use record::{
-    COMPACT_SUMMARY_MARKER, CompactBoundary, RecordType, SessionRecord, make_compact_boundary,
-    parse_compact_boundary, records_to_messages,
+    COMPACT_SUMMARY_MARKER, CompactBoundary, RecordType, Rollback, SessionRecord,
+    make_compact_boundary, make_rollback, parse_compact_boundary, parse_rollback,
+    records_to_messages,
 };
 pub use store::{
     Durability, ImportLock, META_FLUSH_INTERVAL, MetaMark, PreparedSession, REWRITING_KEY, Resumed,

@@ -8,7 +8,7 @@ use mem_core::{Message, TokenCounter};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::record::{RecordType, SessionRecord, parse_compact_boundary};
+use crate::record::{RecordType, SessionRecord, parse_compact_boundary, parse_rollback};
 
 /// Key of [`SessionMeta::extra`] holding import provenance: `{"format", "path", "sha256",
 /// "bytes"}` (`bytes`: the `.jsonl` length right after the import, so a re-import can tell
@@ -95,7 +95,7 @@ impl SessionMeta {
         if let Some(ts) = &record.timestamp
             && !matches!(
                 record.record_type,
-                RecordType::CompactBoundary | RecordType::Compression
+                RecordType::CompactBoundary | RecordType::Compression | RecordType::Rollback
             )
         {
             self.last_active.clone_from(ts);
@@ -125,6 +125,11 @@ impl SessionMeta {
                     } else {
                         0
                     };
+                }
+            }
+            RecordType::Rollback => {
+                if let Some(r) = parse_rollback(record) {
+                    self.token_count = if count_tokens { r.token_count } else { 0 };
                 }
             }
         }

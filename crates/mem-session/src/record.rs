@@ -29,6 +29,10 @@ pub enum RecordType {
     Compression,
     /// Layer-2 compaction boundary: `summary` and the kept tail (`keep_messages`) inline.
     CompactBoundary,
+    /// Beyond the seed: a checkpoint restore (`mem checkpoint restore`). Replay goes back to the
+    /// session as it was at `to_bytes` / `to_records` (see [`Rollback`]) and goes on with the
+    /// records after this one. Nothing before it is rewritten or deleted.
+    Rollback,
 }
 
 impl RecordType {
@@ -41,6 +45,7 @@ impl RecordType {
             RecordType::ToolResult => "tool_result",
             RecordType::Compression => "compression",
             RecordType::CompactBoundary => "compact_boundary",
+            RecordType::Rollback => "rollback",
         }
     }
 
@@ -120,6 +125,13 @@ impl SessionRecord {
                     return Err("`compact_boundary` record without a `summary`".to_owned());
                 }
             }
+            RecordType::Rollback => {
+                for key in ["to_bytes", "to_records"] {
+                    if !self.extra.get(key).is_some_and(Value::is_u64) {
+                        return Err(format!("`rollback` record without a whole number `{key}`"));
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -179,14 +191,84 @@ pub fn parse_compact_boundary(record: &SessionRecord) -> Option<CompactBoundary>
     }
 }
 
+/// A checkpoint restore written into a session (record type `rollback`, beyond the seed).
+///
+/// On disk: `{"type":"rollback","timestamp":"...","to_bytes":1234,"to_records":17,
+/// "token_count":950,"checkpoint":"before-sweep"}`. Replay of the records up to and including
+/// this one is the replay of the session's first `to_records` records (its first `to_bytes`
+/// bytes), exactly as it was when the checkpoint was taken; the records after it are appended to
+/// that. The records in between stay on disk (conversation history is never deleted).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rollback {
+    /// Length of the `.jsonl` (bytes) at the checkpoint: replay restarts from the records before
+    /// this offset. Always the start of a line.
+    pub to_bytes: u64,
+    /// Valid records (lines that parse as records) before `to_bytes`.
+    pub to_records: u64,
+    /// Tokens (o200k_base) of the replay at the checkpoint; the meta's `token_count` after
+    /// this record starts from it.
+    pub token_count: usize,
+    /// The checkpoint restored (for people reading the file).
+    pub checkpoint: String,
+}
+
+/// Builds a `rollback` record.
+pub fn make_rollback(rollback: &Rollback, timestamp: Option<String>) -> SessionRecord {
+    let mut extra = Map::new();
+    extra.insert("to_bytes".into(), Value::from(rollback.to_bytes));
+    extra.insert("to_records".into(), Value::from(rollback.to_records));
+    extra.insert("token_count".into(), Value::from(rollback.token_count));
+    extra.insert(
+        "checkpoint".into(),
+        Value::from(rollback.checkpoint.clone()),
+    );
+    SessionRecord {
+        record_type: RecordType::Rollback,
+        timestamp,
+        message: None,
+        summary: None,
+        keep_messages: None,
+        extra,
+    }
+}
+
+/// Reads a `rollback` record back; `None` for any other record or one missing its offsets.
+pub fn parse_rollback(record: &SessionRecord) -> Option<Rollback> {
+    if record.record_type != RecordType::Rollback {
+        return None;
+    }
+    let num = |k: &str| record.extra.get(k).and_then(Value::as_u64);
+    Some(Rollback {
+        to_bytes: num("to_bytes")?,
+        to_records: num("to_records")?,
+        token_count: num("token_count")
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(0),
+        checkpoint: record
+            .extra
+            .get("checkpoint")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+    })
+}
+
 /// Rebuilds the conversation to send to a model from records in file order (seed §1):
 /// `system_prompt` records are skipped; each boundary (or legacy compression marker) replaces
-/// everything before it with its summary and kept tail; message records are appended.
+/// everything before it with its summary and kept tail; message records are appended; a
+/// `rollback` record whose `to_records` is at most its own index replaces everything before it
+/// with the replay of the first `to_records` records (any other `rollback` is ignored). The
+/// records must be the whole session from its first record, for `to_records` to count right.
 pub fn records_to_messages<'a>(
     records: impl IntoIterator<Item = &'a SessionRecord>,
 ) -> Vec<Message> {
+    let records: Vec<&SessionRecord> = records.into_iter().collect();
+    replay_slice(&records)
+}
+
+fn replay_slice(records: &[&SessionRecord]) -> Vec<Message> {
     let mut out = Vec::new();
-    for record in records {
+    for (i, record) in records.iter().enumerate() {
         match record.record_type {
             RecordType::SystemPrompt => {}
             RecordType::User | RecordType::Assistant | RecordType::ToolResult => {
@@ -199,9 +281,27 @@ pub fn records_to_messages<'a>(
                     out = b.to_messages();
                 }
             }
+            RecordType::Rollback => {
+                if let Some(r) = parse_rollback(record)
+                    && let Ok(n) = usize::try_from(r.to_records)
+                    && n <= i
+                {
+                    out = replay_slice(&records[..n]);
+                }
+            }
         }
     }
     out
+}
+
+/// [`records_to_messages`] for a tail of a session (records after a boundary or rollback):
+/// `rollback` records in it are ignored, since their `to_records` counts from the file start.
+pub(crate) fn tail_to_messages(records: &[SessionRecord]) -> Vec<Message> {
+    let kept: Vec<&SessionRecord> = records
+        .iter()
+        .filter(|r| r.record_type != RecordType::Rollback)
+        .collect();
+    replay_slice(&kept)
 }
 
 #[cfg(test)]
@@ -264,6 +364,52 @@ mod tests {
             msgs[0].metadata.get(COMPACT_SUMMARY_MARKER),
             Some(&json!(true))
         );
+    }
+
+    #[test]
+    fn a_rollback_replays_the_prefix_then_what_follows() {
+        let rec = |v: serde_json::Value| -> SessionRecord { serde_json::from_value(v).unwrap() };
+        let rb = make_rollback(
+            &Rollback {
+                to_bytes: 99,
+                to_records: 2,
+                token_count: 5,
+                checkpoint: "c".into(),
+            },
+            None,
+        );
+        let line = serde_json::to_string(&rb).unwrap();
+        assert!(line.starts_with(r#"{"type":"rollback","#), "{line}");
+        assert_eq!(parse_rollback(&rb).unwrap().to_records, 2);
+        let recs = vec![
+            rec(json!({"type":"user","message":{"role":"user","content":"one"}})),
+            rec(json!({"type":"assistant","message":{"role":"assistant","content":"two"}})),
+            rec(json!({"type":"user","message":{"role":"user","content":"undone"}})),
+            rb.clone(),
+            rec(json!({"type":"user","message":{"role":"user","content":"after"}})),
+        ];
+        let texts: Vec<String> = records_to_messages(&recs)
+            .iter()
+            .map(Message::text_content)
+            .collect();
+        assert_eq!(texts, ["one", "two", "after"]);
+        // A rollback pointing past itself is ignored.
+        let bad = make_rollback(
+            &Rollback {
+                to_bytes: 1,
+                to_records: 9,
+                token_count: 0,
+                checkpoint: "c".into(),
+            },
+            None,
+        );
+        let texts: Vec<String> = records_to_messages(&[recs[0].clone(), bad])
+            .iter()
+            .map(Message::text_content)
+            .collect();
+        assert_eq!(texts, ["one"]);
+        let missing = rec(json!({"type":"rollback","to_bytes":3}));
+        assert!(missing.check().unwrap_err().contains("to_records"));
     }
 
     #[test]

@@ -24,7 +24,7 @@ use crate::diagnostic::Diagnostic;
 use crate::error::{Error, Result};
 use crate::jsonl::{JsonlEvent, JsonlReader};
 use crate::meta::SessionMeta;
-use crate::record::{SessionRecord, make_compact_boundary, records_to_messages};
+use crate::record::{SessionRecord, make_compact_boundary};
 
 /// Sub-directory of `<project>/.mewcode/` holding the sessions.
 pub const SESSIONS_DIR: &str = "sessions";
@@ -78,6 +78,8 @@ pub struct Resumed {
     pub replay_bytes: u64,
     /// `true` when replay started at a boundary.
     pub from_boundary: bool,
+    /// `true` when the replay went back through a `rollback` record (a checkpoint restore).
+    pub rolled_back: bool,
 }
 
 /// What [`SessionStore::write_session`] did.
@@ -487,43 +489,104 @@ impl SessionStore {
     fn resume_locked(&self, id: &str, file: &File, path: &Path) -> Result<Resumed> {
         let meta = self.load_meta_locked(id, file)?;
         let len = file_len(file, path)?;
-        let mut end = len;
-        let (offset, records, mut diagnostics) = loop {
-            let start =
-                find_last_boundary(file, end).map_err(|e| Error::io("cannot read", path, e))?;
-            let (records, diagnostics) = read_records_from(file, path, start.unwrap_or(0))?;
-            match start {
-                // The candidate must parse as a boundary; a torn or malformed one is passed over
-                // and the search goes on before it.
-                Some(s)
-                    if records
-                        .first()
-                        .is_none_or(|r| crate::record::parse_compact_boundary(r).is_none()) =>
-                {
-                    end = s;
-                }
-                _ => break (start, records, diagnostics),
-            }
-        };
-        let replay_offset = offset.unwrap_or(0);
-        if replay_offset > 0 && !diagnostics.is_empty() {
-            let base = count_lines_before(file, replay_offset)
-                .map_err(|e| Error::io("cannot read", path, e))?;
-            for d in &mut diagnostics {
-                if d.line > 0 {
-                    d.line += base;
-                }
-            }
-        }
-        let (messages, issues) = validate_message_chain(records_to_messages(&records));
+        let seg = replay_segment(file, path, len, 0)?;
+        let (messages, issues) = validate_message_chain(seg.messages);
+        let replay_offset = seg.offset.unwrap_or(0);
         Ok(Resumed {
             meta,
             messages,
             issues,
-            diagnostics,
+            diagnostics: seg.diagnostics,
             replay_offset,
             replay_bytes: len - replay_offset,
-            from_boundary: offset.is_some(),
+            from_boundary: seg.offset.is_some() && !seg.rolled_back,
+            rolled_back: seg.rolled_back,
+        })
+    }
+
+    /// Where session `id` stands now, from its meta (brought up to date; no scan of the
+    /// records when the meta is current): `(jsonl_bytes, jsonl_tail)`. A checkpoint records
+    /// these; [`SessionStore::has_prefix`] tells later whether the file still starts with the
+    /// same bytes.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`], [`Error::Locked`], I/O.
+    pub fn position(&self, id: &str) -> Result<SessionMeta> {
+        self.meta(id)
+    }
+
+    /// `true` when session `id` is at least `bytes` long and its bytes before `bytes` end with
+    /// the ones `tail` fingerprints (hex of the last up to 32 bytes, as
+    /// [`SessionMeta::jsonl_tail`]): the file grew by appends only since that point (the
+    /// content before it is not hashed; a session is append-only).
+    ///
+    /// # Errors
+    /// [`Error::NotFound`], [`Error::Locked`], I/O.
+    pub fn has_prefix(&self, id: &str, bytes: u64, tail: &str) -> Result<bool> {
+        let path = self.jsonl_path(id);
+        let file = self.open_locked(&path, id, false)?;
+        let result = (|| {
+            let len = file_len(&file, &path)?;
+            if len < bytes {
+                return Ok(false);
+            }
+            Ok(file_tail_fingerprint(&file, bytes)
+                .map_err(|e| Error::io("cannot read", &path, e))?
+                == tail)
+        })();
+        let _ = file.unlock();
+        result
+    }
+
+    /// Appends a `rollback` record (see [`crate::Rollback`]) taking session `id` back to its
+    /// first `to_bytes` bytes, if the file still has `expected_len` bytes and starts with the
+    /// bytes `tail` fingerprints at `to_bytes` (checked under the exclusive lock). `to_records`
+    /// is counted here (the valid records before `to_bytes`: a read of that prefix, once).
+    /// Returns `false`, writing nothing, when the session changed since `expected_len` was read.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`], [`Error::Locked`], [`Error::Changed`] when the bytes before
+    /// `to_bytes` are not the ones `tail` names, I/O (nothing written then).
+    pub fn append_rollback(
+        &self,
+        id: &str,
+        expected_len: u64,
+        to_bytes: u64,
+        tail: &str,
+        token_count: usize,
+        checkpoint: &str,
+    ) -> Result<bool> {
+        let mut writer = self.open(id)?;
+        writer.with_lock(|w| {
+            let len = file_len(&w.file, &w.path)?;
+            if len != expected_len {
+                return Ok(false);
+            }
+            if len < to_bytes
+                || file_tail_fingerprint(&w.file, to_bytes)
+                    .map_err(|e| Error::io("cannot read", &w.path, e))?
+                    != tail
+            {
+                return Err(Error::Changed {
+                    id: w.id.clone(),
+                    detail: format!(
+                        "its first {to_bytes} bytes are not the ones checkpoint {checkpoint:?}                          recorded"
+                    ),
+                });
+            }
+            let (records, _) = read_records_range(&w.file, &w.path, 0, to_bytes)?;
+            let record = crate::record::make_rollback(
+                &crate::record::Rollback {
+                    to_bytes,
+                    to_records: records.len() as u64,
+                    token_count,
+                    checkpoint: checkpoint.to_owned(),
+                },
+                Some(now_rfc3339()),
+            );
+            let line = w.encode(std::slice::from_ref(&record))?;
+            w.write_locked(&line, std::slice::from_ref(&record))?;
+            Ok(true)
         })
     }
 
@@ -752,6 +815,11 @@ impl SessionStore {
                 | crate::record::RecordType::Compression => {
                     if crate::record::parse_compact_boundary(record).is_some() {
                         compactions += 1;
+                        boundary_in_tail = true;
+                    }
+                }
+                crate::record::RecordType::Rollback => {
+                    if crate::record::parse_rollback(record).is_some() {
                         boundary_in_tail = true;
                     }
                 }
@@ -1295,14 +1363,15 @@ fn last_byte(file: &File, len: u64) -> std::io::Result<u8> {
     Ok(b[0])
 }
 
-const BOUNDARY_PATTERNS: [&[u8]; 2] = [
+const BOUNDARY_PATTERNS: [&[u8]; 3] = [
     b"\n{\"type\":\"compact_boundary\"",
     b"\n{\"type\":\"compression\"",
+    b"\n{\"type\":\"rollback\"",
 ];
 const SCAN_CHUNK: u64 = 1 << 20;
 
-/// Offset of the start of the last line before `end` that begins a boundary or compression
-/// record, searching backwards in 1 MiB chunks. Reads only the bytes after that line start
+/// Offset of the start of the last line before `end` that begins a boundary, compression or
+/// rollback record, searching backwards in 1 MiB chunks. Reads only the bytes after that line start
 /// (plus one chunk at most).
 pub(crate) fn find_last_boundary(file: &File, end: u64) -> std::io::Result<Option<u64>> {
     let finders: Vec<memchr::memmem::FinderRev<'_>> = BOUNDARY_PATTERNS
@@ -1436,10 +1505,21 @@ fn read_records_from(
     path: &Path,
     offset: u64,
 ) -> Result<(Vec<SessionRecord>, Vec<Diagnostic>)> {
+    read_records_range(file, path, offset, u64::MAX)
+}
+
+/// [`read_records_from`], stopping at byte `end`.
+fn read_records_range(
+    file: &File,
+    path: &Path,
+    offset: u64,
+    end: u64,
+) -> Result<(Vec<SessionRecord>, Vec<Diagnostic>)> {
     let mut reader = file;
     reader
         .seek(SeekFrom::Start(offset))
         .map_err(|e| Error::io("cannot read", path, e))?;
+    let reader = reader.take(end.saturating_sub(offset));
     let mut records = Vec::new();
     let mut diagnostics = Vec::new();
     for ev in JsonlReader::starting_at(BufReader::with_capacity(1 << 16, reader), path, 1, offset) {
@@ -1465,6 +1545,77 @@ fn read_records_from(
         }
     }
     Ok((records, diagnostics))
+}
+
+/// The replay of a session's first `end` bytes, before validation.
+struct Segment {
+    messages: Vec<Message>,
+    diagnostics: Vec<Diagnostic>,
+    /// Where the last boundary or rollback (the replay's start) is, if any.
+    offset: Option<u64>,
+    /// A rollback was followed on the way.
+    rolled_back: bool,
+}
+
+/// Rollbacks followed at most (each one points strictly earlier in the file, so this only
+/// guards the stack against a file made of millions of them).
+const MAX_ROLLBACK_DEPTH: usize = 10_000;
+
+/// Replays the first `end` bytes of a session: from the last boundary (its summary and kept
+/// tail) or the last rollback (the replay of the prefix it names, recursively) before `end`,
+/// then the records after it. A candidate that does not parse (torn), or a rollback that does
+/// not point before itself, is passed over and the search goes on before it.
+fn replay_segment(file: &File, path: &Path, end: u64, depth: usize) -> Result<Segment> {
+    let mut search_end = end;
+    loop {
+        let start =
+            find_last_boundary(file, search_end).map_err(|e| Error::io("cannot read", path, e))?;
+        let from = start.unwrap_or(0);
+        let (records, mut diagnostics) = read_records_range(file, path, from, end)?;
+        if from > 0 && !diagnostics.is_empty() {
+            let base =
+                count_lines_before(file, from).map_err(|e| Error::io("cannot read", path, e))?;
+            for d in &mut diagnostics {
+                if d.line > 0 {
+                    d.line += base;
+                }
+            }
+        }
+        let Some(s) = start else {
+            return Ok(Segment {
+                messages: crate::record::tail_to_messages(&records),
+                diagnostics,
+                offset: None,
+                rolled_back: false,
+            });
+        };
+        let first = records.first();
+        if let Some(rb) = first.and_then(crate::record::parse_rollback)
+            && rb.to_bytes <= s
+            && depth < MAX_ROLLBACK_DEPTH
+        {
+            let mut prefix = replay_segment(file, path, rb.to_bytes, depth + 1)?;
+            prefix
+                .messages
+                .extend(crate::record::tail_to_messages(&records[1..]));
+            prefix.diagnostics.extend(diagnostics);
+            return Ok(Segment {
+                messages: prefix.messages,
+                diagnostics: prefix.diagnostics,
+                offset: Some(s),
+                rolled_back: true,
+            });
+        }
+        if first.is_some_and(|r| crate::record::parse_compact_boundary(r).is_some()) {
+            return Ok(Segment {
+                messages: crate::record::tail_to_messages(&records),
+                diagnostics,
+                offset: Some(s),
+                rolled_back: false,
+            });
+        }
+        search_end = s;
+    }
 }
 
 fn write_file_synced(path: &Path, bytes: &[u8]) -> Result<File> {

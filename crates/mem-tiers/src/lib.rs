@@ -14,6 +14,7 @@
 
 pub mod archive;
 mod backend;
+pub mod checkpoint;
 mod error;
 pub mod id;
 pub mod index;

@@ -31,8 +31,8 @@ pub const DATABASE_FILE: &str = "memory.db";
 /// nothing.
 #[derive(Debug)]
 pub struct SqliteStore {
-    conn: Connection,
-    path: PathBuf,
+    pub(crate) conn: Connection,
+    pub(crate) path: PathBuf,
     busy_timeout: Duration,
 }
 
@@ -101,7 +101,7 @@ impl SqliteStore {
         &self.conn
     }
 
-    fn err(&self, e: rusqlite::Error) -> Error {
+    pub(crate) fn err(&self, e: rusqlite::Error) -> Error {
         map_err(&self.path, self.busy_timeout, e)
     }
 
@@ -312,7 +312,7 @@ fn setup_lock(db: &Path) -> Option<std::fs::File> {
     Some(file)
 }
 
-fn map_err(path: &Path, busy: Duration, e: rusqlite::Error) -> Error {
+pub(crate) fn map_err(path: &Path, busy: Duration, e: rusqlite::Error) -> Error {
     let path = path.to_path_buf();
     if let rusqlite::Error::SqliteFailure(ref f, ref msg) = e {
         let reason = msg.clone().unwrap_or_else(|| f.to_string());

@@ -48,6 +48,9 @@ pub async fn run(args: ExtractArgs, settings: &Settings) -> Result<()> {
     } else {
         vec![super::session::resolve(&store, args.session)?]
     };
+    if !args.dry_run {
+        super::checkpoint::auto_checkpoint(settings, "mem extract", true)?;
+    }
     let memory = memory_settings(settings)?;
     let auto = AutoMemory::new(&settings.project, &settings.home, memory.auto);
     let llm = engine_for(settings, Job::Extract, &args.engine)?;

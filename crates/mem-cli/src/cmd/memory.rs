@@ -147,7 +147,7 @@ enum ArchiveFormat {
 /// `MemoryConfig` from the defaults for `--home`, then `[memory]` of the user's and the
 /// project's `config.toml` (the project's wins, key by key), the same table `memories.md`
 /// extraction reads (`crate::config::memory_settings`), and the note dirs of `[recall] dirs`.
-fn memory_config(settings: &Settings) -> Result<MemoryConfig> {
+pub(crate) fn memory_config(settings: &Settings) -> Result<MemoryConfig> {
     let files = crate::config::memory_files(settings)?;
     let shared = crate::config::memory_settings_from(&files)?;
     let mut config = MemoryConfig::for_home(&settings.home);

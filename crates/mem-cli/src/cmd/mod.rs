@@ -1,5 +1,6 @@
 //! One module per subcommand; each turns settings and arguments into a library call and prints.
 
+pub mod checkpoint;
 pub mod compact;
 pub mod context;
 pub mod extract;
@@ -32,5 +33,6 @@ pub async fn run(command: Command, settings: &Settings) -> Result<()> {
         Command::Extract(args) => extract::run(args, settings).await,
         Command::Memory(args) => memory::run(args, settings),
         Command::Mcp(args) => mcp::run(args, settings).await,
+        Command::Checkpoint(args) => checkpoint::run(args, settings),
     }
 }

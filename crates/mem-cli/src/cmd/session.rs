@@ -884,6 +884,14 @@ fn render_record(index: usize, r: &SessionRecord) -> String {
                 quoted(&one_line(r.summary.as_deref().unwrap_or(""), 60))
             )
         }
+        RecordType::Rollback => match mem_session::parse_rollback(r) {
+            Some(rb) => format!(
+                "{index:>4} --- rollback to record {} (checkpoint {})",
+                rb.to_records,
+                quoted(&one_line(&rb.checkpoint, 60))
+            ),
+            None => format!("{index:>4} rollback"),
+        },
         _ => match &r.message {
             Some(m) if r.record_type == RecordType::SystemPrompt => {
                 format!(
