@@ -7,8 +7,75 @@ use crate::types::{Candidate, Memories, MemoryCategory};
 
 /// Finds the first JSON object or array in `text`: the whole text, else a fenced code block
 /// (```` ```json ```` or ```` ``` ````), else the first `{` or `[` from which a JSON value parses
-/// (trailing prose ignored). `None` when there is none.
+/// (trailing prose ignored), else a reply cut off mid-value (see [`find_json_or_cut`]).
+/// `None` when there is none.
 pub fn find_json(text: &str) -> Option<Value> {
+    find_json_or_cut(text).map(|(value, _)| value)
+}
+
+/// [`find_json`], telling whether the value was recovered from a reply that was cut off (a
+/// model stopped by its `max_tokens` in the middle of a list): the value is then the reply's
+/// prefix up to the last list element that closed, with the open brackets closed, so the
+/// complete elements are kept and the torn one is not. `(value, true)` for such a
+/// recovery, `(value, false)` for a whole value.
+pub fn find_json_or_cut(text: &str) -> Option<(Value, bool)> {
+    if let Some(value) = whole_or_fenced_json(text) {
+        return Some((value, false));
+    }
+    // Before the scan for any `{`: the scan would take the first complete element of a cut-off
+    // list for the reply.
+    if let Some(value) = repair_cut_json(text) {
+        return Some((value, true));
+    }
+    first_parsing_json(text).map(|value| (value, false))
+}
+
+/// The prefix of a cut-off JSON value up to its last complete list element, closed.
+fn repair_cut_json(text: &str) -> Option<Value> {
+    let start = text.find(['{', '['])?;
+    let body = &text[start..];
+    let mut stack: Vec<u8> = Vec::new();
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut cut: Option<(usize, Vec<u8>)> = None;
+    for (i, b) in body.bytes().enumerate() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => stack.push(b),
+            b'}' | b']' => {
+                let open = stack.pop()?;
+                if (open == b'{') != (b == b'}') {
+                    return None;
+                }
+                match stack.last() {
+                    // A whole value would have parsed: not a cut-off reply.
+                    None => return None,
+                    Some(b'[') => cut = Some((i + 1, stack.clone())),
+                    Some(_) => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    let (end, open) = cut?;
+    let mut repaired = body[..end].to_owned();
+    for bracket in open.iter().rev() {
+        repaired.push(if *bracket == b'{' { '}' } else { ']' });
+    }
+    serde_json::from_str::<Value>(&repaired).ok()
+}
+
+/// The whole text as JSON, else the first fenced code block that parses.
+fn whole_or_fenced_json(text: &str) -> Option<Value> {
     let trimmed = text.trim();
     if let Ok(v) = serde_json::from_str::<Value>(trimmed)
         && (v.is_object() || v.is_array())
@@ -30,6 +97,12 @@ pub fn find_json(text: &str) -> Option<Value> {
         }
         rest = &after[body_start + end + 3..];
     }
+    None
+}
+
+/// The first JSON object or array that parses from some `{` or `[` of the text.
+fn first_parsing_json(text: &str) -> Option<Value> {
+    let trimmed = text.trim();
     for (i, c) in trimmed.char_indices() {
         if c == '{' || c == '[' {
             let mut stream = serde_json::Deserializer::from_str(&trimmed[i..]).into_iter::<Value>();
@@ -266,7 +339,8 @@ pub fn parse_merge(
     text: &str,
     entries: &[crate::CurrentEntry],
 ) -> Result<Parsed<Memories>, String> {
-    let value = find_json(text).ok_or_else(|| "no JSON found in the reply".to_owned())?;
+    let (value, cut) =
+        find_json_or_cut(text).ok_or_else(|| "no JSON found in the reply".to_owned())?;
     let list = match &value {
         Value::Array(items) => items,
         Value::Object(map) => match MERGE_KEYS.iter().find(|k| map.contains_key(**k)) {
@@ -290,6 +364,12 @@ pub fn parse_merge(
     };
     let mut memories = Memories::default();
     let mut dropped = Vec::new();
+    if cut {
+        dropped.push(format!(
+            "the reply was cut off (the model's length limit): its {} complete operation(s) kept, the torn one dropped",
+            list.len()
+        ));
+    }
     let mut touched: Vec<u32> = Vec::new();
     for item in list {
         let Value::Object(op) = item else {
@@ -560,6 +640,44 @@ mod tests {
                 text: "Tests live in tests/".into(),
             },
         ]
+    }
+
+    #[test]
+    fn a_reply_cut_off_by_the_length_limit_keeps_its_complete_elements() {
+        // What a small model stopped by `max_tokens` sends: a list torn inside an element, with
+        // brackets and an escaped quote inside strings.
+        let reply = "{\n \"memory\": [\n  {\"event\": \"ADD\", \"id\": null, \"category\": \"references\", \"text\": \"Docs [v2] at https://x.dev/\\\"a]\"},\n  {\"event\": \"DELETE\", \"id\": 2, \"category\": null, \"text\": null},\n  {\"event\": \"NONE\", \"id\": null, \"categ";
+        let (value, cut) = find_json_or_cut(reply).unwrap();
+        assert!(cut);
+        assert_eq!(value["memory"].as_array().map(Vec::len), Some(2));
+        let parsed = parse_merge(reply, &current()).unwrap();
+        assert_eq!(
+            parsed.value.changes,
+            vec![crate::EntryChange::Delete { id: 2 }]
+        );
+        assert_eq!(
+            parsed.value.references,
+            vec!["Docs [v2] at https://x.dev/\"a]"]
+        );
+        assert!(
+            parsed.dropped[0].starts_with("the reply was cut off"),
+            "{:?}",
+            parsed.dropped
+        );
+
+        // Torn inside the first element: nothing complete to keep.
+        let torn = r#"{"memory": [{"event": "ADD", "text": "half"#;
+        assert_eq!(find_json_or_cut(torn), None);
+        assert_eq!(
+            parse_merge(torn, &current()).map(|p| p.value),
+            Err("no JSON found in the reply".to_owned())
+        );
+        // A whole value is not reported as cut; mismatched brackets are not repaired.
+        assert_eq!(
+            find_json_or_cut(r#"{"memory": []}"#).map(|(_, cut)| cut),
+            Some(false)
+        );
+        assert_eq!(find_json_or_cut(r#"{"memory": [{"a": 1]"#), None);
     }
 
     #[test]

@@ -135,10 +135,17 @@ pub fn summarize_request(request: &SummarizeRequest) -> ChatRequest {
     }
 }
 
+/// The longest entry text (characters) the extraction schema lets a model write: a memory entry
+/// is one short line (mem-auto cuts entries at the same length). A server that enforces the
+/// schema stops a model that loops inside one text here instead of at its `max_tokens`, so the
+/// operations before the cut stay usable.
+pub const EXTRACT_TEXT_MAX_CHARS: usize = 300;
+
 /// The JSON schema of an extraction reply: `memory`, a list of operations
 /// `{event, id, category, text}` (event ADD / UPDATE / DELETE / NONE; `id` one of the request's
 /// entry ids or null, an enum so a server that enforces the schema cannot invent one;
-/// `category` one of the four keys or null; `text` or null), at most 20.
+/// `category` one of the four keys or null; `text` or null, at most [`EXTRACT_TEXT_MAX_CHARS`]),
+/// at most 20.
 pub fn extract_schema(request: &ExtractRequest) -> Value {
     let mut ids: Vec<Value> = request.entries.iter().map(|e| json!(e.id)).collect();
     ids.push(Value::Null);
@@ -159,7 +166,7 @@ pub fn extract_schema(request: &ExtractRequest) -> Value {
                         "event": {"type": "string", "enum": ["ADD", "UPDATE", "DELETE", "NONE"]},
                         "id": {"enum": ids},
                         "category": {"enum": categories},
-                        "text": {"type": ["string", "null"]},
+                        "text": {"type": ["string", "null"], "maxLength": EXTRACT_TEXT_MAX_CHARS},
                     },
                     "required": ["event", "id", "category", "text"],
                     "additionalProperties": false,
