@@ -11,7 +11,7 @@ use mem_core::secrets::redact;
 use mem_core::{ContentBlock, Message, Role, TokenCounter, ToolResultContent};
 use mem_instructions::Scope;
 use mem_llm::{CurrentEntry, EntryChange, ExtractRequest, Job, Llm, MemoryCategory};
-use mem_session::{RecordType, SessionStore};
+use mem_session::SessionStore;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -154,16 +154,7 @@ pub fn extracted_count(auto: &AutoMemory, session: &str) -> Result<usize> {
 /// The session cannot be read.
 pub fn session_messages(sessions: &SessionStore, id: &str) -> Result<Vec<Message>> {
     let (records, _) = sessions.read_records(id)?;
-    Ok(records
-        .into_iter()
-        .filter(|r| {
-            matches!(
-                r.record_type,
-                RecordType::User | RecordType::Assistant | RecordType::ToolResult
-            )
-        })
-        .filter_map(|r| r.message)
-        .collect())
+    Ok(mem_session::message_records(records))
 }
 
 /// `true` when the user typed something in `messages` (a user text that is not harness meta).

@@ -1405,8 +1405,9 @@ pub(crate) fn find_last_boundary(file: &File, end: u64) -> std::io::Result<Optio
     Ok(None)
 }
 
-/// The messages among `records` (user, assistant, tool-result records with a message).
-fn message_records(records: Vec<SessionRecord>) -> Vec<Message> {
+/// The messages among `records` (user, assistant, tool-result records with a message), in
+/// order; other records (boundaries, titles, rollbacks...) are passed over.
+pub fn message_records(records: Vec<SessionRecord>) -> Vec<Message> {
     use crate::record::RecordType;
     records
         .into_iter()
