@@ -5,9 +5,11 @@
 //! - `cargo xtask ci`: fmt check, clippy with `-D warnings`, tests, docs, goldens; stops at the
 //!   first failure.
 //! - `cargo xtask bench [ARGS...]`: `cargo bench --workspace`.
-//! - `cargo xtask eval extract [--model] [--verbose] [--filter TEXT] [--sample N]`: extraction quality on
-//!   `fixtures/eval/extract/`.
-//! - `cargo xtask eval recall [--live] [--verbose]`: recall quality on the labelled set.
+//! - `cargo xtask bench import`: `mem session import` against ccusage (docs/BENCHMARKS.md).
+//! - `cargo xtask eval extract [--model] [--verbose] [--filter TEXT] [--sample N]`: extraction
+//!   quality on `fixtures/eval/extract/`.
+//! - `cargo xtask eval recall [--live] [--verbose] [--sample N]`: recall quality on the labelled
+//!   set.
 
 mod bench;
 mod bench_import;
