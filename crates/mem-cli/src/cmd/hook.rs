@@ -418,12 +418,13 @@ fn fail(
             stderr,
             "mem hook {agent} {event}: {} (logged to {}); nothing added",
             mem_core::terminal::safe_line(&message),
-            log_path(project).display()
+            mem_core::terminal::safe_line(&log.display().to_string())
         ),
         Err(log_err) => writeln!(
             stderr,
-            "mem hook {agent} {event}: {}; nothing added (the log could not be written: {log_err})",
-            mem_core::terminal::safe_line(&message)
+            "mem hook {agent} {event}: {}; nothing added (the log could not be written: {})",
+            mem_core::terminal::safe_line(&message),
+            mem_core::terminal::safe_line(&log_err.to_string())
         ),
     };
 }
