@@ -20,6 +20,10 @@ use mem_core::{ContentBlock, Message, Role};
 use mewmem::{Memory, MemorySettings};
 use serde_json::{Value, json};
 
+#[path = "common/openai.rs"]
+mod openai;
+use openai::{from_openai, to_openai};
+
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
 #[tokio::main]
@@ -130,62 +134,4 @@ fn read_file(project: &Path, input: &Value) -> (String, bool) {
         },
         _ => (format!("{rel}: no such file in the project"), true),
     }
-}
-
-/// mewmem messages → OpenAI chat messages (tool results become `tool` messages).
-fn to_openai(messages: &[Message]) -> Vec<Value> {
-    let mut out = Vec::new();
-    for m in messages {
-        let mut text = String::new();
-        let mut calls = Vec::new();
-        for b in &m.content {
-            match b {
-                ContentBlock::Text { text: t, .. } => text.push_str(t),
-                ContentBlock::ToolUse {
-                    id, name, input, ..
-                } => calls.push(json!({
-                    "id": id, "type": "function",
-                    "function": {"name": name, "arguments": input.to_string()}
-                })),
-                ContentBlock::ToolResult {
-                    tool_use_id,
-                    content,
-                    ..
-                } => out.push(json!({
-                    "role": "tool", "tool_call_id": tool_use_id, "content": content.text()
-                })),
-                _ => {}
-            }
-        }
-        let role = match m.role {
-            Role::System => "system",
-            Role::User => "user",
-            Role::Assistant => "assistant",
-        };
-        if !calls.is_empty() {
-            out.push(json!({"role": role, "content": text, "tool_calls": calls}));
-        } else if !text.is_empty() {
-            out.push(json!({"role": role, "content": text}));
-        }
-    }
-    out
-}
-
-/// An OpenAI reply message → a mewmem assistant message.
-fn from_openai(message: &Value) -> Message {
-    let mut blocks = Vec::new();
-    if let Some(t) = message["content"].as_str().filter(|t| !t.is_empty()) {
-        blocks.push(ContentBlock::text(t));
-    }
-    for call in message["tool_calls"].as_array().into_iter().flatten() {
-        let id = call["id"].as_str().unwrap_or("call").to_owned();
-        let name = call["function"]["name"].as_str().unwrap_or("").to_owned();
-        let args = call["function"]["arguments"].as_str().unwrap_or("{}");
-        let input = serde_json::from_str(args).unwrap_or(Value::String(args.to_owned()));
-        blocks.push(ContentBlock::tool_use(id, name, input));
-    }
-    if blocks.is_empty() {
-        blocks.push(ContentBlock::text(""));
-    }
-    Message::new(Role::Assistant, blocks)
 }

@@ -28,6 +28,10 @@ use mem_llm::{CallPolicy, Job, Llm, ModelEngine, OfflineEngine, Provider, Provid
 use mewmem::{AgentSession, Memory, MemorySettings};
 use serde_json::{Value, json};
 
+#[path = "../examples/common/openai.rs"]
+mod openai;
+use openai::{from_openai, to_openai};
+
 fn url() -> String {
     std::env::var("MEM_LIVE_LLM_URL").expect(
         "set MEM_LIVE_LLM_URL to the base URL of a running model server (see .ci/live-llm.sh)",
@@ -126,69 +130,6 @@ fn run_tool(project: &Path, home: &Path, name: &str, input: &Value) -> (String, 
         }
         other => (format!("unknown tool {other}"), true),
     }
-}
-
-/// mewmem messages → OpenAI chat messages.
-fn to_openai(messages: &[Message]) -> Vec<Value> {
-    let mut out = Vec::new();
-    for m in messages {
-        let mut text = String::new();
-        let mut calls = Vec::new();
-        for b in &m.content {
-            match b {
-                ContentBlock::Text { text: t, .. } => text.push_str(t),
-                ContentBlock::ToolUse {
-                    id, name, input, ..
-                } => calls.push(json!({"id": id, "type": "function",
-                    "function": {"name": name, "arguments": input.to_string()}})),
-                ContentBlock::ToolResult {
-                    tool_use_id,
-                    content,
-                    ..
-                } => out.push(
-                    json!({"role": "tool", "tool_call_id": tool_use_id, "content": content.text()}),
-                ),
-                _ => {}
-            }
-        }
-        let role = match m.role {
-            Role::System => "system",
-            Role::User => "user",
-            Role::Assistant => "assistant",
-        };
-        if !calls.is_empty() {
-            out.push(json!({"role": role, "content": text, "tool_calls": calls}));
-        } else if !text.is_empty() {
-            out.push(json!({"role": role, "content": text}));
-        }
-    }
-    out
-}
-
-/// An OpenAI reply message → a mewmem assistant message.
-fn from_openai(message: &Value) -> Message {
-    let mut blocks = Vec::new();
-    if let Some(t) = message["content"].as_str().filter(|t| !t.trim().is_empty()) {
-        blocks.push(ContentBlock::text(t));
-    }
-    for (i, call) in message["tool_calls"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let id = call["id"]
-            .as_str()
-            .map_or_else(|| format!("model_call_{i}"), str::to_owned);
-        let name = call["function"]["name"].as_str().unwrap_or("").to_owned();
-        let args = call["function"]["arguments"].as_str().unwrap_or("{}");
-        let input = serde_json::from_str(args).unwrap_or(json!({}));
-        blocks.push(ContentBlock::tool_use(id, name, input));
-    }
-    if blocks.is_empty() {
-        blocks.push(ContentBlock::text("(no answer)"));
-    }
-    Message::new(Role::Assistant, blocks)
 }
 
 struct Agent {

@@ -360,7 +360,9 @@ async fn fit_tokens(
     budget: usize,
 ) -> Result<()> {
     let counter = mem_core::TokenCounter::default();
-    let mut chars = budget;
+    let min = mewmem::context::MIN_BUDGET_CHARS;
+    // The budget in force: the start context never goes under `MIN_BUDGET_CHARS`.
+    let mut chars = budget.max(min);
     for _ in 0..4 {
         let Some(text) = added_context(outcome) else {
             return Ok(());
@@ -369,11 +371,12 @@ async fn fit_tokens(
         if tokens <= cap {
             return Ok(());
         }
+        if chars <= min {
+            // Already at the smallest budget: nothing more to cut.
+            break;
+        }
         let next = (chars as f64 * cap as f64 / tokens as f64 * 0.95) as usize;
-        chars = next.clamp(
-            mewmem::context::MIN_BUDGET_CHARS,
-            chars.saturating_sub(1).max(1),
-        );
+        chars = next.clamp(min, chars - 1);
         config.context.budget_chars = Some(chars);
         *outcome = run_claude(ClaudeEvent::SessionStart, input, config).await?;
         outcome.problems.push(format!(
@@ -415,12 +418,13 @@ fn fail(
             stderr,
             "mem hook {agent} {event}: {} (logged to {}); nothing added",
             mem_core::terminal::safe_line(&message),
-            log_path(project).display()
+            mem_core::terminal::safe_line(&log.display().to_string())
         ),
         Err(log_err) => writeln!(
             stderr,
-            "mem hook {agent} {event}: {}; nothing added (the log could not be written: {log_err})",
-            mem_core::terminal::safe_line(&message)
+            "mem hook {agent} {event}: {}; nothing added (the log could not be written: {})",
+            mem_core::terminal::safe_line(&message),
+            mem_core::terminal::safe_line(&log_err.to_string())
         ),
     };
 }

@@ -34,7 +34,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::memory::{age, open_manager};
+use super::memory::{age, hit_json, open_manager, rfc3339};
 use crate::settings::Settings;
 
 /// `mem mcp` (the project and home are the global `--project` / `--home`).
@@ -355,12 +355,6 @@ fn withheld_text(n: usize) -> String {
     }
 }
 
-fn rfc3339(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-        .unwrap_or_default()
-}
-
 fn parse_id(tool: &str, id: &str) -> Result<MemoryId, ToolError> {
     id.parse::<MemoryId>()
         .map_err(|e| bad(format!("{tool}: {e}")))
@@ -450,11 +444,9 @@ fn search(settings: &Settings, a: SearchArgs) -> ToolResult {
     let results: Vec<Value> = hits
         .iter()
         .map(|h| {
-            json!({
-                "id": h.id, "source": h.source, "scope": h.scope, "title": h.title,
-                "snippet": h.snippet, "path": h.path, "updated": rfc3339(h.updated_ms),
-                "age": age(h.updated_ms),
-            })
+            let mut v = hit_json(h);
+            v["age"] = json!(age(h.updated_ms));
+            v
         })
         .collect();
     Ok(ok(text, json!({ "results": results })))

@@ -193,16 +193,15 @@ pub(crate) fn open_manager(settings: &Settings) -> Result<MemoryManager> {
 
 /// Runs `mem memory ...`.
 pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
-    let config = memory_config(settings)?;
     let command = match args.command {
         // The local database is the source: the configured store is not opened.
         MemoryCommand::Migrate { to } => {
+            let config = memory_config(settings)?;
             return super::memory_store::migrate(settings, &config, to, &mut io::stdout());
         }
         MemoryCommand::Store(command) => command,
     };
-    let store = AnyStore::open(&super::memory_store::location(settings, &config)?, &config)?;
-    let mm = MemoryManager::from_project_with(&settings.project, config, store)?;
+    let mm = open_manager(settings)?;
     let mut out = io::stdout().lock();
     let json = settings.json;
     match command {
@@ -390,7 +389,7 @@ fn tier(n: u8, t: &TierText, json: bool, out: &mut impl Write) -> Result<()> {
 }
 
 /// Milliseconds since the epoch as RFC 3339 (UTC, seconds).
-fn rfc3339(ms: i64) -> String {
+pub(crate) fn rfc3339(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)
         .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
         .unwrap_or_default()
@@ -407,6 +406,15 @@ pub(crate) fn age(ms: i64) -> String {
     }
 }
 
+/// A search hit as JSON (`mem memory search --json`, `mem mcp`'s `memory_search`): id, source,
+/// scope, title, snippet, path and `updated` (RFC 3339).
+pub(crate) fn hit_json(h: &SearchHit) -> serde_json::Value {
+    json!({
+        "id": h.id, "source": h.source, "scope": h.scope, "title": h.title,
+        "snippet": h.snippet, "path": h.path, "updated": rfc3339(h.updated_ms),
+    })
+}
+
 fn search(
     mm: &MemoryManager,
     q: &str,
@@ -419,11 +427,9 @@ fn search(
         let v: Vec<_> = hits
             .iter()
             .map(|h| {
-                json!({
-                    "id": h.id, "source": h.source, "scope": h.scope, "title": h.title,
-                    "snippet": h.snippet, "path": h.path, "updated": rfc3339(h.updated_ms),
-                    "score": h.score,
-                })
+                let mut v = hit_json(h);
+                v["score"] = json!(h.score);
+                v
             })
             .collect();
         writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
