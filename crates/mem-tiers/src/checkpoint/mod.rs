@@ -24,7 +24,8 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use mem_auto::{
-    AutoMemory, AutoOptions, LockedFile, Meta as AutoMeta, Scope as AutoScope, sha256_hex,
+    AutoMemory, AutoOptions, LockedFile, Meta as AutoMeta, Scope as AutoScope, scope_name,
+    sha256_hex,
 };
 use mem_session::SessionStore;
 use serde::{Deserialize, Serialize};
@@ -386,10 +387,6 @@ pub struct Checkpoints {
 #[derive(Debug)]
 struct DirLock {
     _file: File,
-}
-
-fn scope_name(s: AutoScope) -> &'static str {
-    mem_auto::scope_name(s)
 }
 
 fn now() -> DateTime<Utc> {
@@ -878,7 +875,13 @@ impl Checkpoints {
                 dir: self.dir.clone(),
             });
         }
-        // Renamed away first, so a crash never leaves a half-deleted checkpoint under its name.
+        self.delete_locked(name)
+    }
+
+    /// Deletes the folder of checkpoint `name` (the caller holds the lock). Renamed away first,
+    /// so a crash never leaves a half-deleted checkpoint under its name.
+    fn delete_locked(&self, name: &str) -> Result<()> {
+        let dir = self.dir.join(name);
         let trash = self.dir.join(format!(".rm-{name}-{}", std::process::id()));
         fs::rename(&dir, &trash).map_err(|e| io("rename", &dir, e))?;
         fs::remove_dir_all(&trash).map_err(|e| io("remove", &trash, e))?;
@@ -924,12 +927,7 @@ impl Checkpoints {
         let mut pruned = Vec::new();
         if autos.len() > keep {
             for s in &autos[..autos.len() - keep] {
-                let dir = self.dir.join(&s.name);
-                let trash = self
-                    .dir
-                    .join(format!(".rm-{}-{}", s.name, std::process::id()));
-                fs::rename(&dir, &trash).map_err(|e| io("rename", &dir, e))?;
-                fs::remove_dir_all(&trash).map_err(|e| io("remove", &trash, e))?;
+                self.delete_locked(&s.name)?;
                 pruned.push(s.name.clone());
             }
         }
@@ -1365,7 +1363,7 @@ impl Checkpoints {
         }
         if let Some(cause) = failure {
             cleanup(&staged);
-            let undo = self.undo(&pre_name, store_changed, &appended, manifest.user);
+            let undo = self.undo(&pre_name, store_changed, &appended);
             return Err(Error::Failed {
                 name: name.to_owned(),
                 cause,
@@ -1440,7 +1438,6 @@ impl Checkpoints {
         pre: &str,
         store_changed: bool,
         appended: &[(String, u64, String, usize)],
-        user: bool,
     ) -> String {
         let mut failed = Vec::new();
         if store_changed
@@ -1473,7 +1470,6 @@ impl Checkpoints {
                 failed.push(format!("session {id}: {e}"));
             }
         }
-        let _ = user;
         if failed.is_empty() {
             "nothing was changed (what had been applied was undone)".into()
         } else {
