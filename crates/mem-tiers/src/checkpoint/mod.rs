@@ -1176,7 +1176,7 @@ impl Checkpoints {
                              since stay on disk",
                             mark.bytes,
                             mark.messages,
-                            meta.jsonl_bytes - mark.bytes
+                            meta.jsonl_bytes.saturating_sub(mark.bytes)
                         ),
                     });
                     rollbacks.push(Plan {
