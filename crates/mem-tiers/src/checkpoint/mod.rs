@@ -1243,18 +1243,28 @@ impl Checkpoints {
                         format!(" ({})", s.join(" "))
                     }
                 };
+                let mut detail = format!(
+                    "{} removed{}, {} put back{}, {} changed back{}",
+                    d.removed.len(),
+                    ids(&d.removed),
+                    d.added.len(),
+                    ids(&d.added),
+                    d.changed.len(),
+                    ids(&d.changed)
+                );
+                if !d.preferences.is_empty() {
+                    detail.push_str(&format!(
+                        "; user preferences put back: {}",
+                        d.preferences.join(" ")
+                    ));
+                }
+                if d.project {
+                    detail.push_str("; the project's record put back");
+                }
                 report.changes.push(Change {
                     action: "restore".into(),
                     item: "learnings".into(),
-                    detail: format!(
-                        "{} removed{}, {} put back{}, {} changed back{}",
-                        d.removed.len(),
-                        ids(&d.removed),
-                        d.added.len(),
-                        ids(&d.added),
-                        d.changed.len(),
-                        ids(&d.changed)
-                    ),
+                    detail,
                 });
             }
             report.store = Some(d);
