@@ -1258,9 +1258,6 @@ impl Checkpoints {
                         d.preferences.join(" ")
                     ));
                 }
-                if d.project {
-                    detail.push_str("; the project's record put back");
-                }
                 report.changes.push(Change {
                     action: "restore".into(),
                     item: "learnings".into(),

@@ -152,29 +152,10 @@ fn preferences(conn: &Connection, schema: &str) -> rusqlite::Result<Vec<(String,
     rows.collect()
 }
 
-/// The project row's fields a person sets (not its timestamps), of the database `conn` names
-/// as `schema`; `None` when it has no row for the project.
-fn project_digest(
-    conn: &Connection,
-    schema: &str,
-    scope: &RowScope,
-) -> rusqlite::Result<Option<String>> {
-    use rusqlite::OptionalExtension;
-    conn.query_row(
-        &format!(
-            "SELECT name || char(31) || path || char(31) || coalesce(language, '') || char(31) \
-             || coalesce(framework, '') || char(31) || coalesce(test_command, '') || char(31) \
-             || custom_commands || char(31) || notes FROM {schema}.projects WHERE key = ?1"
-        ),
-        params![scope.project_key],
-        |r| r.get(0),
-    )
-    .optional()
-}
-
 /// What restoring the copy would change in the live store's rows of `scope`: learnings
-/// (`removed`, `added`, `changed` ids), the user preferences (with `scope.user`) and the
-/// project's row.
+/// (`removed`, `added`, `changed` ids) and the user preferences (with `scope.user`). The
+/// project's row is not compared (every `mem memory` command records it): it follows when the
+/// rest differs.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct StoreDiff {
     /// Learnings in the live store that the checkpoint does not have (deleted by the restore).
@@ -187,19 +168,15 @@ pub struct StoreDiff {
     /// with the user level.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub preferences: Vec<String>,
-    /// The project's row (name, path, language, commands, notes) differs (put back).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub project: bool,
 }
 
 impl StoreDiff {
-    /// `true` when the learnings, the preferences and the project row are the same.
+    /// `true` when the learnings and the preferences are the same.
     pub fn is_empty(&self) -> bool {
         self.removed.is_empty()
             && self.added.is_empty()
             && self.changed.is_empty()
             && self.preferences.is_empty()
-            && !self.project
     }
 }
 
@@ -279,13 +256,6 @@ pub(crate) fn diff(
         .filter(|id| !now_map.contains_key(id))
         .copied()
         .collect();
-    let project_then = if copy.is_some() {
-        project_digest(&store.conn, "ck", scope).map_err(|e| store.err(e))?
-    } else {
-        None
-    };
-    d.project =
-        project_digest(&store.conn, "main", scope).map_err(|e| store.err(e))? != project_then;
     if scope.user {
         let now: BTreeMap<String, String> = preferences(&store.conn, "main")
             .map_err(|e| store.err(e))?
