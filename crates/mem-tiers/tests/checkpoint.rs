@@ -453,3 +453,31 @@ fn a_restore_waits_for_a_memories_writer_and_an_extraction_waits_for_the_restore
     let text = fs::read_to_string(e.project.join(".mewcode/memories.md")).unwrap();
     assert!(text.contains("Fact one") && text.contains("Fact three"));
 }
+
+#[test]
+fn user_preferences_changed_alone_are_restored_with_the_user_level() {
+    let e = env();
+    let mm = e.manager();
+    mm.set_preference("language", Some("Rust")).unwrap();
+    let cps = e.checkpoints();
+    cps.create(&CreateOptions {
+        name: Some("prefs".into()),
+        user: true,
+        ..CreateOptions::default()
+    })
+    .unwrap();
+    // Only the preferences change: no learning, file or session.
+    mm.set_preference("language", Some("Go")).unwrap();
+    mm.set_preference("editor", Some("helix")).unwrap();
+
+    let dry = cps.restore("prefs", true, false).unwrap();
+    let d = dry.store.as_ref().unwrap();
+    assert_eq!(d.preferences, ["editor", "language"], "{dry:?}");
+    assert!(!dry.changes.is_empty(), "{dry:?}");
+
+    let report = cps.restore("prefs", false, false).unwrap();
+    assert!(report.pre_restore.is_some(), "{report:?}");
+    let prefs = mm.preferences().unwrap();
+    assert_eq!(prefs.get("language").map(String::as_str), Some("Rust"));
+    assert!(!prefs.contains_key("editor"), "{prefs:?}");
+}

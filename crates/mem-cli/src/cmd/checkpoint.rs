@@ -247,7 +247,7 @@ pub fn run(args: CheckpointArgs, settings: &Settings) -> Result<()> {
                 writeln!(
                     out,
                     "no checkpoints in {} (take one with `mem checkpoint create`)",
-                    cps.dir().display()
+                    safe_line(&cps.dir().display().to_string())
                 )?;
                 return Ok(());
             }

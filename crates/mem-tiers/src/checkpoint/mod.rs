@@ -24,7 +24,8 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use mem_auto::{
-    AutoMemory, AutoOptions, LockedFile, Meta as AutoMeta, Scope as AutoScope, sha256_hex,
+    AutoMemory, AutoOptions, LockedFile, Meta as AutoMeta, Scope as AutoScope, scope_name,
+    sha256_hex,
 };
 use mem_session::SessionStore;
 use serde::{Deserialize, Serialize};
@@ -388,10 +389,6 @@ struct DirLock {
     _file: File,
 }
 
-fn scope_name(s: AutoScope) -> &'static str {
-    mem_auto::scope_name(s)
-}
-
 fn now() -> DateTime<Utc> {
     Utc::now()
 }
@@ -553,7 +550,7 @@ impl Checkpoints {
     /// session meta, a memories file, a note or the database; on any error nothing is left.
     pub fn create(&self, options: &CreateOptions) -> Result<Manifest> {
         let _lock = self.lock()?;
-        self.create_locked(options)
+        self.create_locked(options, &[])
     }
 
     /// `<stem>-<N>`, N one more than the largest N of any generated name (`cp-`, `auto-`,
@@ -575,7 +572,13 @@ impl Checkpoints {
         format!("{stem}-{}", max + 1)
     }
 
-    fn create_locked(&self, options: &CreateOptions) -> Result<Manifest> {
+    /// [`Checkpoints::create`] under the checkpoints lock. `held`: `memories.md` locks the
+    /// caller holds already (a restore), used instead of taking them again.
+    fn create_locked(
+        &self,
+        options: &CreateOptions,
+        held: &[(AutoScope, LockedFile)],
+    ) -> Result<Manifest> {
         let name = match &options.name {
             Some(n) => {
                 validate_name(n)?;
@@ -596,7 +599,7 @@ impl Checkpoints {
             unique_number()
         ));
         fs::create_dir_all(&tmp).map_err(|e| io("create", &tmp, e))?;
-        let result = self.fill(&tmp, &name, options);
+        let result = self.fill(&tmp, &name, options, held);
         let manifest = match result {
             Ok(m) => m,
             Err(e) => {
@@ -620,7 +623,13 @@ impl Checkpoints {
         }
     }
 
-    fn fill(&self, tmp: &Path, name: &str, options: &CreateOptions) -> Result<Manifest> {
+    fn fill(
+        &self,
+        tmp: &Path,
+        name: &str,
+        options: &CreateOptions,
+        held: &[(AutoScope, LockedFile)],
+    ) -> Result<Manifest> {
         let mut manifest = Manifest {
             format: FORMAT_VERSION,
             name: name.to_owned(),
@@ -657,7 +666,14 @@ impl Checkpoints {
             let sname = scope_name(scope);
             let files_dir = tmp.join("files").join(sname);
             fs::create_dir_all(&files_dir).map_err(|e| io("create", &files_dir, e))?;
-            let locked = self.auto.lock_file(scope)?;
+            let taken;
+            let locked = match held.iter().find(|(s, _)| *s == scope) {
+                Some((_, lf)) => lf,
+                None => {
+                    taken = self.auto.lock_file(scope)?;
+                    &taken
+                }
+            };
             // Copied byte for byte, whatever it holds (a file mewmem refuses to rewrite is still
             // worth keeping).
             if let Some(bytes) = read_file(locked.path())? {
@@ -681,7 +697,6 @@ impl Checkpoints {
                     &bytes,
                 )?);
             }
-            drop(locked);
             let notes_copy = tmp.join("notes").join(sname);
             fs::create_dir_all(&notes_copy).map_err(|e| io("create", &notes_copy, e))?;
             for (file, path) in note_files(&self.notes_dir(scope))? {
@@ -878,7 +893,13 @@ impl Checkpoints {
                 dir: self.dir.clone(),
             });
         }
-        // Renamed away first, so a crash never leaves a half-deleted checkpoint under its name.
+        self.delete_locked(name)
+    }
+
+    /// Deletes the folder of checkpoint `name` (the caller holds the lock). Renamed away first,
+    /// so a crash never leaves a half-deleted checkpoint under its name.
+    fn delete_locked(&self, name: &str) -> Result<()> {
+        let dir = self.dir.join(name);
         let trash = self.dir.join(format!(".rm-{name}-{}", std::process::id()));
         fs::rename(&dir, &trash).map_err(|e| io("rename", &dir, e))?;
         fs::remove_dir_all(&trash).map_err(|e| io("remove", &trash, e))?;
@@ -899,12 +920,15 @@ impl Checkpoints {
         keep: usize,
     ) -> Result<(Manifest, Vec<String>)> {
         let _lock = self.lock()?;
-        let m = self.create_locked(&CreateOptions {
-            name: None,
-            user,
-            reason: reason.to_owned(),
-            auto: true,
-        })?;
+        let m = self.create_locked(
+            &CreateOptions {
+                name: None,
+                user,
+                reason: reason.to_owned(),
+                auto: true,
+            },
+            &[],
+        )?;
         let pruned = self.prune_locked(keep)?;
         Ok((m, pruned))
     }
@@ -924,12 +948,7 @@ impl Checkpoints {
         let mut pruned = Vec::new();
         if autos.len() > keep {
             for s in &autos[..autos.len() - keep] {
-                let dir = self.dir.join(&s.name);
-                let trash = self
-                    .dir
-                    .join(format!(".rm-{}-{}", s.name, std::process::id()));
-                fs::rename(&dir, &trash).map_err(|e| io("rename", &dir, e))?;
-                fs::remove_dir_all(&trash).map_err(|e| io("remove", &trash, e))?;
+                self.delete_locked(&s.name)?;
                 pruned.push(s.name.clone());
             }
         }
@@ -1014,8 +1033,8 @@ impl Checkpoints {
             locked.push((*scope, self.auto.lock_file(*scope)?));
         }
         let mut writes: Vec<(PathBuf, Option<Vec<u8>>)> = Vec::new();
-        // (index in `locked`, the checkpoint's text, its dates, the hash of the file now)
-        type AutoPlan = (usize, Option<Vec<u8>>, Option<AutoMeta>, Option<String>);
+        // (index in `locked`, the checkpoint's text, its dates)
+        type AutoPlan = (usize, Option<Vec<u8>>, Option<AutoMeta>);
         let mut auto_metas: Vec<AutoPlan> = Vec::new();
         for (i, (scope, lf)) in locked.iter().enumerate() {
             let sname = scope_name(*scope);
@@ -1057,8 +1076,7 @@ impl Checkpoints {
                 detail: describe_entries(now_text.as_deref(), then_text.as_deref()),
                 item,
             });
-            let now_sha = now_text.as_deref().map(sha256_hex);
-            auto_metas.push((i, then_text, then_meta, now_sha));
+            auto_metas.push((i, then_text, then_meta));
         }
 
         // Notes.
@@ -1158,7 +1176,7 @@ impl Checkpoints {
                              since stay on disk",
                             mark.bytes,
                             mark.messages,
-                            meta.jsonl_bytes - mark.bytes
+                            meta.jsonl_bytes.saturating_sub(mark.bytes)
                         ),
                     });
                     rollbacks.push(Plan {
@@ -1225,18 +1243,25 @@ impl Checkpoints {
                         format!(" ({})", s.join(" "))
                     }
                 };
+                let mut detail = format!(
+                    "{} removed{}, {} put back{}, {} changed back{}",
+                    d.removed.len(),
+                    ids(&d.removed),
+                    d.added.len(),
+                    ids(&d.added),
+                    d.changed.len(),
+                    ids(&d.changed)
+                );
+                if !d.preferences.is_empty() {
+                    detail.push_str(&format!(
+                        "; user preferences put back: {}",
+                        d.preferences.join(" ")
+                    ));
+                }
                 report.changes.push(Change {
                     action: "restore".into(),
                     item: "learnings".into(),
-                    detail: format!(
-                        "{} removed{}, {} put back{}, {} changed back{}",
-                        d.removed.len(),
-                        ids(&d.removed),
-                        d.added.len(),
-                        ids(&d.added),
-                        d.changed.len(),
-                        ids(&d.changed)
-                    ),
+                    detail,
                 });
             }
             report.store = Some(d);
@@ -1259,39 +1284,22 @@ impl Checkpoints {
             return Ok(report);
         }
 
-        // The pre-restore checkpoint (keeps hand edits and the later state).
+        // The pre-restore checkpoint (keeps hand edits and the later state), taken under the
+        // `memories.md` locks held since the files were compared: no extraction gets in between.
         let pre_name = self.unique_auto_name("pre-restore");
-        drop(locked);
-        self.create_locked(&CreateOptions {
-            name: Some(pre_name.clone()),
-            user: manifest.user,
-            reason: format!("pre-restore of {name}"),
-            auto: true,
-        })?;
+        self.create_locked(
+            &CreateOptions {
+                name: Some(pre_name.clone()),
+                user: manifest.user,
+                reason: format!("pre-restore of {name}"),
+                auto: true,
+            },
+            &locked,
+        )?;
         report.pre_restore = Some(pre_name.clone());
-        let mut locked: Vec<(AutoScope, LockedFile)> = Vec::new();
-        for scope in &scopes {
-            locked.push((*scope, self.auto.lock_file(*scope)?));
-        }
-        // memories.md must not have changed while unlocked (an extraction in between).
-        for (i, _, _, now_sha) in &auto_metas {
-            let current = read_file(locked[*i].1.path())?;
-            if current.as_deref().map(sha256_hex) != *now_sha {
-                return Err(Error::Failed {
-                    name: name.to_owned(),
-                    cause: format!(
-                        "{} changed while the pre-restore checkpoint was taken",
-                        locked[*i].1.path().display()
-                    ),
-                    undo: format!(
-                        "nothing was restored (checkpoint {pre_name} was taken): try again"
-                    ),
-                });
-            }
-        }
 
         // 1. Stage every file.
-        for (i, text, _, _) in &auto_metas {
+        for (i, text, _) in &auto_metas {
             writes.push((locked[*i].1.path().to_owned(), text.clone()));
         }
         writes.extend(note_writes);
@@ -1365,7 +1373,7 @@ impl Checkpoints {
         }
         if let Some(cause) = failure {
             cleanup(&staged);
-            let undo = self.undo(&pre_name, store_changed, &appended, manifest.user);
+            let undo = self.undo(&pre_name, store_changed, &appended);
             return Err(Error::Failed {
                 name: name.to_owned(),
                 cause,
@@ -1398,7 +1406,7 @@ impl Checkpoints {
                     .push(format!("cannot remove {}: {e}", path.display())),
             }
         }
-        for (i, text, meta, _) in auto_metas {
+        for (i, text, meta) in auto_metas {
             let lf = &locked[i].1;
             // The file is in place; its dates and "written by mewmem" hash follow.
             if let Err(e) = lf.write_meta(text.as_deref(), meta) {
@@ -1440,7 +1448,6 @@ impl Checkpoints {
         pre: &str,
         store_changed: bool,
         appended: &[(String, u64, String, usize)],
-        user: bool,
     ) -> String {
         let mut failed = Vec::new();
         if store_changed
@@ -1473,7 +1480,6 @@ impl Checkpoints {
                 failed.push(format!("session {id}: {e}"));
             }
         }
-        let _ = user;
         if failed.is_empty() {
             "nothing was changed (what had been applied was undone)".into()
         } else {

@@ -1,6 +1,7 @@
 //! The tier-store half of a checkpoint: a consistent SQLite backup (rusqlite's online backup
 //! API) cut down to the checkpoint's scope, and its restore in one transaction.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -142,8 +143,19 @@ fn digests(conn: &Connection, schema: &str, scope: &RowScope) -> rusqlite::Resul
     rows.collect()
 }
 
+/// The user preferences (`key`, `value`) of the database `conn` names as `schema`, by key.
+fn preferences(conn: &Connection, schema: &str) -> rusqlite::Result<Vec<(String, String)>> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT key, value FROM {schema}.user_preferences ORDER BY key"
+    ))?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    rows.collect()
+}
+
 /// What restoring the copy would change in the live store's rows of `scope`: learnings
-/// (`removed`, `added`, `changed` ids) and whether preferences or the project row differ.
+/// (`removed`, `added`, `changed` ids) and the user preferences (with `scope.user`). The
+/// project's row is not compared (every `mem memory` command records it): it follows when the
+/// rest differs.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct StoreDiff {
     /// Learnings in the live store that the checkpoint does not have (deleted by the restore).
@@ -152,12 +164,19 @@ pub struct StoreDiff {
     pub added: Vec<i64>,
     /// Learnings whose title, content, category, tags or context differ (put back).
     pub changed: Vec<i64>,
+    /// Keys of the user preferences set, changed or unset since (put back as they were); only
+    /// with the user level.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub preferences: Vec<String>,
 }
 
 impl StoreDiff {
-    /// `true` when the learnings are the same.
+    /// `true` when the learnings and the preferences are the same.
     pub fn is_empty(&self) -> bool {
-        self.removed.is_empty() && self.added.is_empty() && self.changed.is_empty()
+        self.removed.is_empty()
+            && self.added.is_empty()
+            && self.changed.is_empty()
+            && self.preferences.is_empty()
     }
 }
 
@@ -223,10 +242,8 @@ pub(crate) fn diff(
         Vec::new()
     };
     let mut d = StoreDiff::default();
-    let then_map: std::collections::BTreeMap<i64, &str> =
-        then.iter().map(|r| (r.id, r.text.as_str())).collect();
-    let now_map: std::collections::BTreeMap<i64, &str> =
-        now.iter().map(|r| (r.id, r.text.as_str())).collect();
+    let then_map: BTreeMap<i64, &str> = then.iter().map(|r| (r.id, r.text.as_str())).collect();
+    let now_map: BTreeMap<i64, &str> = now.iter().map(|r| (r.id, r.text.as_str())).collect();
     for (id, text) in &now_map {
         match then_map.get(id) {
             None => d.removed.push(*id),
@@ -239,6 +256,28 @@ pub(crate) fn diff(
         .filter(|id| !now_map.contains_key(id))
         .copied()
         .collect();
+    if scope.user {
+        let now: BTreeMap<String, String> = preferences(&store.conn, "main")
+            .map_err(|e| store.err(e))?
+            .into_iter()
+            .collect();
+        let then: BTreeMap<String, String> = if copy.is_some() {
+            preferences(&store.conn, "ck")
+                .map_err(|e| store.err(e))?
+                .into_iter()
+                .collect()
+        } else {
+            BTreeMap::new()
+        };
+        let mut keys: Vec<&String> = now.keys().chain(then.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        d.preferences = keys
+            .into_iter()
+            .filter(|k| now.get(*k) != then.get(*k))
+            .cloned()
+            .collect();
+    }
     Ok(d)
 }
 
