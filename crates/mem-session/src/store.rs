@@ -457,12 +457,14 @@ impl SessionStore {
         let start =
             find_last_messages(file, len, want).map_err(|e| Error::io("cannot read", path, e))?;
         let (records, _) = read_records_from(file, path, start)?;
-        let messages = message_records(records);
-        if messages.len() == want {
-            return Ok((total, messages));
+        let mut messages = message_records(records);
+        // The line at `start` may hold more than one message (glued objects).
+        if let Some(extra) = messages.len().checked_sub(want) {
+            return Ok((total, messages.split_off(extra)));
         }
-        // The meta and the lines disagree (cannot happen for a file this store wrote; a
-        // guard all the same): the whole file decides.
+        // Fewer messages than the meta counts (a meta whose count was edited while its
+        // fingerprint still matches; a file this store wrote never gets here): the whole file
+        // decides.
         tracing::warn!(
             session = id,
             "{} messages found after byte {start}, {want} expected; reading the whole session",
@@ -1421,25 +1423,32 @@ pub fn message_records(records: Vec<SessionRecord>) -> Vec<Message> {
         .collect()
 }
 
-/// `true` when `line` is a valid record holding a message (what [`SessionMeta::apply`] counts).
-fn is_message_line(line: &[u8]) -> bool {
+/// How many message records `line` (one physical line, without its newline, starting at byte
+/// `offset` of the file) holds, read exactly as the forward reader and [`SessionMeta::apply`]
+/// read it ([`JsonlReader`]: invalid UTF-8 replaced, glued objects split, garbage after a value
+/// skipped; valid records of a message type with a message).
+fn line_messages(line: &[u8], offset: u64) -> usize {
     use crate::record::RecordType;
-    match serde_json::from_slice::<SessionRecord>(line) {
-        Ok(r) => {
+    JsonlReader::starting_at(line, "", 1, offset)
+        .filter_map(|ev| match ev {
+            JsonlEvent::Value(v) => serde_json::from_value::<SessionRecord>(v.value).ok(),
+            JsonlEvent::Diagnostic(_) => None,
+        })
+        .filter(|r| {
             r.check().is_ok()
                 && matches!(
                     r.record_type,
                     RecordType::User | RecordType::Assistant | RecordType::ToolResult
                 )
                 && r.message.is_some()
-        }
-        Err(_) => false,
-    }
+        })
+        .count()
 }
 
-/// The byte offset of the line holding the `want`-th message record counted from the end of
-/// the first `len` bytes (0 when there are fewer). Reads backwards in chunks, parsing only the
-/// lines it passes; a line longer than a chunk is read whole with a bigger one.
+/// The byte offset of the start of the last line, before byte `len`, such that the lines from
+/// it on hold at least `want` message records (0 when the whole file holds fewer). Reads
+/// backwards in chunks, parsing only the lines it passes; a line longer than a chunk is read
+/// whole with a bigger one.
 fn find_last_messages(file: &File, len: u64, want: usize) -> std::io::Result<u64> {
     let mut count = 0;
     // Bytes [chunk_start, line_end) are read; lines ending at line_end are not yet counted.
@@ -1452,32 +1461,20 @@ fn find_last_messages(file: &File, len: u64, want: usize) -> std::io::Result<u64
         read_at(file, &mut buf, chunk_start)?;
         let mut end = buf.len();
         while let Some(nl) = memchr::memrchr(b'\n', &buf[..end]) {
-            let line = &buf[nl + 1..end];
-            if !line.iter().all(u8::is_ascii_whitespace) && is_message_line(line) {
-                count += 1;
-                if count == want {
-                    return Ok(chunk_start + nl as u64 + 1);
-                }
+            let start = chunk_start + nl as u64 + 1;
+            count += line_messages(&buf[nl + 1..end], start);
+            if count >= want {
+                return Ok(start);
             }
             end = nl;
         }
         if chunk_start == 0 {
             // The first line: no newline before it.
-            let line = buf[..end]
-                .strip_prefix(b"\xEF\xBB\xBF")
-                .unwrap_or(&buf[..end]);
-            if !line.iter().all(u8::is_ascii_whitespace) && is_message_line(line) {
-                count += 1;
-                if count == want {
-                    return Ok(0);
-                }
-            }
-            break;
+            return Ok(0);
         }
-        let consumed = buf.len() - end;
         line_end = chunk_start + end as u64;
         // No newline in the whole chunk: the line is longer than it; read more at once.
-        if consumed == 0 && end == buf.len() {
+        if end == buf.len() {
             size = size.saturating_mul(2);
         }
     }
