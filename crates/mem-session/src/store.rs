@@ -609,10 +609,12 @@ impl SessionStore {
 
     /// Writes a whole session at once (an import), replacing any session with this id
     /// atomically. The new `.jsonl` and `.meta` are written to temporary files (unique names)
-    /// and synced; the new `.jsonl` is locked before it is renamed into place and stays locked
-    /// until its `.meta` is renamed too, so no reader ever sees the new records with an old or
-    /// missing meta. The old file's lock is held meanwhile; a reader or writer holding the old
-    /// file notices the replacement (inode check) and reopens.
+    /// and synced; the new `.meta` is renamed into place first, then the new `.jsonl` (locked
+    /// from before its rename until both are in place). A kill between the two renames leaves
+    /// the new meta beside the old records: its fingerprint does not match them, so the next
+    /// reader rebuilds it from the `.jsonl`, keeping the provenance. The old file's lock is held
+    /// meanwhile; a reader or writer holding the old file notices the replacement (inode check)
+    /// and reopens.
     ///
     /// `meta_seed` provides what records cannot tell (title, parent, provenance in `extra`,
     /// created time); counts and `jsonl_bytes` are computed here. `keep_existing` is asked, with
