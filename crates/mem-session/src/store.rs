@@ -572,7 +572,7 @@ impl SessionStore {
                 return Err(Error::Changed {
                     id: w.id.clone(),
                     detail: format!(
-                        "its first {to_bytes} bytes are not the ones checkpoint {checkpoint:?}                          recorded"
+                        "its first {to_bytes} bytes are not the ones checkpoint {checkpoint:?} recorded"
                     ),
                 });
             }
