@@ -1100,12 +1100,7 @@ impl SessionWriter {
         if !self.meta_dirty {
             return Ok(());
         }
-        lock(
-            &self.file,
-            &self.path,
-            true,
-            self.store.options.lock_timeout,
-        )?;
+        self.lock_exclusive()?;
         let result = if self.is_current()
             && file_len(&self.file, &self.path).ok() == Some(self.meta.jsonl_bytes)
         {
@@ -1257,12 +1252,7 @@ impl SessionWriter {
     /// Runs `f` under the exclusive lock, reopening first if the file was replaced (an import).
     fn with_lock<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         loop {
-            lock(
-                &self.file,
-                &self.path,
-                true,
-                self.store.options.lock_timeout,
-            )?;
+            self.lock_exclusive()?;
             if self.is_current() {
                 break;
             }
@@ -1280,6 +1270,17 @@ impl SessionWriter {
         let out = f(self);
         let _ = self.file.unlock();
         out
+    }
+
+    /// Takes the exclusive lock on the file this writer holds (waiting up to the store's
+    /// `lock_timeout`).
+    fn lock_exclusive(&self) -> Result<()> {
+        lock(
+            &self.file,
+            &self.path,
+            true,
+            self.store.options.lock_timeout,
+        )
     }
 
     fn is_current(&self) -> bool {
