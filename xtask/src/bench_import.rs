@@ -80,14 +80,7 @@ fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path) -> Result<b
         mem,
         &claude.join("projects"),
         &work.join("p1"),
-        peer.map(|p| {
-            (
-                p,
-                vec!["claude", "session", "--json", "--offline"],
-                "CLAUDE_CONFIG_DIR",
-                claude.clone(),
-            )
-        }),
+        peer_run(peer, "claude", "CLAUDE_CONFIG_DIR", &claude),
     )?;
     let _ = std::fs::remove_dir_all(&claude);
     let _ = std::fs::remove_dir_all(work.join("p1"));
@@ -99,14 +92,7 @@ fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path) -> Result<b
         mem,
         &codex.join("sessions"),
         &work.join("p2"),
-        peer.map(|p| {
-            (
-                p,
-                vec!["codex", "session", "--json", "--offline"],
-                "CODEX_HOME",
-                codex.clone(),
-            )
-        }),
+        peer_run(peer, "codex", "CODEX_HOME", &codex),
     )?;
     let _ = std::fs::remove_dir_all(&codex);
     let _ = std::fs::remove_dir_all(work.join("p2"));
@@ -121,14 +107,7 @@ fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path) -> Result<b
             mem,
             &project.join("single.jsonl"),
             &work.join("p3"),
-            peer.map(|p| {
-                (
-                    p,
-                    vec!["claude", "session", "--json", "--offline"],
-                    "CLAUDE_CONFIG_DIR",
-                    dir.clone(),
-                )
-            }),
+            peer_run(peer, "claude", "CLAUDE_CONFIG_DIR", &dir),
         )?;
         let _ = std::fs::remove_dir_all(&dir);
         let _ = std::fs::remove_dir_all(work.join("p3"));
@@ -137,6 +116,24 @@ fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path) -> Result<b
 }
 
 type PeerRun<'a> = (&'a Path, Vec<&'a str>, &'a str, PathBuf);
+
+/// The peer's run on the same files, if it is installed: `<peer> <tool> session --json
+/// --offline` with `home_var` set to `home` (where the tool looks for its transcripts).
+fn peer_run<'a>(
+    peer: Option<&'a Path>,
+    tool: &'a str,
+    home_var: &'a str,
+    home: &Path,
+) -> Option<PeerRun<'a>> {
+    peer.map(|p| {
+        (
+            p,
+            vec![tool, "session", "--json", "--offline"],
+            home_var,
+            home.to_owned(),
+        )
+    })
+}
 
 /// Times `mem session import input` in a fresh project and the peer on the same files; prints
 /// one table row.

@@ -457,12 +457,14 @@ impl SessionStore {
         let start =
             find_last_messages(file, len, want).map_err(|e| Error::io("cannot read", path, e))?;
         let (records, _) = read_records_from(file, path, start)?;
-        let messages = message_records(records);
-        if messages.len() == want {
-            return Ok((total, messages));
+        let mut messages = message_records(records);
+        // The line at `start` may hold more than one message (glued objects).
+        if let Some(extra) = messages.len().checked_sub(want) {
+            return Ok((total, messages.split_off(extra)));
         }
-        // The meta and the lines disagree (cannot happen for a file this store wrote; a
-        // guard all the same): the whole file decides.
+        // Fewer messages than the meta counts (a meta whose count was edited while its
+        // fingerprint still matches; a file this store wrote never gets here): the whole file
+        // decides.
         tracing::warn!(
             session = id,
             "{} messages found after byte {start}, {want} expected; reading the whole session",
@@ -570,7 +572,7 @@ impl SessionStore {
                 return Err(Error::Changed {
                     id: w.id.clone(),
                     detail: format!(
-                        "its first {to_bytes} bytes are not the ones checkpoint {checkpoint:?}                          recorded"
+                        "its first {to_bytes} bytes are not the ones checkpoint {checkpoint:?} recorded"
                     ),
                 });
             }
@@ -607,10 +609,12 @@ impl SessionStore {
 
     /// Writes a whole session at once (an import), replacing any session with this id
     /// atomically. The new `.jsonl` and `.meta` are written to temporary files (unique names)
-    /// and synced; the new `.jsonl` is locked before it is renamed into place and stays locked
-    /// until its `.meta` is renamed too, so no reader ever sees the new records with an old or
-    /// missing meta. The old file's lock is held meanwhile; a reader or writer holding the old
-    /// file notices the replacement (inode check) and reopens.
+    /// and synced; the new `.meta` is renamed into place first, then the new `.jsonl` (locked
+    /// from before its rename until both are in place). A kill between the two renames leaves
+    /// the new meta beside the old records: its fingerprint does not match them, so the next
+    /// reader rebuilds it from the `.jsonl`, keeping the provenance. The old file's lock is held
+    /// meanwhile; a reader or writer holding the old file notices the replacement (inode check)
+    /// and reopens.
     ///
     /// `meta_seed` provides what records cannot tell (title, parent, provenance in `extra`,
     /// created time); counts and `jsonl_bytes` are computed here. `keep_existing` is asked, with
@@ -1096,12 +1100,7 @@ impl SessionWriter {
         if !self.meta_dirty {
             return Ok(());
         }
-        lock(
-            &self.file,
-            &self.path,
-            true,
-            self.store.options.lock_timeout,
-        )?;
+        self.lock_exclusive()?;
         let result = if self.is_current()
             && file_len(&self.file, &self.path).ok() == Some(self.meta.jsonl_bytes)
         {
@@ -1253,12 +1252,7 @@ impl SessionWriter {
     /// Runs `f` under the exclusive lock, reopening first if the file was replaced (an import).
     fn with_lock<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         loop {
-            lock(
-                &self.file,
-                &self.path,
-                true,
-                self.store.options.lock_timeout,
-            )?;
+            self.lock_exclusive()?;
             if self.is_current() {
                 break;
             }
@@ -1276,6 +1270,17 @@ impl SessionWriter {
         let out = f(self);
         let _ = self.file.unlock();
         out
+    }
+
+    /// Takes the exclusive lock on the file this writer holds (waiting up to the store's
+    /// `lock_timeout`).
+    fn lock_exclusive(&self) -> Result<()> {
+        lock(
+            &self.file,
+            &self.path,
+            true,
+            self.store.options.lock_timeout,
+        )
     }
 
     fn is_current(&self) -> bool {
@@ -1421,25 +1426,32 @@ pub fn message_records(records: Vec<SessionRecord>) -> Vec<Message> {
         .collect()
 }
 
-/// `true` when `line` is a valid record holding a message (what [`SessionMeta::apply`] counts).
-fn is_message_line(line: &[u8]) -> bool {
+/// How many message records `line` (one physical line, without its newline, starting at byte
+/// `offset` of the file) holds, read exactly as the forward reader and [`SessionMeta::apply`]
+/// read it ([`JsonlReader`]: invalid UTF-8 replaced, glued objects split, garbage after a value
+/// skipped; valid records of a message type with a message).
+fn line_messages(line: &[u8], offset: u64) -> usize {
     use crate::record::RecordType;
-    match serde_json::from_slice::<SessionRecord>(line) {
-        Ok(r) => {
+    JsonlReader::starting_at(line, "", 1, offset)
+        .filter_map(|ev| match ev {
+            JsonlEvent::Value(v) => serde_json::from_value::<SessionRecord>(v.value).ok(),
+            JsonlEvent::Diagnostic(_) => None,
+        })
+        .filter(|r| {
             r.check().is_ok()
                 && matches!(
                     r.record_type,
                     RecordType::User | RecordType::Assistant | RecordType::ToolResult
                 )
                 && r.message.is_some()
-        }
-        Err(_) => false,
-    }
+        })
+        .count()
 }
 
-/// The byte offset of the line holding the `want`-th message record counted from the end of
-/// the first `len` bytes (0 when there are fewer). Reads backwards in chunks, parsing only the
-/// lines it passes; a line longer than a chunk is read whole with a bigger one.
+/// The byte offset of the start of the last line, before byte `len`, such that the lines from
+/// it on hold at least `want` message records (0 when the whole file holds fewer). Reads
+/// backwards in chunks, parsing only the lines it passes; a line longer than a chunk is read
+/// whole with a bigger one.
 fn find_last_messages(file: &File, len: u64, want: usize) -> std::io::Result<u64> {
     let mut count = 0;
     // Bytes [chunk_start, line_end) are read; lines ending at line_end are not yet counted.
@@ -1452,32 +1464,20 @@ fn find_last_messages(file: &File, len: u64, want: usize) -> std::io::Result<u64
         read_at(file, &mut buf, chunk_start)?;
         let mut end = buf.len();
         while let Some(nl) = memchr::memrchr(b'\n', &buf[..end]) {
-            let line = &buf[nl + 1..end];
-            if !line.iter().all(u8::is_ascii_whitespace) && is_message_line(line) {
-                count += 1;
-                if count == want {
-                    return Ok(chunk_start + nl as u64 + 1);
-                }
+            let start = chunk_start + nl as u64 + 1;
+            count += line_messages(&buf[nl + 1..end], start);
+            if count >= want {
+                return Ok(start);
             }
             end = nl;
         }
         if chunk_start == 0 {
             // The first line: no newline before it.
-            let line = buf[..end]
-                .strip_prefix(b"\xEF\xBB\xBF")
-                .unwrap_or(&buf[..end]);
-            if !line.iter().all(u8::is_ascii_whitespace) && is_message_line(line) {
-                count += 1;
-                if count == want {
-                    return Ok(0);
-                }
-            }
-            break;
+            return Ok(0);
         }
-        let consumed = buf.len() - end;
         line_end = chunk_start + end as u64;
         // No newline in the whole chunk: the line is longer than it; read more at once.
-        if consumed == 0 && end == buf.len() {
+        if end == buf.len() {
             size = size.saturating_mul(2);
         }
     }

@@ -110,6 +110,11 @@ fn rollback_is_refused_when_the_prefix_changed_or_the_file_grew() {
         .append_rollback(&id, len, at.jsonl_bytes, "00ff", 0, "c")
         .unwrap_err();
     assert!(matches!(err, Error::Changed { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .contains(r#"bytes are not the ones checkpoint "c" recorded"#),
+        "{err}"
+    );
     assert_eq!(fs::metadata(store.jsonl_path(&id)).unwrap().len(), len);
     assert!(!store.has_prefix(&id, len + 10, &at.jsonl_tail).unwrap());
 }

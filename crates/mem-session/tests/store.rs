@@ -434,3 +434,65 @@ fn messages_after_matches_a_full_read_for_every_skip() {
         );
     }
 }
+
+/// Lines the forward reader reads differently from a plain parse (two records glued on one
+/// line, invalid UTF-8 inside a message) are counted the same way by `messages_after`'s
+/// backward scan; and a meta whose count was edited (its fingerprint still matching) falls
+/// back to a read of the whole file.
+#[test]
+fn messages_after_counts_like_the_reader_and_falls_back_on_a_lying_meta() {
+    let (_dir, store) = store();
+    let mut w = store.create().unwrap();
+    let id = w.id().to_owned();
+    w.append(&Message::user("one")).unwrap();
+    drop(w);
+    let path = store.jsonl_path(&id);
+    let mut f = fs::OpenOptions::new().append(true).open(&path).unwrap();
+    f.write_all(
+        b"{\"type\":\"assistant\",\"message\":{\"role\":\"assistant\",\"content\":\"two\"}}\
+          {\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"three\"}}\n",
+    )
+    .unwrap();
+    f.write_all(
+        b"{\"type\":\"assistant\",\"message\":{\"role\":\"assistant\",\"content\":\"f\xffour\"}}\n",
+    )
+    .unwrap();
+    drop(f);
+    let mut w = store.open(&id).unwrap();
+    w.append(&Message::user("five")).unwrap();
+    drop(w);
+
+    let (records, _) = store.read_records(&id).unwrap();
+    let all = mem_session::message_records(records);
+    assert_eq!(
+        texts(&all),
+        [
+            "user:one",
+            "assistant:two",
+            "user:three",
+            "assistant:f\u{fffd}our",
+            "user:five"
+        ]
+    );
+    for skip in 0..=all.len() + 1 {
+        let (total, after) = store.messages_after(&id, skip).unwrap();
+        assert_eq!(total, all.len(), "skip {skip}");
+        assert_eq!(
+            texts(&after),
+            texts(&all[skip.min(all.len())..]),
+            "skip {skip}"
+        );
+    }
+
+    // A meta that counts two messages more than the file holds, fingerprint intact: the
+    // backward scan runs out of messages, and the whole file decides.
+    let meta_path = store.meta_path(&id);
+    let mut meta: serde_json::Value =
+        serde_json::from_slice(&fs::read(&meta_path).unwrap()).unwrap();
+    meta["message_count"] = json!(all.len() + 2);
+    fs::write(&meta_path, serde_json::to_vec(&meta).unwrap()).unwrap();
+    assert_eq!(store.meta(&id).unwrap().message_count, all.len() + 2);
+    let (total, after) = store.messages_after(&id, 1).unwrap();
+    assert_eq!(total, all.len());
+    assert_eq!(texts(&after), texts(&all[1..]));
+}

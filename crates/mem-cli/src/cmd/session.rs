@@ -233,7 +233,7 @@ fn list(store: &SessionStore, settings: &Settings, out: &mut impl Write) -> Resu
             m.message_count,
             m.token_count,
             m.compactions,
-            m.last_active,
+            safe_line(&m.last_active),
             safe_line(&shorten(&title, 70))
         )?;
     }
@@ -247,7 +247,7 @@ fn header(meta: &SessionMeta, out: &mut impl Write) -> io::Result<()> {
         writeln!(out, "title: {}", safe_line(t))?;
     }
     if let Some(p) = &meta.parent_id {
-        writeln!(out, "parent: {p}")?;
+        writeln!(out, "parent: {}", safe_line(p))?;
     }
     if meta.damaged_lines > 0 {
         writeln!(
@@ -259,7 +259,11 @@ fn header(meta: &SessionMeta, out: &mut impl Write) -> io::Result<()> {
     writeln!(
         out,
         "messages: {}  tokens: {}  compactions: {}  created: {}  last active: {}",
-        meta.message_count, meta.token_count, meta.compactions, meta.created, meta.last_active
+        meta.message_count,
+        meta.token_count,
+        meta.compactions,
+        safe_line(&meta.created),
+        safe_line(&meta.last_active)
     )
 }
 
@@ -662,7 +666,7 @@ fn print_import(
             .meta
             .parent_id
             .as_deref()
-            .map(|p| format!(" (subagent of {p})"))
+            .map(|p| format!(" (subagent of {})", safe_line(p)))
             .unwrap_or_default();
         writeln!(out, "  {action} {} [{}]{parent}", s.meta.id, s.format)?;
         writeln!(
@@ -902,5 +906,27 @@ fn render_record(index: usize, r: &SessionRecord) -> String {
             Some(m) => render_message(index, m),
             None => format!("{index:>4} {}", r.record_type.as_str()),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// The parent id and the timestamps come from transcripts (a mewmem sidecar's
+    /// `parent_id`, a record's `timestamp`): printed escaped.
+    #[test]
+    fn the_header_escapes_what_came_from_a_transcript() {
+        let mut meta = SessionMeta::new("s", "2026-01-01\u{1b}[2J".into());
+        meta.parent_id = Some("p\u{1b}]0;title\u{7}".into());
+        meta.last_active = "t\u{202e}".into();
+        let mut out = Vec::new();
+        header(&meta, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(!text.contains('\u{1b}'), "{text}");
+        assert!(!text.contains('\u{7}'), "{text}");
+        assert!(!text.contains('\u{202e}'), "{text}");
+        assert!(text.contains("parent: p"), "{text}");
     }
 }
