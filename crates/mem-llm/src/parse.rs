@@ -311,10 +311,15 @@ pub fn parse_memories(text: &str) -> Result<Parsed<Memories>, String> {
             type_name(&value)
         ));
     };
+    memories_from_map(&map)
+}
+
+/// The four lists of a JSON object ([`parse_memories`]).
+fn memories_from_map(map: &serde_json::Map<String, Value>) -> Result<Parsed<Memories>, String> {
     let mut memories = Memories::default();
     let mut dropped = Vec::new();
     let mut recognised = false;
-    for (key, entries) in &map {
+    for (key, entries) in map {
         let Some(category) = category_of(key) else {
             dropped.push(format!("unknown category: {key}"));
             continue;
@@ -386,7 +391,7 @@ pub fn parse_merge(
                     ));
                 }
             },
-            None => return parse_memories(text),
+            None => return memories_from_map(map),
         },
         other => {
             return Err(format!(
