@@ -352,7 +352,14 @@ pub async fn extract_session(
     };
     let is_model = engine != "offline";
     if is_model {
-        let prompt_tokens = counter.count(&request.current_memories) + messages_tokens;
+        // The memories as the prompt shows them: numbered entries, or the text when there
+        // are none ([`mem_llm::prompt::extract_request`]).
+        let shown = if request.entries.is_empty() {
+            counter.count(&request.current_memories)
+        } else {
+            counter.count(&mem_llm::prompt::render_entries(&request.entries))
+        };
+        let prompt_tokens = shown + messages_tokens;
         if spent_today + prompt_tokens > options.daily_token_budget {
             report.skipped = Some(format!(
                 "the daily extraction budget would be passed ({spent_today} + {prompt_tokens} > {} tokens); the messages wait",
@@ -365,7 +372,17 @@ pub async fn extract_session(
     }
     let reply = llm.extract(&request).await?;
     if is_model {
-        report.tokens_spent += counter.count(&reply.value.to_markdown());
+        // The reply: its new entries and the new texts of its updates.
+        report.tokens_spent += counter.count(&reply.value.to_markdown())
+            + reply
+                .value
+                .changes
+                .iter()
+                .map(|c| match c {
+                    EntryChange::Update { text, .. } => counter.count(text),
+                    EntryChange::Delete { .. } => 0,
+                })
+                .sum::<usize>();
     }
     report.tokens_today = spent_today + report.tokens_spent;
     report.engine = reply.engine.clone();
