@@ -17,7 +17,8 @@ pub enum Cleaned {
         /// Secrets withheld.
         withheld: usize,
     },
-    /// Dropped: a one-off detail, not a memory (the reason).
+    /// Dropped: not a memory (the reason): a one-off detail ([`one_off`]), or a text repeating
+    /// itself ([`repeats_itself`]).
     OneOff(&'static str),
     /// Dropped: empty.
     Empty,
@@ -28,7 +29,8 @@ pub const MAX_ENTRY_CHARS: usize = 300;
 
 /// Cleans one extracted entry: one line, at most [`MAX_ENTRY_CHARS`], every secret replaced by
 /// `[REDACTED]` ([`mem_core::secrets`]); an entry with fewer than 3 words or 12 characters left
-/// once the secrets are taken out is dropped, and so is a one-off detail ([`one_off`]).
+/// once the secrets are taken out is dropped, and so is a one-off detail ([`one_off`]) and a
+/// text repeating itself ([`repeats_itself`], checked on the part that would be kept).
 pub fn clean(text: &str) -> Cleaned {
     let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let line = line
@@ -55,12 +57,41 @@ pub fn clean(text: &str) -> Cleaned {
         return Cleaned::OneOff(reason);
     }
     let mut text = redacted.text;
-    if text.chars().count() > MAX_ENTRY_CHARS {
+    let cut = text.chars().count() > MAX_ENTRY_CHARS;
+    if cut {
         text = text.chars().take(MAX_ENTRY_CHARS - 1).collect::<String>();
         text.truncate(text.trim_end().len());
+    }
+    if repeats_itself(&text) {
+        return Cleaned::OneOff("repeats itself");
+    }
+    if cut {
         text.push('…');
     }
     Cleaned::Keep { text, withheld }
+}
+
+/// Whether `text` is mostly one piece said over and over, as a model stuck in a loop writes
+/// it ("It is new. It is new. It is new."): some unit of characters repeated at least 3 times
+/// in a row covers at least half of the text's non-space characters (compared lowercased, so
+/// it holds without spaces, in CJK too). `O(n²)` for `n` characters: [`clean`] checks at most
+/// [`MAX_ENTRY_CHARS`].
+pub fn repeats_itself(text: &str) -> bool {
+    let chars: Vec<char> = text
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .flat_map(char::to_lowercase)
+        .collect();
+    let n = chars.len();
+    // `run` characters equal to the one `period` later: the unit repeats (run + period) /
+    // period times over run + period characters.
+    (1..=n / 3).any(|period| {
+        let mut run = 0;
+        chars.iter().zip(&chars[period..]).any(|(a, b)| {
+            run = if a == b { run + 1 } else { 0 };
+            run >= 2 * period && 2 * (run + period) >= n
+        })
+    })
 }
 
 /// Why `text` is a one-off detail rather than a memory, if it is: a commit hash, a time of day
@@ -175,6 +206,33 @@ mod tests {
             clean("ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
             Cleaned::Secret { withheld: 1 }
         ));
+    }
+
+    #[test]
+    fn texts_repeating_themselves_are_not_kept() {
+        for t in [
+            "Ok. Use pnpm. Use pnpm. Use pnpm. Use pnpm.",
+            "The build is cached the build is cached the build is cached",
+            "fine fine fine fine fine fine fine",
+            "测试用例。测试用例。测试用例。测试用例。",
+            "Rule: --------------------------",
+        ] {
+            assert!(repeats_itself(t), "{t}");
+            assert_eq!(clean(t), Cleaned::OneOff("repeats itself"), "{t}");
+        }
+        // A loop running past the length limit is checked on what would be kept.
+        let long = "Lint before commit; ".repeat(40);
+        assert_eq!(clean(&long), Cleaned::OneOff("repeats itself"));
+        for t in [
+            "Always use pnpm, never npm",
+            "Tabs, tabs, tabs: the user wants tabs everywhere in Go files",
+            "Run `make test` then `make test-e2e` before a release",
+            "Port 8000 for the API, 8001 for the admin UI",
+            "以后提交信息用英文",
+            "Docs at https://x.dev/a/a/a and the API at https://api.x.dev",
+        ] {
+            assert!(!repeats_itself(t), "{t}");
+        }
     }
 
     #[test]

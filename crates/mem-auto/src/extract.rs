@@ -212,16 +212,17 @@ pub fn redact_messages(messages: &[Message]) -> (Vec<Message>, usize) {
 }
 
 /// Bounds `messages` to `max_tokens`: old tool results are replaced by a one-line note first
-/// (oldest first, the last 4 messages kept), then the oldest messages are left out.
+/// (oldest first, the last 4 messages kept), then the oldest messages are left out. Returns
+/// the messages kept and their tokens (as [`TokenCounter::count_message`] counts them).
 pub fn bound_messages(
     messages: Vec<Message>,
     max_tokens: usize,
     counter: &TokenCounter,
-) -> Vec<Message> {
+) -> (Vec<Message>, usize) {
     let mut messages = messages;
     let mut total: usize = messages.iter().map(|m| counter.count_message(m)).sum();
     if total <= max_tokens {
-        return messages;
+        return (messages, total);
     }
     let keep_from = messages.len().saturating_sub(4);
     for message in messages.iter_mut().take(keep_from) {
@@ -243,7 +244,7 @@ pub fn bound_messages(
         let first = messages.remove(0);
         total -= counter.count_message(&first);
     }
-    messages
+    (messages, total)
 }
 
 /// Extracts memories from the messages of `session` after the last extraction, through `llm`,
@@ -326,8 +327,9 @@ pub async fn extract_session(
         .join("\n\n");
     let counter = TokenCounter::default();
     let (redacted, withheld) = redact_messages(new);
-    let prompt_withheld = withheld + redact(&current_memories).withheld();
-    let bounded = bound_messages(redacted, options.max_prompt_tokens, &counter);
+    let current_memories = redact(&current_memories);
+    let prompt_withheld = withheld + current_memories.withheld();
+    let (bounded, messages_tokens) = bound_messages(redacted, options.max_prompt_tokens, &counter);
     // The current entries, numbered 1.. (user's file first) for a model to UPDATE / DELETE by
     // number; the number maps back to the file and entry id read here.
     let mut numbered: Vec<(u32, Scope, EntryId)> = Vec::new();
@@ -344,18 +346,20 @@ pub async fn extract_session(
         }
     }
     let request = ExtractRequest {
-        current_memories: redact(&current_memories).text,
+        current_memories: current_memories.text,
         entries,
         messages: bounded,
     };
     let is_model = engine != "offline";
     if is_model {
-        let prompt_tokens = counter.count(&request.current_memories)
-            + request
-                .messages
-                .iter()
-                .map(|m| counter.count_message(m))
-                .sum::<usize>();
+        // The memories as the prompt shows them: numbered entries, or the text when there
+        // are none ([`mem_llm::prompt::extract_request`]).
+        let shown = if request.entries.is_empty() {
+            counter.count(&request.current_memories)
+        } else {
+            counter.count(&mem_llm::prompt::render_entries(&request.entries))
+        };
+        let prompt_tokens = shown + messages_tokens;
         if spent_today + prompt_tokens > options.daily_token_budget {
             report.skipped = Some(format!(
                 "the daily extraction budget would be passed ({spent_today} + {prompt_tokens} > {} tokens); the messages wait",
@@ -368,7 +372,17 @@ pub async fn extract_session(
     }
     let reply = llm.extract(&request).await?;
     if is_model {
-        report.tokens_spent += counter.count(&reply.value.to_markdown());
+        // The reply: its new entries and the new texts of its updates.
+        report.tokens_spent += counter.count(&reply.value.to_markdown())
+            + reply
+                .value
+                .changes
+                .iter()
+                .map(|c| match c {
+                    EntryChange::Update { text, .. } => counter.count(text),
+                    EntryChange::Delete { .. } => 0,
+                })
+                .sum::<usize>();
     }
     report.tokens_today = spent_today + report.tokens_spent;
     report.engine = reply.engine.clone();

@@ -12,44 +12,12 @@ use mem_auto::{
 };
 use mem_core::Message;
 use mem_llm::OfflineEngine;
-use mem_session::SessionStore;
 
-struct Project {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    home: PathBuf,
-}
+mod common;
+
+use common::Project;
 
 impl Project {
-    fn new() -> Project {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("project");
-        let home = dir.path().join("home");
-        std::fs::create_dir_all(&root).unwrap();
-        std::fs::create_dir_all(&home).unwrap();
-        Project {
-            _dir: dir,
-            root,
-            home,
-        }
-    }
-
-    fn auto(&self) -> AutoMemory {
-        AutoMemory::new(&self.root, &self.home, AutoOptions::default())
-    }
-
-    fn store(&self) -> SessionStore {
-        SessionStore::for_project(&self.root)
-    }
-
-    fn session(&self, messages: &[Message]) -> String {
-        let mut w = self.store().create().unwrap();
-        for m in messages {
-            w.append(m).unwrap();
-        }
-        w.id().to_owned()
-    }
-
     fn append(&self, id: &str, messages: &[Message]) {
         let mut w = self.store().open(id).unwrap();
         for m in messages {

@@ -5,14 +5,12 @@
 //! sent.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use chrono::Utc;
-use mem_auto::{AutoMemory, AutoOptions, EntryId, ExtractOptions, ExtractReport, extract_session};
+use mem_auto::{EntryId, ExtractOptions, ExtractReport, extract_session};
 use mem_core::Message;
 use mem_llm::{ApiKey, CallPolicy, ModelEngine, Provider, ProviderKind};
-use mem_session::SessionStore;
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -21,26 +19,19 @@ const USER_FILE: &str =
     "### 用户偏好\n- Always use npm for installs\n- Write commit messages in English\n";
 const PROJECT_FILE: &str = "# Project memory\n\nKept by hand too.\n\n### 项目知识\n- Tests live in tests/unit\n- The API runs on port 8080\n";
 
-struct Project {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    home: PathBuf,
-}
+mod common;
+
+use common::Project;
 
 impl Project {
-    fn new() -> Project {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("project");
-        let home = dir.path().join("home");
-        std::fs::create_dir_all(root.join(".mewcode")).unwrap();
-        std::fs::create_dir_all(home.join(".mewcode")).unwrap();
-        std::fs::write(home.join(".mewcode/memories.md"), USER_FILE).unwrap();
-        std::fs::write(root.join(".mewcode/memories.md"), PROJECT_FILE).unwrap();
-        Project {
-            _dir: dir,
-            root,
-            home,
-        }
+    /// A project whose two `memories.md` files hold [`USER_FILE`] and [`PROJECT_FILE`].
+    fn with_memories() -> Project {
+        let p = Project::new();
+        std::fs::create_dir_all(p.root.join(".mewcode")).unwrap();
+        std::fs::create_dir_all(p.home.join(".mewcode")).unwrap();
+        std::fs::write(p.home.join(".mewcode/memories.md"), USER_FILE).unwrap();
+        std::fs::write(p.root.join(".mewcode/memories.md"), PROJECT_FILE).unwrap();
+        p
     }
 
     fn user(&self) -> String {
@@ -52,13 +43,7 @@ impl Project {
     }
 
     async fn extract(&self, server: &MockServer, messages: &[Message]) -> ExtractReport {
-        let store = SessionStore::for_project(&self.root);
-        let mut w = store.create().unwrap();
-        for m in messages {
-            w.append(m).unwrap();
-        }
-        let id = w.id().to_owned();
-        drop(w);
+        let id = self.session(messages);
         let policy = CallPolicy {
             connect_timeout: Duration::from_secs(2),
             timeout: Duration::from_secs(10),
@@ -75,10 +60,15 @@ impl Project {
         )
         .unwrap();
         let llm = ModelEngine::new(provider, policy);
-        let auto = AutoMemory::new(&self.root, &self.home, AutoOptions::default());
-        extract_session(&auto, &store, &id, &llm, &ExtractOptions::new(Utc::now()))
-            .await
-            .unwrap()
+        extract_session(
+            &self.auto(),
+            &self.store(),
+            &id,
+            &llm,
+            &ExtractOptions::new(Utc::now()),
+        )
+        .await
+        .unwrap()
     }
 }
 
@@ -105,7 +95,7 @@ async fn prompt_sent(server: &MockServer) -> String {
 
 #[tokio::test]
 async fn update_and_delete_land_on_the_right_entries() {
-    let p = Project::new();
+    let p = Project::with_memories();
     // The numbering: user's file first (1, 2), then the project's (3, 4).
     let server = server_answering(
         r#"{"memory": [
@@ -165,7 +155,7 @@ async fn update_and_delete_land_on_the_right_entries() {
 
 #[tokio::test]
 async fn an_invented_id_is_dropped_and_reported() {
-    let p = Project::new();
+    let p = Project::with_memories();
     let server = server_answering(
         r#"{"memory": [
             {"event": "DELETE", "id": 17, "category": null, "text": null},
@@ -207,7 +197,7 @@ async fn an_invented_id_is_dropped_and_reported() {
 
 #[tokio::test]
 async fn a_junk_reply_makes_the_offline_engine_answer_and_says_so() {
-    let p = Project::new();
+    let p = Project::with_memories();
     let server = server_answering("I'm sorry, I can't help with that {{{").await;
     let r = p
         .extract(
@@ -233,7 +223,7 @@ async fn a_junk_reply_makes_the_offline_engine_answer_and_says_so() {
 
 #[tokio::test]
 async fn an_update_to_an_entry_edited_since_is_not_applied() {
-    let p = Project::new();
+    let p = Project::with_memories();
     // The server edits the file by hand while "thinking": the entry the model updates is gone.
     let server = MockServer::start().await;
     let file = p.root.join(".mewcode/memories.md");

@@ -15,30 +15,45 @@ pub fn find_json(text: &str) -> Option<Value> {
 
 /// [`find_json`], telling whether the value was recovered from a reply that was cut off (a
 /// model stopped by its `max_tokens` in the middle of a list): the value is then the reply's
-/// prefix up to the last list element that closed, with the open brackets closed, so the
-/// complete elements are kept and the torn one is not. `(value, true)` for such a
-/// recovery, `(value, false)` for a whole value.
+/// prefix up to the last complete element of its outermost open list, with the open brackets
+/// closed, so the complete elements are kept and the torn one is not (not even the complete
+/// parts of a list inside it). `(value, true)` for such a recovery, `(value, false)` for a
+/// whole value. Prose before the value may hold brackets of its own.
 pub fn find_json_or_cut(text: &str) -> Option<(Value, bool)> {
     if let Some(value) = whole_or_fenced_json(text) {
         return Some((value, false));
     }
-    // Before the scan for any `{`: the scan would take the first complete element of a cut-off
-    // list for the reply.
-    if let Some(value) = repair_cut_json(text) {
+    let cut = repair_cut_json(text);
+    // A whole value before the cut-off one wins; the scan does not start inside the cut-off
+    // value, where it would take its first complete element for the reply.
+    let limit = cut.as_ref().map_or(text.len(), |(start, _)| *start);
+    if let Some(value) = first_parsing_json(&text[..limit]) {
+        return Some((value, false));
+    }
+    if let Some((_, value)) = cut {
         return Some((value, true));
     }
     first_parsing_json(text).map(|value| (value, false))
 }
 
-/// The prefix of a cut-off JSON value up to its last complete list element, closed.
-fn repair_cut_json(text: &str) -> Option<Value> {
-    let start = text.find(['{', '['])?;
-    let body = &text[start..];
-    let mut stack: Vec<u8> = Vec::new();
+/// A bracket still open at some point of [`repair_cut_json`]'s scan.
+struct OpenBracket {
+    /// `{` or `[`.
+    byte: u8,
+    /// Its byte offset in the text.
+    start: usize,
+    /// For a list: the byte offset just after its last complete element.
+    last_element_end: Option<usize>,
+}
+
+/// A JSON value cut off at the end of `text`: the byte offset where it starts, and its prefix
+/// up to the last complete element of its outermost open list that has one, closed. Brackets
+/// that close (prose such as `see [1]`, a whole value) or do not match are passed over.
+fn repair_cut_json(text: &str) -> Option<(usize, Value)> {
+    let mut stack: Vec<OpenBracket> = Vec::new();
     let mut in_string = false;
     let mut escaped = false;
-    let mut cut: Option<(usize, Vec<u8>)> = None;
-    for (i, b) in body.bytes().enumerate() {
+    for (i, b) in text.bytes().enumerate() {
         if in_string {
             match b {
                 _ if escaped => escaped = false,
@@ -49,29 +64,48 @@ fn repair_cut_json(text: &str) -> Option<Value> {
             continue;
         }
         match b {
-            b'"' => in_string = true,
-            b'{' | b'[' => stack.push(b),
+            // Quotes of the prose between values do not open strings.
+            b'"' if !stack.is_empty() => in_string = true,
+            b'{' | b'[' => stack.push(OpenBracket {
+                byte: b,
+                start: i,
+                last_element_end: None,
+            }),
             b'}' | b']' => {
-                let open = stack.pop()?;
-                if (open == b'{') != (b == b'}') {
-                    return None;
+                let Some(open) = stack.pop() else {
+                    continue;
+                };
+                if (open.byte == b'{') != (b == b'}') {
+                    // Not JSON: start afresh from the next bracket.
+                    stack.clear();
+                    continue;
                 }
-                match stack.last() {
-                    // A whole value would have parsed: not a cut-off reply.
-                    None => return None,
-                    Some(b'[') => cut = Some((i + 1, stack.clone())),
-                    Some(_) => {}
+                if let Some(parent) = stack.last_mut()
+                    && parent.byte == b'['
+                {
+                    parent.last_element_end = Some(i + 1);
                 }
             }
             _ => {}
         }
     }
-    let (end, open) = cut?;
-    let mut repaired = body[..end].to_owned();
-    for bracket in open.iter().rev() {
-        repaired.push(if *bracket == b'{' { '}' } else { ']' });
-    }
-    serde_json::from_str::<Value>(&repaired).ok()
+    // What is still open now was cut off. The outermost list with a complete element: its
+    // torn element (and all inside it) goes; the containers around it are closed.
+    let list = stack
+        .iter()
+        .position(|o| o.byte == b'[' && o.last_element_end.is_some())?;
+    let end = stack[list].last_element_end?;
+    // The value starts at the outermost open bracket that parses once closed (brackets of
+    // the prose before it may be open too).
+    (0..=list).find_map(|from| {
+        let mut repaired = text[stack[from].start..end].to_owned();
+        for open in stack[from..=list].iter().rev() {
+            repaired.push(if open.byte == b'{' { '}' } else { ']' });
+        }
+        serde_json::from_str::<Value>(&repaired)
+            .ok()
+            .map(|value| (stack[from].start, value))
+    })
 }
 
 /// The whole text as JSON, else the first fenced code block that parses.
@@ -102,10 +136,9 @@ fn whole_or_fenced_json(text: &str) -> Option<Value> {
 
 /// The first JSON object or array that parses from some `{` or `[` of the text.
 fn first_parsing_json(text: &str) -> Option<Value> {
-    let trimmed = text.trim();
-    for (i, c) in trimmed.char_indices() {
+    for (i, c) in text.char_indices() {
         if c == '{' || c == '[' {
-            let mut stream = serde_json::Deserializer::from_str(&trimmed[i..]).into_iter::<Value>();
+            let mut stream = serde_json::Deserializer::from_str(&text[i..]).into_iter::<Value>();
             if let Some(Ok(v)) = stream.next() {
                 return Some(v);
             }
@@ -278,10 +311,15 @@ pub fn parse_memories(text: &str) -> Result<Parsed<Memories>, String> {
             type_name(&value)
         ));
     };
+    memories_from_map(&map)
+}
+
+/// The four lists of a JSON object ([`parse_memories`]).
+fn memories_from_map(map: &serde_json::Map<String, Value>) -> Result<Parsed<Memories>, String> {
     let mut memories = Memories::default();
     let mut dropped = Vec::new();
     let mut recognised = false;
-    for (key, entries) in &map {
+    for (key, entries) in map {
         let Some(category) = category_of(key) else {
             dropped.push(format!("unknown category: {key}"));
             continue;
@@ -353,7 +391,7 @@ pub fn parse_merge(
                     ));
                 }
             },
-            None => return parse_memories(text),
+            None => return memories_from_map(map),
         },
         other => {
             return Err(format!(
@@ -678,6 +716,57 @@ mod tests {
             Some(false)
         );
         assert_eq!(find_json_or_cut(r#"{"memory": [{"a": 1]"#), None);
+    }
+
+    #[test]
+    fn a_cut_reply_after_prose_with_brackets_is_still_repaired() {
+        let ops = r#"{"memory": [{"event": "ADD", "category": "project", "text": "Uses uv"}, {"event": "DELETE", "id": 2}, {"event": "ADD", "categ"#;
+        // Closed brackets in the prose before the reply, and an unclosed one.
+        for prose in ["See [the docs] (v2). ", "Answer [draft: "] {
+            let reply = format!("{prose}{ops}");
+            let (value, cut) = find_json_or_cut(&reply).unwrap();
+            assert!(cut, "{prose}");
+            assert_eq!(value["memory"].as_array().map(Vec::len), Some(2), "{prose}");
+            let parsed = parse_merge(&reply, &current()).unwrap();
+            assert_eq!(parsed.value.project, vec!["Uses uv"]);
+            assert_eq!(
+                parsed.value.changes,
+                vec![crate::EntryChange::Delete { id: 2 }]
+            );
+        }
+    }
+
+    #[test]
+    fn a_torn_element_is_dropped_whole_even_with_complete_lists_inside() {
+        // The torn UPDATE holds a list with a complete element: the UPDATE still goes.
+        let reply = r#"{"memory": [{"event": "DELETE", "id": 2}, {"event": "UPDATE", "id": 1, "text": "Use pnpm", "from": [{"m": 1}, {"m"#;
+        let (value, cut) = find_json_or_cut(reply).unwrap();
+        assert!(cut);
+        assert_eq!(
+            value,
+            serde_json::json!({"memory": [{"event": "DELETE", "id": 2}]})
+        );
+        // Nested lists that closed are kept inside a complete element.
+        let reply = r#"[{"a": [[1], [2]]}, {"b": [[3], ["#;
+        assert_eq!(
+            find_json_or_cut(reply),
+            Some((serde_json::json!([{"a": [[1], [2]]}]), true))
+        );
+    }
+
+    #[test]
+    fn a_whole_value_before_a_cut_one_wins() {
+        let reply = r#"{"memory": []} and again: {"memory": [{"event": "DELETE", "id": 2}, {"ev"#;
+        assert_eq!(
+            find_json_or_cut(reply),
+            Some((serde_json::json!({"memory": []}), false))
+        );
+        // Prose after a whole value, with brackets.
+        let reply = r#"{"memory": [{"event": "DELETE", "id": 2}]} (see [1] and [{"x": 1}, "#;
+        assert_eq!(
+            find_json_or_cut(reply).map(|(v, cut)| (v["memory"].as_array().map(Vec::len), cut)),
+            Some((Some(1), false))
+        );
     }
 
     #[test]

@@ -388,7 +388,14 @@ fn list_dir(dir: &MemoryDir, entries: &mut Vec<Entry>, out: &mut Scan) {
         };
         if !meta.is_file() {
             if !meta.is_dir() {
-                warn(out, &path, format!("{}; skipped", kind_of(&meta)));
+                warn(
+                    out,
+                    &path,
+                    format!(
+                        "{}; skipped",
+                        not_regular(mem_core::fsread::file_kind(&meta.file_type()))
+                    ),
+                );
             }
             continue;
         }
@@ -401,9 +408,11 @@ fn list_dir(dir: &MemoryDir, entries: &mut Vec<Entry>, out: &mut Scan) {
     }
 }
 
-fn kind_of(meta: &std::fs::Metadata) -> String {
-    match mem_core::fsread::file_kind(&meta.file_type()) {
-        "not a regular file" => "not a regular file".to_owned(),
+/// `not a regular file (a FIFO)` for a [`mem_core::fsread::file_kind`], without repeating
+/// the catch-all kind `not a regular file`.
+fn not_regular(kind: &str) -> String {
+    match kind {
+        "not a regular file" => kind.to_owned(),
         kind => format!("not a regular file ({kind})"),
     }
 }
@@ -420,7 +429,7 @@ pub(crate) fn read_note(
         truncated,
         modified,
     } = mem_core::fsread::read_prefix(path, MAX_NOTE_BYTES).map_err(|e| match e {
-        ReadError::NotAFile { kind } => format!("not a regular file ({kind}); skipped"),
+        ReadError::NotAFile { kind } => format!("{}; skipped", not_regular(kind)),
         ReadError::Io(e) => format!("cannot read: {e}; skipped"),
         other => format!("{other}; skipped"),
     })?;

@@ -214,16 +214,8 @@ pub fn run(args: &[String]) -> Result<bool> {
         cases.retain(|c| c.id.contains(f.as_str()));
     }
     let all_cases = cases.len();
-    if let Some(n) = sample.filter(|n| *n > 0 && *n < cases.len()) {
-        // N conversations spread evenly over the set (every file, both languages), in order.
-        let step = cases.len() as f64 / n as f64;
-        let picked: Vec<usize> = (0..n).map(|i| (i as f64 * step) as usize).collect();
-        cases = cases
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| picked.contains(i))
-            .map(|(_, c)| c)
-            .collect();
+    if let Some(n) = sample {
+        cases = super::sample_evenly(cases, n);
     }
     let llm: std::sync::Arc<dyn Llm> = if model {
         let env = |name: &str| std::env::var(name).ok();

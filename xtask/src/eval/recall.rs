@@ -143,16 +143,10 @@ pub fn run(args: &[String]) -> Result<bool> {
     }
     let mut queries = parse_queries(&set.join("queries.jsonl"))?;
     let all_queries = queries.len();
-    if let Some(n) = sample.filter(|n| *n > 0 && *n < queries.len()) {
-        // N queries spread evenly over the set (every kind), in order: for slow live models.
-        let step = queries.len() as f64 / n as f64;
-        let picked: Vec<usize> = (0..n).map(|i| (i as f64 * step) as usize).collect();
-        queries = queries
-            .into_iter()
-            .enumerate()
-            .filter(|(i, _)| picked.contains(i))
-            .map(|(_, q)| q)
-            .collect();
+    if let Some(n) = sample {
+        queries = super::sample_evenly(queries, n);
+    }
+    if queries.len() < all_queries {
         println!("a sample of {} of the {all_queries} queries", queries.len());
     }
     let mem = crate::golden::build_mem()?;
