@@ -30,7 +30,7 @@ mod load;
 mod merge;
 mod store;
 
-pub use clean::{Cleaned, MAX_ENTRY_CHARS, clean, one_off};
+pub use clean::{Cleaned, MAX_ENTRY_CHARS, clean, one_off, repeats_itself};
 pub use doc::{Document, Entry, HeadingStyle, ParseWarning, category_of_heading};
 pub use error::{Error, Result};
 pub use extract::{
