@@ -58,4 +58,6 @@ pub enum Command {
     Mcp(crate::cmd::mcp::McpArgs),
     /// Checkpoints of the memory state: create, list, show, restore (undo), rm.
     Checkpoint(crate::cmd::checkpoint::CheckpointArgs),
+    /// Skills from learnings: suggest groups of related memories, generate a SKILL.md.
+    Skill(crate::cmd::skill::SkillArgs),
 }

@@ -12,7 +12,7 @@
 //! connect_timeout_secs = 10
 //! max_retries = 3
 //!
-//! [llm.select]                # per job: summarize, extract, select
+//! [llm.select]                # per job: summarize, extract, select, skill
 //! model = "gpt-4o-mini"
 //! timeout_secs = 8
 //! ```
@@ -92,6 +92,8 @@ pub struct LlmSection {
     pub extract: Option<JobSection>,
     /// `[llm.select]`.
     pub select: Option<JobSection>,
+    /// `[llm.skill]`.
+    pub skill: Option<JobSection>,
 }
 
 impl LlmSection {
@@ -143,6 +145,7 @@ impl ConfigFile {
             ("[llm.summarize]".to_owned(), llm.summarize.clone()),
             ("[llm.extract]".to_owned(), llm.extract.clone()),
             ("[llm.select]".to_owned(), llm.select.clone()),
+            ("[llm.skill]".to_owned(), llm.skill.clone()),
         ];
         tables.into_iter().find_map(|(table, section)| {
             let section = section?;
@@ -163,6 +166,7 @@ impl ConfigFile {
             Job::Summarize => llm.summarize.as_ref(),
             Job::Extract => llm.extract.as_ref(),
             Job::Select => llm.select.as_ref(),
+            Job::Skill => llm.skill.as_ref(),
         }
     }
 
@@ -248,11 +252,11 @@ impl JobSettings {
     }
 }
 
-/// The resolved settings of the three jobs.
+/// The resolved settings of the four jobs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LlmSettings {
     /// One entry per job, in [`Job::ALL`] order.
-    pub jobs: [JobSettings; 3],
+    pub jobs: [JobSettings; 4],
 }
 
 impl LlmSettings {
@@ -294,11 +298,11 @@ impl LlmSettings {
                 ),
             });
         }
-        let mut jobs = Vec::with_capacity(3);
+        let mut jobs = Vec::with_capacity(Job::ALL.len());
         for job in Job::ALL {
             jobs.push(resolve_job(job, user, project, env)?);
         }
-        let jobs: [JobSettings; 3] = jobs.try_into().map_err(|_| LlmError::Config {
+        let jobs: [JobSettings; 4] = jobs.try_into().map_err(|_| LlmError::Config {
             message: "internal: wrong number of jobs".to_owned(),
         })?;
         Ok(LlmSettings { jobs })
@@ -310,6 +314,7 @@ impl LlmSettings {
             Job::Summarize => 0,
             Job::Extract => 1,
             Job::Select => 2,
+            Job::Skill => 3,
         }]
     }
 
@@ -321,7 +326,8 @@ impl LlmSettings {
             self.job(Job::Summarize).engine()?,
             self.job(Job::Extract).engine()?,
             self.job(Job::Select).engine()?,
-        ))
+        )
+        .with_skill(self.job(Job::Skill).engine()?))
     }
 }
 

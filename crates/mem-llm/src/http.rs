@@ -34,12 +34,13 @@ pub struct CallPolicy {
 
 impl CallPolicy {
     /// Defaults per job: summarize 120 s, extract 60 s, select 8 s (the seed's selector
-    /// timeout); connect 10 s (select: 3 s); 3 retries; backoff from 500 ms up to 8 s.
+    /// timeout), skill 120 s; connect 10 s (select: 3 s); 3 retries; backoff from 500 ms up to 8 s.
     pub fn for_job(job: crate::Job) -> CallPolicy {
         let (timeout, connect) = match job {
             crate::Job::Summarize => (120, 10),
             crate::Job::Extract => (60, 10),
             crate::Job::Select => (8, 3),
+            crate::Job::Skill => (120, 10),
         };
         CallPolicy {
             connect_timeout: Duration::from_secs(connect),

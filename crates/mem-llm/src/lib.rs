@@ -1,10 +1,11 @@
 //! The one place mewmem talks to models (beyond the seed's card): the three model jobs of MewCode
 //! seed 000 — summarising the old prefix when compacting (§2), extracting memories after a turn
-//! (§3), choosing which memory files to recall (§4) — behind one trait, [`Llm`].
+//! (§3), choosing which memory files to recall (§4) — and the fourth of seed 003, writing a skill
+//! from related memories ("自动 Skills"), behind one trait, [`Llm`].
 //!
 //! - [`OfflineEngine`]: deterministic, no network, the default. Summary = the OMC statistics
 //!   summary (seed 003) plus requests, files, commands and errors; extraction = cue-word rules and
-//!   project facts; selection = BM25.
+//!   project facts; selection = BM25; skill = a template, one step or pitfall per memory.
 //! - [`ModelEngine`]: one HTTP [`Provider`] (OpenAI-compatible `/chat/completions` or Anthropic
 //!   `/v1/messages`) under a [`CallPolicy`] (deadline, retries with backoff and jitter,
 //!   `Retry-After`); an unusable reply falls back to the offline engine and says so.
@@ -34,5 +35,6 @@ pub use offline::OfflineEngine;
 pub use provider::{ApiKey, Provider, ProviderKind, is_hosted_url};
 pub use types::{
     Candidate, CurrentEntry, DEFAULT_SELECT_LIMIT, EntryChange, ExtractRequest, Job, Memories,
-    MemoryCategory, Reply, SelectRequest, Selection, SummarizeRequest, Summary,
+    MemoryCategory, Reply, SelectRequest, Selection, SkillDraft, SkillPoint, SkillRequest,
+    SkillSource, SummarizeRequest, Summary,
 };

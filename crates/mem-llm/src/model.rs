@@ -8,11 +8,14 @@ use crate::engine::{BoxFuture, Llm};
 use crate::error::{LlmError, Result};
 use crate::http::CallPolicy;
 use crate::offline::OfflineEngine;
-use crate::parse::{check_summary, parse_merge, parse_selection};
-use crate::prompt::{ChatRequest, extract_request, select_request, summarize_request};
+use crate::parse::{check_summary, parse_merge, parse_selection, parse_skill};
+use crate::prompt::{
+    ChatRequest, extract_request, select_request, skill_request, summarize_request,
+};
 use crate::provider::Provider;
 use crate::types::{
-    ExtractRequest, Job, Memories, Reply, SelectRequest, Selection, SummarizeRequest, Summary,
+    ExtractRequest, Job, Memories, Reply, SelectRequest, Selection, SkillDraft, SkillRequest,
+    SummarizeRequest, Summary,
 };
 
 /// One provider and model answering the jobs, under one call policy.
@@ -196,6 +199,69 @@ impl ModelEngine {
             )),
         }
     }
+
+    /// Drafts a skill through the model ([`parse_skill`]: source ids the model invents are
+    /// dropped and reported, a point citing no source is dropped). Points that look like
+    /// secrets are dropped and reported without their text. A junk reply: the offline template
+    /// answers, [`Reply::fallback`] says why. No call is made for an empty group.
+    pub async fn skill_async(&self, request: &SkillRequest) -> Result<Reply<SkillDraft>> {
+        if request.sources.is_empty() {
+            return Ok(self.reply(OfflineEngine.skill_now(request), Vec::new()));
+        }
+        let text = match self
+            .provider
+            .complete(&skill_request(request), &self.policy)
+            .await
+        {
+            Ok(text) => text,
+            Err(e) if e.is_unusable_reply() => {
+                return Ok(self.fallback(OfflineEngine.skill_now(request), e.to_string()));
+            }
+            Err(e) => return Err(e),
+        };
+        match parse_skill(&text, &request.sources) {
+            Ok(parsed) => {
+                let mut draft = parsed.value;
+                let mut dropped = parsed.dropped;
+                for (key, list) in [
+                    ("steps", &mut draft.steps),
+                    ("pitfalls", &mut draft.pitfalls),
+                ] {
+                    let before = list.len();
+                    list.retain(|p| !crate::offline::looks_like_secret(&p.text));
+                    if list.len() < before {
+                        dropped.push(format!(
+                            "{key}: {} point(s) that look like secrets",
+                            before - list.len()
+                        ));
+                    }
+                }
+                if crate::offline::looks_like_secret(&draft.description) {
+                    dropped.push("the description looks like a secret".to_owned());
+                    draft.description = crate::offline::skill::describe(request);
+                }
+                if draft.steps.is_empty() && draft.pitfalls.is_empty() {
+                    return Ok(self.fallback(
+                        OfflineEngine.skill_now(request),
+                        LlmError::Unusable {
+                            job: "skill",
+                            reason: "no usable step or pitfall".to_owned(),
+                        }
+                        .to_string(),
+                    ));
+                }
+                Ok(self.reply(draft, dropped))
+            }
+            Err(reason) => Ok(self.fallback(
+                OfflineEngine.skill_now(request),
+                LlmError::Unusable {
+                    job: "skill",
+                    reason,
+                }
+                .to_string(),
+            )),
+        }
+    }
 }
 
 impl Llm for ModelEngine {
@@ -220,6 +286,10 @@ impl Llm for ModelEngine {
     fn select<'a>(&'a self, request: &'a SelectRequest) -> BoxFuture<'a, Result<Reply<Selection>>> {
         Box::pin(self.select_async(request))
     }
+
+    fn skill<'a>(&'a self, request: &'a SkillRequest) -> BoxFuture<'a, Result<Reply<SkillDraft>>> {
+        Box::pin(self.skill_async(request))
+    }
 }
 
 /// A possibly different engine per job (a cheap model for selection, say). Built from resolved
@@ -229,6 +299,7 @@ pub struct Router {
     summarize: Arc<dyn Llm>,
     extract: Arc<dyn Llm>,
     select: Arc<dyn Llm>,
+    skill: Arc<dyn Llm>,
 }
 
 impl std::fmt::Debug for Router {
@@ -237,6 +308,7 @@ impl std::fmt::Debug for Router {
             .field("summarize", &self.summarize.engine_name(Job::Summarize))
             .field("extract", &self.extract.engine_name(Job::Extract))
             .field("select", &self.select.engine_name(Job::Select))
+            .field("skill", &self.skill.engine_name(Job::Skill))
             .finish()
     }
 }
@@ -254,17 +326,25 @@ impl Router {
         Router {
             summarize: engine.clone(),
             extract: engine.clone(),
-            select: engine,
+            select: engine.clone(),
+            skill: engine,
         }
     }
 
-    /// One engine per job.
+    /// One engine per seed job; the skill job on the offline engine (see [`Router::with_skill`]).
     pub fn new(summarize: Arc<dyn Llm>, extract: Arc<dyn Llm>, select: Arc<dyn Llm>) -> Self {
         Router {
             summarize,
             extract,
             select,
+            skill: Arc::new(OfflineEngine),
         }
+    }
+
+    /// The same router with `engine` answering the skill job.
+    pub fn with_skill(mut self, engine: Arc<dyn Llm>) -> Self {
+        self.skill = engine;
+        self
     }
 
     /// The engine answering `job`.
@@ -273,6 +353,7 @@ impl Router {
             Job::Summarize => &self.summarize,
             Job::Extract => &self.extract,
             Job::Select => &self.select,
+            Job::Skill => &self.skill,
         }
     }
 }
@@ -298,5 +379,9 @@ impl Llm for Router {
 
     fn select<'a>(&'a self, request: &'a SelectRequest) -> BoxFuture<'a, Result<Reply<Selection>>> {
         self.select.select(request)
+    }
+
+    fn skill<'a>(&'a self, request: &'a SkillRequest) -> BoxFuture<'a, Result<Reply<SkillDraft>>> {
+        self.skill.skill(request)
     }
 }

@@ -550,6 +550,114 @@ fn parse_memories_markdown(text: &str) -> Option<Parsed<Memories>> {
     })
 }
 
+/// Parses a skill reply: `{"name", "description", "steps": [{"text", "sources": [ids]}],
+/// "pitfalls": [...]}` (a point may also be a bare string, then it cites no source and is
+/// dropped). Source ids not among `sources` are dropped and reported; a point left without a
+/// source is dropped (every point must be traceable); text is put on one line, `<`/`>` removed.
+///
+/// Errors (as a reason string): no JSON object; an empty description; no step and no pitfall
+/// left.
+pub fn parse_skill(
+    text: &str,
+    sources: &[crate::SkillSource],
+) -> Result<Parsed<crate::SkillDraft>, String> {
+    let value = find_json(text).ok_or_else(|| "no JSON found in the reply".to_owned())?;
+    let Value::Object(map) = value else {
+        return Err(format!(
+            "expected a JSON object, found {}",
+            type_name(&value)
+        ));
+    };
+    let clean = |s: &str| {
+        s.replace(['<', '>'], "")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let name = map
+        .get("name")
+        .and_then(Value::as_str)
+        .map(clean)
+        .unwrap_or_default();
+    let description = map
+        .get("description")
+        .and_then(Value::as_str)
+        .map(clean)
+        .unwrap_or_default();
+    if description.is_empty() {
+        return Err("the reply has no description".to_owned());
+    }
+    let mut dropped = Vec::new();
+    let mut lists = [Vec::new(), Vec::new()];
+    for (key, out) in ["steps", "pitfalls"].into_iter().zip(lists.iter_mut()) {
+        let items = match map.get(key) {
+            None | Some(Value::Null) => continue,
+            Some(Value::Array(items)) => items,
+            Some(other) => {
+                return Err(format!(
+                    "`{key}` should be a list, found {}",
+                    type_name(other)
+                ));
+            }
+        };
+        for item in items {
+            let Value::Object(point) = item else {
+                dropped.push(format!("{key}: a point without sources: {item}"));
+                continue;
+            };
+            let text = point
+                .get("text")
+                .and_then(Value::as_str)
+                .map(clean)
+                .unwrap_or_default();
+            if text.is_empty() {
+                dropped.push(format!("{key}: a point without text"));
+                continue;
+            }
+            let mut cited: Vec<String> = Vec::new();
+            let raw: Vec<&Value> = match point.get("sources").or_else(|| point.get("source")) {
+                Some(Value::Array(ids)) => ids.iter().collect(),
+                Some(one @ Value::String(_)) => vec![one],
+                _ => Vec::new(),
+            };
+            for id in raw {
+                let Some(id) = id.as_str().map(str::trim) else {
+                    dropped.push(format!("{key}: a source of the wrong type: {id}"));
+                    continue;
+                };
+                if !sources.iter().any(|s| s.id == id) {
+                    dropped.push(format!("{key}: not a source id: {id}"));
+                    continue;
+                }
+                if !cited.iter().any(|c| c == id) {
+                    cited.push(id.to_owned());
+                }
+            }
+            if cited.is_empty() {
+                dropped.push(format!("{key}: a point citing no source: {text}"));
+                continue;
+            }
+            out.push(crate::SkillPoint {
+                text,
+                sources: cited,
+            });
+        }
+    }
+    let [steps, pitfalls] = lists;
+    if steps.is_empty() && pitfalls.is_empty() {
+        return Err("the reply has no step and no pitfall citing a source".to_owned());
+    }
+    Ok(Parsed {
+        value: crate::SkillDraft {
+            name,
+            description,
+            steps,
+            pitfalls,
+        },
+        dropped,
+    })
+}
+
 fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",

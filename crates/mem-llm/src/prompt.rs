@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use crate::types::{ExtractRequest, Job, SelectRequest, SummarizeRequest};
 
 /// Version of the prompt set; part of every request's provenance.
-pub const PROMPT_VERSION: &str = "v2";
+pub const PROMPT_VERSION: &str = "v3";
 
 /// System prompt of the summarize job (`prompts/summarize.v1.md`).
 pub const SUMMARIZE_PROMPT: &str = include_str!("../prompts/summarize.v1.md");
@@ -16,6 +16,9 @@ pub const SUMMARIZE_PROMPT: &str = include_str!("../prompts/summarize.v1.md");
 pub const EXTRACT_PROMPT: &str = include_str!("../prompts/extract.v2.md");
 /// System prompt of the select job (`prompts/select.v1.md`); `{limit}` is replaced.
 pub const SELECT_PROMPT: &str = include_str!("../prompts/select.v1.md");
+
+/// System prompt of the skill job (`prompts/skill.v1.md`): a skill from related memories.
+pub const SKILL_PROMPT: &str = include_str!("../prompts/skill.v1.md");
 
 /// Characters kept of one tool input / tool result / text block in a rendered transcript.
 pub const MAX_BLOCK_CHARS: usize = 2_000;
@@ -28,6 +31,12 @@ pub const SUMMARIZE_MAX_TOKENS: u32 = 1_024;
 pub const EXTRACT_MAX_TOKENS: u32 = 768;
 /// See [`SUMMARIZE_MAX_TOKENS`].
 pub const SELECT_MAX_TOKENS: u32 = 256;
+/// See [`SUMMARIZE_MAX_TOKENS`].
+pub const SKILL_MAX_TOKENS: u32 = 1_536;
+/// Characters kept of one memory's text in a skill request.
+pub const SKILL_SOURCE_MAX_CHARS: usize = 1_500;
+/// Memories sent in one skill request (the most relevant first).
+pub const SKILL_MAX_SOURCES: usize = 40;
 
 /// A provider-neutral chat request: one system prompt and one user message.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,6 +59,7 @@ pub fn template(job: Job) -> &'static str {
         Job::Summarize => SUMMARIZE_PROMPT,
         Job::Extract => EXTRACT_PROMPT,
         Job::Select => SELECT_PROMPT,
+        Job::Skill => SKILL_PROMPT,
     }
 }
 
@@ -254,6 +264,73 @@ pub fn select_request(request: &SelectRequest) -> ChatRequest {
         ),
         max_tokens: SELECT_MAX_TOKENS,
         schema: Some(select_schema(request)),
+    }
+}
+
+/// The JSON schema of a skill reply: `name`, `description` (at most 1,024 characters), `steps`
+/// and `pitfalls`, lists of `{text, sources}` whose sources are an enum of the request's ids
+/// (so a server that enforces the schema cannot invent one).
+pub fn skill_schema(request: &crate::SkillRequest) -> Value {
+    let ids: Vec<&str> = request
+        .sources
+        .iter()
+        .take(SKILL_MAX_SOURCES)
+        .map(|s| s.id.as_str())
+        .collect();
+    let point = json!({
+        "type": "object",
+        "properties": {
+            "text": {"type": "string", "maxLength": 400},
+            "sources": {"type": "array", "items": {"type": "string", "enum": ids}, "minItems": 1},
+        },
+        "required": ["text", "sources"],
+        "additionalProperties": false,
+    });
+    json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "maxLength": 64},
+            "description": {"type": "string", "maxLength": 1024},
+            "steps": {"type": "array", "items": point.clone(), "maxItems": 20},
+            "pitfalls": {"type": "array", "items": point, "maxItems": 20},
+        },
+        "required": ["name", "description", "steps", "pitfalls"],
+        "additionalProperties": false,
+    })
+}
+
+/// The request for a skill: the proposed name, the topic and the memories, each as
+/// `- <id> [<kind>, <category>, tags: a, b] <title>: <text>` (text on one line, cut at
+/// [`SKILL_SOURCE_MAX_CHARS`]; at most [`SKILL_MAX_SOURCES`] memories).
+pub fn skill_request(request: &crate::SkillRequest) -> ChatRequest {
+    let mut list = String::new();
+    for s in request.sources.iter().take(SKILL_MAX_SOURCES) {
+        let mut about = vec![s.kind.clone()];
+        if let Some(c) = &s.category {
+            about.push(c.clone());
+        }
+        if !s.tags.is_empty() {
+            about.push(format!("tags: {}", s.tags.join(", ")));
+        }
+        let text = s.text.split_whitespace().collect::<Vec<_>>().join(" ");
+        list.push_str(&format!(
+            "- {} [{}] {}: {}\n",
+            s.id,
+            about.join(", "),
+            s.title.trim(),
+            cut(&text, SKILL_SOURCE_MAX_CHARS)
+        ));
+    }
+    ChatRequest {
+        job: Job::Skill,
+        system: SKILL_PROMPT.to_owned(),
+        user: format!(
+            "Proposed name: {}\nTopic: {}\n\nMemories:\n{list}",
+            request.name,
+            request.topic.trim()
+        ),
+        max_tokens: SKILL_MAX_TOKENS,
+        schema: Some(skill_schema(request)),
     }
 }
 

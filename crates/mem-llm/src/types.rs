@@ -15,11 +15,14 @@ pub enum Job {
     Extract,
     /// Choose which memory files to recall for a query (recall selector, seed 000 §4).
     Select,
+    /// Write a skill (`SKILL.md`: name, description, steps, pitfalls) from a group of related
+    /// memories (seed 003 "自动 Skills — 从经验自动生成 Skill"; `docs/SKILLS.md`).
+    Skill,
 }
 
 impl Job {
     /// All jobs, in a stable order.
-    pub const ALL: [Job; 3] = [Job::Summarize, Job::Extract, Job::Select];
+    pub const ALL: [Job; 4] = [Job::Summarize, Job::Extract, Job::Select, Job::Skill];
 
     /// The lowercase name used in configuration sections and output.
     pub fn as_str(self) -> &'static str {
@@ -27,6 +30,7 @@ impl Job {
             Job::Summarize => "summarize",
             Job::Extract => "extract",
             Job::Select => "select",
+            Job::Skill => "skill",
         }
     }
 }
@@ -295,4 +299,55 @@ impl<T> Reply<T> {
             dropped: Vec::new(),
         }
     }
+}
+
+/// One memory a skill is drawn from: a learning, a `memories.md` entry or a note.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SkillSource {
+    /// Its memory id (`L42`, `M3f9a0c1e`, `N:project/testing.md`); the draft's points cite it.
+    pub id: String,
+    /// `learning`, `entry` or `note`.
+    pub kind: String,
+    /// A title (a learning's title, a note's name, an entry's category heading).
+    pub title: String,
+    /// Its text (secrets already redacted; a note's body without its frontmatter).
+    pub text: String,
+    /// Its category (a learning's category, an entry's category key, a note's `type`), if any.
+    pub category: Option<String>,
+    /// Its tags (learnings only).
+    pub tags: Vec<String>,
+}
+
+/// Write a skill from a group of related memories.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkillRequest {
+    /// The name the caller proposes (lowercase, digits and hyphens); the model may propose a
+    /// better one, which the caller makes safe again.
+    pub name: String,
+    /// What the group is about, in a few words (its characteristic terms).
+    pub topic: String,
+    /// The memories, most relevant first.
+    pub sources: Vec<SkillSource>,
+}
+
+/// One step or pitfall of a skill, with the memories it comes from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SkillPoint {
+    /// One instruction, one line.
+    pub text: String,
+    /// Ids of the [`SkillSource`]s it is drawn from (at least one; each one of the request's).
+    pub sources: Vec<String>,
+}
+
+/// A skill as a model or the offline template drafts it; the caller renders `SKILL.md`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SkillDraft {
+    /// Proposed name (made safe by the caller).
+    pub name: String,
+    /// When to use the skill (frontmatter `description`; at most 1,024 characters).
+    pub description: String,
+    /// What to do, in order.
+    pub steps: Vec<SkillPoint>,
+    /// What goes wrong and how to avoid it.
+    pub pitfalls: Vec<SkillPoint>,
 }

@@ -10,7 +10,7 @@ use mem_core::{ContentBlock, Message, Role};
 use mem_llm::prompt::{ChatRequest, SUMMARIZE_PROMPT};
 use mem_llm::{
     ApiKey, CallPolicy, Candidate, ExtractRequest, Job, Llm, LlmError, ModelEngine, Provider,
-    ProviderKind, SelectRequest, SummarizeRequest,
+    ProviderKind, SelectRequest, SkillRequest, SkillSource, SummarizeRequest,
 };
 use serde_json::{Value, json};
 use wiremock::matchers::{header, method, path};
@@ -646,5 +646,104 @@ async fn redirects_are_not_followed_and_the_key_stays_home() {
             );
             server.verify().await;
         }
+    }
+}
+
+fn skill_request() -> SkillRequest {
+    let source = |id: &str, title: &str, text: &str, category: &str| SkillSource {
+        id: id.into(),
+        kind: "learning".into(),
+        title: title.into(),
+        text: text.into(),
+        category: Some(category.into()),
+        tags: vec!["db".into()],
+    };
+    SkillRequest {
+        name: "database-migrations".into(),
+        topic: "database migrations".into(),
+        sources: vec![
+            source(
+                "L1",
+                "Run migrations",
+                "Run sqlx migrate run before cargo test.",
+                "tip",
+            ),
+            source(
+                "L2",
+                "Lock timeout",
+                "Migrations time out while the dev server holds a lock.",
+                "error",
+            ),
+        ],
+    }
+}
+
+#[tokio::test]
+async fn skill_job_sends_the_memories_and_keeps_only_cited_points() {
+    for kind in KINDS {
+        let server = MockServer::start().await;
+        let text = r#"Sure. {"name": "db-migrations", "description": "Use when <b>changing</b> the schema.",
+            "steps": [{"text": "Run sqlx migrate run first.", "sources": ["L1", "L99"]},
+                      {"text": "Ask the DBA.", "sources": ["L42"]}],
+            "pitfalls": [{"text": "Stop the dev server: it holds the lock.", "sources": ["L2"]},
+                         {"text": "Use key sk-proj-Zx8Cv7Bn6Mq5Wl4Ek3Rj2Th1Yg0Uf9Id8Os7", "sources": ["L2"]}]}"#;
+        mount_ok(&server, kind, text).await;
+        let reply = engine(kind, &server, fast_policy())
+            .skill(&skill_request())
+            .await
+            .expect("skill");
+        assert_eq!(reply.fallback, None);
+        assert_eq!(reply.engine, format!("{kind}:test-model"));
+        let draft = reply.value;
+        assert_eq!(draft.name, "db-migrations");
+        assert_eq!(draft.description, "Use when bchanging/b the schema.");
+        assert_eq!(draft.steps.len(), 1);
+        assert_eq!(draft.steps[0].sources, vec!["L1"]);
+        assert_eq!(draft.pitfalls.len(), 1);
+        assert_eq!(
+            draft.pitfalls[0].text,
+            "Stop the dev server: it holds the lock."
+        );
+        assert_eq!(
+            reply.dropped,
+            vec![
+                "steps: not a source id: L99",
+                "steps: not a source id: L42",
+                "steps: a point citing no source: Ask the DBA.",
+                "pitfalls: 1 point(s) that look like secrets",
+            ]
+        );
+        let requests = received(&server).await;
+        assert_eq!(requests.len(), 1);
+        let body: Value = serde_json::from_slice(&requests[0].body).expect("json");
+        let sent = body.to_string();
+        assert!(sent.contains("L1 [learning, tip, tags: db] Run migrations: Run sqlx migrate run"));
+        assert!(sent.contains("Proposed name: database-migrations"));
+        assert_eq!(body["max_tokens"], 1536);
+        if kind == ProviderKind::OpenAi {
+            assert_eq!(
+                body["response_format"]["json_schema"]["schema"]["properties"]["steps"]["items"]["properties"]
+                    ["sources"]["items"]["enum"],
+                json!(["L1", "L2"])
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn skill_job_falls_back_to_the_template_on_junk() {
+    for kind in KINDS {
+        let server = MockServer::start().await;
+        mount_ok(&server, kind, "I cannot help with that.").await;
+        let request = skill_request();
+        let reply = engine(kind, &server, fast_policy())
+            .skill(&request)
+            .await
+            .expect("skill");
+        let reason = reply.fallback.clone().unwrap_or_default();
+        assert!(reason.contains("no JSON found"), "{reason}");
+        assert_eq!(reply.value, mem_llm::OfflineEngine.skill_now(&request));
+        assert_eq!(reply.value.steps[0].sources, vec!["L1"]);
+        assert_eq!(reply.value.pitfalls[0].sources, vec!["L2"]);
     }
 }

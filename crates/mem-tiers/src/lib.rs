@@ -7,6 +7,7 @@
 //!   [`AnyStore`] either, chosen by a [`StoreLocation`].
 //! - [`index`]: documents from `memories.md` entries and memory notes, kept in step with their
 //!   files ([`index::sync`]).
+//! - [`skill`]: skills from learnings (`mem skill suggest|generate`, `docs/SKILLS.md`).
 //! - [`MemoryManager`]: `from_project`, Tier 0 / Tier 1 / Tier 2, `recall`, learnings by
 //!   category, the short-term view over the latest session, `forget`, `clean`, export/import.
 //!
@@ -26,6 +27,7 @@ pub mod project;
 pub mod query;
 mod rows;
 pub mod schema;
+pub mod skill;
 mod sqlite;
 mod store;
 pub mod tiers;

@@ -13,6 +13,7 @@ pub mod memory_store;
 pub mod note;
 pub mod recall;
 pub mod session;
+pub mod skill;
 
 use anyhow::Result;
 
@@ -34,5 +35,6 @@ pub async fn run(command: Command, settings: &Settings) -> Result<()> {
         Command::Memory(args) => memory::run(args, settings),
         Command::Mcp(args) => mcp::run(args, settings).await,
         Command::Checkpoint(args) => checkpoint::run(args, settings),
+        Command::Skill(args) => skill::run(args, settings).await,
     }
 }

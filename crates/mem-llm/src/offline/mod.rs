@@ -5,6 +5,7 @@
 
 mod extract;
 mod select;
+pub mod skill;
 mod summarize;
 mod synonyms;
 mod text;
@@ -55,7 +56,8 @@ pub(crate) fn salient_words(messages: &[mem_core::Message]) -> std::collections:
 use crate::engine::{BoxFuture, Llm};
 use crate::error::Result;
 use crate::types::{
-    ExtractRequest, Job, Memories, Reply, SelectRequest, Selection, SummarizeRequest, Summary,
+    ExtractRequest, Job, Memories, Reply, SelectRequest, Selection, SkillDraft, SkillRequest,
+    SummarizeRequest, Summary,
 };
 
 /// The offline engine. Stateless and cheap to copy.
@@ -80,6 +82,11 @@ impl OfflineEngine {
         Selection {
             ids: select(&request.query, &request.candidates, request.limit),
         }
+    }
+
+    /// Drafts a skill without a model (see [`skill::draft`]).
+    pub fn skill_now(&self, request: &SkillRequest) -> SkillDraft {
+        skill::draft(request)
     }
 }
 
@@ -106,6 +113,11 @@ impl Llm for OfflineEngine {
 
     fn select<'a>(&'a self, request: &'a SelectRequest) -> BoxFuture<'a, Result<Reply<Selection>>> {
         let reply = Reply::offline(self.select_now(request));
+        Box::pin(async move { Ok(reply) })
+    }
+
+    fn skill<'a>(&'a self, request: &'a SkillRequest) -> BoxFuture<'a, Result<Reply<SkillDraft>>> {
+        let reply = Reply::offline(self.skill_now(request));
         Box::pin(async move { Ok(reply) })
     }
 }
