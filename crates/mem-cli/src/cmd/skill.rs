@@ -105,6 +105,7 @@ pub fn skill_settings(settings: &Settings) -> Result<SkillSettings> {
         min_sessions: Option<usize>,
     }
     let mut out = SkillSettings::default();
+    let [_, project_file] = crate::config::config_paths(settings);
     for path in crate::config::config_paths(settings) {
         let read = match mem_instructions::read_capped(&path, crate::config::MAX_CONFIG_BYTES) {
             Ok(r) => r,
@@ -121,6 +122,21 @@ pub fn skill_settings(settings: &Settings) -> Result<SkillSettings> {
         if let Some(d) = section.dir {
             if d.trim().is_empty() {
                 bail!("{}: skills.dir is empty", path.display());
+            }
+            // A project's config comes with the repository: it may not send writes outside it.
+            let escapes = d.starts_with("~/")
+                || std::path::Path::new(&d).components().any(|c| {
+                    !matches!(
+                        c,
+                        std::path::Component::Normal(_) | std::path::Component::CurDir
+                    )
+                });
+            if path == project_file && escapes {
+                bail!(
+                    "{}: skills.dir = {d:?} is refused: a project's config may only name a folder \
+                     inside the project; set it in ~/.mewcode/config.toml or pass --dir",
+                    path.display()
+                );
             }
             out.dir = Some(match d.strip_prefix("~/") {
                 Some(rest) => settings.home.join(rest),
