@@ -57,6 +57,19 @@ pub enum Error {
         /// The cause.
         source: std::io::Error,
     },
+    /// Another process held a notes folder's lock ([`crate::NOTES_LOCK_FILE`]) too long: a
+    /// checkpoint restore putting notes back, or another writer.
+    #[error(
+        "the notes folder is busy (lock {} held by another process for {waited_ms} ms): nothing \
+         was written; try again",
+        path.display()
+    )]
+    Locked {
+        /// The lock file.
+        path: PathBuf,
+        /// How long it waited.
+        waited_ms: u64,
+    },
     /// The per-session record of surfaced notes does not parse.
     #[error("{}: not a recall record ({reason})", path.display())]
     BadRecord {

@@ -28,8 +28,8 @@ mod surfaced;
 pub use error::{Error, Result};
 pub use frontmatter::{FRONTMATTER_MAX_LINES, Frontmatter, MemoryFile};
 pub use note::{
-    MAX_STEM_CHARS, NOTE_TYPES, NewNote, Written, file_name_for, read_note, remove_note,
-    render_note, write_note,
+    MAX_STEM_CHARS, NOTE_TYPES, NOTES_LOCK_FILE, NOTES_LOCK_TIMEOUT, NewNote, NotesLock, Written,
+    file_name_for, lock_notes, read_note, remove_note, render_note, write_note,
 };
 pub use recall::{
     Prefetch, Recall, RecallOptions, Recalled, SELECT_DEADLINE, prefetch, recall,

@@ -137,7 +137,8 @@ fn one_line(s: &str) -> String {
 /// Writes `note` into the directory of `scope` (created when missing) as
 /// [`file_name_for`]`(name)`, atomically: a temporary file in the same directory, fsync, then a
 /// link to the final name that fails when the name exists (so a concurrent writer is never
-/// overwritten), or a rename over it with `overwrite`; then the directory is fsynced.
+/// overwritten), or a rename over it with `overwrite`; then the directory is fsynced. The
+/// folder's lock ([`lock_notes`]) is held meanwhile.
 ///
 /// Name, description and body pass [`secrets::redact`] first. Errors: [`Error::InvalidNote`]
 /// (empty name or description, a type not in [`NOTE_TYPES`]), [`Error::Exists`] without
@@ -181,6 +182,7 @@ pub fn write_note(
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."));
     std::fs::create_dir_all(&dir).map_err(|e| Error::io("cannot create", &dir, e))?;
+    let _lock = lock_notes(&dir, NOTES_LOCK_TIMEOUT)?;
     let replaced = write_atomic(&dir, &path, render_note(&clean).as_bytes(), overwrite)?;
     Ok(Written {
         id,
@@ -188,6 +190,51 @@ pub fn write_note(
         withheld,
         replaced,
     })
+}
+
+/// The lock file of a notes folder: every note writer (`write_note`, `remove_note`, a
+/// checkpoint restore, an archive import) holds an exclusive flock on it while it changes the
+/// folder, so a restore putting notes back never interleaves with `mem note add`.
+pub const NOTES_LOCK_FILE: &str = ".notes.lock";
+
+/// How long a note writer waits for the folder's lock (a restore holds it for its whole apply).
+pub const NOTES_LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// An exclusive lock on a notes folder, released when dropped.
+#[derive(Debug)]
+pub struct NotesLock {
+    _file: File,
+}
+
+/// Takes the exclusive lock of the notes folder `dir` ([`NOTES_LOCK_FILE`]; the folder is
+/// created when missing), waiting up to `timeout`.
+///
+/// Errors: [`Error::Locked`] after `timeout`; I/O errors naming the lock file.
+pub fn lock_notes(dir: &Path, timeout: std::time::Duration) -> Result<NotesLock> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io("cannot create", dir, e))?;
+    let path = dir.join(NOTES_LOCK_FILE);
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::io("cannot open", &path, e))?;
+    let start = std::time::Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(NotesLock { _file: file }),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                if start.elapsed() >= timeout {
+                    return Err(Error::Locked {
+                        path,
+                        waited_ms: start.elapsed().as_millis() as u64,
+                    });
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("cannot lock", &path, e)),
+        }
+    }
 }
 
 /// Writes `bytes` to `path` through a temp file in `dir`. Returns whether a file was replaced.
@@ -261,6 +308,10 @@ pub fn remove_note(dirs: &MemoryDirs, id: &NoteId) -> Result<PathBuf> {
         Err(e) => Err(Error::io("cannot read", path, e)),
         Ok(m) if !(m.is_file() || m.file_type().is_symlink()) => Err(Error::NotRegular { path }),
         Ok(_) => {
+            let _lock = match path.parent() {
+                Some(dir) => Some(lock_notes(dir, NOTES_LOCK_TIMEOUT)?),
+                None => None,
+            };
             std::fs::remove_file(&path).map_err(|e| Error::io("cannot remove", &path, e))?;
             if let Some(dir) = path.parent() {
                 sync_dir(dir);

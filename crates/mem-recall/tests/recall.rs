@@ -456,8 +456,11 @@ fn notes_are_written_once_with_secrets_withheld_and_removed_by_id() {
     assert_eq!(s.notes[0].kind.as_deref(), Some("reference"));
     let leftovers: Vec<_> = std::fs::read_dir(w.path.parent().unwrap())
         .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != mem_recall::NOTES_LOCK_FILE)
         .collect();
-    assert_eq!(leftovers.len(), 1, "no temporary file left");
+    assert_eq!(leftovers.len(), 1, "no temporary file left: {leftovers:?}");
     remove_note(&dirs, &w.id).unwrap();
     assert!(!w.path.exists());
     assert!(matches!(

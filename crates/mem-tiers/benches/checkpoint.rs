@@ -109,6 +109,7 @@ fn checkpoints(p: &Project) -> Checkpoints {
         database: Some(MemoryConfig::for_home(&p.home).database_path()),
         busy_timeout: Duration::from_secs(5),
         lock_timeout: Duration::from_secs(30),
+        extra_note_dirs: Vec::new(),
     })
     .unwrap()
 }

@@ -48,8 +48,13 @@ impl Env {
             database: Some(self.mconfig().database_path()),
             busy_timeout: Duration::from_secs(5),
             lock_timeout: Duration::from_millis(300),
+            extra_note_dirs: vec![self.extra()],
         })
         .unwrap()
+    }
+    /// An extra note folder (`[recall] dirs`, scope `extra0`), e.g. a Claude Code memory folder.
+    fn extra(&self) -> PathBuf {
+        self.home.join("claude-memory")
     }
     fn auto(&self) -> AutoMemory {
         AutoMemory::new(&self.project, &self.home, AutoOptions::default())
@@ -93,7 +98,11 @@ impl Env {
                 }
             }
             if let Ok(rd) = fs::read_dir(dir.join("memory")) {
-                for e in rd.flatten() {
+                // Hidden files are bookkeeping (the notes folder's lock), not memories.
+                for e in rd
+                    .flatten()
+                    .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+                {
                     out.push((
                         format!("{label}/memory/{}", e.file_name().to_string_lossy()),
                         fs::read(e.path()).unwrap(),
@@ -480,4 +489,218 @@ fn user_preferences_changed_alone_are_restored_with_the_user_level() {
     let prefs = mm.preferences().unwrap();
     assert_eq!(prefs.get("language").map(String::as_str), Some("Rust"));
     assert!(!prefs.contains_key("editor"), "{prefs:?}");
+}
+
+fn extra_files(env: &Env) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = fs::read_dir(env.extra())
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".md"))
+                .map(|e| {
+                    (
+                        e.file_name().to_string_lossy().into_owned(),
+                        fs::read(e.path()).unwrap(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+fn leftovers(dir: &Path) -> Vec<String> {
+    fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.contains(".restore-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_failed_rename_puts_every_file_back_and_undoes_rows_and_sessions() {
+    let env = env();
+    env.add_entry(
+        Scope::Project,
+        MemoryCategory::Project,
+        "The build uses cargo nextest.",
+    );
+    env.note("testing", "Run the tests with nextest.");
+    env.note("style", "Four spaces.");
+    let manager = env.manager();
+    manager
+        .add_learning("one", "first lesson", "tip", &[], None, false)
+        .unwrap();
+    drop(manager);
+    let sessions = env.sessions();
+    let mut w = sessions.create().unwrap();
+    let sid = w.id().to_owned();
+    w.append(&Message::user("hello")).unwrap();
+    let cps = env.checkpoints();
+    cps.create(&CreateOptions {
+        name: Some("base".into()),
+        ..CreateOptions::default()
+    })
+    .unwrap();
+    // Changes since: an entry, a note changed, one removed, one added, a learning, a message.
+    env.add_entry(
+        Scope::Project,
+        MemoryCategory::Project,
+        "The project is written in Rust.",
+    );
+    fs::write(
+        env.project.join(".mewcode/memory/testing.md"),
+        "changed by mewmem --force",
+    )
+    .unwrap();
+    fs::remove_file(env.project.join(".mewcode/memory/style.md")).unwrap();
+    env.note("later", "Written after the checkpoint.");
+    env.manager()
+        .add_learning("two", "second lesson", "tip", &[], None, false)
+        .unwrap();
+    w.append(&Message::user("after")).unwrap();
+    drop(w);
+    let files_before = env.files();
+    let rows_before = env.rows();
+    let replay_before = sessions.resume(&sid).unwrap().messages;
+    // The last rename fails (the memories.md and two notes are staged: 0, 1, 2).
+    let failing = env.checkpoints().fail_rename_at(2);
+    let err = failing.restore("base", false, true).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, Error::Failed { .. }), "{text}");
+    assert!(text.contains("injected failure"), "{text}");
+    assert!(text.contains("nothing was changed"), "{text}");
+    assert_eq!(env.files(), files_before, "every file is back");
+    assert_eq!(env.rows(), rows_before, "the rows are back");
+    assert_eq!(
+        sessions.resume(&sid).unwrap().messages,
+        replay_before,
+        "the replay is back"
+    );
+    assert!(leftovers(&env.project.join(".mewcode")).is_empty());
+    assert!(leftovers(&env.project.join(".mewcode/memory")).is_empty());
+    // The same restore without the failure goes through.
+    env.checkpoints().restore("base", false, true).unwrap();
+    assert_eq!(
+        fs::read_to_string(env.project.join(".mewcode/memory/style.md"))
+            .map(|t| t.contains("Four spaces"))
+            .ok(),
+        Some(true)
+    );
+    assert!(!env.project.join(".mewcode/memory/later.md").exists());
+}
+
+#[test]
+fn a_restore_waits_for_the_notes_lock_and_fails_cleanly() {
+    let env = env();
+    env.note("testing", "Run the tests with nextest.");
+    let cps = env.checkpoints();
+    cps.create(&CreateOptions {
+        name: Some("base".into()),
+        ..CreateOptions::default()
+    })
+    .unwrap();
+    env.note("later", "Written after the checkpoint.");
+    let before = env.files();
+    // A note writer holds the folder's lock (as `mem note add` does while it writes).
+    let held = mem_recall::lock_notes(&env.project.join(".mewcode/memory"), Duration::from_secs(1))
+        .unwrap();
+    let err = cps.restore("base", false, false).unwrap_err();
+    assert!(
+        matches!(err, Error::Notes(mem_recall::Error::Locked { .. })),
+        "{err}"
+    );
+    assert_eq!(env.files(), before, "nothing changed");
+    drop(held);
+    cps.restore("base", false, false).unwrap();
+    assert!(!env.project.join(".mewcode/memory/later.md").exists());
+    // And a note writer waits for a restore's lock the same way.
+    let held = mem_recall::lock_notes(&env.project.join(".mewcode/memory"), Duration::from_secs(1))
+        .unwrap();
+    let start = std::time::Instant::now();
+    let writer = std::thread::spawn({
+        let project = env.project.clone();
+        let home = env.home.clone();
+        move || {
+            let dirs = MemoryDirs::standard(&project, &home, &[]);
+            mem_recall::write_note(
+                &dirs,
+                mem_recall::Scope::Project,
+                &NewNote {
+                    name: "waiting".into(),
+                    description: "written once the lock is free".into(),
+                    kind: "project".into(),
+                    body: "body".into(),
+                },
+                false,
+            )
+        }
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(!env.project.join(".mewcode/memory/waiting.md").exists());
+    drop(held);
+    writer.join().unwrap().unwrap();
+    assert!(start.elapsed() >= Duration::from_millis(200));
+    assert!(env.project.join(".mewcode/memory/waiting.md").exists());
+}
+
+#[test]
+fn extra_note_folders_are_checkpointed_and_restored() {
+    let env = env();
+    fs::create_dir_all(env.extra()).unwrap();
+    fs::write(
+        env.extra().join("feedback_tests.md"),
+        "---\nname: tests\ndescription: how\ntype: feedback\n---\nUse nextest.\n",
+    )
+    .unwrap();
+    fs::write(
+        env.extra().join("project_db.md"),
+        "---\nname: db\ndescription: db\ntype: project\n---\nPostgres 15.\n",
+    )
+    .unwrap();
+    let cps = env.checkpoints();
+    let m = cps
+        .create(&CreateOptions {
+            name: Some("base".into()),
+            ..CreateOptions::default()
+        })
+        .unwrap();
+    assert_eq!(
+        m.files.iter().filter(|f| f.scope == "extra0").count(),
+        2,
+        "{:?}",
+        m.files
+    );
+    assert_eq!(
+        m.note_dirs.get("extra0").map(String::as_str),
+        Some(env.extra().display().to_string().as_str())
+    );
+    let before = extra_files(&env);
+    fs::write(env.extra().join("feedback_tests.md"), "edited").unwrap();
+    fs::remove_file(env.extra().join("project_db.md")).unwrap();
+    fs::write(env.extra().join("new.md"), "new").unwrap();
+    let dry = cps.restore("base", true, false).unwrap();
+    let items: Vec<&str> = dry.changes.iter().map(|c| c.item.as_str()).collect();
+    assert!(items.contains(&"N:extra0/feedback_tests.md"), "{items:?}");
+    assert!(items.contains(&"N:extra0/project_db.md"), "{items:?}");
+    assert!(items.contains(&"N:extra0/new.md"), "{items:?}");
+    cps.restore("base", false, true).unwrap();
+    assert_eq!(extra_files(&env), before);
+    // Restoring the pre-restore checkpoint gives the later state back.
+    let pre = cps
+        .list()
+        .unwrap()
+        .0
+        .into_iter()
+        .find(|s| s.name.starts_with("pre-restore"))
+        .unwrap();
+    cps.restore(&pre.name, false, true).unwrap();
+    assert_eq!(
+        fs::read_to_string(env.extra().join("new.md")).unwrap(),
+        "new"
+    );
+    assert!(!env.extra().join("project_db.md").exists());
 }

@@ -137,6 +137,7 @@ pub fn checkpoints(settings: &Settings) -> Result<Checkpoints> {
         database,
         busy_timeout: config.busy_timeout,
         lock_timeout: DEFAULT_LOCK_TIMEOUT,
+        extra_note_dirs: config.extra_note_dirs.clone(),
     })?)
 }
 

@@ -152,6 +152,9 @@ pub enum Error {
     /// From the tier store.
     #[error(transparent)]
     Store(#[from] crate::Error),
+    /// From the notes (their folder's lock).
+    #[error(transparent)]
+    Notes(#[from] mem_recall::Error),
 }
 
 /// `Result` of checkpoints.
@@ -278,6 +281,10 @@ pub struct Manifest {
     /// What was left out, said once (e.g. a team store on PostgreSQL).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The extra note folders copied (`[recall] dirs`), by scope (`extra<K>` → the folder's
+    /// path then). A restore puts a scope back only into the same folder.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub note_dirs: BTreeMap<String, String>,
 }
 
 /// A line of `mem checkpoint list`.
@@ -358,6 +365,9 @@ pub struct CheckpointConfig {
     pub busy_timeout: Duration,
     /// How long to wait for another checkpoint operation ([`DEFAULT_LOCK_TIMEOUT`]).
     pub lock_timeout: Duration,
+    /// The extra note folders (`[recall] dirs`; scope `extra<K>`, K = index here): copied and
+    /// put back like the project's notes.
+    pub extra_note_dirs: Vec<PathBuf>,
 }
 
 /// What to take.
@@ -381,6 +391,8 @@ pub struct Checkpoints {
     sessions: SessionStore,
     auto: AutoMemory,
     project_key: String,
+    /// Test hook: the rename into place that fails (0-based), to test the undo of step 4.
+    fail_rename_at: Option<usize>,
 }
 
 /// The checkpoint-wide lock (`<checkpoints>/.lock`), released when dropped.
@@ -486,7 +498,30 @@ impl Checkpoints {
             project_key: identity.key,
             dir,
             config,
+            fail_rename_at: None,
         })
+    }
+
+    /// Test hook: makes the `n`-th (0-based) rename of a restore's last step fail, as a full or
+    /// read-only disk would, so the undo of the files already in place can be tested.
+    #[doc(hidden)]
+    pub fn fail_rename_at(mut self, n: usize) -> Self {
+        self.fail_rename_at = Some(n);
+        self
+    }
+
+    /// The note folders of a checkpoint with or without the user level: `project`, `user`,
+    /// then each extra folder `extra<K>` (always: a Claude Code memory folder belongs to the
+    /// project's memory as much as its own notes).
+    fn note_scopes(&self, user: bool) -> Vec<(String, PathBuf)> {
+        let mut out = vec![("project".to_owned(), self.notes_dir(AutoScope::Project))];
+        if user {
+            out.push(("user".to_owned(), self.notes_dir(AutoScope::User)));
+        }
+        for (k, dir) in self.config.extra_note_dirs.iter().enumerate() {
+            out.push((format!("extra{k}"), dir.clone()));
+        }
+        out
     }
 
     /// `<project>/.mewcode/checkpoints`.
@@ -646,6 +681,7 @@ impl Checkpoints {
             files: Vec::new(),
             store: None,
             notes: Vec::new(),
+            note_dirs: BTreeMap::new(),
         };
         // Sessions: lengths from the metas (brought up to date, which reads only what was
         // appended since the meta was written).
@@ -697,9 +733,16 @@ impl Checkpoints {
                     &bytes,
                 )?);
             }
-            let notes_copy = tmp.join("notes").join(sname);
+        }
+        for (sname, dir) in self.note_scopes(options.user) {
+            let notes_copy = tmp.join("notes").join(&sname);
             fs::create_dir_all(&notes_copy).map_err(|e| io("create", &notes_copy, e))?;
-            for (file, path) in note_files(&self.notes_dir(scope))? {
+            if sname.starts_with("extra") {
+                manifest
+                    .note_dirs
+                    .insert(sname.clone(), dir.display().to_string());
+            }
+            for (file, path) in note_files(&dir)? {
                 let Some(bytes) = read_file(&path)? else {
                     continue;
                 };
@@ -707,7 +750,7 @@ impl Checkpoints {
                     tmp,
                     &notes_copy,
                     "note",
-                    sname,
+                    &sname,
                     &file,
                     &bytes,
                 )?);
@@ -1079,12 +1122,48 @@ impl Checkpoints {
             auto_metas.push((i, then_text, then_meta));
         }
 
-        // Notes.
+        // Notes: each folder under the lock every note writer takes, held to the end.
         let mut note_writes: Vec<(PathBuf, Option<Vec<u8>>)> = Vec::new();
-        for scope in &scopes {
-            let sname = scope_name(*scope);
-            let dir = self.notes_dir(*scope);
-            let now = note_files(&dir)?;
+        let mut note_locks: Vec<mem_recall::NotesLock> = Vec::new();
+        let mut note_scopes = self.note_scopes(manifest.user);
+        let configured: Vec<String> = note_scopes.iter().map(|(s, _)| s.clone()).collect();
+        note_scopes.retain(|(sname, dir)| {
+            if !sname.starts_with("extra") {
+                return true;
+            }
+            match manifest.note_dirs.get(sname) {
+                Some(then) if Path::new(then) == dir.as_path() => true,
+                Some(then) => {
+                    report.warnings.push(format!(
+                        "notes {sname} were copied from {then}, which is not {sname} now ({}): \
+                         left as they are",
+                        dir.display()
+                    ));
+                    false
+                }
+                None => {
+                    report.warnings.push(format!(
+                        "notes {sname} ({}) were not configured when the checkpoint was taken: \
+                         left as they are",
+                        dir.display()
+                    ));
+                    false
+                }
+            }
+        });
+        for (sname, then) in &manifest.note_dirs {
+            if !configured.contains(sname) {
+                report.warnings.push(format!(
+                    "notes {sname} ({then}) are no longer configured: not restored"
+                ));
+            }
+        }
+        for (sname, dir) in &note_scopes {
+            let sname = sname.as_str();
+            if !dry_run {
+                note_locks.push(mem_recall::lock_notes(dir, self.config.lock_timeout)?);
+            }
+            let now = note_files(dir)?;
             let then: BTreeMap<&str, &FileMark> = manifest
                 .files
                 .iter()
@@ -1381,29 +1460,103 @@ impl Checkpoints {
             });
         }
 
-        // 4. Files into place.
+        // 4. Files into place, all or nothing: each file replaced or removed is kept aside (a
+        // hard link, or a copy) until every rename succeeded; a failure puts every file back and
+        // undoes the store and the sessions as in step 3.
+        let mut placed: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
+        let mut removed: Vec<(PathBuf, PathBuf)> = Vec::new();
+        let mut failure: Option<(usize, String)> = None;
         for (k, s) in staged.iter().enumerate() {
-            if let Err(e) = fs::rename(&s.tmp, &s.target) {
-                cleanup(&staged[k..]);
-                return Err(Error::Failed {
-                    name: name.to_owned(),
-                    cause: format!("cannot rename into place {}: {e}", s.target.display()),
-                    undo: format!(
-                        "{k} files were already restored; run `mem checkpoint restore {pre_name} --force` to go back"
-                    ),
-                });
+            let backup = match keep_aside(&s.target) {
+                Ok(b) => b,
+                Err(e) => {
+                    failure = Some((k, e.to_string()));
+                    break;
+                }
+            };
+            let renamed = if self.fail_rename_at == Some(k) {
+                Err(std::io::Error::other("injected failure"))
+            } else {
+                fs::rename(&s.tmp, &s.target)
+            };
+            if let Err(e) = renamed {
+                if let Some(b) = backup {
+                    let _ = fs::remove_file(b);
+                }
+                failure = Some((
+                    k,
+                    format!("cannot rename into place {}: {e}", s.target.display()),
+                ));
+                break;
             }
-            if let Some(dir) = s.target.parent() {
+            placed.push((s.target.clone(), backup));
+        }
+        if failure.is_none() {
+            for path in &removals {
+                let aside = aside_path(path, "removed");
+                match fs::rename(path, &aside) {
+                    Ok(()) => removed.push((path.clone(), aside)),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => {
+                        failure = Some((
+                            staged.len(),
+                            format!("cannot remove {}: {e}", path.display()),
+                        ));
+                        break;
+                    }
+                }
+            }
+        }
+        if let Some((k, cause)) = failure {
+            if k < staged.len() {
+                cleanup(&staged[k..]);
+            }
+            let mut problems = Vec::new();
+            for (path, aside) in removed.iter().rev() {
+                if let Err(e) = fs::rename(aside, path) {
+                    problems.push(format!("{}: {e}", path.display()));
+                }
+            }
+            for (target, backup) in placed.iter().rev() {
+                let back = match backup {
+                    Some(b) => fs::rename(b, target),
+                    None => fs::remove_file(target),
+                };
+                if let Err(e) = back {
+                    problems.push(format!("{}: {e}", target.display()));
+                }
+                if let Some(dir) = target.parent() {
+                    sync_dir(dir);
+                }
+            }
+            let undo = self.undo(&pre_name, store_changed, &appended);
+            let undo = if problems.is_empty() {
+                undo
+            } else {
+                format!(
+                    "putting files back failed for {}; run `mem checkpoint restore {pre_name} \
+                     --force` to go back ({undo})",
+                    problems.join("; ")
+                )
+            };
+            return Err(Error::Failed {
+                name: name.to_owned(),
+                cause,
+                undo,
+            });
+        }
+        for (target, backup) in &placed {
+            if let Some(b) = backup {
+                let _ = fs::remove_file(b);
+            }
+            if let Some(dir) = target.parent() {
                 sync_dir(dir);
             }
         }
-        for path in &removals {
-            match fs::remove_file(path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => report
-                    .warnings
-                    .push(format!("cannot remove {}: {e}", path.display())),
+        for (path, aside) in &removed {
+            let _ = fs::remove_file(aside);
+            if let Some(dir) = path.parent() {
+                sync_dir(dir);
             }
         }
         for (i, text, meta) in auto_metas {
@@ -1490,6 +1643,40 @@ impl Checkpoints {
             )
         }
     }
+}
+
+/// A hidden name beside `path` for keeping it aside during a restore.
+fn aside_path(path: &Path, what: &str) -> PathBuf {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let fname = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    dir.join(format!(
+        ".{fname}.restore-{what}-{}-{}",
+        std::process::id(),
+        unique_number()
+    ))
+}
+
+/// Keeps the current `target` (if any) under a hidden name beside it — a hard link (no space
+/// needed), else a synced copy — so a restore can put it back. `None` when there is no file.
+fn keep_aside(target: &Path) -> Result<Option<PathBuf>> {
+    match fs::symlink_metadata(target) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io("read", target, e)),
+        Ok(_) => {}
+    }
+    let aside = aside_path(target, "old");
+    if fs::hard_link(target, &aside).is_ok() {
+        return Ok(Some(aside));
+    }
+    let bytes = fs::read(target).map_err(|e| io("read", target, e))?;
+    if let Err(e) = write_new(&aside, &bytes) {
+        let _ = fs::remove_file(&aside);
+        return Err(e);
+    }
+    Ok(Some(aside))
 }
 
 /// `+N -M entries` between two `memories.md` texts.
