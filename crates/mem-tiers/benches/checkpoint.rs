@@ -110,6 +110,7 @@ fn checkpoints(p: &Project) -> Checkpoints {
         busy_timeout: Duration::from_secs(5),
         lock_timeout: Duration::from_secs(30),
         extra_note_dirs: Vec::new(),
+        team_store: None,
     })
     .unwrap()
 }

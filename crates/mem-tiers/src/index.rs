@@ -326,7 +326,19 @@ impl IndexSource for NoteDir {
 
     fn import(&self, archive: &Archive, report: &mut ImportReport) -> Result<Vec<String>> {
         let mut taken = Vec::new();
+        let mut _lock = None;
         for n in archive.notes.iter().filter(|n| n.scope == self.scope) {
+            if _lock.is_none() {
+                // The lock every note writer and a checkpoint restore take.
+                _lock = Some(
+                    mem_recall::lock_notes(&self.dir, mem_recall::NOTES_LOCK_TIMEOUT).map_err(
+                        |e| Error::Source {
+                            path: self.dir.clone(),
+                            message: e.to_string(),
+                        },
+                    )?,
+                );
+            }
             check_note_file_name(&n.file)?;
             taken.push(n.id.clone());
             let path = self.dir.join(&n.file);

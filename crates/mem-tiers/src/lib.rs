@@ -37,6 +37,6 @@ pub use error::{Error, Result};
 pub use id::MemoryId;
 pub use manager::*;
 pub use model::*;
-pub use postgres::{PgOptions, PgStore};
+pub use postgres::{PgOptions, PgStore, ScopeRows};
 pub use sqlite::{DATABASE_FILE, DEFAULT_BUSY_TIMEOUT, SqliteStore};
 pub use store::MemoryStore;

@@ -138,6 +138,25 @@ CREATE INDEX docs_source ON docs (source, updated_ms);
 CREATE INDEX docs_team ON docs (team) WHERE team IS NOT NULL;
 "#;
 
+/// One author's rows of a checkpoint scope on the team store ([`PgStore::scope_rows`]); kept
+/// as `store.json` in a checkpoint (`docs/formats/checkpoint.md`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ScopeRows {
+    /// The team store's schema version ([`PG_LATEST_VERSION`] when written).
+    pub schema_version: i64,
+    /// Whose rows they are.
+    pub author: String,
+    /// The learnings (every field, ids included), by id.
+    pub learnings: Vec<LearningEntry>,
+    /// `origin` of the learnings copied by `mem memory migrate`, by id.
+    #[serde(default)]
+    pub origins: BTreeMap<i64, String>,
+    /// The project's row.
+    pub project: Option<ProjectRecord>,
+    /// The user preferences (with the user level; `None` without).
+    pub preferences: Option<BTreeMap<String, String>>,
+}
+
 /// How a [`PgStore`] connects and whom it acts for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PgOptions {
@@ -562,6 +581,178 @@ impl PgStore {
             };
             insert_learning_doc(tx, &entry)?;
             Ok(Some(entry))
+        })
+    }
+
+    /// This author's rows of one checkpoint scope, read in one repeatable-read transaction
+    /// (a consistent snapshot): the learnings with `project_key` (and, with `user`, those with
+    /// no project), the project's row, and with `user` the user preferences. Rows other
+    /// authors share with the team are theirs, not part of it.
+    ///
+    /// # Errors
+    /// [`Error::Server`].
+    pub fn scope_rows(&self, project_key: &str, user: bool) -> Result<ScopeRows> {
+        let author = self.author.clone();
+        let key = project_key.to_owned();
+        let version = self.schema_version()?;
+        let (learnings, origins, project, preferences) = self.tx(move |tx| {
+            tx.batch_execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")?;
+            let learnings = tx.query(
+                &format!(
+                    "SELECT {LEARNING_COLS} FROM learnings WHERE author = $1 \
+                     AND (project_key = $2 OR ($3 AND project_key IS NULL)) ORDER BY id"
+                ),
+                &[&author, &key, &user],
+            )?;
+            let origins: Vec<(i64, String)> = tx
+                .query(
+                    "SELECT id, origin FROM learnings WHERE author = $1 AND origin IS NOT NULL \
+                     AND (project_key = $2 OR ($3 AND project_key IS NULL)) ORDER BY id",
+                    &[&author, &key, &user],
+                )?
+                .iter()
+                .map(|r| (r.get(0), r.get(1)))
+                .collect();
+            let project = tx.query_opt(
+                &format!("SELECT {PROJECT_COLS} FROM projects WHERE author = $1 AND key = $2"),
+                &[&author, &key],
+            )?;
+            let preferences: Option<BTreeMap<String, String>> = if user {
+                Some(
+                    tx.query(
+                        "SELECT key, value FROM user_preferences WHERE author = $1",
+                        &[&author],
+                    )?
+                    .iter()
+                    .map(|r| (r.get(0), r.get(1)))
+                    .collect(),
+                )
+            } else {
+                None
+            };
+            Ok((learnings, origins, project, preferences))
+        })?;
+        Ok(ScopeRows {
+            schema_version: version,
+            author: self.author.clone(),
+            learnings: self.map(&learnings, rows::learning)?,
+            origins: origins.into_iter().collect(),
+            project: self.map_opt(project, rows::project)?,
+            preferences,
+        })
+    }
+
+    /// Puts this author's rows of a checkpoint scope back as `rows` has them, in one
+    /// transaction: the scope's learnings (and their search documents) deleted and inserted
+    /// again with the same ids, the project's row written back (removed when `rows` has
+    /// none), and with `user` the user preferences replaced. Other authors' and other
+    /// projects' rows are not touched; on any error nothing is written.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when `rows` belongs to another author; [`Error::Server`].
+    pub fn replace_scope_rows(
+        &self,
+        project_key: &str,
+        user: bool,
+        rows: &ScopeRows,
+    ) -> Result<()> {
+        if rows.author != self.author {
+            return Err(Error::Invalid {
+                what: "checkpoint rows",
+                reason: format!(
+                    "they are {}'s; this store acts for {}",
+                    rows.author, self.author
+                ),
+            });
+        }
+        let author = self.author.clone();
+        let key = project_key.to_owned();
+        let rows = rows.clone();
+        let now = chrono::Utc::now().timestamp_millis();
+        self.tx(move |tx| {
+            tx.execute(
+                "DELETE FROM docs d USING learnings l WHERE d.source = 'learning' \
+                 AND d.author = l.author AND d.doc_id = 'L' || l.id AND l.author = $1 \
+                 AND (l.project_key = $2 OR ($3 AND l.project_key IS NULL))",
+                &[&author, &key, &user],
+            )?;
+            tx.execute(
+                "DELETE FROM learnings WHERE author = $1 \
+                 AND (project_key = $2 OR ($3 AND project_key IS NULL))",
+                &[&author, &key, &user],
+            )?;
+            for l in &rows.learnings {
+                let origin = rows.origins.get(&l.id);
+                tx.execute(
+                    "INSERT INTO learnings (id, author, team, title, content, category, tags, \
+                     context, project_key, created_ms, last_used_ms, origin) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+                    &[
+                        &l.id,
+                        &author,
+                        &l.team,
+                        &l.title,
+                        &l.content,
+                        &l.category,
+                        &json(&l.tags),
+                        &l.context,
+                        &l.project_key,
+                        &l.created_ms,
+                        &l.last_used_ms,
+                        &origin,
+                    ],
+                )?;
+                let entry = LearningEntry {
+                    author: Some(author.clone()),
+                    ..l.clone()
+                };
+                insert_learning_doc(tx, &entry)?;
+            }
+            match &rows.project {
+                Some(p) => {
+                    tx.execute(
+                        &format!(
+                            "INSERT INTO projects (author, {PROJECT_COLS}) \
+                             VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) \
+                             ON CONFLICT (author, key) DO UPDATE SET name=excluded.name, \
+                             path=excluded.path, language=excluded.language, \
+                             framework=excluded.framework, test_command=excluded.test_command, \
+                             custom_commands=excluded.custom_commands, notes=excluded.notes, \
+                             created_ms=excluded.created_ms, last_used_ms=excluded.last_used_ms"
+                        ),
+                        &[
+                            &author,
+                            &p.key,
+                            &p.name,
+                            &p.path,
+                            &p.language,
+                            &p.framework,
+                            &p.test_command,
+                            &json(&p.custom_commands),
+                            &json(&p.notes),
+                            &p.created_ms,
+                            &p.last_used_ms,
+                        ],
+                    )?;
+                }
+                None => {
+                    tx.execute(
+                        "DELETE FROM projects WHERE author = $1 AND key = $2",
+                        &[&author, &key],
+                    )?;
+                }
+            }
+            if user {
+                tx.execute("DELETE FROM user_preferences WHERE author = $1", &[&author])?;
+                for (k, v) in rows.preferences.iter().flatten() {
+                    tx.execute(
+                        "INSERT INTO user_preferences (author, key, value, updated_ms) \
+                         VALUES ($1, $2, $3, $4)",
+                        &[&author, k, v, &now],
+                    )?;
+                }
+            }
+            Ok(())
         })
     }
 

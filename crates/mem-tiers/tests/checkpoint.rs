@@ -49,6 +49,7 @@ impl Env {
             busy_timeout: Duration::from_secs(5),
             lock_timeout: Duration::from_millis(300),
             extra_note_dirs: vec![self.extra()],
+            team_store: None,
         })
         .unwrap()
     }
@@ -703,4 +704,230 @@ fn extra_note_folders_are_checkpointed_and_restored() {
         "new"
     );
     assert!(!env.extra().join("project_db.md").exists());
+}
+
+/// PostgreSQL: `MEM_TEST_PG_URL` (`.ci/postgres.sh start` prints one); without it this test
+/// says so and passes (with `MEM_REQUIRE_PG=1` it fails instead).
+fn pg_url() -> Option<String> {
+    match std::env::var("MEM_TEST_PG_URL") {
+        Ok(u) if !u.trim().is_empty() => Some(u),
+        _ => {
+            assert!(
+                std::env::var("MEM_REQUIRE_PG").map_or(true, |v| v != "1"),
+                "MEM_REQUIRE_PG=1 but MEM_TEST_PG_URL is not set"
+            );
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED (PostgreSQL half): MEM_TEST_PG_URL is not set"
+            );
+            None
+        }
+    }
+}
+
+#[test]
+fn team_store_rows_are_checkpointed_and_restored() {
+    let Some(url) = pg_url() else { return };
+    let env = env();
+    let schema = format!(
+        "t_ckpt_{}_{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos()
+    );
+    let open = |author: &str| {
+        std::sync::Arc::new(
+            mem_tiers::PgStore::open(
+                &url,
+                &mem_tiers::PgOptions {
+                    schema: schema.clone(),
+                    ..mem_tiers::PgOptions::for_author(author)
+                },
+            )
+            .unwrap(),
+        )
+    };
+    let pg = open("ana");
+    let other = open("bob");
+    let manager = |store: std::sync::Arc<mem_tiers::PgStore>| {
+        MemoryManager::from_project_with(&env.project, env.mconfig(), PgRef(store)).unwrap()
+    };
+    let m = manager(pg.clone());
+    m.add_learning("one", "first lesson", "tip", &["db".into()], None, false)
+        .unwrap();
+    m.add_learning("global", "a user-wide lesson", "tip", &[], None, true)
+        .unwrap();
+    m.set_preference("editor", Some("helix")).unwrap();
+    let bob = manager(other.clone());
+    bob.add_learning("bob's", "another author's lesson", "tip", &[], None, false)
+        .unwrap();
+    let cps = Checkpoints::new(CheckpointConfig {
+        project_root: env.project.clone(),
+        home: env.home.clone(),
+        auto: AutoOptions::default(),
+        database: None,
+        busy_timeout: Duration::from_secs(5),
+        lock_timeout: Duration::from_millis(300),
+        extra_note_dirs: Vec::new(),
+        team_store: Some(pg.clone()),
+    })
+    .unwrap();
+    let key = cps.project_key().to_owned();
+    let manifest = cps
+        .create(&CreateOptions {
+            name: Some("base".into()),
+            user: true,
+            ..CreateOptions::default()
+        })
+        .unwrap();
+    let store = manifest.store.clone().unwrap();
+    assert_eq!(store.backend, "postgresql");
+    assert_eq!(
+        store.learnings, 2,
+        "ana's project and user-wide learnings, not bob's"
+    );
+    let then = pg.scope_rows(&key, true).unwrap();
+
+    // Changes since: a learning added, one changed (forgotten and re-added), a preference.
+    m.add_learning("two", "second lesson", "tip", &[], None, false)
+        .unwrap();
+    let first = then.learnings.iter().find(|l| l.title == "one").unwrap().id;
+    m.forget(&mem_tiers::MemoryId::Learning(first)).unwrap();
+    m.set_preference("editor", Some("vim")).unwrap();
+    m.set_preference("shell", Some("fish")).unwrap();
+    bob.add_learning("bob 2", "bob keeps working", "tip", &[], None, false)
+        .unwrap();
+
+    let dry = cps.restore("base", true, false).unwrap();
+    let d = dry.store.clone().unwrap();
+    assert_eq!(d.added, vec![first]);
+    assert_eq!(d.removed.len(), 1);
+    assert_eq!(d.preferences, vec!["editor".to_owned(), "shell".to_owned()]);
+    let report = cps.restore("base", false, false).unwrap();
+    assert!(report.pre_restore.is_some());
+    let after = pg.scope_rows(&key, true).unwrap();
+    assert_eq!(after.learnings, then.learnings, "the same rows, same ids");
+    assert_eq!(after.preferences, then.preferences);
+    assert_eq!(after.project, then.project);
+    // Search finds the learning put back; bob's rows were not touched.
+    let hits = m.recall("first lesson", 5).unwrap();
+    assert!(hits.iter().any(|h| h.id == format!("L{first}")), "{hits:?}");
+    let bobs: Vec<String> = other
+        .learnings(&mem_tiers::LearningFilter::default())
+        .unwrap()
+        .into_iter()
+        .filter(|l| l.author.as_deref() == Some("bob"))
+        .map(|l| l.title)
+        .collect();
+    assert_eq!(bobs.len(), 2, "{bobs:?}");
+    // A restore of the restore returns to the later state.
+    cps.restore(report.pre_restore.as_deref().unwrap(), false, false)
+        .unwrap();
+    let later = pg.scope_rows(&key, true).unwrap();
+    assert!(later.learnings.iter().any(|l| l.title == "two"));
+    assert!(!later.learnings.iter().any(|l| l.id == first));
+    assert_eq!(
+        later.preferences.unwrap().get("shell").map(String::as_str),
+        Some("fish")
+    );
+    pg.with_client(move |c| c.batch_execute(&format!("DROP SCHEMA {schema} CASCADE")))
+        .unwrap();
+}
+
+/// A `MemoryStore` over a shared `PgStore` (the manager owns its store).
+struct PgRef(std::sync::Arc<mem_tiers::PgStore>);
+
+impl MemoryStore for PgRef {
+    fn upsert_project(&self, p: &mem_tiers::ProjectRecord) -> mem_tiers::Result<()> {
+        self.0.upsert_project(p)
+    }
+    fn project(&self, key: &str) -> mem_tiers::Result<Option<mem_tiers::ProjectRecord>> {
+        self.0.project(key)
+    }
+    fn recent_projects(
+        &self,
+        limit: Option<usize>,
+    ) -> mem_tiers::Result<Vec<mem_tiers::ProjectRecord>> {
+        self.0.recent_projects(limit)
+    }
+    fn user_preferences(&self) -> mem_tiers::Result<std::collections::BTreeMap<String, String>> {
+        self.0.user_preferences()
+    }
+    fn set_user_preference(&self, key: &str, value: Option<&str>) -> mem_tiers::Result<bool> {
+        self.0.set_user_preference(key, value)
+    }
+    fn add_learning(
+        &self,
+        l: &mem_tiers::NewLearning,
+    ) -> mem_tiers::Result<mem_tiers::LearningEntry> {
+        self.0.add_learning(l)
+    }
+    fn learning(&self, id: i64) -> mem_tiers::Result<Option<mem_tiers::LearningEntry>> {
+        self.0.learning(id)
+    }
+    fn learnings(
+        &self,
+        f: &mem_tiers::LearningFilter,
+    ) -> mem_tiers::Result<Vec<mem_tiers::LearningEntry>> {
+        self.0.learnings(f)
+    }
+    fn touch_learnings(&self, ids: &[i64], at_ms: i64) -> mem_tiers::Result<()> {
+        self.0.touch_learnings(ids, at_ms)
+    }
+    fn delete_learning(&self, id: i64) -> mem_tiers::Result<bool> {
+        self.0.delete_learning(id)
+    }
+    fn expire_learnings(
+        &self,
+        before_ms: i64,
+        visible_in: Option<&str>,
+        dry_run: bool,
+    ) -> mem_tiers::Result<Vec<mem_tiers::LearningEntry>> {
+        self.0.expire_learnings(before_ms, visible_in, dry_run)
+    }
+    fn indexed_files(&self, roots: &[String]) -> mem_tiers::Result<Vec<mem_tiers::FileState>> {
+        self.0.indexed_files(roots)
+    }
+    fn replace_file(
+        &self,
+        state: &mem_tiers::FileState,
+        documents: &[mem_tiers::Document],
+    ) -> mem_tiers::Result<()> {
+        self.0.replace_file(state, documents)
+    }
+    fn touch_file(&self, state: &mem_tiers::FileState) -> mem_tiers::Result<()> {
+        self.0.touch_file(state)
+    }
+    fn remove_file(&self, path: &str) -> mem_tiers::Result<usize> {
+        self.0.remove_file(path)
+    }
+    fn clear_file_index(&self) -> mem_tiers::Result<usize> {
+        self.0.clear_file_index()
+    }
+    fn document(&self, id: &str) -> mem_tiers::Result<Option<mem_tiers::Document>> {
+        self.0.document(id)
+    }
+    fn documents(
+        &self,
+        source: mem_tiers::SourceKind,
+        visible_in: Option<&str>,
+        limit: usize,
+    ) -> mem_tiers::Result<Vec<mem_tiers::Document>> {
+        self.0.documents(source, visible_in, limit)
+    }
+    fn search(&self, q: &mem_tiers::SearchQuery) -> mem_tiers::Result<Vec<mem_tiers::SearchHit>> {
+        self.0.search(q)
+    }
+    fn stats(&self) -> mem_tiers::Result<mem_tiers::StoreStats> {
+        self.0.stats()
+    }
+    fn backend(&self) -> &'static str {
+        self.0.backend()
+    }
+    fn describe(&self) -> String {
+        self.0.describe()
+    }
 }

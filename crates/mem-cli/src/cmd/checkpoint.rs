@@ -125,9 +125,14 @@ pub fn auto_settings(settings: &Settings) -> Result<AutoSettings> {
 /// Config errors; the project root cannot be resolved.
 pub fn checkpoints(settings: &Settings) -> Result<Checkpoints> {
     let config = super::memory::memory_config(settings)?;
-    let database = match super::memory_store::location(settings, &config)? {
-        StoreLocation::Sqlite(path) => Some(path),
-        StoreLocation::Postgres { .. } => None,
+    let (database, team_store) = match super::memory_store::location(settings, &config)? {
+        StoreLocation::Sqlite(path) => (Some(path), None),
+        StoreLocation::Postgres { url, options } => (
+            None,
+            Some(std::sync::Arc::new(mem_tiers::PgStore::open(
+                &url, &options,
+            )?)),
+        ),
     };
     let memory = crate::config::memory_settings(settings)?;
     Ok(Checkpoints::new(CheckpointConfig {
@@ -138,6 +143,7 @@ pub fn checkpoints(settings: &Settings) -> Result<Checkpoints> {
         busy_timeout: config.busy_timeout,
         lock_timeout: DEFAULT_LOCK_TIMEOUT,
         extra_note_dirs: config.extra_note_dirs.clone(),
+        team_store,
     })?)
 }
 

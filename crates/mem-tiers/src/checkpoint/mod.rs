@@ -40,6 +40,9 @@ pub const MANIFEST_FILE: &str = "manifest.json";
 pub const FORMAT_VERSION: u32 = 1;
 /// The copy of the tier store's rows inside a checkpoint folder.
 pub const STORE_FILE: &str = "store.sqlite";
+/// The copy of a team store's rows (PostgreSQL) inside a checkpoint folder: JSON
+/// ([`crate::ScopeRows`]).
+pub const PG_STORE_FILE: &str = "store.json";
 /// Longest checkpoint name, in characters.
 pub const MAX_NAME_CHARS: usize = 64;
 /// How long a checkpoint operation waits for another one (create/restore/rm) to finish.
@@ -368,6 +371,9 @@ pub struct CheckpointConfig {
     /// The extra note folders (`[recall] dirs`; scope `extra<K>`, K = index here): copied and
     /// put back like the project's notes.
     pub extra_note_dirs: Vec<PathBuf>,
+    /// The team store, when the tier store is on PostgreSQL (`database` is `None` then): this
+    /// author's rows of the checkpoint's scope are kept as [`PG_STORE_FILE`].
+    pub team_store: Option<std::sync::Arc<crate::PgStore>>,
 }
 
 /// What to take.
@@ -789,11 +795,29 @@ impl Checkpoints {
                     scope,
                 });
             }
-            None => manifest.notes.push(
-                "the tier store is a team store on PostgreSQL: its rows are not part of this \
-                 checkpoint (sessions, memories.md and notes are)"
-                    .into(),
-            ),
+            None => match &self.config.team_store {
+                Some(pg) => {
+                    let rows = pg.scope_rows(&scope.project_key, scope.user)?;
+                    let dest = tmp.join(PG_STORE_FILE);
+                    let mut bytes = serde_json::to_vec_pretty(&rows)
+                        .map_err(|e| io("encode", &dest, std::io::Error::other(e)))?;
+                    bytes.push(b'\n');
+                    write_new(&dest, &bytes)?;
+                    manifest.store = Some(StoreMark {
+                        backend: "postgresql".into(),
+                        copy: Some(PG_STORE_FILE.into()),
+                        sha256: Some(sha256_hex(&bytes)),
+                        schema_version: rows.schema_version,
+                        learnings: rows.learnings.len(),
+                        scope,
+                    });
+                }
+                None => manifest.notes.push(
+                    "the tier store is not a local SQLite file: its rows are not part of this \
+                     checkpoint (sessions, memories.md and notes are)"
+                        .into(),
+                ),
+            },
         }
         let path = tmp.join(MANIFEST_FILE);
         let mut text = serde_json::to_vec_pretty(&manifest)
@@ -1031,11 +1055,16 @@ impl Checkpoints {
                     "the store copy does not match its SHA-256".into(),
                 ));
             }
-            if s.schema_version > crate::schema::LATEST_VERSION {
+            let known = if s.backend == "postgresql" {
+                crate::postgres::PG_LATEST_VERSION
+            } else {
+                crate::schema::LATEST_VERSION
+            };
+            if s.schema_version > known {
                 return Err(Error::Store(crate::Error::TooNew {
                     path,
                     found: s.schema_version,
-                    known: crate::schema::LATEST_VERSION,
+                    known,
                 }));
             }
         }
@@ -1302,14 +1331,45 @@ impl Checkpoints {
             .as_ref()
             .and_then(|s| s.copy.as_ref())
             .map(|c| ck_dir.join(c));
-        if let (Some(db), Some(scope)) = (&self.config.database, &row_scope) {
-            let d = store::diff(
-                db,
-                store_copy.as_deref(),
-                scope,
-                &self.dir,
-                self.config.busy_timeout,
-            )?;
+        let backend_then = manifest.store.as_ref().map(|s| s.backend.as_str());
+        let pg_then: Option<crate::ScopeRows> = match (backend_then, &store_copy) {
+            (Some("postgresql"), Some(copy)) => {
+                let bytes = fs::read(copy).map_err(|e| io("read", copy, e))?;
+                Some(serde_json::from_slice(&bytes).map_err(|e| Error::Damaged {
+                    name: name.to_owned(),
+                    path: copy.clone(),
+                    reason: format!("the store copy is not valid: {e}"),
+                })?)
+            }
+            _ => None,
+        };
+        let pg = match (&self.config.team_store, &pg_then) {
+            (Some(pg), Some(_)) => Some(pg.clone()),
+            _ => None,
+        };
+        let sqlite = match (&self.config.database, backend_then) {
+            (Some(db), Some("sqlite")) => Some(db.clone()),
+            _ => None,
+        };
+        if let Some(scope) = row_scope
+            .as_ref()
+            .filter(|_| sqlite.is_some() || pg.is_some())
+        {
+            let d = match (&sqlite, &pg, &pg_then) {
+                (Some(db), _, _) => store::diff(
+                    db,
+                    store_copy.as_deref(),
+                    scope,
+                    &self.dir,
+                    self.config.busy_timeout,
+                )?,
+                (None, Some(pg), Some(then)) => pg_diff(
+                    &pg.scope_rows(&scope.project_key, scope.user)?,
+                    then,
+                    scope.user,
+                ),
+                _ => StoreDiff::default(),
+            };
             if !d.is_empty() {
                 let ids = |v: &[i64]| -> String {
                     let mut s: Vec<String> = v.iter().take(8).map(|i| format!("L{i}")).collect();
@@ -1344,10 +1404,11 @@ impl Checkpoints {
                 });
             }
             report.store = Some(d);
-        } else if manifest.store.is_some() {
-            report.warnings.push(
-                "the tier store is not a local SQLite file now: its rows were not restored".into(),
-            );
+        } else if let Some(then) = backend_then {
+            report.warnings.push(format!(
+                "the checkpoint's rows are of a {then} tier store, which is not the one \
+                 configured now: its rows were not restored"
+            ));
         }
 
         if dry_run {
@@ -1422,16 +1483,23 @@ impl Checkpoints {
 
         // 2. The store rows, in one transaction.
         let mut store_changed = false;
-        if let (Some(db), Some(scope)) = (&self.config.database, &row_scope)
+        if let Some(scope) = &row_scope
             && report.store.as_ref().is_some_and(|d| !d.is_empty())
         {
-            if let Err(e) = store::restore(
-                db,
-                store_copy.as_deref(),
-                scope,
-                &self.dir,
-                self.config.busy_timeout,
-            ) {
+            let done = match (&sqlite, &pg, &pg_then) {
+                (Some(db), _, _) => store::restore(
+                    db,
+                    store_copy.as_deref(),
+                    scope,
+                    &self.dir,
+                    self.config.busy_timeout,
+                ),
+                (None, Some(pg), Some(then)) => {
+                    pg.replace_scope_rows(&scope.project_key, scope.user, then)
+                }
+                _ => Ok(()),
+            };
+            if let Err(e) = done {
                 cleanup(&staged);
                 return Err(e.into());
             }
@@ -1604,8 +1672,27 @@ impl Checkpoints {
     ) -> String {
         let mut failed = Vec::new();
         if store_changed
+            && let (Some(pg), Ok(m)) = (&self.config.team_store, self.show(pre))
+            && let Some(s) = m.store.as_ref().filter(|s| s.backend == "postgresql")
+            && let Some(copy) = &s.copy
+        {
+            let path = self.dir.join(pre).join(copy);
+            let put_back = fs::read(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|b| {
+                    serde_json::from_slice::<crate::ScopeRows>(&b).map_err(|e| e.to_string())
+                })
+                .and_then(|rows| {
+                    pg.replace_scope_rows(&s.scope.project_key, s.scope.user, &rows)
+                        .map_err(|e| e.to_string())
+                });
+            if let Err(e) = put_back {
+                failed.push(format!("the team store: {e}"));
+            }
+        }
+        if store_changed
             && let (Some(db), Ok(m)) = (&self.config.database, self.show(pre))
-            && let Some(s) = &m.store
+            && let Some(s) = m.store.as_ref().filter(|s| s.backend == "sqlite")
         {
             let copy = s.copy.as_ref().map(|c| self.dir.join(pre).join(c));
             if let Err(e) = store::restore(
@@ -1643,6 +1730,50 @@ impl Checkpoints {
             )
         }
     }
+}
+
+/// What putting `then` back over `now` changes (the team store's version of [`store::diff`]):
+/// learnings compared by id on title, content, category, tags and context; with `user`, the
+/// preferences.
+fn pg_diff(now: &crate::ScopeRows, then: &crate::ScopeRows, user: bool) -> StoreDiff {
+    let text = |l: &crate::LearningEntry| {
+        (
+            l.title.clone(),
+            l.content.clone(),
+            l.category.clone(),
+            l.tags.clone(),
+            l.context.clone(),
+        )
+    };
+    let now_map: BTreeMap<i64, _> = now.learnings.iter().map(|l| (l.id, text(l))).collect();
+    let then_map: BTreeMap<i64, _> = then.learnings.iter().map(|l| (l.id, text(l))).collect();
+    let mut d = StoreDiff::default();
+    for (id, t) in &now_map {
+        match then_map.get(id) {
+            None => d.removed.push(*id),
+            Some(x) if x != t => d.changed.push(*id),
+            Some(_) => {}
+        }
+    }
+    d.added = then_map
+        .keys()
+        .filter(|id| !now_map.contains_key(id))
+        .copied()
+        .collect();
+    if user {
+        let empty = BTreeMap::new();
+        let a = now.preferences.as_ref().unwrap_or(&empty);
+        let b = then.preferences.as_ref().unwrap_or(&empty);
+        let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        d.preferences = keys
+            .into_iter()
+            .filter(|k| a.get(*k) != b.get(*k))
+            .cloned()
+            .collect();
+    }
+    d
 }
 
 /// A hidden name beside `path` for keeping it aside during a restore.
