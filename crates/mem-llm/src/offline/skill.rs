@@ -31,7 +31,7 @@ pub const PITFALL_CATEGORIES: &[&str] = &[
 ];
 
 /// Words that mark a sentence as a warning (what not to do), in English and Chinese.
-const WARNING_CUES: &[&str] = &[
+pub const WARNING_CUES: &[&str] = &[
     "never",
     "don't",
     "dont",

@@ -10,14 +10,14 @@
 //! - [`request`] turns a [`Group`] into a [`mem_llm::SkillRequest`] for [`mem_llm::Llm::skill`]
 //!   (a model, or the offline template); [`render`] writes the draft as a `SKILL.md` (YAML
 //!   frontmatter `name`, `description`; steps and pitfalls citing their memory ids) and
-//!   [`write`] puts it in `<dir>/<name>/SKILL.md` — atomically, secret-filtered, and never over
+//!   [`write()`] puts it in `<dir>/<name>/SKILL.md` — atomically, secret-filtered, and never over
 //!   a file a person edited ([`SIDECAR_FILE`] holds the SHA-256 of what mewmem wrote).
 //!
 //! Names come from memories, which may be hostile: [`safe_name`] makes any text a folder name
 //! Claude Code accepts (lowercase ASCII letters, digits, single hyphens, at most 64 characters,
 //! no reserved word).
 
-mod cluster;
+pub mod cluster;
 mod write;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -606,7 +606,7 @@ pub fn clean_description(text: &str, fallback: &str) -> String {
 /// ```
 ///
 /// Every point cites at least one id of the group (others are dropped here too); the text is
-/// not secret-filtered yet ([`write`] does it).
+/// not secret-filtered yet ([`write()`] does it).
 pub fn render(draft: &SkillDraft, name: &str, group: &Group) -> String {
     let ids: BTreeSet<&str> = group.members.iter().map(|m| m.id.as_str()).collect();
     let fallback = mem_llm::offline::skill::describe(&request(group, Some(name)));

@@ -37,7 +37,7 @@ pub struct Sidecar {
     pub written: String,
 }
 
-/// How [`write`] writes.
+/// How [`write()`] writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WriteOptions {
     /// The skills folder (`<project>/.claude/skills` by default).
@@ -48,7 +48,7 @@ pub struct WriteOptions {
     pub dry_run: bool,
 }
 
-/// What [`write`] did.
+/// What [`write()`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum WriteStatus {
@@ -77,7 +77,7 @@ impl WriteStatus {
     }
 }
 
-/// The outcome of [`write`].
+/// The outcome of [`write()`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Written {
     /// The skill's name (its folder).
