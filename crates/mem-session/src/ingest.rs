@@ -314,6 +314,29 @@ impl SyncMark {
     }
 }
 
+/// The byte offset of the sync mark's session point when its token count is deferred
+/// ([`MetaMark::tokens_pending_from`]), for the store to complete it while it counts.
+pub(crate) fn pending_sync_mark(meta: &SessionMeta) -> Option<u64> {
+    SyncMark::of(meta)
+        .filter(|m| m.session.tokens_pending_from.is_some())
+        .map(|m| m.session.bytes)
+}
+
+/// Sets the sync mark's session token count to the complete `tokens` (counted by the store).
+pub(crate) fn complete_sync_mark(meta: &mut SessionMeta, tokens: usize) {
+    let Some(mut mark) = SyncMark::of(meta) else {
+        return;
+    };
+    mark.session.token_count = tokens;
+    mark.session.tokens_pending_from = None;
+    if let (Some(Value::Object(imported)), Ok(v)) = (
+        meta.extra.get_mut(IMPORTED_KEY),
+        serde_json::to_value(&mark),
+    ) {
+        imported.insert(SYNC_KEY.to_owned(), v);
+    }
+}
+
 /// SHA-256 of the source's first (up to) 64 KiB before `offset`, and of the (up to) 64 KiB
 /// right before `offset`.
 fn fingerprints(path: &Path, offset: u64) -> Result<(String, String)> {

@@ -49,6 +49,12 @@ pub struct StoreOptions {
     pub lock_timeout: Duration,
     /// Counts the `token_count` of the meta.
     pub counter: TokenCounter,
+    /// Leave the tokens of the records this store appends or re-imports uncounted
+    /// ([`SessionMeta::tokens_pending_from`]) instead of counting them, and never bring a
+    /// deferred count up to date. For a short-lived process that must not pay the BPE
+    /// vocabulary's load (~75 ms): the hooks' incremental transcript sync. A store without it
+    /// completes the count the next time it reads the meta. Default `false`.
+    pub defer_tokens: bool,
 }
 
 impl Default for StoreOptions {
@@ -57,6 +63,7 @@ impl Default for StoreOptions {
             durability: Durability::Write,
             lock_timeout: Duration::from_secs(10),
             counter: TokenCounter::default(),
+            defer_tokens: false,
         }
     }
 }
@@ -356,7 +363,15 @@ impl SessionStore {
                             meta.created.clone_from(ts);
                             take_created = false;
                         }
-                        meta.apply_with(&record, &self.options.counter, line.offset >= count_from);
+                        if self.options.defer_tokens || meta.tokens_pending_from.is_some() {
+                            meta.apply_deferred(&record, line.offset);
+                        } else {
+                            meta.apply_with(
+                                &record,
+                                &self.options.counter,
+                                line.offset >= count_from,
+                            );
+                        }
                     }
                     _ => meta.damaged_lines += 1,
                 }
@@ -365,11 +380,76 @@ impl SessionStore {
             meta.jsonl_bytes = len;
             meta.jsonl_tail =
                 file_tail_fingerprint(file, len).map_err(|e| Error::io("cannot read", &path, e))?;
+            if !self.options.defer_tokens && meta.tokens_pending_from.is_some() {
+                self.count_pending_tokens(&mut meta, file)?;
+            }
             if let Err(e) = self.write_meta(&meta) {
                 tracing::warn!("session {id}: the repaired meta could not be saved: {e}");
             }
+        } else if !self.options.defer_tokens && meta.tokens_pending_from.is_some() {
+            self.count_pending_tokens(&mut meta, file)?;
+            if let Err(e) = self.write_meta(&meta) {
+                tracing::warn!("session {id}: the counted meta could not be saved: {e}");
+            }
         }
         Ok(meta)
+    }
+
+    /// Brings a deferred `token_count` up to date ([`SessionMeta::tokens_pending_from`]): counts
+    /// the records from that offset, or from the last boundary when one comes after it (a
+    /// boundary resets the count), to `meta.jsonl_bytes`. The incremental import's sync mark
+    /// (`imported.sync`), when it lies in the records counted, gets its complete count too, so
+    /// the next deferred sync starts from a complete count. The caller holds a lock.
+    fn count_pending_tokens(&self, meta: &mut SessionMeta, file: &File) -> Result<()> {
+        let Some(pending) = meta.tokens_pending_from else {
+            return Ok(());
+        };
+        let path = self.jsonl_path(&meta.id);
+        let end = meta.jsonl_bytes;
+        let boundary =
+            find_last_boundary(file, end).map_err(|e| Error::io("cannot read", &path, e))?;
+        let (start, mut counted) = match boundary {
+            Some(b) if b >= pending => (b, 0),
+            _ => (pending.min(end), meta.token_count),
+        };
+        let mark = crate::ingest::pending_sync_mark(meta).filter(|&m| m >= start && m <= end);
+        let mut at_mark = None;
+        let mut reader = file;
+        reader
+            .seek(SeekFrom::Start(start))
+            .map_err(|e| Error::io("cannot read", &path, e))?;
+        let reader = BufReader::with_capacity(1 << 16, reader.take(end - start));
+        let mut tokens = SessionMeta::new(meta.id.clone(), String::new());
+        tokens.token_count = counted;
+        for ev in JsonlReader::starting_at(reader, &path, 1, start) {
+            let JsonlEvent::Value(line) = ev else {
+                continue;
+            };
+            if mark == Some(line.offset) {
+                at_mark = Some(tokens.token_count);
+            }
+            if let Ok(record) = serde_json::from_value::<SessionRecord>(line.value)
+                && record.check().is_ok()
+            {
+                tokens.apply_tokens(&record, &self.options.counter);
+            }
+        }
+        counted = tokens.token_count;
+        if mark == Some(end) {
+            at_mark = Some(counted);
+        }
+        tracing::debug!(
+            session = %meta.id,
+            from = start,
+            to = end,
+            "session meta: counted the deferred tokens"
+        );
+        meta.token_count = counted;
+        meta.tokens_pending_from = None;
+        if let Some(n) = at_mark {
+            crate::ingest::complete_sync_mark(meta, n);
+        }
+        Ok(())
     }
 
     fn write_meta(&self, meta: &SessionMeta) -> Result<()> {
@@ -798,19 +878,31 @@ impl SessionStore {
         tail: &[SessionRecord],
     ) -> Result<MetaMark> {
         let mut tail_bytes = 0u64;
+        let mut sizes = Vec::with_capacity(tail.len());
+        for record in tail {
+            let n = encode_record(&meta.id, record)?.len() as u64;
+            sizes.push(n);
+            tail_bytes += n;
+        }
+        let start = meta.jsonl_bytes.saturating_sub(tail_bytes);
+        // With a deferred count, only the tail's records before the pending offset are in
+        // `token_count`; a pending offset at or before the point carries over as it is.
+        let pending = meta.tokens_pending_from;
+        let mut offset = start;
         let mut messages = 0usize;
         let mut compactions = 0usize;
         let mut tokens = 0usize;
         let mut boundary_in_tail = false;
-        for record in tail {
-            tail_bytes += encode_record(&meta.id, record)?.len() as u64;
+        for (record, size) in tail.iter().zip(sizes) {
+            let counted = pending.is_none_or(|p| offset < p);
+            offset += size;
             match record.record_type {
                 crate::record::RecordType::User
                 | crate::record::RecordType::Assistant
                 | crate::record::RecordType::ToolResult => {
                     if let Some(m) = &record.message {
                         messages += 1;
-                        if !boundary_in_tail {
+                        if !boundary_in_tail && counted {
                             tokens += self.options.counter.count_message(m);
                         }
                     }
@@ -835,7 +927,7 @@ impl SessionStore {
             None => String::new(),
         };
         Ok(MetaMark {
-            bytes: meta.jsonl_bytes.saturating_sub(tail_bytes),
+            bytes: start,
             tail: tail_fp,
             message_count: meta.message_count.saturating_sub(messages),
             // A boundary in the tail resets the count when the tail is applied again.
@@ -844,6 +936,7 @@ impl SessionStore {
             } else {
                 meta.token_count.saturating_sub(tokens)
             },
+            tokens_pending_from: pending.filter(|&p| p <= start),
             compactions: meta.compactions.saturating_sub(compactions),
             last_active: before
                 .and_then(|r| r.timestamp.clone())
@@ -939,6 +1032,7 @@ impl SessionStore {
         new.jsonl_tail.clone_from(&base.tail);
         new.message_count = base.message_count;
         new.token_count = base.token_count;
+        new.tokens_pending_from = base.tokens_pending_from;
         new.compactions = base.compactions;
         new.last_active.clone_from(&base.last_active);
         for (i, record) in records.iter().enumerate() {
@@ -959,12 +1053,18 @@ impl SessionStore {
                     } else {
                         new.token_count
                     },
+                    tokens_pending_from: new.tokens_pending_from,
                     compactions: new.compactions,
                     last_active: new.last_active.clone(),
                 });
             }
+            let offset = base.bytes + bytes.len() as u64;
             bytes.extend_from_slice(&encode_record(id, record)?);
-            new.apply(record, &self.options.counter);
+            if self.options.defer_tokens || new.tokens_pending_from.is_some() {
+                new.apply_deferred(record, offset);
+            } else {
+                new.apply(record, &self.options.counter);
+            }
         }
         // Nothing new (the source grew by lines that convert to nothing, or not at all):
         // leave the file alone.
@@ -1018,6 +1118,9 @@ pub struct MetaMark {
     pub message_count: usize,
     /// [`SessionMeta::token_count`] at the point (0 when a boundary follows: it resets it).
     pub token_count: usize,
+    /// [`SessionMeta::tokens_pending_from`] at the point (`None`: `token_count` is complete).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_pending_from: Option<u64>,
     /// [`SessionMeta::compactions`] at the point.
     pub compactions: usize,
     /// [`SessionMeta::last_active`] at the point.
@@ -1214,8 +1317,14 @@ impl SessionWriter {
             let _ = self.file.set_len(len);
             return Err(Error::io("cannot sync", &self.path, e));
         }
+        // The first record starts after the newline added to a torn line.
+        let first = len + u64::from(torn);
         for record in records {
-            self.meta.apply(record, &self.store.options.counter);
+            if self.store.options.defer_tokens || self.meta.tokens_pending_from.is_some() {
+                self.meta.apply_deferred(record, first);
+            } else {
+                self.meta.apply(record, &self.store.options.counter);
+            }
         }
         self.meta.jsonl_bytes = len + bytes.len() as u64;
         self.meta.jsonl_tail = if bytes.len() >= 32 {
