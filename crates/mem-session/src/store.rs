@@ -1732,7 +1732,7 @@ fn replay_segment(file: &File, path: &Path, end: u64, depth: usize) -> Result<Se
         }
         let Some(s) = start else {
             return Ok(Segment {
-                messages: crate::record::tail_to_messages(&records),
+                messages: crate::record::tail_to_messages(records),
                 diagnostics,
                 offset: None,
                 rolled_back: false,
@@ -1746,7 +1746,7 @@ fn replay_segment(file: &File, path: &Path, end: u64, depth: usize) -> Result<Se
             let mut prefix = replay_segment(file, path, rb.to_bytes, depth + 1)?;
             prefix
                 .messages
-                .extend(crate::record::tail_to_messages(&records[1..]));
+                .extend(crate::record::tail_to_messages(records.into_iter().skip(1)));
             prefix.diagnostics.extend(diagnostics);
             return Ok(Segment {
                 messages: prefix.messages,
@@ -1757,7 +1757,7 @@ fn replay_segment(file: &File, path: &Path, end: u64, depth: usize) -> Result<Se
         }
         if first.is_some_and(|r| crate::record::parse_compact_boundary(r).is_some()) {
             return Ok(Segment {
-                messages: crate::record::tail_to_messages(&records),
+                messages: crate::record::tail_to_messages(records),
                 diagnostics,
                 offset: Some(s),
                 rolled_back: false,
