@@ -53,13 +53,25 @@ pub fn run() -> Result<bool> {
     let peer =
         PathBuf::from(std::env::var("MEM_BENCH_PEER").unwrap_or_else(|_| DEFAULT_PEER.into()));
     let peer = peer.is_file().then_some(peer);
-    let work = PathBuf::from(format!("/tmp/mewmem-bench-import-{}", std::process::id()));
-    let result = run_in(&root, &mem, peer.as_deref(), &work);
-    let _ = std::fs::remove_dir_all(&work);
+    // MEM_BENCH_KEEP: a directory to build the inputs in and keep (reused by the next run with
+    // the same sizes, for profiling); the default is a fresh directory deleted at the end.
+    let keep = std::env::var_os("MEM_BENCH_KEEP").map(PathBuf::from);
+    let work = keep.clone().unwrap_or_else(|| {
+        PathBuf::from(format!("/tmp/mewmem-bench-import-{}", std::process::id()))
+    });
+    let result = run_in(&root, &mem, peer.as_deref(), &work, keep.is_some());
+    if keep.is_none() {
+        let _ = std::fs::remove_dir_all(&work);
+    }
     result
 }
 
-fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path) -> Result<bool> {
+fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path, keep: bool) -> Result<bool> {
+    let remove = |p: &Path| {
+        if !keep {
+            let _ = std::fs::remove_dir_all(p);
+        }
+    };
     let claude_mb = env_mb("MEM_BENCH_IMPORT_MB", 1024);
     let codex_mb = env_mb("MEM_BENCH_CODEX_MB", 100);
     let singles: Vec<u64> = std::env::var("MEM_BENCH_SINGLE_MB")
@@ -82,7 +94,7 @@ fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path) -> Result<b
         &work.join("p1"),
         peer_run(peer, "claude", "CLAUDE_CONFIG_DIR", &claude),
     )?;
-    let _ = std::fs::remove_dir_all(&claude);
+    remove(&claude);
     let _ = std::fs::remove_dir_all(work.join("p1"));
 
     let codex = work.join("codex");
@@ -94,11 +106,11 @@ fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path) -> Result<b
         &work.join("p2"),
         peer_run(peer, "codex", "CODEX_HOME", &codex),
     )?;
-    let _ = std::fs::remove_dir_all(&codex);
+    remove(&codex);
     let _ = std::fs::remove_dir_all(work.join("p2"));
 
     for mb in singles {
-        let dir = work.join("single");
+        let dir = work.join(format!("single{mb}"));
         let project = dir.join("projects/one");
         std::fs::create_dir_all(&project)?;
         let bytes = build_single(root, &project.join("single.jsonl"), mb << 20)?;
@@ -109,7 +121,7 @@ fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path) -> Result<b
             &work.join("p3"),
             peer_run(peer, "claude", "CLAUDE_CONFIG_DIR", &dir),
         )?;
-        let _ = std::fs::remove_dir_all(&dir);
+        remove(&dir);
         let _ = std::fs::remove_dir_all(work.join("p3"));
     }
     Ok(ok)
@@ -158,7 +170,13 @@ fn row(
         Some((bin, args, var, home)) => {
             let mut cmd = Command::new(bin);
             cmd.args(&args).env(var, home);
-            let (_, w, r) = timed(cmd)?;
+            let (code, w, r) = timed(cmd)?;
+            if code != 0 {
+                bail!(
+                    "the peer {} exited with {code} (is it executable?)",
+                    bin.display()
+                );
+            }
             (Some(w), Some(r))
         }
         None => (None, None),

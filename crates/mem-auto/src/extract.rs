@@ -329,7 +329,19 @@ pub async fn extract_session(
     let (redacted, withheld) = redact_messages(new);
     let current_memories = redact(&current_memories);
     let prompt_withheld = withheld + current_memories.withheld();
-    let (bounded, messages_tokens) = bound_messages(redacted, options.max_prompt_tokens, &counter);
+    // The offline engine needs no token count: when even the byte bound of the messages fits,
+    // they are kept whole without loading the BPE vocabulary (~75 ms per process).
+    let (bounded, messages_tokens) = if engine == "offline"
+        && redacted
+            .iter()
+            .map(mem_core::max_message_tokens)
+            .sum::<usize>()
+            <= options.max_prompt_tokens
+    {
+        (redacted, 0)
+    } else {
+        bound_messages(redacted, options.max_prompt_tokens, &counter)
+    };
     // The current entries, numbered 1.. (user's file first) for a model to UPDATE / DELETE by
     // number; the number maps back to the file and entry id read here.
     let mut numbered: Vec<(u32, Scope, EntryId)> = Vec::new();

@@ -6,8 +6,10 @@
 //! messages extracted) once by a first `Stop`. Then, 11 times each: `SessionStart` (instructions,
 //! memories.md, Tier 0 of the 10,000 learnings), `UserPromptSubmit` (recall over the 200 notes,
 //! offline selector) and `Stop` after the transcript grew by one turn (incremental sync +
-//! offline extraction of the new messages only). Reported: p50 and max, process start included.
-//! Offline: no model, no network. The generated data is deleted at the end.
+//! offline extraction of the new messages only). Reported: p50 and max, process start included,
+//! beside a floor measured in the same loop (`mem --version`: process start and exit only) and
+//! the 1-minute load average. Offline: no model, no network. The generated data is deleted at
+//! the end.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Write};
@@ -63,6 +65,32 @@ fn hook(project: &Path, home: &Path, event: &str, payload: &serde_json::Value) -
     let status = child.wait().unwrap_or_else(|e| panic!("{e}"));
     assert!(status.success());
     t.elapsed()
+}
+
+/// `mem --version`: the cost of starting and ending the process, the floor of every hook.
+fn floor() -> Duration {
+    let t = Instant::now();
+    let status = Command::new(env!("CARGO_BIN_EXE_mem"))
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(status.success());
+    t.elapsed()
+}
+
+/// The 1-minute load average (`/proc/loadavg`), or `?` where there is none.
+fn load() -> String {
+    fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "?".to_owned())
+}
+
+fn p50(v: &[Duration]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort();
+    v[v.len() / 2].as_secs_f64() * 1000.0
 }
 
 fn stats(mut v: Vec<Duration>) -> String {
@@ -150,7 +178,10 @@ fn main() {
     let mut start_times = Vec::new();
     let mut prompt_times = Vec::new();
     let mut stop_times = Vec::new();
+    let mut floor_times = Vec::new();
+    let load_before = load();
     for k in 0..11 {
+        floor_times.push(floor());
         let start = json!({"session_id":"bench","transcript_path":transcript,
             "hook_event_name":"SessionStart","source":"startup"});
         start_times.push(hook(&project, &home, "SessionStart", &start));
@@ -173,8 +204,23 @@ fn main() {
          (whole import + extraction of every message): {:.0} ms\n",
         first.as_secs_f64() * 1000.0
     );
+    let base = p50(&floor_times);
+    println!(
+        "load average (1 min) {load_before} before, {} after; floor `mem --version` p50 {base:.1} ms\n",
+        load()
+    );
+    println!(
+        "p50 / floor: SessionStart {:.1}x, UserPromptSubmit {:.1}x, Stop {:.1}x\n",
+        p50(&start_times) / base,
+        p50(&prompt_times) / base,
+        p50(&stop_times) / base
+    );
     println!("| hook | p50 | max |");
     println!("|---|---|---|");
+    println!(
+        "| (floor) `mem --version` | {} |",
+        stats(floor_times.clone())
+    );
     println!(
         "| SessionStart (instructions, memories.md, Tier 0 of 10,000 learnings) | {} |",
         stats(start_times)

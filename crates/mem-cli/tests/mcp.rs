@@ -459,6 +459,74 @@ async fn a_real_client_uses_every_tool_and_shares_memories_with_the_cli() {
     c.cancel().await.unwrap_or_else(|e| panic!("{e}"));
 }
 
+/// `memory_search` with a scope returns `limit` hits when that many match, even when the other
+/// scope holds many better-ranked matches (the scope is filtered in the store's query, not
+/// after its limit).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scoped_search_fills_its_limit() {
+    let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (project, home) = (root.path().join("project"), root.path().join("home"));
+    std::fs::create_dir_all(project.join(".mewcode")).unwrap_or_default();
+    std::fs::create_dir_all(&home).unwrap_or_default();
+    let c = client(&project, &home).await;
+    // 30 project learnings that rank high (the word three times), 4 user ones that rank low.
+    for i in 0..30 {
+        let r = call(
+            &c,
+            "memory_add",
+            json!({"title": format!("quokka quokka rule {i}"),
+                   "content": format!("quokka cages are cleaned on day {i}"),
+                   "scope": "project"}),
+        )
+        .await;
+        assert!(!is_error(&r), "{}", text(&r));
+    }
+    let mut user_ids = Vec::new();
+    for i in 0..4 {
+        let r = call(
+            &c,
+            "memory_add",
+            json!({"title": format!("user habit {i}"),
+                   "content": format!("a long note about reviews, releases, builds and tests, \
+                                       with one quokka in it ({i})"),
+                   "scope": "user"}),
+        )
+        .await;
+        assert!(!is_error(&r), "{}", text(&r));
+        user_ids.push(structured(&r)["id"].as_str().unwrap_or_default().to_owned());
+    }
+    let search = |scope: &'static str, limit: usize| {
+        let c = &c;
+        async move {
+            let r = call(
+                c,
+                "memory_search",
+                json!({"query": "quokka", "scope": scope, "limit": limit}),
+            )
+            .await;
+            assert!(!is_error(&r), "{}", text(&r));
+            structured(&r)
+        }
+    };
+    let user = search("user", 3).await;
+    assert_eq!(ids_of(&user).len(), 3, "{user}");
+    assert!(
+        ids_of(&user).iter().all(|id| user_ids.contains(id)),
+        "{user}"
+    );
+    let all_user = search("user", 10).await;
+    assert_eq!(ids_of(&all_user).len(), 4, "{all_user}");
+    let project_hits = search("project", 12).await;
+    assert_eq!(ids_of(&project_hits).len(), 12, "{project_hits}");
+    assert!(
+        project_hits["results"]
+            .as_array()
+            .is_some_and(|r| r.iter().all(|h| h["scope"] == "project")),
+        "{project_hits}"
+    );
+    c.cancel().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
 /// A client that sends a call and goes away (stdin closed mid-call): the server finishes or
 /// drops the call, exits 0 without a panic, and leaves no half-written memory.
 #[test]

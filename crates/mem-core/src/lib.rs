@@ -27,4 +27,6 @@ mod tokens;
 pub use conversation::Conversation;
 pub use inject::{LONG_TERM_MEMORY_MARKER, is_long_term_memory, render_long_term_memory};
 pub use message::{ContentBlock, Message, Role, ToolResultContent, metadata_keys};
-pub use tokens::{Encoding, IMAGE_TOKENS, MESSAGE_OVERHEAD_TOKENS, TokenCounter};
+pub use tokens::{
+    Encoding, IMAGE_TOKENS, MESSAGE_OVERHEAD_TOKENS, TokenCounter, max_message_tokens,
+};

@@ -121,6 +121,37 @@ impl TokenCounter {
     }
 }
 
+/// An upper bound of [`TokenCounter::count_message`] for any encoding, computed without the BPE
+/// vocabulary (whose first use costs ~75 ms): every token stands for at least one byte, so a
+/// text has at most as many tokens as bytes. Counts bytes where `count_message` counts tokens
+/// (text, tool name and JSON input, tool result, reasoning, an unknown block's JSON), plus
+/// [`IMAGE_TOKENS`] per image and [`MESSAGE_OVERHEAD_TOKENS`]. Lets a caller skip counting
+/// when even the bound fits its budget.
+pub fn max_message_tokens(message: &Message) -> usize {
+    MESSAGE_OVERHEAD_TOKENS + message.content.iter().map(max_block_tokens).sum::<usize>()
+}
+
+fn max_block_tokens(block: &ContentBlock) -> usize {
+    match block {
+        ContentBlock::Text { text, .. } => text.len(),
+        ContentBlock::ToolUse { name, input, .. } => name.len() + input.to_string().len(),
+        ContentBlock::ToolResult { content, .. } => match content {
+            ToolResultContent::Text(s) => s.len(),
+            ToolResultContent::Blocks(blocks) => blocks.iter().map(max_block_tokens).sum(),
+            ToolResultContent::Absent => 0,
+        },
+        ContentBlock::Image { .. } => IMAGE_TOKENS,
+        ContentBlock::Thinking { thinking, .. } => thinking.len(),
+        ContentBlock::Other(v) => {
+            if v.get("type").and_then(|t| t.as_str()) == Some("image") {
+                IMAGE_TOKENS
+            } else {
+                v.to_string().len()
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,6 +165,47 @@ mod tests {
         assert!(c.count("The quick brown fox jumps over the lazy dog.") >= 9);
         let cl = TokenCounter::new(Encoding::Cl100kBase);
         assert_eq!(cl.count("hello world"), 2);
+    }
+
+    #[test]
+    fn the_byte_bound_is_never_below_the_count() {
+        let texts = [
+            "",
+            "hello world",
+            "fn main() { println!(\"{}\", 1 + 2); }",
+            "参数化查询可以防止 SQL 注入",
+            "emoji 🦀🦀🦀 and \u{200b} zero width",
+            "    deeply\n\n\n    indented\t\ttext   ",
+        ];
+        for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            let c = TokenCounter::new(encoding);
+            for text in texts {
+                let messages = [
+                    Message::user(text),
+                    Message::new(
+                        Role::Assistant,
+                        vec![
+                            ContentBlock::text(text),
+                            ContentBlock::tool_use("t1", "Bash", serde_json::json!({"cmd": text})),
+                        ],
+                    ),
+                    Message::new(
+                        Role::User,
+                        vec![ContentBlock::tool_result("t1", text, false)],
+                    ),
+                ];
+                for m in &messages {
+                    let n = c.count_message(m);
+                    let bound = max_message_tokens(m);
+                    assert!(n <= bound, "{encoding} {text:?}: {n} > {bound}");
+                }
+            }
+        }
+        // Text-only: the bound is the bytes plus the framing.
+        assert_eq!(
+            max_message_tokens(&Message::user("hello world")),
+            11 + MESSAGE_OVERHEAD_TOKENS
+        );
     }
 
     #[test]

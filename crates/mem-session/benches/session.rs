@@ -67,9 +67,13 @@ fn turn(i: usize) -> [SessionRecord; 3] {
     ]
 }
 
-/// Writes (once) a session of about `mb` MB: history, one boundary, then a ~1 MB tail.
-fn make_session(mb: u64) -> (SessionStore, String) {
-    let dir = data_dir().join(format!("resume-{mb}mb"));
+/// Writes (once) a session of about `mb` MB: history, one boundary, then a ~`tail_mb` MB tail.
+fn make_session(mb: u64, tail_mb: u64) -> (SessionStore, String) {
+    let dir = if tail_mb == 1 {
+        data_dir().join(format!("resume-{mb}mb"))
+    } else {
+        data_dir().join(format!("resume-{mb}mb-tail{tail_mb}mb"))
+    };
     let store = SessionStore::at(&dir);
     let id = "bench".to_owned();
     let path = store.jsonl_path(&id);
@@ -80,7 +84,7 @@ fn make_session(mb: u64) -> (SessionStore, String) {
     fs::create_dir_all(&dir).unwrap_or_default();
     let mut out = BufWriter::new(File::create(&path).unwrap_or_else(|e| panic!("{e}")));
     let target = mb << 20;
-    let tail = 1u64 << 20;
+    let tail = tail_mb << 20;
     let mut written = 0u64;
     let mut i = 0;
     let mut line = Vec::new();
@@ -122,7 +126,7 @@ fn make_session(mb: u64) -> (SessionStore, String) {
 }
 
 fn child_resume(mb: u64) {
-    let (store, id) = make_session(mb);
+    let (store, id) = make_session(mb, 1);
     let size = fs::metadata(store.jsonl_path(&id))
         .map(|m| m.len())
         .unwrap_or(0);
@@ -146,6 +150,51 @@ fn child_resume(mb: u64) {
         times[times.len() / 2].as_micros(),
         peak_rss_kib(),
         base_rss
+    );
+}
+
+/// A session of `2 × tail_mb` MB whose last boundary leaves a `tail_mb` MB tail: resume (median
+/// of 5) against reading the same tail once (the bytes read and parsed into records, nothing
+/// else).
+fn child_tail(tail_mb: u64) {
+    use std::io::{BufReader, Read, Seek, SeekFrom};
+    let (store, id) = make_session(2 * tail_mb, tail_mb);
+    let path = store.jsonl_path(&id);
+    let mut resume = Vec::new();
+    let mut offset = 0;
+    let mut msgs = 0;
+    for _ in 0..5 {
+        let t = Instant::now();
+        let r = store.resume(&id).unwrap_or_else(|e| panic!("{e}"));
+        resume.push(t.elapsed());
+        offset = r.replay_offset;
+        msgs = r.messages.len();
+    }
+    let mut once = Vec::new();
+    let mut records = 0;
+    for _ in 0..5 {
+        let t = Instant::now();
+        let mut file = File::open(&path).unwrap_or_else(|e| panic!("{e}"));
+        file.seek(SeekFrom::Start(offset)).unwrap_or_default();
+        let reader = BufReader::with_capacity(1 << 16, file.take(u64::MAX));
+        records = 0;
+        for ev in mem_session::JsonlReader::starting_at(reader, &path, 1, offset) {
+            if let mem_session::JsonlEvent::Value(v) = ev
+                && serde_json::from_value::<SessionRecord>(v.value).is_ok()
+            {
+                records += 1;
+            }
+        }
+        once.push(t.elapsed());
+    }
+    resume.sort();
+    once.sort();
+    let size = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "RESULT tail {size} {} {msgs} {records} {} {}",
+        size - offset,
+        resume[2].as_micros(),
+        once[2].as_micros()
     );
 }
 
@@ -265,8 +314,9 @@ fn main() {
         let parts: Vec<&str> = child.split_whitespace().collect();
         match parts.as_slice() {
             ["make", mb] => {
-                make_session(mb.parse().unwrap_or(1));
+                make_session(mb.parse().unwrap_or(1), 1);
             }
+            ["tail", mb] => child_tail(mb.parse().unwrap_or(30)),
             ["resume", mb] => child_resume(mb.parse().unwrap_or(1)),
             ["append", n] => child_append(n.parse().unwrap_or(1000)),
             ["tokens"] => child_tokens(),
@@ -278,71 +328,112 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
-    let sizes: Vec<u64> = std::env::var("MEM_BENCH_SIZES")
-        .ok()
-        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
-        .unwrap_or_else(|| vec![1, 10, 100, 1024]);
-    println!(
-        "## Resume (last boundary leaves a ~1 MB tail; median of 7; peak RSS of the process)\n"
-    );
-    println!("| session file | tail read | messages replayed | resume time | peak RSS |");
-    println!("|---|---|---|---|---|");
-    for size in &sizes {
-        // Generate (once, cached) in its own process so the resume process's peak RSS is its own.
-        run_child(&["make", &size.to_string()]);
-        for line in run_child(&["resume", &size.to_string()]) {
+    // MEM_BENCH_ONLY=resume,tail,append,tokens runs only those sections.
+    let only = std::env::var("MEM_BENCH_ONLY").ok();
+    let run = |section: &str| {
+        only.as_deref()
+            .is_none_or(|o| o.split(',').any(|s| s == section))
+    };
+    if run("tail") {
+        let tail: u64 = std::env::var("MEM_BENCH_TAIL_MB")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(30);
+        println!("## Resume of a {tail} MB tail against reading it once (median of 5)\n");
+        println!(
+            "| session file | tail | messages replayed | resume | read + parse once | ratio |"
+        );
+        println!("|---|---|---|---|---|---|");
+        for line in run_child(&["tail", &tail.to_string()]) {
             let f: Vec<u64> = line
                 .split_whitespace()
                 .skip(1)
                 .filter_map(|x| x.parse().ok())
                 .collect();
-            if let [file, read, msgs, us, rss, _] = f.as_slice() {
+            if let [file, read, msgs, _records, resume, once] = f.as_slice() {
                 println!(
-                    "| {:.0} MB | {:.2} MB | {msgs} | {:.2} ms | {:.1} MB |",
+                    "| {:.0} MB | {:.1} MB | {msgs} | {:.1} ms | {:.1} ms | {:.2}× |",
                     mb(*file),
                     mb(*read),
-                    ms(*us),
-                    *rss as f64 / 1024.0
+                    ms(*resume),
+                    ms(*once),
+                    *resume as f64 / (*once).max(1) as f64
+                );
+            }
+        }
+        println!();
+    }
+    if run("resume") {
+        let sizes: Vec<u64> = std::env::var("MEM_BENCH_SIZES")
+            .ok()
+            .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+            .unwrap_or_else(|| vec![1, 10, 100, 1024]);
+        println!(
+            "## Resume (last boundary leaves a ~1 MB tail; median of 7; peak RSS of the process)\n"
+        );
+        println!("| session file | tail read | messages replayed | resume time | peak RSS |");
+        println!("|---|---|---|---|---|");
+        for size in &sizes {
+            // Generate (once, cached) in its own process so the resume process's peak RSS is its own.
+            run_child(&["make", &size.to_string()]);
+            for line in run_child(&["resume", &size.to_string()]) {
+                let f: Vec<u64> = line
+                    .split_whitespace()
+                    .skip(1)
+                    .filter_map(|x| x.parse().ok())
+                    .collect();
+                if let [file, read, msgs, us, rss, _] = f.as_slice() {
+                    println!(
+                        "| {:.0} MB | {:.2} MB | {msgs} | {:.2} ms | {:.1} MB |",
+                        mb(*file),
+                        mb(*read),
+                        ms(*us),
+                        *rss as f64 / 1024.0
+                    );
+                }
+            }
+        }
+    }
+    if run("append") {
+        println!(
+            "\n## Append (one record per call: lock, write, meta rename) vs a raw buffered write\n"
+        );
+        println!("| records | bytes | mewmem append | records/s | raw BufWriter | records/s |");
+        println!("|---|---|---|---|---|---|");
+        for line in run_child(&["append", "3000"]) {
+            let f: Vec<u64> = line
+                .split_whitespace()
+                .skip(1)
+                .filter_map(|x| x.parse().ok())
+                .collect();
+            if let [n, bytes, ours, raw] = f.as_slice() {
+                let rate = |us: u64| *n as f64 / Duration::from_micros(us.max(1)).as_secs_f64();
+                println!(
+                    "| {n} | {:.1} MB | {:.1} ms | {:.0} | {:.1} ms | {:.0} |",
+                    mb(*bytes),
+                    ms(*ours),
+                    rate(*ours),
+                    ms(*raw),
+                    rate(*raw)
                 );
             }
         }
     }
-    println!(
-        "\n## Append (one record per call: lock, write, meta rename) vs a raw buffered write\n"
-    );
-    println!("| records | bytes | mewmem append | records/s | raw BufWriter | records/s |");
-    println!("|---|---|---|---|---|---|");
-    for line in run_child(&["append", "3000"]) {
-        let f: Vec<u64> = line
-            .split_whitespace()
-            .skip(1)
-            .filter_map(|x| x.parse().ok())
-            .collect();
-        if let [n, bytes, ours, raw] = f.as_slice() {
-            let rate = |us: u64| *n as f64 / Duration::from_micros(us.max(1)).as_secs_f64();
-            println!(
-                "| {n} | {:.1} MB | {:.1} ms | {:.0} | {:.1} ms | {:.0} |",
-                mb(*bytes),
-                ms(*ours),
-                rate(*ours),
-                ms(*raw),
-                rate(*raw)
-            );
-        }
-    }
-    println!("\n## Token counting (o200k_base, bpe-openai)\n");
-    println!("| text | size | tokens | time | MB/s |");
-    println!("|---|---|---|---|---|");
-    for line in run_child(&["tokens"]) {
-        let parts: Vec<&str> = line.split_whitespace().collect();
-        if let ["tokens", name, bytes, n, us] = parts.as_slice() {
-            let (bytes, us): (u64, u64) = (bytes.parse().unwrap_or(0), us.parse().unwrap_or(1));
-            println!(
-                "| {name} | {:.1} MB | {n} | {:.1} ms | {:.1} |",
-                mb(bytes),
-                ms(us),
-                mb(bytes) / Duration::from_micros(us.max(1)).as_secs_f64()
-            );
+    if run("tokens") {
+        println!("\n## Token counting (o200k_base, bpe-openai)\n");
+        println!("| text | size | tokens | time | MB/s |");
+        println!("|---|---|---|---|---|");
+        for line in run_child(&["tokens"]) {
+            let parts: Vec<&str> = line.split_whitespace().collect();
+            if let ["tokens", name, bytes, n, us] = parts.as_slice() {
+                let (bytes, us): (u64, u64) = (bytes.parse().unwrap_or(0), us.parse().unwrap_or(1));
+                println!(
+                    "| {name} | {:.1} MB | {n} | {:.1} ms | {:.1} |",
+                    mb(bytes),
+                    ms(us),
+                    mb(bytes) / Duration::from_micros(us.max(1)).as_secs_f64()
+                );
+            }
         }
     }
 }

@@ -31,7 +31,9 @@ use crate::error::{Error, Result};
 use crate::import::{ImportReport, ImportedSession, LineIndex, SourceFormat, head_id, import_tail};
 use crate::meta::{IMPORTED_KEY, SessionMeta};
 use crate::record::{RecordType, SessionRecord};
-use crate::store::{ImportLock, MetaMark, REWRITING_KEY, SessionStore, WriteOutcome};
+use crate::store::{
+    ImportLock, MetaMark, REWRITING_KEY, SessionStore, StagedSession, WriteOutcome,
+};
 
 /// What happened to one session of an imported file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -105,11 +107,28 @@ enum Prepared {
     Sessions(Vec<PreparedOne>),
 }
 
+/// A session to write: encoded in memory, or already written and synced under temporary names
+/// by a worker thread of [`import_many`].
+#[derive(Debug)]
+enum Payload {
+    Encoded(crate::store::PreparedSession),
+    Staged(StagedSession),
+}
+
+impl Payload {
+    fn id(&self) -> &str {
+        match self {
+            Payload::Encoded(p) => &p.meta.id,
+            Payload::Staged(s) => &s.meta().id,
+        }
+    }
+}
+
 #[derive(Debug)]
 enum PreparedOne {
     Empty(Ingested),
     Write {
-        prepared: crate::store::PreparedSession,
+        payload: Payload,
         sha: String,
         report: ImportReport,
         format: SourceFormat,
@@ -123,6 +142,20 @@ enum PreparedOne {
 ///
 /// Errors: those of [`import_into_as`] found before writing.
 pub fn prepare_file(store: &SessionStore, path: &Path, id: Option<&str>) -> Result<PreparedFile> {
+    prepare_file_with(store, None, path, id, false)
+}
+
+/// [`prepare_file`]; `lock`: the store's import lock when the caller holds it already (an
+/// incremental sync then uses it instead of taking it); `stage`: write and sync each new
+/// session's files under temporary names now ([`SessionStore::stage_session`]), leaving only
+/// the renames to the commit.
+fn prepare_file_with(
+    store: &SessionStore,
+    lock: Option<&ImportLock>,
+    path: &Path,
+    id: Option<&str>,
+    stage: bool,
+) -> Result<PreparedFile> {
     if let Some(id) = id {
         crate::validate_id(id)?;
     }
@@ -136,7 +169,7 @@ pub fn prepare_file(store: &SessionStore, path: &Path, id: Option<&str>) -> Resu
     }
     // A chosen id (`--id`) makes a session of its own: no incremental sync into another one.
     if id.is_none()
-        && let Some(done) = sync(store, path, &source)?
+        && let Some(done) = sync(store, lock, path, &source)?
     {
         return Ok(PreparedFile {
             source,
@@ -159,7 +192,9 @@ pub fn prepare_file(store: &SessionStore, path: &Path, id: Option<&str>) -> Resu
         // Only the main session is synced incrementally (subagent sessions split out of the
         // file are re-imported whole when new sidechain lines appear).
         let index = (i == 0).then_some(&index);
-        out.push(prepare_one(store, session, &source, &sha, path, index)?);
+        out.push(prepare_one(
+            store, session, &source, &sha, path, index, stage,
+        )?);
     }
     Ok(PreparedFile {
         source,
@@ -183,20 +218,48 @@ pub fn commit_file(
         Prepared::Sessions(s) => s,
     };
     let lock = store.lock_imports()?;
+    commit_sessions(store, &lock, sessions, &file.source, sync_dir)
+}
+
+/// [`commit_file`] under an import lock the caller holds.
+fn commit_file_locked(
+    store: &SessionStore,
+    lock: &ImportLock,
+    file: PreparedFile,
+    sync_dir: bool,
+) -> Result<Vec<Ingested>> {
+    match file.state {
+        Prepared::Done(done) => Ok(done),
+        Prepared::Sessions(s) => commit_sessions(store, lock, s, &file.source, sync_dir),
+    }
+}
+
+fn commit_sessions(
+    store: &SessionStore,
+    lock: &ImportLock,
+    sessions: Vec<PreparedOne>,
+    source: &Path,
+    sync_dir: bool,
+) -> Result<Vec<Ingested>> {
     let mut out = Vec::with_capacity(sessions.len());
     for one in sessions {
-        out.push(commit_one(store, &lock, one, &file.source, sync_dir)?);
+        out.push(commit_one(store, lock, one, source, sync_dir)?);
     }
     Ok(out)
 }
 
-/// Imports many files: prepared in parallel on up to `threads` threads (reading, converting,
-/// encoding), committed one by one in the order of `files` (so which file wins an id, the
-/// output and the ids are the same as a sequential import), with at most `2 × threads` files
-/// prepared ahead of the commits (memory stays bounded by a few files). `each` gets every
-/// file's result, in order. The sessions directory is fsynced once at the end.
+/// Imports many files as one batch: the store's import lock is taken once for the whole batch;
+/// files are prepared in parallel on up to `threads` threads (reading, converting, encoding,
+/// and writing each new session's `.jsonl` and `.meta` under temporary names, each synced
+/// once: [`SessionStore::stage_session`]); the commits (checks and two renames per session)
+/// run one by one in the order of `files` (so which file wins an id, the output and the ids
+/// are the same as a sequential import), with at most `8 × threads` files prepared ahead of
+/// them. `each` gets every file's result, in order. The sessions directory is fsynced once at
+/// the end. A kill at any point leaves each session as it was or whole (staged files are
+/// synced before they are renamed); a kill leaves its temporary files (`.*.tmp`, never read).
 ///
-/// Errors: only the final directory fsync; each file's own error goes to `each`.
+/// Errors: taking the import lock, the final directory fsync; each file's own error goes to
+/// `each`.
 pub fn import_many(
     store: &SessionStore,
     files: &[PathBuf],
@@ -208,7 +271,11 @@ pub fn import_many(
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Condvar, Mutex, mpsc};
     let threads = threads.clamp(1, files.len().max(1));
-    let window = 2 * threads;
+    // Prepared files hold only their metas and reports (new sessions are staged on disk), so
+    // the window can run well ahead of the commits.
+    let window = 8 * threads;
+    // Taken once for the whole import: the workers' incremental syncs and the commits use it.
+    let lock = store.lock_imports()?;
     let next = AtomicUsize::new(0);
     let committed = (Mutex::new(0usize), Condvar::new());
     let mut wrote = false;
@@ -216,7 +283,7 @@ pub fn import_many(
         let (tx, rx) = mpsc::channel::<(usize, Result<PreparedFile>)>();
         for _ in 0..threads {
             let tx = tx.clone();
-            let (next, committed) = (&next, &committed);
+            let (next, committed, lock) = (&next, &committed, &lock);
             scope.spawn(move || {
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
@@ -231,7 +298,7 @@ pub fn import_many(
                             done = cv.wait(done).unwrap_or_else(|e| e.into_inner());
                         }
                     }
-                    let prepared = prepare_file(store, &files[i], id);
+                    let prepared = prepare_file_with(store, Some(lock), &files[i], id, true);
                     if tx.send((i, prepared)).is_err() {
                         break;
                     }
@@ -246,7 +313,7 @@ pub fn import_many(
             while let Some(prepared) = pending.remove(&want) {
                 let result = prepared.and_then(|p| {
                     wrote |= matches!(p.state, Prepared::Sessions(_));
-                    commit_file(store, p, false)
+                    commit_file_locked(store, &lock, p, false)
                 });
                 each(want, result);
                 want += 1;
@@ -311,6 +378,29 @@ impl SyncMark {
             before,
             session,
         }))
+    }
+}
+
+/// The byte offset of the sync mark's session point when its token count is deferred
+/// ([`MetaMark::tokens_pending_from`]), for the store to complete it while it counts.
+pub(crate) fn pending_sync_mark(meta: &SessionMeta) -> Option<u64> {
+    SyncMark::of(meta)
+        .filter(|m| m.session.tokens_pending_from.is_some())
+        .map(|m| m.session.bytes)
+}
+
+/// Sets the sync mark's session token count to the complete `tokens` (counted by the store).
+pub(crate) fn complete_sync_mark(meta: &mut SessionMeta, tokens: usize) {
+    let Some(mut mark) = SyncMark::of(meta) else {
+        return;
+    };
+    mark.session.token_count = tokens;
+    mark.session.tokens_pending_from = None;
+    if let (Some(Value::Object(imported)), Ok(v)) = (
+        meta.extra.get_mut(IMPORTED_KEY),
+        serde_json::to_value(&mark),
+    ) {
+        imported.insert(SYNC_KEY.to_owned(), v);
     }
 }
 
@@ -414,14 +504,26 @@ fn not_self_contained(
 /// The incremental import of a source imported before (see the module docs). `Ok(None)`: do a
 /// whole import instead (first import, no mark, the source was rewritten before the mark or
 /// truncated, records were appended to the session, lines that need what came before).
-fn sync(store: &SessionStore, path: &Path, source: &Path) -> Result<Option<Ingested>> {
+fn sync(
+    store: &SessionStore,
+    held: Option<&ImportLock>,
+    path: &Path,
+    source: &Path,
+) -> Result<Option<Ingested>> {
     let Some((id, format)) = head_id(path)? else {
         return Ok(None);
     };
     if !store.jsonl_path(&id).is_file() {
         return Ok(None);
     }
-    let lock = store.lock_imports()?;
+    let taken;
+    let lock = match held {
+        Some(lock) => lock,
+        None => {
+            taken = store.lock_imports()?;
+            &taken
+        }
+    };
     let meta = store.meta(&id)?;
     if check_same_source(&meta, source).is_err() {
         return Ok(None);
@@ -459,7 +561,7 @@ fn sync(store: &SessionStore, path: &Path, source: &Path) -> Result<Option<Inges
     let records = session.records;
     let source_owned = source.to_owned();
     let (meta, rewritten) = store.rewrite_tail(
-        &lock,
+        lock,
         &id,
         &mark.session,
         &records,
@@ -529,6 +631,7 @@ fn prepare_one(
     sha: &str,
     path: &Path,
     index: Option<&LineIndex>,
+    stage: bool,
 ) -> Result<PreparedOne> {
     // `last_active` comes from the records' timestamps as they are written.
     let ImportedSession {
@@ -578,8 +681,15 @@ fn prepare_one(
             imported.insert(SYNC_KEY.to_owned(), v);
         }
     }
+    // A session that exists already may be unchanged (nothing to write): the commit decides,
+    // from the bytes in memory. A new one is written (and synced) now, when asked.
+    let payload = if stage && !store.jsonl_path(&prepared.meta.id).is_file() {
+        Payload::Staged(store.stage_session(prepared)?)
+    } else {
+        Payload::Encoded(prepared)
+    };
     Ok(PreparedOne::Write {
-        prepared,
+        payload,
         sha: sha.to_owned(),
         report,
         format,
@@ -593,16 +703,16 @@ fn commit_one(
     source: &Path,
     sync_dir: bool,
 ) -> Result<Ingested> {
-    let (prepared, sha, report, format) = match one {
+    let (payload, sha, report, format) = match one {
         PreparedOne::Empty(done) => return Ok(done),
         PreparedOne::Write {
-            prepared,
+            payload,
             sha,
             report,
             format,
-        } => (prepared, sha, report, format),
+        } => (payload, sha, report, format),
     };
-    let id = prepared.meta.id.clone();
+    let id = payload.id().to_owned();
     if store.jsonl_path(&id).is_file() {
         let existing = store.meta(&id)?;
         check_same_source(&existing, source)?;
@@ -618,29 +728,28 @@ fn commit_one(
             });
         }
     }
-    let (outcome, meta) = store.write_prepared(
-        lock,
-        prepared,
-        |existing| {
-            check_same_source(existing, source)?;
-            let appended = existing
-                .extra
-                .get(IMPORTED_KEY)
-                .and_then(|i| i.get("bytes"))
-                .and_then(Value::as_u64)
-                .is_some_and(|bytes| existing.jsonl_bytes > bytes)
-                && !existing.extra.contains_key(REWRITING_KEY);
-            if appended {
-                Err(Error::WouldDropAppended {
-                    id: existing.id.clone(),
-                    source_path: source.to_owned(),
-                })
-            } else {
-                Ok(())
-            }
-        },
-        sync_dir,
-    )?;
+    let keep = |existing: &SessionMeta| {
+        check_same_source(existing, source)?;
+        let appended = existing
+            .extra
+            .get(IMPORTED_KEY)
+            .and_then(|i| i.get("bytes"))
+            .and_then(Value::as_u64)
+            .is_some_and(|bytes| existing.jsonl_bytes > bytes)
+            && !existing.extra.contains_key(REWRITING_KEY);
+        if appended {
+            Err(Error::WouldDropAppended {
+                id: existing.id.clone(),
+                source_path: source.to_owned(),
+            })
+        } else {
+            Ok(())
+        }
+    };
+    let (outcome, meta) = match payload {
+        Payload::Encoded(prepared) => store.write_prepared(lock, prepared, keep, sync_dir)?,
+        Payload::Staged(staged) => store.commit_staged(lock, staged, keep, sync_dir)?,
+    };
     let action = match outcome {
         WriteOutcome::Created => IngestAction::Created,
         WriteOutcome::Replaced => IngestAction::Replaced,

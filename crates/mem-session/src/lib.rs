@@ -33,6 +33,6 @@ pub use record::{
 };
 pub use store::{
     Durability, ImportLock, META_FLUSH_INTERVAL, MetaMark, PreparedSession, REWRITING_KEY, Resumed,
-    SESSIONS_DIR, SessionStore, SessionWriter, StoreOptions, WriteOutcome, message_records,
-    validate_id,
+    SESSIONS_DIR, SessionStore, SessionWriter, StagedSession, StoreOptions, WriteOutcome,
+    message_records, validate_id,
 };

@@ -30,9 +30,18 @@ pub struct SessionMeta {
     /// Message records in the whole file (user, assistant, tool_result), boundaries excluded.
     #[serde(default)]
     pub message_count: usize,
-    /// Tokens of the conversation a resume would replay now (after the last boundary).
+    /// Tokens of the conversation a resume would replay now (after the last boundary); with
+    /// [`SessionMeta::tokens_pending_from`], only of the records before that offset.
     #[serde(default)]
     pub token_count: usize,
+    /// Byte offset in the `.jsonl` of the first record whose tokens are not in `token_count`
+    /// yet, or `None` when `token_count` is complete. Left by a store that defers counting
+    /// (`StoreOptions::defer_tokens`, the hooks' incremental transcript sync: counting loads
+    /// the BPE vocabulary, ~75 ms per process); a store that counts brings it up to date the
+    /// next time it reads the meta, reading only the records from this offset (or from the
+    /// last boundary after it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_pending_from: Option<u64>,
     /// Compact boundaries (and legacy compression markers) in the file.
     #[serde(default)]
     pub compactions: usize,
@@ -68,6 +77,7 @@ impl SessionMeta {
             title: None,
             message_count: 0,
             token_count: 0,
+            tokens_pending_from: None,
             compactions: 0,
             created: now.clone(),
             last_active: now,
@@ -82,6 +92,47 @@ impl SessionMeta {
     /// Updates the counts for one record appended after the ones already reflected.
     pub fn apply(&mut self, record: &SessionRecord, counter: &TokenCounter) {
         self.apply_with(record, counter, true);
+    }
+
+    /// [`SessionMeta::apply`] without counting tokens: `token_count` is left as it is and, for a
+    /// record that changes it (a message, a boundary, a rollback), `tokens_pending_from` is set
+    /// to `offset` (the record's byte offset in the `.jsonl`) unless already set. Never loads
+    /// the BPE vocabulary.
+    pub fn apply_deferred(&mut self, record: &SessionRecord, offset: u64) {
+        let tokens = self.token_count;
+        // The counter is not used when `count_tokens` is false.
+        self.apply_with(record, &TokenCounter::default(), false);
+        self.token_count = tokens;
+        if record.record_type != RecordType::SystemPrompt && self.tokens_pending_from.is_none() {
+            self.tokens_pending_from = Some(offset);
+        }
+    }
+
+    /// The part of [`SessionMeta::apply`] that changes `token_count` (used to bring a deferred
+    /// count up to date).
+    pub fn apply_tokens(&mut self, record: &SessionRecord, counter: &TokenCounter) {
+        match record.record_type {
+            RecordType::SystemPrompt => {}
+            RecordType::User | RecordType::Assistant | RecordType::ToolResult => {
+                if let Some(message) = &record.message {
+                    self.token_count += counter.count_message(message);
+                }
+            }
+            RecordType::CompactBoundary | RecordType::Compression => {
+                if let Some(b) = parse_compact_boundary(record) {
+                    self.token_count = b
+                        .to_messages()
+                        .iter()
+                        .map(|m| counter.count_message(m))
+                        .sum();
+                }
+            }
+            RecordType::Rollback => {
+                if let Some(r) = parse_rollback(record) {
+                    self.token_count = r.token_count;
+                }
+            }
+        }
     }
 
     /// [`SessionMeta::apply`], counting tokens only when `count_tokens` (a rebuild skips the

@@ -296,12 +296,25 @@ fn replay_slice(records: &[&SessionRecord]) -> Vec<Message> {
 
 /// [`records_to_messages`] for a tail of a session (records after a boundary or rollback):
 /// `rollback` records in it are ignored, since their `to_records` counts from the file start.
-pub(crate) fn tail_to_messages(records: &[SessionRecord]) -> Vec<Message> {
-    let kept: Vec<&SessionRecord> = records
-        .iter()
-        .filter(|r| r.record_type != RecordType::Rollback)
-        .collect();
-    replay_slice(&kept)
+/// Takes the records, so the messages are moved, not copied.
+pub(crate) fn tail_to_messages(records: impl IntoIterator<Item = SessionRecord>) -> Vec<Message> {
+    let mut out = Vec::new();
+    for record in records {
+        match record.record_type {
+            RecordType::SystemPrompt | RecordType::Rollback => {}
+            RecordType::User | RecordType::Assistant | RecordType::ToolResult => {
+                if let Some(m) = record.message {
+                    out.push(m);
+                }
+            }
+            RecordType::CompactBoundary | RecordType::Compression => {
+                if let Some(b) = parse_compact_boundary(&record) {
+                    out = b.to_messages();
+                }
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -49,6 +49,12 @@ pub struct StoreOptions {
     pub lock_timeout: Duration,
     /// Counts the `token_count` of the meta.
     pub counter: TokenCounter,
+    /// Leave the tokens of the records this store appends or re-imports uncounted
+    /// ([`SessionMeta::tokens_pending_from`]) instead of counting them, and never bring a
+    /// deferred count up to date. For a short-lived process that must not pay the BPE
+    /// vocabulary's load (~75 ms): the hooks' incremental transcript sync. A store without it
+    /// completes the count the next time it reads the meta. Default `false`.
+    pub defer_tokens: bool,
 }
 
 impl Default for StoreOptions {
@@ -57,6 +63,7 @@ impl Default for StoreOptions {
             durability: Durability::Write,
             lock_timeout: Duration::from_secs(10),
             counter: TokenCounter::default(),
+            defer_tokens: false,
         }
     }
 }
@@ -356,7 +363,15 @@ impl SessionStore {
                             meta.created.clone_from(ts);
                             take_created = false;
                         }
-                        meta.apply_with(&record, &self.options.counter, line.offset >= count_from);
+                        if self.options.defer_tokens || meta.tokens_pending_from.is_some() {
+                            meta.apply_deferred(&record, line.offset);
+                        } else {
+                            meta.apply_with(
+                                &record,
+                                &self.options.counter,
+                                line.offset >= count_from,
+                            );
+                        }
                     }
                     _ => meta.damaged_lines += 1,
                 }
@@ -365,11 +380,76 @@ impl SessionStore {
             meta.jsonl_bytes = len;
             meta.jsonl_tail =
                 file_tail_fingerprint(file, len).map_err(|e| Error::io("cannot read", &path, e))?;
+            if !self.options.defer_tokens && meta.tokens_pending_from.is_some() {
+                self.count_pending_tokens(&mut meta, file)?;
+            }
             if let Err(e) = self.write_meta(&meta) {
                 tracing::warn!("session {id}: the repaired meta could not be saved: {e}");
             }
+        } else if !self.options.defer_tokens && meta.tokens_pending_from.is_some() {
+            self.count_pending_tokens(&mut meta, file)?;
+            if let Err(e) = self.write_meta(&meta) {
+                tracing::warn!("session {id}: the counted meta could not be saved: {e}");
+            }
         }
         Ok(meta)
+    }
+
+    /// Brings a deferred `token_count` up to date ([`SessionMeta::tokens_pending_from`]): counts
+    /// the records from that offset, or from the last boundary when one comes after it (a
+    /// boundary resets the count), to `meta.jsonl_bytes`. The incremental import's sync mark
+    /// (`imported.sync`), when it lies in the records counted, gets its complete count too, so
+    /// the next deferred sync starts from a complete count. The caller holds a lock.
+    fn count_pending_tokens(&self, meta: &mut SessionMeta, file: &File) -> Result<()> {
+        let Some(pending) = meta.tokens_pending_from else {
+            return Ok(());
+        };
+        let path = self.jsonl_path(&meta.id);
+        let end = meta.jsonl_bytes;
+        let boundary =
+            find_last_boundary(file, end).map_err(|e| Error::io("cannot read", &path, e))?;
+        let (start, mut counted) = match boundary {
+            Some(b) if b >= pending => (b, 0),
+            _ => (pending.min(end), meta.token_count),
+        };
+        let mark = crate::ingest::pending_sync_mark(meta).filter(|&m| m >= start && m <= end);
+        let mut at_mark = None;
+        let mut reader = file;
+        reader
+            .seek(SeekFrom::Start(start))
+            .map_err(|e| Error::io("cannot read", &path, e))?;
+        let reader = BufReader::with_capacity(1 << 16, reader.take(end - start));
+        let mut tokens = SessionMeta::new(meta.id.clone(), String::new());
+        tokens.token_count = counted;
+        for ev in JsonlReader::starting_at(reader, &path, 1, start) {
+            let JsonlEvent::Value(line) = ev else {
+                continue;
+            };
+            if mark == Some(line.offset) {
+                at_mark = Some(tokens.token_count);
+            }
+            if let Ok(record) = serde_json::from_value::<SessionRecord>(line.value)
+                && record.check().is_ok()
+            {
+                tokens.apply_tokens(&record, &self.options.counter);
+            }
+        }
+        counted = tokens.token_count;
+        if mark == Some(end) {
+            at_mark = Some(counted);
+        }
+        tracing::debug!(
+            session = %meta.id,
+            from = start,
+            to = end,
+            "session meta: counted the deferred tokens"
+        );
+        meta.token_count = counted;
+        meta.tokens_pending_from = None;
+        if let Some(n) = at_mark {
+            crate::ingest::complete_sync_mark(meta, n);
+        }
+        Ok(())
     }
 
     fn write_meta(&self, meta: &SessionMeta) -> Result<()> {
@@ -701,57 +781,101 @@ impl SessionStore {
     /// or the new ones, whole, never a part).
     pub fn write_prepared(
         &self,
-        _import_lock: &ImportLock,
+        import_lock: &ImportLock,
         prepared: PreparedSession,
         keep_existing: impl FnOnce(&SessionMeta) -> Result<()>,
         sync_dir_after: bool,
     ) -> Result<(WriteOutcome, SessionMeta)> {
+        let staged = self.stage_session(prepared)?;
+        self.commit_staged(import_lock, staged, keep_existing, sync_dir_after)
+    }
+
+    /// The writing half of [`SessionStore::write_prepared`] that needs no lock: the `.jsonl`
+    /// and the `.meta` are written under temporary names beside their final ones
+    /// (`.{name}.{pid}.{n}.tmp`) and each synced once (`fsync`); the new `.jsonl` is locked
+    /// (exclusive `flock`) until [`SessionStore::commit_staged`] renames both into place.
+    /// Importers stage sessions on their worker threads, so the syncs run in parallel and off
+    /// the ordered commit path. Dropping a [`StagedSession`] without committing it removes
+    /// its temporary files.
+    ///
+    /// Errors: [`Error::InvalidId`], [`Error::Serialize`], I/O (the temporary files are
+    /// removed).
+    pub fn stage_session(&self, prepared: PreparedSession) -> Result<StagedSession> {
         let PreparedSession { meta, bytes } = prepared;
-        let id = meta.id.clone();
-        validate_id(&id)?;
+        validate_id(&meta.id)?;
         self.ensure_dir()?;
-        let path = self.jsonl_path(&id);
-        let tmp = unique_tmp(&path);
-        let new_file = write_file_synced(&tmp, &bytes)?;
-        drop(bytes);
-        let cleanup = |e: Error| {
-            let _ = fs::remove_file(&tmp);
-            e
+        let meta_bytes = serde_json::to_vec_pretty(&meta).map_err(|source| Error::Serialize {
+            id: meta.id.clone(),
+            source,
+        })?;
+        let jsonl_tmp = unique_tmp(&self.jsonl_path(&meta.id));
+        let meta_tmp = unique_tmp(&self.meta_path(&meta.id));
+        let mut staged = StagedSession {
+            jsonl_tmp: Some(jsonl_tmp.clone()),
+            meta_tmp: None,
+            meta,
+            file: None,
         };
-        new_file
-            .lock()
-            .map_err(|e| cleanup(Error::io("cannot lock", &tmp, e)))?;
+        let file = write_file_synced(&jsonl_tmp, &bytes)?;
+        drop(bytes);
+        file.lock()
+            .map_err(|e| Error::io("cannot lock", &jsonl_tmp, e))?;
+        staged.file = Some(file);
+        staged.meta_tmp = Some(meta_tmp.clone());
+        write_file_synced(&meta_tmp, &meta_bytes)?;
+        Ok(staged)
+    }
+
+    /// The committing half of [`SessionStore::write_prepared`]: under the caller's
+    /// [`ImportLock`] and the old session's exclusive lock (if there is one), asks
+    /// `keep_existing` whether replacing is allowed, then renames the staged `.meta` into place,
+    /// then the staged `.jsonl` (see [`SessionStore::write_session`] for why in this order).
+    /// `sync_dir_after`: fsync the sessions directory after the renames (a batch passes
+    /// `false` and calls [`SessionStore::sync_dir`] once at its end).
+    ///
+    /// Errors: what `keep_existing` returns, [`Error::Locked`], I/O; on an error the staged
+    /// files are removed and the store is as before.
+    pub fn commit_staged(
+        &self,
+        _import_lock: &ImportLock,
+        mut staged: StagedSession,
+        keep_existing: impl FnOnce(&SessionMeta) -> Result<()>,
+        sync_dir_after: bool,
+    ) -> Result<(WriteOutcome, SessionMeta)> {
+        let id = staged.meta.id.clone();
+        let path = self.jsonl_path(&id);
         let existing = match self.open_locked(&path, &id, true) {
             Ok(f) => Some(f),
             Err(Error::NotFound { .. }) => None,
-            Err(e) => return Err(cleanup(e)),
+            Err(e) => return Err(e),
         };
         let outcome = if let Some(old) = &existing {
             if let Err(e) = self
                 .load_meta_locked(&id, old)
                 .and_then(|m| keep_existing(&m))
             {
-                return Err(cleanup(e));
+                let _ = old.unlock();
+                return Err(e);
             }
             WriteOutcome::Replaced
         } else {
             WriteOutcome::Created
         };
-        let meta_bytes = serde_json::to_vec_pretty(&meta).map_err(|source| {
-            cleanup(Error::Serialize {
-                id: id.clone(),
-                source,
-            })
-        })?;
         // The meta first: a kill between the two renames leaves the new meta beside the old
         // `.jsonl` (or beside none: no session), which its fingerprint marks as stale; it is
         // rebuilt from the file keeping the provenance, so the session stays importable. The
         // other order could leave the new records with the old meta or none, losing provenance.
-        let result = write_atomic(&self.meta_path(&id), &meta_bytes, true)
-            .map_err(cleanup)
-            .and_then(|()| {
-                fs::rename(&tmp, &path).map_err(|e| cleanup(Error::io("cannot replace", &path, e)))
-            })
+        let meta_path = self.meta_path(&id);
+        let rename = |tmp: &mut Option<PathBuf>, to: &Path| -> Result<()> {
+            let from = tmp.as_deref().ok_or_else(|| {
+                Error::io("cannot replace", to, std::io::Error::other("not staged"))
+            })?;
+            fs::rename(from, to).map_err(|e| Error::io("cannot replace", to, e))?;
+            *tmp = None;
+            Ok(())
+        };
+        let result = rename(&mut staged.meta_tmp, &meta_path)
+            .and_then(|()| rename(&mut staged.jsonl_tmp, &path))
             .and_then(|()| {
                 if sync_dir_after {
                     sync_dir(&self.dir)
@@ -759,10 +883,15 @@ impl SessionStore {
                     Ok(())
                 }
             });
-        let _ = new_file.unlock();
+        if let Some(file) = staged.file.take() {
+            let _ = file.unlock();
+        }
         if let Some(old) = &existing {
             let _ = old.unlock();
         }
+        let meta = staged.meta.clone();
+        // Renamed (or failed): the drop removes whatever temporary file is left.
+        drop(staged);
         result.map(|()| (outcome, meta))
     }
 
@@ -772,6 +901,38 @@ impl SessionStore {
     /// Errors: I/O.
     pub fn sync_dir(&self) -> Result<()> {
         sync_dir(&self.dir)
+    }
+}
+
+/// A session written and synced under temporary names, ready for
+/// [`SessionStore::commit_staged`] (see [`SessionStore::stage_session`]). Dropped without a
+/// commit, its temporary files are removed.
+#[derive(Debug)]
+pub struct StagedSession {
+    /// The meta that will be written (as in the staged `.meta`).
+    meta: SessionMeta,
+    /// The staged files not renamed yet.
+    jsonl_tmp: Option<PathBuf>,
+    meta_tmp: Option<PathBuf>,
+    /// The staged `.jsonl`, locked until it is renamed into place.
+    file: Option<File>,
+}
+
+impl StagedSession {
+    /// The meta that a commit puts in place.
+    pub fn meta(&self) -> &SessionMeta {
+        &self.meta
+    }
+}
+
+impl Drop for StagedSession {
+    fn drop(&mut self) {
+        for tmp in [self.jsonl_tmp.take(), self.meta_tmp.take()]
+            .into_iter()
+            .flatten()
+        {
+            let _ = fs::remove_file(tmp);
+        }
     }
 }
 
@@ -798,19 +959,31 @@ impl SessionStore {
         tail: &[SessionRecord],
     ) -> Result<MetaMark> {
         let mut tail_bytes = 0u64;
+        let mut sizes = Vec::with_capacity(tail.len());
+        for record in tail {
+            let n = encode_record(&meta.id, record)?.len() as u64;
+            sizes.push(n);
+            tail_bytes += n;
+        }
+        let start = meta.jsonl_bytes.saturating_sub(tail_bytes);
+        // With a deferred count, only the tail's records before the pending offset are in
+        // `token_count`; a pending offset at or before the point carries over as it is.
+        let pending = meta.tokens_pending_from;
+        let mut offset = start;
         let mut messages = 0usize;
         let mut compactions = 0usize;
         let mut tokens = 0usize;
         let mut boundary_in_tail = false;
-        for record in tail {
-            tail_bytes += encode_record(&meta.id, record)?.len() as u64;
+        for (record, size) in tail.iter().zip(sizes) {
+            let counted = pending.is_none_or(|p| offset < p);
+            offset += size;
             match record.record_type {
                 crate::record::RecordType::User
                 | crate::record::RecordType::Assistant
                 | crate::record::RecordType::ToolResult => {
                     if let Some(m) = &record.message {
                         messages += 1;
-                        if !boundary_in_tail {
+                        if !boundary_in_tail && counted {
                             tokens += self.options.counter.count_message(m);
                         }
                     }
@@ -835,7 +1008,7 @@ impl SessionStore {
             None => String::new(),
         };
         Ok(MetaMark {
-            bytes: meta.jsonl_bytes.saturating_sub(tail_bytes),
+            bytes: start,
             tail: tail_fp,
             message_count: meta.message_count.saturating_sub(messages),
             // A boundary in the tail resets the count when the tail is applied again.
@@ -844,6 +1017,7 @@ impl SessionStore {
             } else {
                 meta.token_count.saturating_sub(tokens)
             },
+            tokens_pending_from: pending.filter(|&p| p <= start),
             compactions: meta.compactions.saturating_sub(compactions),
             last_active: before
                 .and_then(|r| r.timestamp.clone())
@@ -939,6 +1113,7 @@ impl SessionStore {
         new.jsonl_tail.clone_from(&base.tail);
         new.message_count = base.message_count;
         new.token_count = base.token_count;
+        new.tokens_pending_from = base.tokens_pending_from;
         new.compactions = base.compactions;
         new.last_active.clone_from(&base.last_active);
         for (i, record) in records.iter().enumerate() {
@@ -959,12 +1134,18 @@ impl SessionStore {
                     } else {
                         new.token_count
                     },
+                    tokens_pending_from: new.tokens_pending_from,
                     compactions: new.compactions,
                     last_active: new.last_active.clone(),
                 });
             }
+            let offset = base.bytes + bytes.len() as u64;
             bytes.extend_from_slice(&encode_record(id, record)?);
-            new.apply(record, &self.options.counter);
+            if self.options.defer_tokens || new.tokens_pending_from.is_some() {
+                new.apply_deferred(record, offset);
+            } else {
+                new.apply(record, &self.options.counter);
+            }
         }
         // Nothing new (the source grew by lines that convert to nothing, or not at all):
         // leave the file alone.
@@ -1018,6 +1199,9 @@ pub struct MetaMark {
     pub message_count: usize,
     /// [`SessionMeta::token_count`] at the point (0 when a boundary follows: it resets it).
     pub token_count: usize,
+    /// [`SessionMeta::tokens_pending_from`] at the point (`None`: `token_count` is complete).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_pending_from: Option<u64>,
     /// [`SessionMeta::compactions`] at the point.
     pub compactions: usize,
     /// [`SessionMeta::last_active`] at the point.
@@ -1214,8 +1398,14 @@ impl SessionWriter {
             let _ = self.file.set_len(len);
             return Err(Error::io("cannot sync", &self.path, e));
         }
+        // The first record starts after the newline added to a torn line.
+        let first = len + u64::from(torn);
         for record in records {
-            self.meta.apply(record, &self.store.options.counter);
+            if self.store.options.defer_tokens || self.meta.tokens_pending_from.is_some() {
+                self.meta.apply_deferred(record, first);
+            } else {
+                self.meta.apply(record, &self.store.options.counter);
+            }
         }
         self.meta.jsonl_bytes = len + bytes.len() as u64;
         self.meta.jsonl_tail = if bytes.len() >= 32 {
@@ -1379,6 +1569,34 @@ const SCAN_CHUNK: u64 = 1 << 20;
 /// rollback record, searching backwards in 1 MiB chunks. Reads only the bytes after that line start
 /// (plus one chunk at most).
 pub(crate) fn find_last_boundary(file: &File, end: u64) -> std::io::Result<Option<u64>> {
+    find_last_boundary_kept(file, end, 0).map(|(start, _)| start)
+}
+
+/// The most bytes [`find_last_boundary_kept`] keeps of what it read (64 MiB): a longer tail is
+/// read again from the file rather than held.
+const KEEP_TAIL_MAX: u64 = 64 << 20;
+
+/// [`find_last_boundary`], also returning the bytes it read from the line found (or from the
+/// start of the file when there is none) up to `end`, when they are at most `keep_max` bytes:
+/// the caller parses the tail from them instead of reading it again (resume reads its tail
+/// once). `None` when the tail is longer (the chunks are dropped as the search goes on, so
+/// memory stays bounded by `keep_max` plus one chunk).
+fn find_last_boundary_kept(
+    file: &File,
+    end: u64,
+    keep_max: u64,
+) -> std::io::Result<(Option<u64>, Option<Vec<u8>>)> {
+    // Chunks read so far, newest first, each [start, end) without the overlap.
+    let mut kept: Vec<Vec<u8>> = Vec::new();
+    let mut keeping = keep_max > 0;
+    let assemble = |from: u64, first: &[u8], kept: &mut Vec<Vec<u8>>| {
+        let mut out = Vec::with_capacity(usize::try_from(end - from).unwrap_or(0));
+        out.extend_from_slice(first);
+        for chunk in kept.drain(..).rev() {
+            out.extend_from_slice(&chunk);
+        }
+        out
+    };
     let finders: Vec<memchr::memmem::FinderRev<'_>> = BOUNDARY_PATTERNS
         .iter()
         .map(|p| memchr::memmem::FinderRev::new(*p))
@@ -1392,22 +1610,41 @@ pub(crate) fn find_last_boundary(file: &File, end: u64) -> std::io::Result<Optio
         buf.resize((read_end - chunk_start) as usize, 0);
         read_at(file, &mut buf, chunk_start)?;
         let best = finders.iter().filter_map(|f| f.rfind(&buf)).max();
+        let own = (chunk_end - chunk_start) as usize;
         if let Some(pos) = best {
             let line_start = chunk_start + pos as u64 + 1;
             if line_start < end {
-                return Ok(Some(line_start));
+                let tail = keeping.then(|| {
+                    // The line found starts inside this chunk's own bytes or in its overlap
+                    // (the first bytes of the newer chunk, kept already).
+                    let at = (pos + 1).min(own);
+                    let mut tail = assemble(line_start, &buf[at..own], &mut kept);
+                    let skip = (pos + 1).saturating_sub(own);
+                    tail.drain(..skip);
+                    tail
+                });
+                return Ok((Some(line_start), tail));
+            }
+        }
+        if keeping {
+            if end - chunk_start <= keep_max {
+                kept.push(buf[..own].to_vec());
+            } else {
+                keeping = false;
+                kept.clear();
             }
         }
         chunk_end = chunk_start;
     }
+    let tail = keeping.then(|| assemble(0, &[], &mut kept));
     // The very first line has no newline before it.
     let mut head = vec![0u8; (overlap as usize + 3).min(end as usize)];
     read_at(file, &mut head, 0)?;
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&head);
     if BOUNDARY_PATTERNS.iter().any(|p| head.starts_with(&p[1..])) && end > 0 {
-        return Ok(Some(0));
+        return Ok((Some(0), tail));
     }
-    Ok(None)
+    Ok((None, tail))
 }
 
 /// The messages among `records` (user, assistant, tool-result records with a message), in
@@ -1521,9 +1758,23 @@ fn read_records_range(
         .seek(SeekFrom::Start(offset))
         .map_err(|e| Error::io("cannot read", path, e))?;
     let reader = reader.take(end.saturating_sub(offset));
+    Ok(parse_records(
+        BufReader::with_capacity(1 << 16, reader),
+        path,
+        offset,
+    ))
+}
+
+/// The records of the JSON lines `reader` yields, whose first byte is at `offset` of the file
+/// at `path`; damaged lines and lines that are not records become diagnostics.
+fn parse_records(
+    reader: impl std::io::BufRead,
+    path: &Path,
+    offset: u64,
+) -> (Vec<SessionRecord>, Vec<Diagnostic>) {
     let mut records = Vec::new();
     let mut diagnostics = Vec::new();
-    for ev in JsonlReader::starting_at(BufReader::with_capacity(1 << 16, reader), path, 1, offset) {
+    for ev in JsonlReader::starting_at(reader, path, 1, offset) {
         match ev {
             JsonlEvent::Value(line) => match serde_json::from_value::<SessionRecord>(line.value) {
                 Ok(record) => match record.check() {
@@ -1545,7 +1796,7 @@ fn read_records_range(
             JsonlEvent::Diagnostic(d) => diagnostics.push(d),
         }
     }
-    Ok((records, diagnostics))
+    (records, diagnostics)
 }
 
 /// The replay of a session's first `end` bytes, before validation.
@@ -1569,10 +1820,16 @@ const MAX_ROLLBACK_DEPTH: usize = 10_000;
 fn replay_segment(file: &File, path: &Path, end: u64, depth: usize) -> Result<Segment> {
     let mut search_end = end;
     loop {
-        let start =
-            find_last_boundary(file, search_end).map_err(|e| Error::io("cannot read", path, e))?;
+        // The first search keeps the bytes it reads, so the tail is read once (a later one,
+        // past a candidate that was no boundary, reads the range again).
+        let keep_max = if search_end == end { KEEP_TAIL_MAX } else { 0 };
+        let (start, tail) = find_last_boundary_kept(file, search_end, keep_max)
+            .map_err(|e| Error::io("cannot read", path, e))?;
         let from = start.unwrap_or(0);
-        let (records, mut diagnostics) = read_records_range(file, path, from, end)?;
+        let (records, mut diagnostics) = match tail {
+            Some(bytes) => parse_records(&bytes[..], path, from),
+            None => read_records_range(file, path, from, end)?,
+        };
         if from > 0 && !diagnostics.is_empty() {
             let base =
                 count_lines_before(file, from).map_err(|e| Error::io("cannot read", path, e))?;
@@ -1584,7 +1841,7 @@ fn replay_segment(file: &File, path: &Path, end: u64, depth: usize) -> Result<Se
         }
         let Some(s) = start else {
             return Ok(Segment {
-                messages: crate::record::tail_to_messages(&records),
+                messages: crate::record::tail_to_messages(records),
                 diagnostics,
                 offset: None,
                 rolled_back: false,
@@ -1598,7 +1855,7 @@ fn replay_segment(file: &File, path: &Path, end: u64, depth: usize) -> Result<Se
             let mut prefix = replay_segment(file, path, rb.to_bytes, depth + 1)?;
             prefix
                 .messages
-                .extend(crate::record::tail_to_messages(&records[1..]));
+                .extend(crate::record::tail_to_messages(records.into_iter().skip(1)));
             prefix.diagnostics.extend(diagnostics);
             return Ok(Segment {
                 messages: prefix.messages,
@@ -1609,7 +1866,7 @@ fn replay_segment(file: &File, path: &Path, end: u64, depth: usize) -> Result<Se
         }
         if first.is_some_and(|r| crate::record::parse_compact_boundary(r).is_some()) {
             return Ok(Segment {
-                messages: crate::record::tail_to_messages(&records),
+                messages: crate::record::tail_to_messages(records),
                 diagnostics,
                 offset: Some(s),
                 rolled_back: false,
@@ -1698,6 +1955,60 @@ fn sync_dir(dir: &Path) -> Result<()> {
     #[cfg(not(unix))]
     {
         let _ = dir;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tail kept by the backward search is exactly the file's bytes from the line found
+    /// (or from the start) to `end`, whatever the chunk a line starts in; past `keep_max` it
+    /// is not kept.
+    #[test]
+    fn the_kept_tail_is_the_bytes_from_the_boundary_to_the_end() -> std::io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("s.jsonl");
+        let mut bytes = Vec::new();
+        let mut boundaries = Vec::new();
+        let mut seed = 12345u64;
+        // ~3.5 MiB: lines of 1..120 KB, some of them boundaries, so candidates fall at every
+        // position relative to the 1 MiB chunks.
+        while bytes.len() < (7 << 19) {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let len = usize::try_from(seed >> 47).unwrap_or(0) % 120_000 + 1;
+            let kind = if seed.is_multiple_of(5) {
+                boundaries.push(bytes.len() as u64);
+                "compact_boundary"
+            } else {
+                "user"
+            };
+            bytes.extend_from_slice(format!("{{\"type\":\"{kind}\",\"x\":\"").as_bytes());
+            bytes.extend(std::iter::repeat_n(b'a', len));
+            bytes.extend_from_slice(b"\"}\n");
+        }
+        std::fs::write(&path, &bytes)?;
+        let file = File::open(&path)?;
+        let len = bytes.len() as u64;
+        let mut ends: Vec<u64> = boundaries.iter().map(|b| b + 1).collect();
+        ends.extend([len, len - 1, 1 << 20, (1 << 20) + 1, (2 << 20) - 3]);
+        for end in ends {
+            let (start, tail) = find_last_boundary_kept(&file, end, KEEP_TAIL_MAX)?;
+            assert_eq!(start, find_last_boundary(&file, end)?, "end {end}");
+            let from = start.unwrap_or(0) as usize;
+            assert_eq!(
+                tail.as_deref(),
+                Some(&bytes[from..end as usize]),
+                "end {end}"
+            );
+            let (_, small) = find_last_boundary_kept(&file, end, 1 << 10)?;
+            if end - from as u64 > 2 << 20 {
+                assert_eq!(small, None, "end {end}");
+            }
+        }
         Ok(())
     }
 }

@@ -114,6 +114,18 @@ fn a_parallel_import_killed_midway_leaves_whole_sessions_only() {
             // Its meta reads (rebuilt if the kill came between the renames).
             SessionStore::at(&dst).meta(id).unwrap();
         }
+        // What the kill left besides whole sessions: only hidden files (the import lock, staged
+        // temporary files), never read as sessions.
+        for entry in std::fs::read_dir(&dst).into_iter().flatten() {
+            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+            let session_file = name.ends_with(".jsonl") || name.ends_with(".meta");
+            let hidden =
+                name == ".import.lock" || (name.starts_with('.') && name.ends_with(".tmp"));
+            assert!(
+                session_file || hidden,
+                "round {round}: unexpected file {name}"
+            );
+        }
         // Importing again completes the store.
         let out = run_child(&src, &dst).wait_with_output().unwrap();
         assert!(

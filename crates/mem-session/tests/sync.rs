@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use mem_core::Message;
 use mem_session::ingest::{IngestAction, import_into};
-use mem_session::{Error, REWRITING_KEY, SessionStore};
+use mem_session::{Error, REWRITING_KEY, SessionStore, StoreOptions};
 
 fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -93,6 +93,98 @@ fn every_real_transcript_grown_in_steps_equals_a_whole_import() {
         assert!(
             actions[1..].contains(&IngestAction::Appended),
             "{rel}: no step was incremental: {actions:?}"
+        );
+    }
+}
+
+/// The hooks' sync defers token counting (`StoreOptions::defer_tokens`): the `.jsonl` and the
+/// message counts are those of a whole import at once, and the token count is, once a store
+/// that counts reads the meta. That read also completes the sync mark, so the next deferred
+/// sync leaves only its own new records to count.
+#[test]
+fn a_deferred_sync_gives_the_same_counts_once_read() {
+    let files = [
+        "claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl",
+        "claude/entireio_cli__ckpt-44785715c3f5-2.full.jsonl",
+        "codex/lanegrid_agtrace__rollout-2025-12-10T04-55-16-019b04ae-b1c6-7c72-a134-a4c2de66058c.jsonl",
+    ];
+    for rel in files {
+        let bytes = fs::read(fixture(rel)).unwrap();
+        let ends = line_ends(&bytes);
+        let mut cuts: Vec<usize> = (1..=8).map(|k| ends[ends.len() * k / 9]).collect();
+        cuts.push(bytes.len());
+        cuts.dedup();
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("t.jsonl");
+        let project = dir.path().join("p");
+        let deferring = SessionStore::for_project(&project).with_options(StoreOptions {
+            defer_tokens: true,
+            ..StoreOptions::default()
+        });
+        let counting = SessionStore::for_project(&project);
+        let mut deferred_steps = 0;
+        let mut last_pending: Option<u64> = None;
+        let mut read_since = false;
+        for (step, &cut) in cuts.iter().enumerate() {
+            fs::write(&src, &bytes[..cut]).unwrap();
+            let got = import_into(&deferring, &src).unwrap();
+            if got[0].action == IngestAction::Empty {
+                continue;
+            }
+            let id = got[0].meta.id.clone();
+            let (want_bytes, (messages, tokens, compactions)) = whole("t.jsonl", &bytes[..cut]);
+            assert!(
+                fs::read(deferring.jsonl_path(&id)).unwrap() == want_bytes,
+                "{rel} at byte {cut}: the synced session differs from a whole import"
+            );
+            let raw = deferring.meta(&id).unwrap();
+            assert_eq!(
+                (raw.message_count, raw.compactions),
+                (messages, compactions),
+                "{rel} at byte {cut}"
+            );
+            if got[0].action == IngestAction::Appended {
+                if let Some(p) = raw.tokens_pending_from {
+                    deferred_steps += 1;
+                    assert!(p < raw.jsonl_bytes, "{rel} at byte {cut}");
+                    // Counted by a read since: the pending part starts later (a boundary
+                    // after the sync mark may leave the mark to a later read).
+                    if let Some(before) = last_pending
+                        && read_since
+                        && compactions == 0
+                    {
+                        assert!(p > before, "{rel} at byte {cut}: {p} <= {before}");
+                    }
+                    last_pending = Some(p);
+                    read_since = false;
+                }
+            } else {
+                assert_eq!(
+                    raw.tokens_pending_from, None,
+                    "{rel}: a whole import counts"
+                );
+            }
+            // Every other step, a store that counts reads the meta (as `mem session` does).
+            if step % 2 == 1 || cut == bytes.len() {
+                let counted = counting.meta(&id).unwrap();
+                assert_eq!(counted.tokens_pending_from, None, "{rel} at byte {cut}");
+                assert_eq!(
+                    (
+                        counted.message_count,
+                        counted.token_count,
+                        counted.compactions
+                    ),
+                    (messages, tokens, compactions),
+                    "{rel} at byte {cut}: counts after the deferred count"
+                );
+                // Saved: a second read finds it complete.
+                assert_eq!(counting.meta(&id).unwrap(), counted);
+                read_since = true;
+            }
+        }
+        assert!(
+            deferred_steps >= 2,
+            "{rel}: {deferred_steps} deferred steps"
         );
     }
 }

@@ -75,6 +75,7 @@ fn search(c: &mut Criterion) {
                 text: queries[i % queries.len()].clone(),
                 visible_in: None,
                 sources: Vec::new(),
+                scope: None,
                 limit: 10,
             };
             let hits = store.search(&q).unwrap();
@@ -111,6 +112,7 @@ fn search(c: &mut Criterion) {
                 text: queries[i % queries.len()].clone(),
                 visible_in: Some(PROJECT.into()),
                 sources: Vec::new(),
+                scope: None,
                 limit: 10,
             };
             store.search(&q).unwrap()
@@ -139,6 +141,7 @@ fn search(c: &mut Criterion) {
                 text: "参数化".into(),
                 visible_in: None,
                 sources: Vec::new(),
+                scope: None,
                 limit: 10,
             };
             store.search(&q).unwrap()

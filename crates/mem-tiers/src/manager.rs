@@ -801,6 +801,7 @@ impl<S: MemoryStore> MemoryManager<S> {
             text: query.to_owned(),
             visible_in: self.project_key().map(str::to_owned),
             sources: Vec::new(),
+            scope: None,
             limit,
         })?;
         let ids: Vec<i64> = hits

@@ -220,6 +220,10 @@ pub struct SearchQuery {
     pub visible_in: Option<String>,
     /// Only these sources; empty: all.
     pub sources: Vec<SourceKind>,
+    /// Only memories of this scope ([`SearchHit::scope`]: `project`, `user` or `extra<K>`);
+    /// `None`: all. Filtered inside the query, before `limit`, so a scoped search still
+    /// returns `limit` hits when that many match.
+    pub scope: Option<String>,
     /// The most hits returned.
     pub limit: usize,
 }

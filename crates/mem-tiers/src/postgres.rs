@@ -794,6 +794,10 @@ impl PgStore {
         }
         sql.push_str(&format!(" AND {VISIBLE_DOC}"));
         sql.push_str(" AND ($4 = '' OR strpos($4, ',' || d.source || ',') > 0)");
+        if let Some(scope) = &q.scope {
+            args.push(Box::new(scope.clone()));
+            sql.push_str(&format!(" AND d.scope = ${}", args.len()));
+        }
         for like in likes {
             args.push(Box::new(query::like_pattern(like)));
             let n = args.len();

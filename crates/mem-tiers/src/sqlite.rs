@@ -239,6 +239,12 @@ impl SqliteStore {
         sql.push_str(" AND (?2 IS NULL OR d.project_key = ?2 OR d.project_key IS NULL)");
         args.push(sources.into());
         sql.push_str(" AND (?3 = '' OR instr(?3, ',' || d.source || ',') > 0)");
+        args.push(
+            q.scope
+                .clone()
+                .map_or(rusqlite::types::Value::Null, Into::into),
+        );
+        sql.push_str(" AND (?4 IS NULL OR d.scope = ?4)");
         for like in likes {
             args.push(query::like_pattern(like).into());
             let n = args.len();

@@ -322,7 +322,15 @@ pub async fn run_claude(
         }
         ClaudeEvent::PreCompact | ClaudeEvent::Stop | ClaudeEvent::SessionEnd => {
             let path = transcript(input)?;
-            let store = mem_session::SessionStore::for_project(&config.project);
+            // The token count of what the sync appends is left for the next reader that needs
+            // it (`mem session`, a resume): counting would load the BPE vocabulary, the larger
+            // part of this hook's time.
+            let store = mem_session::SessionStore::for_project(&config.project).with_options(
+                mem_session::StoreOptions {
+                    defer_tokens: true,
+                    ..mem_session::StoreOptions::default()
+                },
+            );
             let synced = mem_session::ingest::import_into(&store, &path)?;
             for s in &synced {
                 out.notes.push(format!(

@@ -1,12 +1,16 @@
-//! `mem hook install` / `uninstall`: merging mewmem's hook entries into a Claude Code
-//! `settings.json`, keeping every other setting and hook.
+//! `mem hook install` / `uninstall`: merging mewmem's hook entries into an agent's hook
+//! configuration, keeping every other setting and hook: Claude Code's `settings.json`, or Codex
+//! CLI's `hooks.json` ([`Agent`]).
 //!
-//! The file's shape: `{"hooks": {"<Event>": [{"matcher": "...", "hooks": [{"type": "command",
-//! "command": "...", "timeout": N}]}]}}`. An entry is mewmem's when its command's last three
-//! words are `hook claude <Event>`. Installing adds one group per event (or updates mewmem's
-//! command in place), so running it twice changes nothing. The old file is copied to
-//! `settings.json.bak` (`.bak.2`, `.bak.3`... when taken) before it is replaced, and the new one is written atomically
-//! (temporary file in the same folder, fsync, rename). Key order and every unknown key are kept.
+//! Both files have the same shape: `{"hooks": {"<Event>": [{"matcher": "...", "hooks":
+//! [{"type": "command", "command": "...", "timeout": N}]}]}}` (Codex reads it from
+//! `~/.codex/hooks.json` or `<repo>/.codex/hooks.json`, with the same event names and handler
+//! fields as Claude Code). An entry is mewmem's when its command's last three words are
+//! `hook <agent> <Event>` (`hook claude Stop`, `hook codex Stop`). Installing adds one group per
+//! event (or updates mewmem's command in place), so running it twice changes nothing. The old
+//! file is copied to `<name>.bak` (`.bak.2`, `.bak.3`... when taken) before it is replaced, and
+//! the new one is written atomically (temporary file in the same folder, fsync, rename). Key
+//! order and every unknown key are kept.
 
 use std::fs::{self, File};
 use std::io::Write;
@@ -16,6 +20,41 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{Error, Result};
 use crate::hook::ClaudeEvent;
+
+/// The agent whose hook configuration is changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Agent {
+    /// Claude Code: `settings.json`, every [`ClaudeEvent`], commands `mem hook claude <Event>`.
+    Claude,
+    /// Codex CLI: `hooks.json`, commands `mem hook codex <Event>`, for the events of
+    /// [`Agent::events`]. Codex has no `SessionEnd` in most versions (and caps it at a few
+    /// seconds where it has one); `Stop` already brings the session record up to date after
+    /// every turn.
+    Codex,
+}
+
+impl Agent {
+    /// The word of the hook command: `claude` or `codex`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+        }
+    }
+
+    /// The events mewmem installs a hook for.
+    pub fn events(self) -> &'static [ClaudeEvent] {
+        match self {
+            Agent::Claude => &ClaudeEvent::ALL,
+            Agent::Codex => &[
+                ClaudeEvent::SessionStart,
+                ClaudeEvent::UserPromptSubmit,
+                ClaudeEvent::PreCompact,
+                ClaudeEvent::Stop,
+            ],
+        }
+    }
+}
 
 /// One change to the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,18 +80,27 @@ pub struct Plan {
     pub backup: Option<PathBuf>,
 }
 
-/// `true` when `command` is mewmem's hook command for `event`.
-fn is_ours(command: &str, event: ClaudeEvent) -> bool {
+/// `true` when `command` is mewmem's hook command for `agent` and `event`.
+fn is_ours(command: &str, agent: Agent, event: ClaudeEvent) -> bool {
     let words = shlex::split(command).unwrap_or_default();
     let n = words.len();
-    n >= 3 && words[n - 3] == "hook" && words[n - 2] == "claude" && words[n - 1] == event.as_str()
+    n >= 3
+        && words[n - 3] == "hook"
+        && words[n - 2] == agent.as_str()
+        && words[n - 1] == event.as_str()
 }
 
 /// The command line Claude Code runs for `event`: `<mem> hook claude <Event>`, with the binary
 /// quoted for the shell when needed.
 pub fn hook_command(mem: &str, event: ClaudeEvent) -> String {
+    agent_hook_command(mem, Agent::Claude, event)
+}
+
+/// The command line `agent` runs for `event`: `<mem> hook <agent> <Event>`, with the binary
+/// quoted for the shell when needed (both agents run it through a shell).
+pub fn agent_hook_command(mem: &str, agent: Agent, event: ClaudeEvent) -> String {
     let quoted = shlex::try_quote(mem).map_or_else(|_| mem.to_owned(), |q| q.into_owned());
-    format!("{quoted} hook claude {event}")
+    format!("{quoted} hook {} {event}", agent.as_str())
 }
 
 /// Reads `path` as a settings object (`{}` when it does not exist).
@@ -112,19 +160,28 @@ fn groups_of<'a>(
     }
 }
 
-/// Adds (or updates) mewmem's entry for every event in the settings file at `path`.
-/// `mem` is the binary Claude Code should run (an absolute path is safest: Claude Code's
+/// Adds (or updates) mewmem's entry for every event in the Claude Code settings file at
+/// `path`: [`install_for`] with [`Agent::Claude`].
+///
+/// Errors: as [`install_for`].
+pub fn install(path: &Path, mem: &str, dry_run: bool) -> Result<Plan> {
+    install_for(Agent::Claude, path, mem, dry_run)
+}
+
+/// Adds (or updates) mewmem's entry for every event of `agent` ([`Agent::events`]) in the hook
+/// configuration at `path` (Claude Code's `settings.json`, Codex's `hooks.json`; created when
+/// missing). `mem` is the binary the agent should run (an absolute path is safest: the agent's
 /// `PATH` may not be the shell's). With `dry_run`, nothing is written.
 ///
 /// Errors: [`Error::Settings`] when the file is not a JSON object (or its `hooks` is not one):
 /// it is never overwritten then; I/O errors.
-pub fn install(path: &Path, mem: &str, dry_run: bool) -> Result<Plan> {
+pub fn install_for(agent: Agent, path: &Path, mem: &str, dry_run: bool) -> Result<Plan> {
     let existed = read_settings(path)?;
     let mut settings = existed.clone().unwrap_or_default();
     let hooks = hooks_of(&mut settings, path)?;
     let mut changes = Vec::new();
-    for event in ClaudeEvent::ALL {
-        let want = hook_command(mem, event);
+    for &event in agent.events() {
+        let want = agent_hook_command(mem, agent, event);
         let mut found = false;
         if let Some(groups) = groups_of(hooks, event, path)? {
             for group in groups.iter_mut() {
@@ -135,7 +192,7 @@ pub fn install(path: &Path, mem: &str, dry_run: bool) -> Result<Plan> {
                     let Some(cmd) = hook.get("command").and_then(Value::as_str) else {
                         continue;
                     };
-                    if !is_ours(cmd, event) {
+                    if !is_ours(cmd, agent, event) {
                         continue;
                     }
                     found = true;
@@ -167,11 +224,19 @@ pub fn install(path: &Path, mem: &str, dry_run: bool) -> Result<Plan> {
     finish(path, existed.is_some(), settings, changes, dry_run)
 }
 
-/// Removes mewmem's entries (and the groups and events they leave empty) from the settings
-/// file at `path`; every other hook stays. A missing file is left missing.
+/// Removes mewmem's entries from the Claude Code settings file at `path`: [`uninstall_for`]
+/// with [`Agent::Claude`].
 ///
-/// Errors: as [`install`].
+/// Errors: as [`install_for`].
 pub fn uninstall(path: &Path, dry_run: bool) -> Result<Plan> {
+    uninstall_for(Agent::Claude, path, dry_run)
+}
+
+/// Removes `agent`'s mewmem entries (and the groups and events they leave empty) from the hook
+/// configuration at `path`; every other hook stays. A missing file is left missing.
+///
+/// Errors: as [`install_for`].
+pub fn uninstall_for(agent: Agent, path: &Path, dry_run: bool) -> Result<Plan> {
     let Some(mut settings) = read_settings(path)? else {
         return Ok(Plan {
             path: path.to_owned(),
@@ -183,7 +248,7 @@ pub fn uninstall(path: &Path, dry_run: bool) -> Result<Plan> {
     let mut changes = Vec::new();
     if settings.contains_key("hooks") {
         let hooks = hooks_of(&mut settings, path)?;
-        for event in ClaudeEvent::ALL {
+        for &event in agent.events() {
             let Some(groups) = groups_of(hooks, event, path)? else {
                 continue;
             };
@@ -193,7 +258,7 @@ pub fn uninstall(path: &Path, dry_run: bool) -> Result<Plan> {
                     list.retain(|h| {
                         !h.get("command")
                             .and_then(Value::as_str)
-                            .is_some_and(|c| is_ours(c, event))
+                            .is_some_and(|c| is_ours(c, agent, event))
                     });
                     for _ in list.len()..before {
                         changes.push(Change::Removed(event));
@@ -290,13 +355,33 @@ mod tests {
 
     #[test]
     fn ours_is_recognised_by_the_last_words_only() {
-        assert!(is_ours("mem hook claude Stop", ClaudeEvent::Stop));
+        let claude = Agent::Claude;
+        assert!(is_ours("mem hook claude Stop", claude, ClaudeEvent::Stop));
         assert!(is_ours(
             "'/opt/my tools/mem' hook claude Stop",
+            claude,
             ClaudeEvent::Stop
         ));
-        assert!(!is_ours("mem hook claude Stop", ClaudeEvent::SessionEnd));
-        assert!(!is_ours("other-tool hook claude", ClaudeEvent::Stop));
+        assert!(!is_ours(
+            "mem hook claude Stop",
+            claude,
+            ClaudeEvent::SessionEnd
+        ));
+        assert!(!is_ours(
+            "other-tool hook claude",
+            claude,
+            ClaudeEvent::Stop
+        ));
+        assert!(!is_ours(
+            "mem hook claude Stop",
+            Agent::Codex,
+            ClaudeEvent::Stop
+        ));
+        assert!(is_ours(
+            "mem hook codex Stop",
+            Agent::Codex,
+            ClaudeEvent::Stop
+        ));
         assert_eq!(
             hook_command("/opt/my tools/mem", ClaudeEvent::Stop),
             "'/opt/my tools/mem' hook claude Stop"
@@ -356,6 +441,70 @@ mod tests {
         );
         let removed = uninstall(&path, false).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(removed.changes.len(), 5);
+        assert_eq!(fs::read_to_string(&path).unwrap_or_default(), original);
+    }
+
+    #[test]
+    fn codex_hooks_are_merged_beside_claude_ones_and_removed_alone() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join(".codex").join("hooks.json");
+        fs::create_dir_all(path.parent().unwrap_or(dir.path())).unwrap_or_default();
+        // A Codex hook on an event mewmem also uses, and (in the same file, as a shared hooks
+        // file may hold) a Claude entry of mewmem's.
+        let original = r#"{
+  "hooks": {
+    "SessionStart": [
+      {
+        "matcher": "startup|resume",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "python3 session_start.py",
+            "statusMessage": "Loading"
+          }
+        ]
+      }
+    ],
+    "Stop": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "mem hook claude Stop",
+            "timeout": 30
+          }
+        ]
+      }
+    ]
+  }
+}
+"#;
+        fs::write(&path, original).unwrap_or_default();
+        let plan = install_for(Agent::Codex, &path, "mem", false).unwrap_or_else(|e| panic!("{e}"));
+        let added: Vec<_> = plan.changes.clone();
+        assert_eq!(
+            added,
+            Agent::Codex
+                .events()
+                .iter()
+                .map(|&e| Change::Added(e))
+                .collect::<Vec<_>>()
+        );
+        let text = fs::read_to_string(&path).unwrap_or_default();
+        let v: Value = serde_json::from_str(&text).unwrap_or_default();
+        // The Claude entry is not taken for Codex's: Stop now has both.
+        assert_eq!(v["hooks"]["Stop"].as_array().map(Vec::len), Some(2));
+        assert_eq!(
+            v["hooks"]["SessionStart"][1]["hooks"][0]["command"],
+            "mem hook codex SessionStart"
+        );
+        assert_eq!(v["hooks"]["SessionStart"][0]["matcher"], "startup|resume");
+        assert!(v["hooks"].get("SessionEnd").is_none());
+        let again =
+            install_for(Agent::Codex, &path, "mem", false).unwrap_or_else(|e| panic!("{e}"));
+        assert!(again.changes.is_empty());
+        let removed = uninstall_for(Agent::Codex, &path, false).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(removed.changes.len(), 4);
         assert_eq!(fs::read_to_string(&path).unwrap_or_default(), original);
     }
 

@@ -15,8 +15,9 @@ use super::normalize::{Normalizer, trim_trailing_whitespace};
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Environment variable prefixes removed so a golden never reaches a model or the network
-/// (`MEM_` too: the harness sets the one it wants, `MEM_LOG=off`).
-const REMOVED_ENV_PREFIXES: [&str; 4] = ["MEM_", "OPENAI_", "ANTHROPIC_", "MEWMEM_"];
+/// (`MEM_` too: the harness sets the one it wants, `MEM_LOG=off`; `CODEX_`: `CODEX_HOME` moves
+/// where `mem hook install --agent codex` writes).
+const REMOVED_ENV_PREFIXES: [&str; 5] = ["MEM_", "OPENAI_", "ANTHROPIC_", "MEWMEM_", "CODEX_"];
 
 /// Runs the case in `case_dir` with the binary `mem` and compares (or writes) `expected.txt`.
 pub fn run_case(mem: &Path, root: &Path, case_dir: &Path, bless: bool) -> Result<Outcome> {

@@ -15,7 +15,7 @@ use mewmem::context::{CLAUDE_HOOK_MAX_CHARS, ContextOptions};
 use mewmem::hook::{
     ClaudeEvent, ExtractConfig, HookConfig, HookInput, log_line, log_path, run_claude,
 };
-use mewmem::install::{Change, install, uninstall};
+use mewmem::install::{Agent, Change, install_for, uninstall_for};
 
 use crate::config::{llm_settings, memory_settings, recall_extra_dirs};
 
@@ -37,10 +37,12 @@ enum HookCommand {
     /// context also fits --max-tokens (Codex keeps about 2,500 tokens of it). Never fails the
     /// hook: problems are logged to <project>/.mewcode/logs/hooks.log, exit code 0.
     Codex(CodexArgs),
-    /// Add mewmem's hooks to a Claude Code settings.json (other hooks and settings are kept;
-    /// the old file is backed up first; running it again changes nothing).
+    /// Add mewmem's hooks to a Claude Code settings.json, or with --agent codex to a Codex
+    /// hooks.json (other hooks and settings are kept; the old file is backed up first; running
+    /// it again changes nothing).
     Install(InstallArgs),
-    /// Remove mewmem's hooks from a Claude Code settings.json (other hooks are kept).
+    /// Remove mewmem's hooks from a Claude Code settings.json or a Codex hooks.json (other hooks
+    /// are kept).
     Uninstall(WhereArgs),
 }
 
@@ -101,14 +103,34 @@ fn parse_event(s: &str) -> std::result::Result<ClaudeEvent, String> {
 
 #[derive(Debug, Args)]
 struct WhereArgs {
-    /// Which settings file: `user` (<home>/.claude/settings.json), `project` (the project's
-    /// shared <project>/.claude/settings.json) or `local` (<project>/.claude/settings.local.json,
-    /// personal, not committed).
+    /// The agent: `claude` (Claude Code's settings.json) or `codex` (Codex CLI's hooks.json).
+    #[arg(long, value_enum, default_value_t = AgentArg::Claude)]
+    agent: AgentArg,
+    /// Which settings file: `user` (<home>/.claude/settings.json; Codex:
+    /// $CODEX_HOME/hooks.json, default <home>/.codex/hooks.json), `project` (the project's
+    /// shared <project>/.claude/settings.json; Codex: <project>/.codex/hooks.json) or `local`
+    /// (<project>/.claude/settings.local.json, personal, not committed; Claude Code only).
     #[arg(long, value_enum, default_value_t = Scope::User)]
     scope: Scope,
     /// Show the changes and the resulting file; write nothing.
     #[arg(long)]
     dry_run: bool,
+}
+
+/// Which agent's hook configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum AgentArg {
+    Claude,
+    Codex,
+}
+
+impl From<AgentArg> for Agent {
+    fn from(a: AgentArg) -> Agent {
+        match a {
+            AgentArg::Claude => Agent::Claude,
+            AgentArg::Codex => Agent::Codex,
+        }
+    }
 }
 
 /// Which Claude Code settings file.
@@ -150,7 +172,7 @@ pub async fn run(args: HookArgs, settings: &Settings) -> Result<()> {
             Ok(())
         }
         HookCommand::Install(a) => {
-            let path = settings_path(&a.place, settings);
+            let path = settings_path(&a.place, settings)?;
             let mem = match a.command {
                 Some(c) => c,
                 None => std::env::current_exe()
@@ -158,30 +180,53 @@ pub async fn run(args: HookArgs, settings: &Settings) -> Result<()> {
                     .display()
                     .to_string(),
             };
-            let plan = install(&path, &mem, a.place.dry_run)?;
-            print_plan(&plan, a.place.dry_run, settings)
+            let agent = Agent::from(a.place.agent);
+            let plan = install_for(agent, &path, &mem, a.place.dry_run)?;
+            print_plan(&plan, agent, a.place.dry_run, settings)
         }
         HookCommand::Uninstall(a) => {
-            let path = settings_path(&a, settings);
-            let plan = uninstall(&path, a.dry_run)?;
-            print_plan(&plan, a.dry_run, settings)
+            let path = settings_path(&a, settings)?;
+            let agent = Agent::from(a.agent);
+            let plan = uninstall_for(agent, &path, a.dry_run)?;
+            print_plan(&plan, agent, a.dry_run, settings)
         }
     }
 }
 
-fn settings_path(place: &WhereArgs, settings: &Settings) -> PathBuf {
-    match place.scope {
-        Scope::Project => settings.project.join(".claude").join("settings.json"),
-        Scope::Local => settings.project.join(".claude").join("settings.local.json"),
-        Scope::User => settings.home.join(".claude").join("settings.json"),
-    }
+/// The file to change: Claude Code's settings.json of the scope, or Codex's hooks.json (user
+/// scope: `$CODEX_HOME`, default `<home>/.codex`, where Codex reads its own configuration).
+fn settings_path(place: &WhereArgs, settings: &Settings) -> Result<PathBuf> {
+    Ok(match (place.agent, place.scope) {
+        (AgentArg::Claude, Scope::Project) => {
+            settings.project.join(".claude").join("settings.json")
+        }
+        (AgentArg::Claude, Scope::Local) => {
+            settings.project.join(".claude").join("settings.local.json")
+        }
+        (AgentArg::Claude, Scope::User) => settings.home.join(".claude").join("settings.json"),
+        (AgentArg::Codex, Scope::Project) => settings.project.join(".codex").join("hooks.json"),
+        (AgentArg::Codex, Scope::User) => std::env::var_os("CODEX_HOME")
+            .filter(|h| !h.is_empty())
+            .map_or_else(|| settings.home.join(".codex"), PathBuf::from)
+            .join("hooks.json"),
+        (AgentArg::Codex, Scope::Local) => bail!(
+            "--scope local is Claude Code's settings.local.json; Codex reads hooks from \
+             --scope user (~/.codex/hooks.json) or --scope project (<project>/.codex/hooks.json)"
+        ),
+    })
 }
 
-fn print_plan(plan: &mewmem::install::Plan, dry_run: bool, settings: &Settings) -> Result<()> {
+fn print_plan(
+    plan: &mewmem::install::Plan,
+    agent: Agent,
+    dry_run: bool,
+    settings: &Settings,
+) -> Result<()> {
     let mut out = io::stdout().lock();
     if settings.json {
         let changes: Vec<String> = plan.changes.iter().map(describe).collect();
         let value = serde_json::json!({
+            "agent": agent.as_str(),
             "path": plan.path,
             "dry_run": dry_run,
             "changes": changes,
@@ -206,6 +251,14 @@ fn print_plan(plan: &mewmem::install::Plan, dry_run: bool, settings: &Settings) 
     if dry_run {
         writeln!(out, "--- the file would become ---")?;
         write!(out, "{}", plan.text)?;
+    }
+    if agent == Agent::Codex && plan.changes.iter().any(|c| matches!(c, Change::Added(_))) {
+        writeln!(
+            out,
+            "Codex runs new hooks only once trusted: review them with /hooks in Codex. Codex \
+             versions before hooks were on by default also need `[features] codex_hooks = true` \
+             in config.toml."
+        )?;
     }
     Ok(())
 }

@@ -391,26 +391,19 @@ fn search(settings: &Settings, a: SearchArgs) -> ToolResult {
     let hits: Vec<SearchHit> = if sources.is_empty() && want_scope.is_none() {
         mm.recall(query, limit).map_err(anyhow::Error::from)?
     } else {
-        // Filtered: the same index search, restricted by source, then by scope (asking for
-        // more to fill `limit` after the scope filter).
+        // Filtered: the same index search, restricted by source and scope in the query
+        // (before its limit, so `limit` hits come back when that many match).
         mm.sync_index().map_err(anyhow::Error::from)?;
-        let mut hits = mm
+        let hits = mm
             .store()
             .search(&SearchQuery {
                 text: query.to_owned(),
                 visible_in: mm.project().map(|p| p.key.clone()),
                 sources,
-                limit: if want_scope.is_some() {
-                    limit * 5
-                } else {
-                    limit
-                },
+                scope: want_scope.map(str::to_owned),
+                limit,
             })
             .map_err(anyhow::Error::from)?;
-        if let Some(scope) = want_scope {
-            hits.retain(|h| h.scope == scope);
-        }
-        hits.truncate(limit);
         let ids: Vec<i64> = hits
             .iter()
             .filter_map(|h| match h.id.parse::<MemoryId>() {

@@ -30,6 +30,7 @@ fn search<S: MemoryStore>(s: &S, q: &str, visible_in: Option<&str>) -> Vec<Strin
         text: q.into(),
         visible_in: visible_in.map(str::to_owned),
         sources: Vec::new(),
+        scope: None,
         limit: 10,
     })
     .unwrap()
@@ -44,6 +45,7 @@ pub fn run_all<S: MemoryStore>(make: impl Fn() -> S) {
     visibility_and_categories(&make());
     preferences_and_projects(&make());
     search_languages_identifiers_and_syntax(&make());
+    scoped_search_fills_the_limit(&make());
     file_documents(&make());
     expiry(&make());
 }
@@ -255,6 +257,70 @@ pub fn search_languages_identifiers_and_syntax<S: MemoryStore>(s: &S) {
         })
         .unwrap();
     assert!(only_notes.is_empty());
+}
+
+/// A search restricted to one scope returns `limit` hits when that many match, even when the
+/// other scope holds many better-ranked matches (the scope is part of the query, not a filter
+/// applied to its first `limit` hits).
+pub fn scoped_search_fills_the_limit<S: MemoryStore>(s: &S) {
+    // 40 project learnings that rank high (the word three times), then 6 user-level ones that
+    // rank low (once, in a longer text).
+    for i in 0..40 {
+        s.add_learning(&learning(
+            &format!("cachewarm cachewarm note {i}"),
+            "cachewarm first, always cachewarm",
+            "tip",
+            Some("p1"),
+            i,
+        ))
+        .unwrap();
+    }
+    let mut user_ids = Vec::new();
+    for i in 0..6 {
+        let l = s
+            .add_learning(&learning(
+                &format!("user lesson {i}"),
+                "a long text about many things: builds, tests, reviews, releases, and one \
+                 mention of cachewarm near the end of it",
+                "tip",
+                None,
+                100 + i,
+            ))
+            .unwrap();
+        user_ids.push(format!("L{}", l.id));
+    }
+    let scoped = |text: &str, scope: &str, limit: usize| -> Vec<SearchHit> {
+        s.search(&SearchQuery {
+            text: text.into(),
+            visible_in: Some("p1".into()),
+            sources: Vec::new(),
+            scope: Some(scope.into()),
+            limit,
+        })
+        .unwrap()
+    };
+    // Word index and substring index ("achewar" is only a part of a word).
+    for text in ["cachewarm", "achewar"] {
+        let unscoped = s
+            .search(&SearchQuery {
+                text: text.into(),
+                visible_in: Some("p1".into()),
+                limit: 5,
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!(unscoped.len(), 5, "{text}");
+        let user = scoped(text, "user", 5);
+        assert_eq!(user.len(), 5, "{text}: {user:?}");
+        assert!(user.iter().all(|h| h.scope == "user"), "{text}: {user:?}");
+        assert!(user.iter().all(|h| user_ids.contains(&h.id)), "{text}");
+        // All six when asked for more than exist.
+        assert_eq!(scoped(text, "user", 20).len(), 6, "{text}");
+        let project = scoped(text, "project", 7);
+        assert_eq!(project.len(), 7, "{text}");
+        assert!(project.iter().all(|h| h.scope == "project"), "{text}");
+        assert!(scoped(text, "extra0", 5).is_empty(), "{text}");
+    }
 }
 
 pub fn file_documents<S: MemoryStore>(s: &S) {
