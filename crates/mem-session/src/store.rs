@@ -1400,6 +1400,13 @@ impl SessionWriter {
         }
         // The first record starts after the newline added to a torn line.
         let first = len + u64::from(torn);
+        if len == 0
+            && let Some(ts) = records.iter().find_map(|r| r.timestamp.as_ref())
+        {
+            // A reader rebuilding the meta takes the first record's timestamp as the creation
+            // time; the writer's meta must say the same, whenever the `.meta` is written.
+            self.meta.created.clone_from(ts);
+        }
         for record in records {
             if self.store.options.defer_tokens || self.meta.tokens_pending_from.is_some() {
                 self.meta.apply_deferred(record, first);

@@ -269,11 +269,14 @@ fn failed_write_returns_an_error_and_appends_work_again() {
     fs::remove_file(store.dir()).unwrap();
     let mut w = store.open_or_create("ok").unwrap();
     w.append(&Message::user("works again")).unwrap();
-    // The meta cannot be written (its path is a directory): the append still lands, and the
-    // meta is rebuilt from the .jsonl later.
+    // The meta is written lazily: write it now so the step below replaces a real file.
+    w.flush_meta().unwrap();
+    // The meta cannot be written (its path is a directory): the append still lands, the meta
+    // write fails on its own, and the meta is rebuilt from the .jsonl later.
     fs::remove_file(store.meta_path("ok")).unwrap();
     fs::create_dir(store.meta_path("ok")).unwrap();
     w.append(&Message::assistant("meta blocked")).unwrap();
+    assert!(w.flush_meta().is_err(), "the meta's path is a directory");
     fs::remove_dir(store.meta_path("ok")).unwrap();
     let r = store.resume("ok").unwrap();
     assert_eq!(
