@@ -158,6 +158,31 @@ fn main() {
         mem_times.push(start.elapsed());
     }
     let entries = auto.list().entries.len();
+    // Floors measured in the same run: the raw reads of both files, and the raw reads plus a
+    // crash-safe write of each (temp file in the folder, fsync, rename) — the I/O any locked,
+    // atomic update of both files pays whatever it computes.
+    let mut read_times = Vec::new();
+    let mut io_times = Vec::new();
+    for round in 0..rounds {
+        std::fs::write(auto.path(Scope::User), &user).unwrap();
+        std::fs::write(auto.path(Scope::Project), &project).unwrap();
+        let start = Instant::now();
+        for scope in [Scope::User, Scope::Project] {
+            std::hint::black_box(std::fs::read(auto.path(scope)).unwrap());
+        }
+        read_times.push(start.elapsed());
+        let start = Instant::now();
+        for scope in [Scope::User, Scope::Project] {
+            let path = auto.path(scope);
+            let bytes = std::fs::read(&path).unwrap();
+            let tmp = path.with_file_name(format!(".floor.{round}.tmp"));
+            let mut f = std::fs::File::create(&tmp).unwrap();
+            std::io::Write::write_all(&mut f, &bytes).unwrap();
+            f.sync_all().unwrap();
+            std::fs::rename(&tmp, &path).unwrap();
+        }
+        io_times.push(start.elapsed());
+    }
     println!(
         "| bookkeeping (both files at the cap of {DEFAULT_CAP_TOKENS} tokens, {entries} entries after, 3 new entries each) | median | min |"
     );
@@ -175,4 +200,18 @@ fn main() {
         median(mem_times).as_secs_f64() * 1e3,
         mem_min.as_secs_f64() * 1e3
     );
+    for (label, t) in [
+        ("floor: read both files (`std::fs::read`)", read_times),
+        (
+            "floor: read both files and write each back (temp file, fsync, rename)",
+            io_times,
+        ),
+    ] {
+        let min = *t.iter().min().unwrap();
+        println!(
+            "| {label} | {:.2} ms | {:.2} ms |",
+            median(t).as_secs_f64() * 1e3,
+            min.as_secs_f64() * 1e3
+        );
+    }
 }
