@@ -859,7 +859,11 @@ mod tests {
                 .map(|k| {
                     let len = (rng.next() % 7) as usize;
                     let text: Vec<&str> = (0..len).map(|_| rng.pick(&words)).collect();
-                    let text = text.join(if rng.next().is_multiple_of(2) { " " } else { "  " });
+                    let text = text.join(if rng.next().is_multiple_of(2) {
+                        " "
+                    } else {
+                        "  "
+                    });
                     crate::doc::Entry {
                         id: EntryId::of(&format!("{k}{text}")),
                         category: categories[(rng.next() % 2) as usize],

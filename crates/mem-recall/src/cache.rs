@@ -9,11 +9,14 @@
 //!   [`RACY_WINDOW`] before it was read for the cache (a change within a file system's
 //!   timestamp granularity could otherwise keep all of them: the "racy clean" case of Git's
 //!   index). Anything else is read again. Notes over [`MAX_CACHED_NOTE_BYTES`] are not cached.
-//! - Where: one file per memory folder. A folder `<X>/.mewcode/memory` keeps its cache in
-//!   `<X>/.mewcode/cache/recall-notes.json`; any other folder (e.g. a Claude Code memory folder
-//!   configured as an extra) in the user's `~/.mewcode/cache/recall-<hash>.json`, so the notes
-//!   of one owner are never copied under another's folder. Without a `.mewcode` folder to put
-//!   it in, a folder is cached in the process only.
+//! - Where: one file per memory folder. The project's and the user's folders
+//!   (`<X>/.mewcode/memory`) keep their caches in `<X>/.mewcode/cache/recall-notes.json`, so
+//!   the notes of one owner are never copied under another's folder; an extra folder (e.g. a
+//!   Claude Code memory folder in the configuration) in the user's
+//!   `~/.mewcode/cache/recall-<hash of its path>.json`. Without such a `.mewcode` folder (no
+//!   user folder configured, as with `mem recall --dir`), a folder is cached in the process
+//!   only: nothing is written near a folder mewmem was only asked to read. The `cache` folder
+//!   holds a `.gitignore` of `*`, so a project's cache is never committed.
 //! - Safety: written atomically (a temporary file in the same folder, then renamed); a cache
 //!   file that is missing, damaged, of another format or analyser version, or for another
 //!   folder is ignored and rebuilt. Writing it is best effort: a failure is logged, never a
@@ -142,16 +145,18 @@ fn loaded() -> &'static Mutex<Loaded> {
     LOADED.get_or_init(|| Mutex::new(Vec::new()))
 }
 
-/// Where the cache of `dir` is kept on disk (see the module doc); `None`: in memory only.
-/// `user_dir`: the user scope's memory folder (`~/.mewcode/memory`), when configured.
-pub(crate) fn cache_file(dir: &Path, user_dir: Option<&Path>) -> Option<PathBuf> {
+/// Where the cache of `dir` (of `scope`) is kept on disk (see the module doc); `None`: in
+/// memory only. `user_dir`: the user scope's memory folder (`~/.mewcode/memory`), when
+/// configured. Only the project's and the user's own folders are cached beside themselves; an
+/// extra folder (named in the configuration or with `--dir`) never gets a file written near it.
+pub(crate) fn cache_file(dir: &Path, scope: Scope, user_dir: Option<&Path>) -> Option<PathBuf> {
     let mewcode_of = |d: &Path| -> Option<PathBuf> {
         (d.file_name()? == "memory" && d.parent()?.file_name()? == ".mewcode")
             .then(|| d.parent().map(Path::to_path_buf))
             .flatten()
     };
-    if let Some(mewcode) = mewcode_of(dir) {
-        return Some(mewcode.join("cache").join(CACHE_FILE));
+    if matches!(scope, Scope::Project | Scope::User) {
+        return mewcode_of(dir).map(|m| m.join("cache").join(CACHE_FILE));
     }
     let user = mewcode_of(user_dir?)?;
     let hash = mem_core::sha256_hex(dir.to_string_lossy().as_bytes());
@@ -337,6 +342,9 @@ fn write_file(file: &Path, cache: &DirCache) -> std::io::Result<()> {
             return Ok(());
         }
         std::fs::create_dir_all(folder)?;
+        // The folder ignores itself in a Git work tree (as `.pytest_cache` does): a cache is
+        // never committed with a project.
+        let _ = std::fs::write(folder.join(".gitignore"), "# mewmem's cache\n*\n");
     }
     let text = serde_json::to_vec(cache).map_err(std::io::Error::other)?;
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

@@ -325,7 +325,7 @@ fn scan_with(dirs: &MemoryDirs, cached: bool) -> Scan {
                 return None;
             }
             let abs = absolute(&d.path)?;
-            let file = crate::cache::cache_file(&abs, user_dir.as_deref());
+            let file = crate::cache::cache_file(&abs, d.scope, user_dir.as_deref());
             Some(FolderCache::open(&abs, file, started))
         })
         .collect();

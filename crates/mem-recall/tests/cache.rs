@@ -78,6 +78,10 @@ fn a_cached_scan_is_the_plain_scan_cold_warm_and_from_disk() {
     let project_cache = tmp.path().join("p/.mewcode/cache").join(CACHE_FILE);
     let user_cache = tmp.path().join("h/.mewcode/cache").join(CACHE_FILE);
     assert!(project_cache.is_file() && user_cache.is_file());
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("p/.mewcode/cache/.gitignore")).unwrap(),
+        "# mewmem's cache\n*\n"
+    );
     let extra_caches: Vec<_> = std::fs::read_dir(tmp.path().join("h/.mewcode/cache"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -208,4 +212,19 @@ fn a_folder_without_a_mewcode_parent_is_cached_in_the_process_only() {
         .collect();
     assert_eq!(files, ["notes"]);
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+}
+
+#[test]
+fn extra_folders_alone_get_no_file_near_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("x/.mewcode/memory");
+    write_note(&dir, "a.md", "A", "alpha");
+    let dirs = MemoryDirs {
+        dirs: vec![MemoryDir {
+            scope: Scope::Extra(0),
+            path: dir.clone(),
+        }],
+    };
+    assert_eq!(scan_cached(&dirs), scan(&dirs));
+    assert!(!tmp.path().join("x/.mewcode/cache").exists());
 }

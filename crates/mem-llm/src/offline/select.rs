@@ -401,6 +401,12 @@ pub fn remember_terms(candidate: &Candidate, terms: Arc<CandidateTerms>) {
     }
 }
 
+/// Empties the process-wide memo of [`terms_of`] (for tests and benchmarks that measure a new
+/// process).
+pub fn forget_terms() {
+    memo().lock().unwrap_or_else(|e| e.into_inner()).clear();
+}
+
 /// The candidates indexed for one query: per field, the term frequencies of the query's terms
 /// only (the rest is counted in the length), and the lengths.
 struct Index {
