@@ -259,7 +259,7 @@ const WEIGHTS: [f32; FIELD_COUNT] = [NAME_WEIGHT, DESCRIPTION_WEIGHT, BODY_WEIGH
 pub const ANALYZER_VERSION: u32 = 1;
 
 /// A candidate's tokens as the selector ranks them, per field: name (frontmatter name and the
-/// file-name stem of its id), description, and the body's first [`MAX_BODY_BYTES`]. They depend
+/// file-name stem of its id), description, and the body's first 16 KiB. They depend
 /// on the candidate's text only ([`ANALYZER_VERSION`] aside), so they can be kept while the text
 /// does not change. Serialisable, for caches across processes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
