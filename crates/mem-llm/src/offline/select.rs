@@ -297,8 +297,9 @@ impl CandidateTerms {
     }
 }
 
-/// The most candidates the process-wide memo of [`terms_of`] keeps (it is emptied when full).
-pub const TERMS_MEMO_MAX: usize = 4096;
+/// The most candidates the process-wide memo of [`terms_of`] keeps (five scans' worth; it is
+/// emptied when full). Each keeps a copy of its text (the body up to 16 KiB).
+pub const TERMS_MEMO_MAX: usize = 1024;
 
 /// The memo: candidates by a hash of their text, with the text itself to compare on a hit.
 type Memo = HashMap<u64, Vec<(Candidate, Arc<CandidateTerms>)>>;
