@@ -220,30 +220,39 @@ pub fn bound_messages(
     counter: &TokenCounter,
 ) -> (Vec<Message>, usize) {
     let mut messages = messages;
-    let mut total: usize = messages.iter().map(|m| counter.count_message(m)).sum();
+    // Each message counted once; a trimmed one is recounted once.
+    let mut counts: Vec<usize> = messages.iter().map(|m| counter.count_message(m)).collect();
+    let mut total: usize = counts.iter().sum();
     if total <= max_tokens {
         return (messages, total);
     }
     let keep_from = messages.len().saturating_sub(4);
-    for message in messages.iter_mut().take(keep_from) {
+    for (message, count) in messages.iter_mut().zip(counts.iter_mut()).take(keep_from) {
         if total <= max_tokens {
             break;
         }
-        let before = counter.count_message(message);
+        let mut trimmed = false;
         for block in &mut message.content {
             if let ContentBlock::ToolResult { content, .. } = block {
                 let chars = content.text().chars().count();
                 *content =
                     ToolResultContent::Text(format!("[tool output trimmed: {chars} characters]"));
+                trimmed = true;
             }
         }
-        let after = counter.count_message(message);
-        total = total - before + after;
+        if trimmed {
+            let after = counter.count_message(message);
+            total = total - *count + after;
+            *count = after;
+        }
     }
-    while total > max_tokens && messages.len() > 1 {
-        let first = messages.remove(0);
-        total -= counter.count_message(&first);
+    // Then the oldest messages go, at least one kept: one drain instead of a shift per message.
+    let mut drop = 0;
+    while total > max_tokens && messages.len() - drop > 1 {
+        total -= counts[drop];
+        drop += 1;
     }
+    messages.drain(..drop);
     (messages, total)
 }
 
@@ -515,4 +524,64 @@ pub async fn extract_session(
         })?;
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mem_core::Role;
+
+    fn tool_turn(i: usize) -> Message {
+        Message::new(
+            Role::User,
+            vec![ContentBlock::tool_result(
+                format!("t{i}"),
+                format!("output line {i} ").repeat(200),
+                false,
+            )],
+        )
+    }
+
+    #[test]
+    fn bound_messages_trims_tool_output_then_drops_the_oldest() {
+        let counter = TokenCounter::default();
+        let mut messages = Vec::new();
+        for i in 0..8 {
+            messages.push(Message::user(format!("question {i} about the build")));
+            messages.push(tool_turn(i));
+        }
+        let all: usize = messages.iter().map(|m| counter.count_message(m)).sum();
+        // Unbounded: as is.
+        let (kept, total) = bound_messages(messages.clone(), all, &counter);
+        assert_eq!((kept.len(), total), (messages.len(), all));
+        // Room for the text and the last 4 messages' tool output: old outputs trimmed only.
+        let last4: usize = messages[12..]
+            .iter()
+            .map(|m| counter.count_message(m))
+            .sum();
+        let (kept, total) = bound_messages(messages.clone(), last4 + 400, &counter);
+        assert_eq!(kept.len(), messages.len());
+        assert!(total <= last4 + 400, "{total}");
+        assert_eq!(
+            total,
+            kept.iter().map(|m| counter.count_message(m)).sum::<usize>()
+        );
+        let tool_text = |m: &Message| match &m.content[0] {
+            ContentBlock::ToolResult { content, .. } => content.text(),
+            _ => String::new(),
+        };
+        assert!(tool_text(&kept[1]).starts_with("[tool output trimmed: "));
+        assert_eq!(kept[12..], messages[12..]);
+        // Tighter than the last 4 messages: the oldest go, the newest stays.
+        let (kept, total) = bound_messages(messages.clone(), 100, &counter);
+        assert_eq!(kept.last(), messages.last());
+        assert!(kept.len() < messages.len());
+        assert_eq!(
+            total,
+            kept.iter().map(|m| counter.count_message(m)).sum::<usize>()
+        );
+        // Nothing fits: one message is still kept.
+        let (kept, _) = bound_messages(messages.clone(), 0, &counter);
+        assert_eq!(kept, [messages[15].clone()]);
+    }
 }

@@ -49,5 +49,5 @@ pub use merge::{
 };
 pub use store::{
     AutoMemory, AutoOptions, DEFAULT_CAP_TOKENS, EntryDates, EntryInfo, Listing, LockedFile,
-    META_FILE, Meta, OpenFile, scope_name, scope_of, sha256_hex,
+    META_FILE, Meta, OpenFile, scope_name, scope_of,
 };

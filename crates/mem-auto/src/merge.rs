@@ -128,6 +128,69 @@ fn set_similarity(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
     common as f64 / (a.len() + b.len() - common) as f64
 }
 
+/// The words of texts ([`tokens`]'s, exactly) numbered, for comparing many texts: a text's word
+/// set is its sorted, distinct word numbers.
+#[derive(Debug, Default)]
+struct Words {
+    ids: std::collections::HashMap<String, u32>,
+}
+
+impl Words {
+    fn id(&mut self, word: &str) -> u32 {
+        if let Some(id) = self.ids.get(word) {
+            return *id;
+        }
+        let id = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
+        self.ids.insert(word.to_owned(), id);
+        id
+    }
+
+    /// The set [`tokens`] gives for `text`, as sorted word numbers.
+    fn set(&mut self, text: &str) -> Vec<u32> {
+        let mut out = Vec::new();
+        let lower = text.to_lowercase();
+        let mut start: Option<usize> = None;
+        for (i, c) in lower.char_indices() {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                start.get_or_insert(i);
+                continue;
+            }
+            if let Some(s) = start.take() {
+                out.push(self.id(&lower[s..i]));
+            }
+            if c.is_alphanumeric() && !c.is_ascii() {
+                out.push(self.id(&lower[i..i + c.len_utf8()]));
+            }
+        }
+        if let Some(s) = start {
+            out.push(self.id(&lower[s..]));
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
+/// [`set_similarity`] of two sorted, distinct word-number sets.
+fn sorted_similarity(a: &[u32], b: &[u32]) -> f64 {
+    if a.is_empty() || b.is_empty() {
+        return 0.0;
+    }
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    common as f64 / (a.len() + b.len() - common) as f64
+}
+
 /// Two entries at or above this similarity say the same thing.
 pub const NEAR_DUPLICATE: f64 = 0.8;
 
@@ -387,21 +450,22 @@ pub fn merge_with_changes(
     }
 
     // Each entry's normalised text and word set computed once for all candidates.
-    let mut existing: Vec<(crate::doc::Entry, String, HashSet<String>)> = file
+    let mut words = Words::default();
+    let mut existing: Vec<(crate::doc::Entry, String, Vec<u32>)> = file
         .doc
         .entries()
         .into_iter()
         .map(|e| {
             let n = normalise(&e.text);
-            let t = tokens(&e.text);
+            let t = words.set(&e.text);
             (e, n, t)
         })
         .collect();
     for candidate in candidates {
-        let (norm, set) = (normalise(&candidate.text), tokens(&candidate.text));
+        let (norm, set) = (normalise(&candidate.text), words.set(&candidate.text));
         if let Some((same, _, _)) = existing
             .iter()
-            .find(|(_, n, t)| *n == norm || set_similarity(t, &set) >= NEAR_DUPLICATE)
+            .find(|(_, n, t)| *n == norm || sorted_similarity(t, &set) >= NEAR_DUPLICATE)
         {
             file.meta.confirm(same.id, now);
             protected.insert(same.id);
@@ -443,6 +507,140 @@ pub fn count_tokens(text: &str) -> usize {
     TokenCounter::new(Encoding::O200kBase).count(text)
 }
 
+/// Where a text may be cut so that the tokens of the pieces add up to the tokens of the whole:
+/// right after a `\n` that is followed by a bullet marker (`-`, `*`, `+`), i.e. before each
+/// entry line. The byte-pair encoding counts each pre-token of o200k_base's split pattern on its
+/// own, and no pre-token runs from a line break into a following character that is neither
+/// whitespace nor `/` (only a punctuation run's `[\r\n/]*` tail and the whitespace patterns
+/// hold a `\n`, and none of them takes a `-`, `*` or `+`); the split restarts there exactly as
+/// on a text starting with that line.
+fn entry_chunks(text: &str) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        if start >= bytes.len() {
+            return None;
+        }
+        while i + 1 < bytes.len() {
+            let at = i;
+            i += 1;
+            if bytes[at] == b'\n' && matches!(bytes[at + 1], b'-' | b'*' | b'+') && at + 1 > start {
+                let chunk = &text[start..=at];
+                start = at + 1;
+                return Some(chunk);
+            }
+        }
+        let chunk = &text[start..];
+        start = bytes.len();
+        Some(chunk)
+    })
+}
+
+/// Token counts of a file as it changes during one write: the text is cut before each entry
+/// line ([`entry_chunks`]) and each piece is counted once, so after a removal only the piece
+/// that changed is counted again. The sum is the count of the whole text, exactly.
+struct TokenMemo {
+    counter: TokenCounter,
+    pieces: std::collections::HashMap<String, usize>,
+}
+
+impl TokenMemo {
+    fn new() -> Self {
+        TokenMemo {
+            counter: TokenCounter::new(Encoding::O200kBase),
+            pieces: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Tokens of `text` (o200k_base), as [`count_tokens`] gives them.
+    fn count(&mut self, text: &str) -> usize {
+        let mut total = 0;
+        for chunk in entry_chunks(text) {
+            total += match self.pieces.get(chunk) {
+                Some(n) => *n,
+                None => {
+                    let n = self.counter.count(chunk);
+                    self.pieces.insert(chunk.to_owned(), n);
+                    n
+                }
+            };
+        }
+        total
+    }
+}
+
+/// Every pair `(i, j)`, `i < j`, of entries of one section that are near-duplicates (the same
+/// normalised text, or word sets with a Jaccard similarity of at least [`NEAR_DUPLICATE`]), in
+/// ascending order.
+///
+/// Not every pair is compared: by prefix filtering (Chaudhuri et al. 2006; Bayardo et al.,
+/// "Scaling up all pairs similarity search", 2007), with each word set ordered rarest word
+/// first, two sets with a Jaccard similarity of at least `t` share a word among the first
+/// `|A| − ⌈t·|A|⌉ + 1` words of each; only pairs sharing such a word are compared, exactly.
+fn near_duplicate_pairs(
+    entries: &[crate::doc::Entry],
+    norms: &[String],
+    sets: &[Vec<u32>],
+) -> Vec<(usize, usize)> {
+    use std::collections::{BTreeSet, HashMap};
+    let mut pairs: BTreeSet<(usize, usize)> = BTreeSet::new();
+    let same_section = |i: usize, j: usize| entries[i].category == entries[j].category;
+    // The same normalised text (whatever the word sets, which may be empty).
+    let mut by_norm: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, n) in norms.iter().enumerate() {
+        by_norm.entry(n.as_str()).or_default().push(i);
+    }
+    for group in by_norm.values().filter(|g| g.len() > 1) {
+        for (x, &i) in group.iter().enumerate() {
+            for &j in &group[x + 1..] {
+                if same_section(i, j) {
+                    pairs.insert((i, j));
+                }
+            }
+        }
+    }
+    // Word sets: candidates by prefix, then the exact similarity. The global order: fewest
+    // entries holding the word first, then the word's number.
+    let words = sets.iter().flatten().max().map_or(0, |m| *m as usize + 1);
+    let mut df = vec![0usize; words];
+    for w in sets.iter().flatten() {
+        df[*w as usize] += 1;
+    }
+    let mut index: Vec<Vec<usize>> = vec![Vec::new(); words];
+    let mut candidates: BTreeSet<(usize, usize)> = BTreeSet::new();
+    let mut ordered: Vec<u32> = Vec::new();
+    for (j, set) in sets.iter().enumerate() {
+        if set.is_empty() {
+            continue;
+        }
+        ordered.clear();
+        ordered.extend_from_slice(set);
+        ordered.sort_unstable_by_key(|w| (df[*w as usize], *w));
+        // At least ⌈t·|A|⌉ words in common (rounded down a hair against floating point: a
+        // longer prefix only adds candidates).
+        let need = ((NEAR_DUPLICATE * ordered.len() as f64) - 1e-9)
+            .ceil()
+            .max(1.0) as usize;
+        let prefix = (ordered.len() + 1).saturating_sub(need).min(ordered.len());
+        for w in &ordered[..prefix] {
+            let seen = &mut index[*w as usize];
+            for &i in seen.iter() {
+                if same_section(i, j) {
+                    candidates.insert((i, j));
+                }
+            }
+            seen.push(j);
+        }
+    }
+    for (i, j) in candidates {
+        if sorted_similarity(&sets[i], &sets[j]) >= NEAR_DUPLICATE {
+            pairs.insert((i, j));
+        }
+    }
+    pairs.into_iter().collect()
+}
+
 /// Consolidates then evicts until the file is within `report.cap_tokens`; `protected` entries
 /// (written by this change) are never removed.
 pub(crate) fn enforce_cap(
@@ -451,7 +649,8 @@ pub(crate) fn enforce_cap(
     report: &mut FileReport,
 ) {
     let cap = report.cap_tokens;
-    report.tokens = count_tokens(&file.doc.render());
+    let mut memo = TokenMemo::new();
+    report.tokens = memo.count(&file.doc.render());
     if report.tokens <= cap {
         return;
     }
@@ -460,37 +659,37 @@ pub(crate) fn enforce_cap(
     let dates = file.meta.clone();
     let confirmed = |id: EntryId| dates.dates(id).map(|d| d.confirmed);
     let mut gone: HashSet<EntryId> = HashSet::new();
-    let sets: Vec<HashSet<String>> = entries.iter().map(|e| tokens(&e.text)).collect();
+    let mut words = Words::default();
+    let sets: Vec<Vec<u32>> = entries.iter().map(|e| words.set(&e.text)).collect();
     let norms: Vec<String> = entries.iter().map(|e| normalise(&e.text)).collect();
-    for (i, a) in entries.iter().enumerate() {
-        for (j, b) in entries.iter().enumerate().skip(i + 1) {
-            if a.category != b.category || gone.contains(&a.id) || gone.contains(&b.id) {
-                continue;
-            }
-            if norms[i] == norms[j] || set_similarity(&sets[i], &sets[j]) >= NEAR_DUPLICATE {
-                // Later in the file wins a tie: it was written after.
-                let drop = if confirmed(a.id) > confirmed(b.id) {
-                    b
-                } else {
-                    a
-                };
-                if protected.contains(&drop.id) {
-                    continue;
-                }
-                gone.insert(drop.id);
-                report.consolidated.push(Change {
-                    id: drop.id,
-                    category: drop.category,
-                    text: drop.text.clone(),
-                });
-            }
+    // Only the pairs that are near-duplicates do anything below, taken in the order of a
+    // loop over every pair (i < j), so the outcome is that loop's.
+    for (i, j) in near_duplicate_pairs(&entries, &norms, &sets) {
+        let (a, b) = (&entries[i], &entries[j]);
+        if gone.contains(&a.id) || gone.contains(&b.id) {
+            continue;
         }
+        // Later in the file wins a tie: it was written after.
+        let drop = if confirmed(a.id) > confirmed(b.id) {
+            b
+        } else {
+            a
+        };
+        if protected.contains(&drop.id) {
+            continue;
+        }
+        gone.insert(drop.id);
+        report.consolidated.push(Change {
+            id: drop.id,
+            category: drop.category,
+            text: drop.text.clone(),
+        });
     }
     for id in &gone {
         file.doc.remove(*id);
         file.meta.entries.remove(&id.to_string());
     }
-    report.tokens = count_tokens(&file.doc.render());
+    report.tokens = memo.count(&file.doc.render());
     // 2. Evict the least recently confirmed (ties: earlier in the file) until within the cap.
     let mut order: Vec<_> = file
         .doc
@@ -504,13 +703,13 @@ pub(crate) fn enforce_cap(
     let mut estimate = report.tokens;
     for (_, _, e) in order {
         if estimate <= cap {
-            report.tokens = count_tokens(&file.doc.render());
+            report.tokens = memo.count(&file.doc.render());
             if report.tokens <= cap {
                 break;
             }
             estimate = report.tokens;
         }
-        let line_tokens = count_tokens(&format!("- {}\n", e.text));
+        let line_tokens = memo.counter.count(&format!("- {}\n", e.text));
         file.doc.remove(e.id);
         file.meta.entries.remove(&e.id.to_string());
         estimate = estimate.saturating_sub(line_tokens);
@@ -520,7 +719,7 @@ pub(crate) fn enforce_cap(
             text: e.text,
         });
     }
-    report.tokens = count_tokens(&file.doc.render());
+    report.tokens = memo.count(&file.doc.render());
 }
 
 #[cfg(test)]
@@ -555,5 +754,149 @@ mod tests {
             similarity("Tests live in tests/unit", "Tests live in tests/unit/") >= NEAR_DUPLICATE
         );
         assert!(!near_duplicate("Always use pnpm", "Never use npm"));
+    }
+
+    /// A small deterministic generator (xorshift) for the property tests below.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+            from[(self.next() % from.len() as u64) as usize]
+        }
+    }
+
+    #[test]
+    fn token_pieces_add_up_to_the_whole_text() {
+        let mut texts: Vec<String> = vec![
+            "# Memories\n\n### 用户偏好\n- 变量命名用 snake_case\n  (since 2024)\n* commit 用英文\n".into(),
+            "- a.\n\n- b\n".into(),
+            ".\n-x\n--\n---\n".into(),
+            " \n- y \n\n\n+ z\r\n- w\r\n".into(),
+            "path/\n/x\n- y/\n- /z\n".into(),
+            "-\n-\n-".into(),
+            "\n- leading".into(),
+            String::new(),
+        ];
+        let pieces = [
+            "\n",
+            "\r\n",
+            " ",
+            "  ",
+            "\t",
+            "-",
+            "- ",
+            "* ",
+            "+ ",
+            "/",
+            ".",
+            ",",
+            "!",
+            "'s",
+            "word",
+            "Rule",
+            "42",
+            "1234",
+            "中文",
+            "测试",
+            "é",
+            "`code`",
+            "https://x.dev/a",
+            "###",
+            "\n\n",
+        ];
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        for _ in 0..400 {
+            let n = (rng.next() % 60) as usize;
+            texts.push((0..n).map(|_| rng.pick(&pieces)).collect());
+        }
+        for text in &texts {
+            let mut memo = TokenMemo::new();
+            assert_eq!(memo.count(text), count_tokens(text), "{text:?}");
+            // Counted again from the pieces already known: the same.
+            assert_eq!(memo.count(text), count_tokens(text), "{text:?}");
+            assert_eq!(entry_chunks(text).collect::<String>(), *text);
+        }
+    }
+
+    #[test]
+    fn near_duplicate_pairs_are_those_of_every_pair_compared() {
+        let words = [
+            "use",
+            "pnpm",
+            "npm",
+            "the",
+            "tests",
+            "live",
+            "in",
+            "unit",
+            "run",
+            "clippy",
+            "always",
+            "never",
+            "python",
+            "go",
+            "中",
+            "文",
+            "deploy",
+            "main",
+            "İstanbul",
+            "Été",
+            "a_b",
+            "v2.1",
+            "--",
+            "。",
+        ];
+        let categories = [MemoryCategory::Preference, MemoryCategory::Project];
+        let mut rng = Rng(12345);
+        for _ in 0..60 {
+            let n = 2 + (rng.next() % 40) as usize;
+            let entries: Vec<crate::doc::Entry> = (0..n)
+                .map(|k| {
+                    let len = (rng.next() % 7) as usize;
+                    let text: Vec<&str> = (0..len).map(|_| rng.pick(&words)).collect();
+                    let text = text.join(if rng.next().is_multiple_of(2) {
+                        " "
+                    } else {
+                        "  "
+                    });
+                    crate::doc::Entry {
+                        id: EntryId::of(&format!("{k}{text}")),
+                        category: categories[(rng.next() % 2) as usize],
+                        text,
+                        line: k + 1,
+                    }
+                })
+                .collect();
+            let hashed: Vec<HashSet<String>> = entries.iter().map(|e| tokens(&e.text)).collect();
+            let mut numbered = Words::default();
+            let sets: Vec<Vec<u32>> = entries.iter().map(|e| numbered.set(&e.text)).collect();
+            let norms: Vec<String> = entries.iter().map(|e| normalise(&e.text)).collect();
+            let mut every = Vec::new();
+            for i in 0..n {
+                for j in i + 1..n {
+                    if entries[i].category == entries[j].category
+                        && (norms[i] == norms[j]
+                            || set_similarity(&hashed[i], &hashed[j]) >= NEAR_DUPLICATE)
+                    {
+                        every.push((i, j));
+                    }
+                }
+            }
+            assert_eq!(near_duplicate_pairs(&entries, &norms, &sets), every);
+            for i in 0..n {
+                assert_eq!(sets[i].len(), hashed[i].len());
+                for j in 0..n {
+                    assert_eq!(
+                        sorted_similarity(&sets[i], &sets[j]),
+                        set_similarity(&hashed[i], &hashed[j])
+                    );
+                }
+            }
+        }
     }
 }

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
+use mem_core::sha256_hex;
 use mem_instructions::Scope;
 use mem_llm::MemoryCategory;
 use serde::{Deserialize, Serialize};
@@ -151,7 +152,8 @@ impl Meta {
     /// Dates every entry of `doc` not known yet as `now`; drops dates of entries gone.
     pub(crate) fn sync(&mut self, doc: &Document, now: DateTime<Utc>) {
         let ids: Vec<String> = doc.entries().iter().map(|e| e.id.to_string()).collect();
-        self.entries.retain(|k, _| ids.contains(k));
+        let known: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
+        self.entries.retain(|k, _| known.contains(k.as_str()));
         for id in ids {
             self.entries.entry(id).or_insert(EntryDates {
                 added: now,
@@ -444,17 +446,9 @@ impl AutoMemory {
     }
 }
 
-/// SHA-256 of `bytes`, lowercase hex.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// One `memories.md` held under its lock ([`AutoMemory::lock_file`]): read and replaced whole,
-/// for checkpoints. Dropping it releases the lock.
+/// One `memories.md` held under its lock ([`AutoMemory::lock_file`]) while a checkpoint reads it whole
+/// or puts a saved version in place (then records it with [`LockedFile::write_meta`]).
+/// Dropping it releases the lock.
 #[derive(Debug)]
 pub struct LockedFile {
     real: PathBuf,
@@ -485,23 +479,6 @@ impl LockedFile {
     /// [`Meta::written`]: the hash of the file as mewmem last wrote it.
     pub fn last_written(&self) -> Option<String> {
         self.read_meta().and_then(|m| m.written)
-    }
-
-    /// Replaces the file with `text` (removes it for `None`) atomically, and its dates with
-    /// `meta` (its [`Meta::written`] set to the new text's hash, since mewmem wrote it).
-    ///
-    /// # Errors
-    /// Writing errors (full disk, read-only folder): the file is left as it was.
-    pub fn replace(&self, text: Option<&str>, meta: Option<Meta>) -> Result<()> {
-        match text {
-            Some(t) => write_atomic(&self.real, t.as_bytes())?,
-            None => match std::fs::remove_file(&self.real) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(Error::io("cannot remove", &self.real, e)),
-            },
-        }
-        self.write_meta(text.map(str::as_bytes), meta)
     }
 
     /// Writes the dates file for a `memories.md` that now holds `text` (put in place by the

@@ -13,10 +13,13 @@
 //! - [`secrets`]: the one secret filter every memory write and hosted prompt passes through.
 //! - [`fsread`]: the one safe file reader (regular files only, non-blocking open, byte cap)
 //!   behind instruction, memory, note and transcript reads.
+//! - [`sha256_hex`]: the one content hash (lowercase hex SHA-256) of the layers that fingerprint
+//!   files.
 //! - [`terminal`]: escaping text from transcripts, memories and models before it is printed.
 //! - [`render_long_term_memory`] / [`Conversation::inject_long_term_memory`]: seed §6, exactly.
 
 mod conversation;
+pub mod digest;
 pub mod fsread;
 mod inject;
 mod message;
@@ -25,6 +28,7 @@ pub mod terminal;
 mod tokens;
 
 pub use conversation::Conversation;
+pub use digest::sha256_hex;
 pub use inject::{LONG_TERM_MEMORY_MARKER, is_long_term_memory, render_long_term_memory};
 pub use message::{ContentBlock, Message, Role, ToolResultContent, metadata_keys};
 pub use tokens::{

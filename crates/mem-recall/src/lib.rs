@@ -6,6 +6,7 @@
 //!
 //! 1. [`scan`]: at most 200 `*.md` files (newest first past 200, `MEMORY.md` excluded), the
 //!    frontmatter from the first 30 lines; a broken file is a [`Warning`], never a failure.
+//!    [`scan_cached`], the per-turn scan of recall, takes unchanged notes from the [`cache`].
 //! 2. [`recall`] / [`recall_for_session`] / [`prefetch`]: leave out what this session already
 //!    surfaced ([`SurfacedLog`], persisted beside the session), ask `mem_llm::Llm::select` for at
 //!    most 5 within 8 s; a failure, timeout or junk reply gives an empty reminder.
@@ -17,6 +18,7 @@
 //!
 //! Invariant: reading never writes a note (mtime is the age); writing never overwrites silently.
 
+pub mod cache;
 mod error;
 pub mod frontmatter;
 mod note;
@@ -41,6 +43,6 @@ pub use reminder::{
 };
 pub use scan::{
     INDEX_FILE, MAX_NOTE_BYTES, MAX_NOTES, MemoryDir, MemoryDirs, Note, NoteId, Scan, Scope,
-    Warning, scan,
+    Warning, scan, scan_cached,
 };
 pub use surfaced::{RECORD_VERSION, SurfacedLog};

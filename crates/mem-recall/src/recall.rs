@@ -14,7 +14,7 @@ use mem_llm::{DEFAULT_SELECT_LIMIT, Llm, SelectRequest};
 use serde::Serialize;
 
 use crate::reminder::{AgeSource, age_days, render_reminder};
-use crate::scan::{MemoryDirs, Note, Scan, Warning, scan};
+use crate::scan::{MemoryDirs, Note, Scan, Warning, scan_cached};
 use crate::surfaced::SurfacedLog;
 
 /// The seed's selector deadline: 8 seconds.
@@ -159,7 +159,7 @@ pub async fn recall(
     out
 }
 
-/// The whole flow for a session: scan `dirs`, leave out what `log` records as surfaced, select,
+/// The whole flow for a session: scan `dirs` ([`scan_cached`]), leave out what `log` records as surfaced, select,
 /// render, and record the chosen notes in `log` (so the next turn and a resumed session do not
 /// repeat them). A record that cannot be read or written is a warning, not a failure.
 pub async fn recall_for_session(
@@ -170,7 +170,7 @@ pub async fn recall_for_session(
     options: RecallOptions,
     now: SystemTime,
 ) -> Recall {
-    let scanned = scan(dirs);
+    let scanned = scan_cached(dirs);
     run_with_log(llm, scanned, log, query, options, now).await
 }
 
@@ -228,7 +228,7 @@ pub fn prefetch(
     let deadline = options.deadline;
     let handle = tokio::spawn(async move {
         let work = async {
-            let scanned = tokio::task::spawn_blocking(move || scan(&dirs))
+            let scanned = tokio::task::spawn_blocking(move || scan_cached(&dirs))
                 .await
                 .unwrap_or_default();
             run_with_log(

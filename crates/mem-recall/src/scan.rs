@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use mem_core::fsread::ReadError;
 
+use crate::cache::FolderCache;
 use crate::error::{Error, Result};
 use crate::frontmatter;
 
@@ -281,19 +282,53 @@ impl Scan {
 
 /// A `*.md` entry found in a listing, not read yet.
 struct Entry {
+    /// Index of its directory in [`MemoryDirs::dirs`].
+    dir: usize,
     scope: Scope,
     path: PathBuf,
     file_name: String,
     mtime: SystemTime,
+    meta: std::fs::Metadata,
 }
 
 /// Scans all `dirs` (see the module doc): at most [`MAX_NOTES`] notes, the newest first.
 pub fn scan(dirs: &MemoryDirs) -> Scan {
+    scan_with(dirs, false)
+}
+
+/// [`scan`] through the scan cache (see [`crate::cache`]): a note whose size and times are
+/// those recorded is taken from the cache instead of being read, parsed and tokenised again.
+/// The same result as [`scan`]; the per-turn scan of recall. Updates the cache files (best
+/// effort; never a note).
+pub fn scan_cached(dirs: &MemoryDirs) -> Scan {
+    scan_with(dirs, true)
+}
+
+fn scan_with(dirs: &MemoryDirs, cached: bool) -> Scan {
+    let started = SystemTime::now();
     let mut out = Scan::default();
     let mut entries = Vec::new();
-    for dir in &dirs.dirs {
-        list_dir(dir, &mut entries, &mut out);
+    let mut listed = vec![false; dirs.dirs.len()];
+    for (i, dir) in dirs.dirs.iter().enumerate() {
+        let before = out.dirs_read;
+        list_dir(i, dir, &mut entries, &mut out);
+        listed[i] = out.dirs_read > before;
     }
+    let absolute = |p: &Path| std::path::absolute(p).ok();
+    let user_dir = dirs.dir(Scope::User).and_then(absolute);
+    let mut caches: Vec<Option<FolderCache>> = dirs
+        .dirs
+        .iter()
+        .zip(&listed)
+        .map(|(d, listed)| {
+            if !cached || !listed {
+                return None;
+            }
+            let abs = absolute(&d.path)?;
+            let file = crate::cache::cache_file(&abs, d.scope, user_dir.as_deref());
+            Some(FolderCache::open(&abs, file, started))
+        })
+        .collect();
     entries.sort_by(|a, b| {
         b.mtime
             .cmp(&a.mtime)
@@ -305,8 +340,20 @@ pub fn scan(dirs: &MemoryDirs) -> Scan {
         entries.truncate(MAX_NOTES);
     }
     for entry in entries {
+        let mut cache = caches.get_mut(entry.dir).and_then(Option::as_mut);
+        if let Some(cache) = cache.as_mut()
+            && let Some((note, warnings)) =
+                cache.get(entry.scope, &entry.path, &entry.file_name, &entry.meta)
+        {
+            out.warnings.extend(warnings);
+            out.notes.push(note);
+            continue;
+        }
         match read_note(entry.scope, &entry.path, &entry.file_name) {
             Ok((note, warnings)) => {
+                if let Some(cache) = cache {
+                    cache.put(&note, &warnings, &entry.meta);
+                }
                 out.warnings.extend(warnings);
                 out.notes.push(note);
             }
@@ -316,10 +363,13 @@ pub fn scan(dirs: &MemoryDirs) -> Scan {
             }),
         }
     }
+    for cache in caches.into_iter().flatten() {
+        cache.finish();
+    }
     out
 }
 
-fn list_dir(dir: &MemoryDir, entries: &mut Vec<Entry>, out: &mut Scan) {
+fn list_dir(index: usize, dir: &MemoryDir, entries: &mut Vec<Entry>, out: &mut Scan) {
     let warn = |out: &mut Scan, path: &Path, message: String| {
         out.warnings.push(Warning {
             path: path.to_owned(),
@@ -400,10 +450,12 @@ fn list_dir(dir: &MemoryDir, entries: &mut Vec<Entry>, out: &mut Scan) {
             continue;
         }
         entries.push(Entry {
+            dir: index,
             scope: dir.scope,
             path,
             file_name,
             mtime: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+            meta,
         });
     }
 }

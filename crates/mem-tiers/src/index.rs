@@ -8,8 +8,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
+use mem_core::sha256_hex;
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 use crate::archive::{Archive, ArchivedEntry, ArchivedNote, ImportReport};
 use crate::error::{Error, Result};
@@ -87,14 +87,6 @@ fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
         .ok()
         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos().min(i64::MAX as u128) as i64)
-}
-
-/// Lowercase hex SHA-256.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// Brings the index up to date with the sources' files.

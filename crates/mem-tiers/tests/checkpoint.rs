@@ -387,7 +387,7 @@ fn a_store_copy_of_a_newer_schema_is_refused() {
     let bytes = fs::read(&store).unwrap();
     let manifest = dir.join("manifest.json");
     let mut v: serde_json::Value = serde_json::from_slice(&fs::read(&manifest).unwrap()).unwrap();
-    v["store"]["sha256"] = mem_auto::sha256_hex(&bytes).into();
+    v["store"]["sha256"] = mem_core::sha256_hex(&bytes).into();
     fs::write(&manifest, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
     let err = cps.restore("c", false, false).unwrap_err();
     assert!(err.to_string().contains("schema version 99"), "{err}");

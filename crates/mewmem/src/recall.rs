@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use mem_llm::Llm;
-use mem_recall::{MemoryDirs, Note, RecallOptions, SurfacedLog, render_reminder, scan};
+use mem_recall::{MemoryDirs, Note, RecallOptions, SurfacedLog, render_reminder, scan_cached};
 
 use crate::context::utf16_len;
 
@@ -35,7 +35,7 @@ pub async fn recall_reminder(
     now: SystemTime,
 ) -> Recalled {
     let mut out = Recalled::default();
-    let scanned = scan(dirs);
+    let scanned = scan_cached(dirs);
     let surfaced = match log.map(SurfacedLog::load) {
         Some(Ok(s)) => s,
         Some(Err(e)) => {

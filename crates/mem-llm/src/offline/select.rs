@@ -16,11 +16,17 @@
 //!   least [`MIN_IDEAL_SHARE`] and its score at least [`MIN_RELATIVE_SCORE`] of the best. Words
 //!   of the query that no note holds count in the ideal at the highest idf, so a message about
 //!   something else ("write a haiku about autumn") stays below the floor.
+//! - Cost: a candidate's tokens ([`CandidateTerms`]) depend on its text only, so they are
+//!   computed once and kept in a process-wide memo keyed by the candidate's text ([`terms_of`]);
+//!   a turn over unchanged notes only tokenises the message. A caller that keeps terms across
+//!   processes (mem-recall's scan cache) hands them back with [`remember_terms`].
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rust_stemmers::{Algorithm, Stemmer};
+use serde::{Deserialize, Serialize};
 
 use crate::types::Candidate;
 
@@ -125,28 +131,29 @@ fn split_parts(chunk: &str) -> Vec<String> {
 /// The analyser: stemmer plus the rules of the module doc.
 struct Analyzer {
     stemmer: Stemmer,
-    /// When set, only words starting like one of these (their first one or two characters) are
-    /// stemmed; others are kept as they are. Stemming changes only a word's ending, so a word
-    /// whose start matches no query term cannot stem to one: indexing stays exact and cheap.
-    prefixes: Option<std::collections::HashSet<String>>,
+}
+
+/// [`STOP_WORDS`] and [`CJK_STOP_BIGRAMS`] as sets (every word of every note is looked up).
+fn stop_sets() -> &'static (
+    std::collections::HashSet<&'static str>,
+    std::collections::HashSet<&'static str>,
+) {
+    static SETS: OnceLock<(
+        std::collections::HashSet<&'static str>,
+        std::collections::HashSet<&'static str>,
+    )> = OnceLock::new();
+    SETS.get_or_init(|| {
+        (
+            STOP_WORDS.iter().copied().collect(),
+            CJK_STOP_BIGRAMS.iter().copied().collect(),
+        )
+    })
 }
 
 impl Analyzer {
     fn new() -> Self {
         Analyzer {
             stemmer: Stemmer::create(Algorithm::English),
-            prefixes: None,
-        }
-    }
-
-    fn for_terms(terms: &[String]) -> Self {
-        let prefixes = terms
-            .iter()
-            .map(|t| t.chars().take(2).collect::<String>())
-            .collect();
-        Analyzer {
-            stemmer: Stemmer::create(Algorithm::English),
-            prefixes: Some(prefixes),
         }
     }
 
@@ -154,16 +161,8 @@ impl Analyzer {
         if w.chars().count() < 2 && !w.chars().all(|c| c.is_ascii_digit()) {
             return;
         }
-        if STOP_WORDS.contains(&w) {
+        if stop_sets().0.contains(w) {
             return;
-        }
-        if let Some(prefixes) = &self.prefixes {
-            let two: String = w.chars().take(2).collect();
-            let one: String = w.chars().take(1).collect();
-            if !prefixes.contains(&two) && !prefixes.contains(&one) {
-                out.push(w.to_owned());
-                return;
-            }
         }
         out.push(self.stemmer.stem(w).into_owned());
     }
@@ -193,7 +192,7 @@ impl Analyzer {
         }
         for pair in run.windows(2) {
             let bigram: String = pair.iter().collect();
-            if !CJK_STOP_BIGRAMS.contains(&bigram.as_str()) {
+            if !stop_sets().1.contains(bigram.as_str()) {
                 out.push(bigram);
             }
         }
@@ -252,44 +251,194 @@ fn body_prefix(body: &str) -> &str {
     &body[..end]
 }
 
-const FIELDS: usize = 3;
-const WEIGHTS: [f32; FIELDS] = [NAME_WEIGHT, DESCRIPTION_WEIGHT, BODY_WEIGHT];
+const FIELD_COUNT: usize = 3;
+const WEIGHTS: [f32; FIELD_COUNT] = [NAME_WEIGHT, DESCRIPTION_WEIGHT, BODY_WEIGHT];
 
-/// The candidates indexed for one query: per field, the term frequencies of the query's terms
-/// only (the rest is counted in the length), and the lengths.
-struct Index {
-    tf: Vec<[HashMap<usize, f32>; FIELDS]>,
-    len: Vec<[f32; FIELDS]>,
-    avg: [f32; FIELDS],
-    df: Vec<f32>,
-    n: f32,
+/// Bumped whenever [`tokenize`] gives other tokens for a text (stop words, stemming, splitting,
+/// the fields ranked): [`CandidateTerms`] kept from another version must not be used.
+pub const ANALYZER_VERSION: u32 = 1;
+
+/// A candidate's tokens as the selector ranks them, per field: name (frontmatter name and the
+/// file-name stem of its id), description, and the body's first 16 KiB. They depend
+/// on the candidate's text only ([`ANALYZER_VERSION`] aside), so they can be kept while the text
+/// does not change. Serialisable, for caches across processes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CandidateTerms {
+    /// Per field, its tokens in text order, each followed by one space (tokens hold no space).
+    fields: [String; FIELD_COUNT],
 }
 
-fn index(analyzer: &Analyzer, terms: &[String], candidates: &[Candidate]) -> Index {
-    let position: HashMap<&str, usize> = terms
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.as_str(), i))
-        .collect();
-    let mut tf = Vec::with_capacity(candidates.len());
-    let mut len = Vec::with_capacity(candidates.len());
-    let mut df = vec![0.0; terms.len()];
-    for c in candidates {
+impl CandidateTerms {
+    /// The tokens of `candidate`'s fields (the full analysis of [`tokenize`]).
+    pub fn of(candidate: &Candidate) -> CandidateTerms {
+        CandidateTerms::with(&Analyzer::new(), candidate)
+    }
+
+    fn with(analyzer: &Analyzer, c: &Candidate) -> CandidateTerms {
         let texts = [
             format!("{}\n{}", c.name, id_stem(&c.id)),
             c.description.clone(),
             body_prefix(&c.body).to_owned(),
         ];
-        let mut doc_tf: [HashMap<usize, f32>; FIELDS] = Default::default();
-        let mut doc_len = [0.0; FIELDS];
-        for (f, text) in texts.iter().enumerate() {
-            let tokens = analyzer.tokens(text);
-            doc_len[f] = tokens.len() as f32;
-            for t in tokens {
-                if let Some(&i) = position.get(t.as_str()) {
-                    *doc_tf[f].entry(i).or_insert(0.0) += 1.0;
+        let fields = texts.map(|text| {
+            let mut field = String::new();
+            for t in analyzer.tokens(&text) {
+                field.push_str(&t);
+                field.push(' ');
+            }
+            field
+        });
+        CandidateTerms { fields }
+    }
+
+    /// The tokens of field `f`.
+    fn tokens(&self, f: usize) -> impl Iterator<Item = &str> {
+        self.fields[f].split(' ').filter(|t| !t.is_empty())
+    }
+}
+
+/// The most candidates the process-wide memo of [`terms_of`] keeps (five scans' worth; it is
+/// emptied when full). Each keeps a copy of its text (the body up to 16 KiB).
+pub const TERMS_MEMO_MAX: usize = 1024;
+
+/// The memo: candidates by a hash of their text, with the text itself to compare on a hit.
+type Memo = HashMap<u64, Vec<(Candidate, Arc<CandidateTerms>)>>;
+
+fn memo() -> &'static Mutex<Memo> {
+    static MEMO: OnceLock<Mutex<Memo>> = OnceLock::new();
+    MEMO.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+fn memo_key(c: &Candidate) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (
+        c.id.as_str(),
+        c.name.as_str(),
+        c.description.as_str(),
+        body_prefix(&c.body),
+    )
+        .hash(&mut h);
+    h.finish()
+}
+
+/// `true` when `a` and `b` rank the same (the body compared up to [`MAX_BODY_BYTES`]).
+fn same_text(a: &Candidate, b: &Candidate) -> bool {
+    a.id == b.id
+        && a.name == b.name
+        && a.description == b.description
+        && body_prefix(&a.body) == body_prefix(&b.body)
+}
+
+fn memo_get(memo: &Memo, key: u64, c: &Candidate) -> Option<Arc<CandidateTerms>> {
+    memo.get(&key)?
+        .iter()
+        .find(|(known, _)| same_text(known, c))
+        .map(|(_, t)| Arc::clone(t))
+}
+
+fn memo_put(memo: &mut Memo, key: u64, c: &Candidate, terms: Arc<CandidateTerms>) {
+    if memo.values().map(Vec::len).sum::<usize>() >= TERMS_MEMO_MAX {
+        memo.clear();
+    }
+    let slot = memo.entry(key).or_default();
+    if !slot.iter().any(|(known, _)| same_text(known, c)) {
+        let kept = Candidate {
+            body: body_prefix(&c.body).to_owned(),
+            ..c.clone()
+        };
+        slot.push((kept, terms));
+    }
+}
+
+/// The terms of each candidate: from the memo, else computed (then remembered).
+fn terms_of_all(candidates: &[Candidate]) -> Vec<Arc<CandidateTerms>> {
+    let keys: Vec<u64> = candidates.iter().map(memo_key).collect();
+    let mut found: Vec<Option<Arc<CandidateTerms>>> = {
+        let memo = memo().lock().unwrap_or_else(|e| e.into_inner());
+        candidates
+            .iter()
+            .zip(&keys)
+            .map(|(c, k)| memo_get(&memo, *k, c))
+            .collect()
+    };
+    if found.iter().any(Option::is_none) {
+        let analyzer = Analyzer::new();
+        let mut new = Vec::new();
+        for (i, slot) in found.iter_mut().enumerate() {
+            if slot.is_none() {
+                let t = Arc::new(CandidateTerms::with(&analyzer, &candidates[i]));
+                new.push((i, Arc::clone(&t)));
+                *slot = Some(t);
+            }
+        }
+        let mut memo = memo().lock().unwrap_or_else(|e| e.into_inner());
+        for (i, t) in new {
+            memo_put(&mut memo, keys[i], &candidates[i], t);
+        }
+    }
+    found
+        .into_iter()
+        .zip(candidates)
+        .map(|(t, c)| t.unwrap_or_else(|| Arc::new(CandidateTerms::of(c))))
+        .collect()
+}
+
+/// The terms of `candidate` (see [`CandidateTerms`]): from the process-wide memo when this text
+/// was analysed before, else analysed now and remembered.
+pub fn terms_of(candidate: &Candidate) -> Arc<CandidateTerms> {
+    terms_of_all(std::slice::from_ref(candidate))
+        .pop()
+        .unwrap_or_else(|| Arc::new(CandidateTerms::of(candidate)))
+}
+
+/// Tells the memo that `candidate`'s terms are `terms` (kept by the caller from an earlier
+/// [`terms_of`] of the same text with the same [`ANALYZER_VERSION`], e.g. in a file): the
+/// next selection over it does not tokenise it again.
+pub fn remember_terms(candidate: &Candidate, terms: Arc<CandidateTerms>) {
+    let key = memo_key(candidate);
+    let mut memo = memo().lock().unwrap_or_else(|e| e.into_inner());
+    if memo_get(&memo, key, candidate).is_none() {
+        memo_put(&mut memo, key, candidate, terms);
+    }
+}
+
+/// Empties the process-wide memo of [`terms_of`] (for tests and benchmarks that measure a new
+/// process).
+pub fn forget_terms() {
+    memo().lock().unwrap_or_else(|e| e.into_inner()).clear();
+}
+
+/// The candidates indexed for one query: per field, the term frequencies of the query's terms
+/// only (the rest is counted in the length), and the lengths.
+struct Index {
+    tf: Vec<[HashMap<usize, f32>; FIELD_COUNT]>,
+    len: Vec<[f32; FIELD_COUNT]>,
+    avg: [f32; FIELD_COUNT],
+    df: Vec<f32>,
+    n: f32,
+}
+
+fn index(terms: &[String], docs: &[Arc<CandidateTerms>]) -> Index {
+    let position: HashMap<&str, usize> = terms
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.as_str(), i))
+        .collect();
+    let mut tf = Vec::with_capacity(docs.len());
+    let mut len = Vec::with_capacity(docs.len());
+    let mut df = vec![0.0; terms.len()];
+    for doc in docs {
+        let mut doc_tf: [HashMap<usize, f32>; FIELD_COUNT] = Default::default();
+        let mut doc_len = [0.0; FIELD_COUNT];
+        for (f, field_tf) in doc_tf.iter_mut().enumerate() {
+            let mut n = 0usize;
+            for t in doc.tokens(f) {
+                n += 1;
+                if let Some(&i) = position.get(t) {
+                    *field_tf.entry(i).or_insert(0.0) += 1.0;
                 }
             }
+            doc_len[f] = n as f32;
         }
         for (i, d) in df.iter_mut().enumerate() {
             if doc_tf.iter().any(|m| m.contains_key(&i)) {
@@ -299,8 +448,8 @@ fn index(analyzer: &Analyzer, terms: &[String], candidates: &[Candidate]) -> Ind
         tf.push(doc_tf);
         len.push(doc_len);
     }
-    let n = candidates.len() as f32;
-    let mut avg = [1.0; FIELDS];
+    let n = docs.len() as f32;
+    let mut avg = [1.0; FIELD_COUNT];
     for (f, a) in avg.iter_mut().enumerate() {
         let total: f32 = len.iter().map(|l| l[f]).sum();
         if total > 0.0 {
@@ -387,7 +536,7 @@ fn scores_and_ideal(query: &str, candidates: &[Candidate]) -> (Vec<f32>, f32) {
     if terms.is_empty() || candidates.is_empty() {
         return (vec![0.0; candidates.len()], 0.0);
     }
-    let ix = index(&Analyzer::for_terms(&terms), &terms, candidates);
+    let ix = index(&terms, &terms_of_all(candidates));
     let idfs: Vec<f32> = ix.df.iter().map(|df| idf(ix.n, *df)).collect();
     let saturate = |x: f32| x * (K1 + 1.0) / (K1 + x);
     // A CJK bigram no note holds most likely straddles two words (a sentence's bigrams do,
@@ -576,5 +725,27 @@ mod tests {
                 "httpserver"
             ]
         );
+    }
+
+    #[test]
+    fn terms_survive_a_round_trip_and_rank_the_same() {
+        let notes = corpus();
+        let terms: Vec<CandidateTerms> = notes.iter().map(CandidateTerms::of).collect();
+        let json = serde_json::to_string(&terms).unwrap();
+        let back: Vec<CandidateTerms> = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, terms);
+        // Terms handed back to the memo are the ones a fresh analysis gives, and the selection
+        // over remembered terms is the selection over fresh ones.
+        let before = select("how do I run the tests?", &notes, 5);
+        for (c, t) in notes.iter().zip(back) {
+            remember_terms(c, Arc::new(t));
+            assert_eq!(*terms_of(c), CandidateTerms::of(c));
+        }
+        assert_eq!(select("how do I run the tests?", &notes, 5), before);
+        // A changed text is analysed again, not served from the memo.
+        let mut changed = notes[0].clone();
+        changed.body.push_str(" deployment");
+        assert_eq!(*terms_of(&changed), CandidateTerms::of(&changed));
+        assert_ne!(*terms_of(&changed), *terms_of(&notes[0]));
     }
 }

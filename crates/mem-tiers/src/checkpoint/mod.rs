@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, SecondsFormat, Utc};
 use mem_auto::{
     AutoMemory, AutoOptions, LockedFile, Meta as AutoMeta, Scope as AutoScope, scope_name,
-    sha256_hex,
 };
+use mem_core::sha256_hex;
 use mem_session::SessionStore;
 use serde::{Deserialize, Serialize};
 
