@@ -347,7 +347,7 @@ impl Group {
 pub fn group_id(ids: &[String]) -> String {
     let mut sorted: Vec<&str> = ids.iter().map(String::as_str).collect();
     sorted.sort_unstable();
-    let hash = crate::index::sha256_hex(sorted.join("\n").as_bytes());
+    let hash = mem_core::sha256_hex(sorted.join("\n").as_bytes());
     format!("G{}", &hash[..8])
 }
 
@@ -532,7 +532,7 @@ pub fn safe_name(raw: &str) -> String {
         name.push_str(&w);
     }
     if name.is_empty() {
-        let hash = crate::index::sha256_hex(raw.as_bytes());
+        let hash = mem_core::sha256_hex(raw.as_bytes());
         return format!("skill-{}", &hash[..8]);
     }
     if DEVICE_NAMES.contains(&name.as_str())

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::{Error, Result, io};
-use crate::index::sha256_hex;
+use mem_core::sha256_hex;
 
 /// The skill file Claude Code and Codex read.
 pub const SKILL_FILE: &str = "SKILL.md";
