@@ -1747,19 +1747,7 @@ fn pg_diff(now: &crate::ScopeRows, then: &crate::ScopeRows, user: bool) -> Store
     };
     let now_map: BTreeMap<i64, _> = now.learnings.iter().map(|l| (l.id, text(l))).collect();
     let then_map: BTreeMap<i64, _> = then.learnings.iter().map(|l| (l.id, text(l))).collect();
-    let mut d = StoreDiff::default();
-    for (id, t) in &now_map {
-        match then_map.get(id) {
-            None => d.removed.push(*id),
-            Some(x) if x != t => d.changed.push(*id),
-            Some(_) => {}
-        }
-    }
-    d.added = then_map
-        .keys()
-        .filter(|id| !now_map.contains_key(id))
-        .copied()
-        .collect();
+    let mut d = store::diff_learnings(&now_map, &then_map);
     if user {
         let empty = BTreeMap::new();
         let a = now.preferences.as_ref().unwrap_or(&empty);

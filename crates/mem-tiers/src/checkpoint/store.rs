@@ -170,6 +170,30 @@ pub struct StoreDiff {
     pub preferences: Vec<String>,
 }
 
+/// The learning part of a [`StoreDiff`] between the live store (`now`) and a checkpoint
+/// (`then`), both keyed by learning id with whatever the caller compares (text, fields): ids only
+/// live are `removed`, ids only in the checkpoint `added`, ids in both with different values
+/// `changed`; each list in ascending id order. Preferences are left empty.
+pub(crate) fn diff_learnings<T: PartialEq>(
+    now: &BTreeMap<i64, T>,
+    then: &BTreeMap<i64, T>,
+) -> StoreDiff {
+    let mut d = StoreDiff::default();
+    for (id, value) in now {
+        match then.get(id) {
+            None => d.removed.push(*id),
+            Some(v) if v != value => d.changed.push(*id),
+            Some(_) => {}
+        }
+    }
+    d.added = then
+        .keys()
+        .filter(|id| !now.contains_key(id))
+        .copied()
+        .collect();
+    d
+}
+
 impl StoreDiff {
     /// `true` when the learnings and the preferences are the same.
     pub fn is_empty(&self) -> bool {
@@ -241,21 +265,9 @@ pub(crate) fn diff(
     } else {
         Vec::new()
     };
-    let mut d = StoreDiff::default();
     let then_map: BTreeMap<i64, &str> = then.iter().map(|r| (r.id, r.text.as_str())).collect();
     let now_map: BTreeMap<i64, &str> = now.iter().map(|r| (r.id, r.text.as_str())).collect();
-    for (id, text) in &now_map {
-        match then_map.get(id) {
-            None => d.removed.push(*id),
-            Some(t) if t != text => d.changed.push(*id),
-            Some(_) => {}
-        }
-    }
-    d.added = then_map
-        .keys()
-        .filter(|id| !now_map.contains_key(id))
-        .copied()
-        .collect();
+    let mut d = diff_learnings(&now_map, &then_map);
     if scope.user {
         let now: BTreeMap<String, String> = preferences(&store.conn, "main")
             .map_err(|e| store.err(e))?
