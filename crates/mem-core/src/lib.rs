@@ -22,6 +22,7 @@ mod conversation;
 pub mod digest;
 pub mod fsread;
 mod inject;
+pub mod lockfile;
 mod message;
 pub mod secrets;
 pub mod terminal;

@@ -213,27 +213,21 @@ pub struct NotesLock {
 pub fn lock_notes(dir: &Path, timeout: std::time::Duration) -> Result<NotesLock> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io("cannot create", dir, e))?;
     let path = dir.join(NOTES_LOCK_FILE);
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| Error::io("cannot open", &path, e))?;
-    let start = std::time::Instant::now();
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(NotesLock { _file: file }),
-            Err(std::fs::TryLockError::WouldBlock) => {
-                if start.elapsed() >= timeout {
-                    return Err(Error::Locked {
-                        path,
-                        waited_ms: start.elapsed().as_millis() as u64,
-                    });
-                }
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("cannot lock", &path, e)),
-        }
+    match mem_core::lockfile::lock_exclusive(&path, timeout) {
+        Ok(file) => Ok(NotesLock { _file: file }),
+        Err(mem_core::lockfile::LockFailure::TimedOut { waited }) => Err(Error::Locked {
+            path,
+            waited_ms: waited.as_millis() as u64,
+        }),
+        Err(mem_core::lockfile::LockFailure::Io { action, source }) => Err(Error::io(
+            if action == "open" {
+                "cannot open"
+            } else {
+                "cannot lock"
+            },
+            &path,
+            source,
+        )),
     }
 }
 

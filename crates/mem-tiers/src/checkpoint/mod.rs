@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use mem_auto::{
@@ -547,27 +547,21 @@ impl Checkpoints {
     fn lock(&self) -> Result<DirLock> {
         fs::create_dir_all(&self.dir).map_err(|e| io("create", &self.dir, e))?;
         let path = self.dir.join(".lock");
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| io("open the lock file", &path, e))?;
-        let start = Instant::now();
-        loop {
-            match file.try_lock() {
-                Ok(()) => return Ok(DirLock { _file: file }),
-                Err(std::fs::TryLockError::WouldBlock) => {
-                    if start.elapsed() >= self.config.lock_timeout {
-                        return Err(Error::Locked {
-                            path,
-                            waited_ms: start.elapsed().as_millis() as u64,
-                        });
-                    }
-                    std::thread::sleep(Duration::from_millis(25));
-                }
-                Err(std::fs::TryLockError::Error(e)) => return Err(io("lock", &path, e)),
-            }
+        match mem_core::lockfile::lock_exclusive(&path, self.config.lock_timeout) {
+            Ok(file) => Ok(DirLock { _file: file }),
+            Err(mem_core::lockfile::LockFailure::TimedOut { waited }) => Err(Error::Locked {
+                path,
+                waited_ms: waited.as_millis() as u64,
+            }),
+            Err(mem_core::lockfile::LockFailure::Io { action, source }) => Err(io(
+                if action == "open" {
+                    "open the lock file"
+                } else {
+                    "lock"
+                },
+                &path,
+                source,
+            )),
         }
     }
 

@@ -1,9 +1,9 @@
 //! Writing `<dir>/<name>/SKILL.md`: locked, atomic, secret-filtered, never over a person's
 //! edits.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -99,27 +99,21 @@ struct Lock {
 
 fn lock(dir: &Path) -> Result<Lock> {
     let path = dir.join(LOCK_FILE);
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| io("open the lock file", &path, e))?;
-    let start = Instant::now();
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(Lock { _file: file }),
-            Err(fs::TryLockError::WouldBlock) => {
-                if start.elapsed() >= LOCK_TIMEOUT {
-                    return Err(Error::Locked {
-                        path,
-                        waited_ms: start.elapsed().as_millis() as u64,
-                    });
-                }
-                std::thread::sleep(Duration::from_millis(25));
-            }
-            Err(fs::TryLockError::Error(e)) => return Err(io("lock", &path, e)),
-        }
+    match mem_core::lockfile::lock_exclusive(&path, LOCK_TIMEOUT) {
+        Ok(file) => Ok(Lock { _file: file }),
+        Err(mem_core::lockfile::LockFailure::TimedOut { waited }) => Err(Error::Locked {
+            path,
+            waited_ms: waited.as_millis() as u64,
+        }),
+        Err(mem_core::lockfile::LockFailure::Io { action, source }) => Err(io(
+            if action == "open" {
+                "open the lock file"
+            } else {
+                "lock"
+            },
+            &path,
+            source,
+        )),
     }
 }
 
