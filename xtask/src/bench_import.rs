@@ -11,6 +11,9 @@
 //! - single Claude sessions of each size in `MEM_BENCH_SINGLE_MB` (default `100,250`) MB,
 //!   made of the rewritten copies one after the other.
 //!
+//! A size of 0 skips that input. `MEM_BENCH_REPEAT=N` runs each side N times, alternately, and
+//! reports the fastest run of each. Besides wall time, user + system CPU seconds are printed.
+//!
 //! Each input is imported by the release `mem` (or `MEM_BENCH_MEM`, a binary built already) into a fresh project, and read by ccusage
 //! (`MEM_BENCH_PEER`, default `/tmp/ccusage/node_modules/@ccusage/ccusage-linux-x64/bin/ccusage`;
 //! install it with `npm install @ccusage/ccusage-linux-x64@20.0.24` in `/tmp/ccusage`) with
@@ -80,36 +83,42 @@ fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path, keep: bool)
         .filter_map(|s| s.trim().parse().ok())
         .collect();
     println!(
-        "| input | mem import wall | mem peak RSS | peer wall | peer peak RSS | ratio | load (1 min) |"
+        "| input | mem import wall | mem CPU (user+sys) | mem peak RSS | peer wall | peer CPU | \
+         peer peak RSS | ratio (wall) | load (1 min) |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     let mut ok = true;
 
-    let claude = work.join("claude");
-    let (files, bytes) = build_claude(root, &claude.join("projects"), claude_mb << 20)?;
-    ok &= row(
-        &format!("Claude Code folder, {} MB, {files} files", bytes >> 20),
-        mem,
-        &claude.join("projects"),
-        &work.join("p1"),
-        peer_run(peer, "claude", "CLAUDE_CONFIG_DIR", &claude),
-    )?;
-    remove(&claude);
-    let _ = std::fs::remove_dir_all(work.join("p1"));
+    // A size of 0 skips that input.
+    if claude_mb > 0 {
+        let claude = work.join("claude");
+        let (files, bytes) = build_claude(root, &claude.join("projects"), claude_mb << 20)?;
+        ok &= row(
+            &format!("Claude Code folder, {} MB, {files} files", bytes >> 20),
+            mem,
+            &claude.join("projects"),
+            &work.join("p1"),
+            peer_run(peer, "claude", "CLAUDE_CONFIG_DIR", &claude),
+        )?;
+        remove(&claude);
+        let _ = std::fs::remove_dir_all(work.join("p1"));
+    }
 
-    let codex = work.join("codex");
-    let (files, bytes) = build_codex(root, &codex.join("sessions/2025/01/01"), codex_mb << 20)?;
-    ok &= row(
-        &format!("Codex rollouts, {} MB, {files} files", bytes >> 20),
-        mem,
-        &codex.join("sessions"),
-        &work.join("p2"),
-        peer_run(peer, "codex", "CODEX_HOME", &codex),
-    )?;
-    remove(&codex);
-    let _ = std::fs::remove_dir_all(work.join("p2"));
+    if codex_mb > 0 {
+        let codex = work.join("codex");
+        let (files, bytes) = build_codex(root, &codex.join("sessions/2025/01/01"), codex_mb << 20)?;
+        ok &= row(
+            &format!("Codex rollouts, {} MB, {files} files", bytes >> 20),
+            mem,
+            &codex.join("sessions"),
+            &work.join("p2"),
+            peer_run(peer, "codex", "CODEX_HOME", &codex),
+        )?;
+        remove(&codex);
+        let _ = std::fs::remove_dir_all(work.join("p2"));
+    }
 
-    for mb in singles {
+    for mb in singles.into_iter().filter(|&mb| mb > 0) {
         let dir = work.join(format!("single{mb}"));
         let project = dir.join("projects/one");
         std::fs::create_dir_all(&project)?;
@@ -156,50 +165,83 @@ fn row(
     project: &Path,
     peer: Option<PeerRun<'_>>,
 ) -> Result<bool> {
-    std::fs::create_dir_all(project)?;
     let load = load_average();
-    let mut cmd = Command::new(mem);
-    cmd.args(["--project"])
-        .arg(project)
-        .args(["session", "import"])
-        .arg(input);
-    let (code, wall, rss) = timed(cmd)?;
-    // 0: all imported; 3: imported, with damaged lines (the bundled files have a few).
-    let ok = matches!(code, 0 | 3);
-    let (pw, prss) = match peer {
-        Some((bin, args, var, home)) => {
+    // MEM_BENCH_REPEAT=N: N alternate runs of each side (a fresh project for each of ours);
+    // the fastest of each is reported.
+    let repeat = env_mb("MEM_BENCH_REPEAT", 1).max(1);
+    let mut ours: Option<Timed> = None;
+    let mut theirs: Option<Timed> = None;
+    let mut ok = true;
+    let mut code = 0;
+    let best = |a: Option<Timed>, b: Timed| Some(a.filter(|a| a.wall <= b.wall).unwrap_or(b));
+    for _ in 0..repeat {
+        let _ = std::fs::remove_dir_all(project);
+        std::fs::create_dir_all(project)?;
+        let mut cmd = Command::new(mem);
+        cmd.args(["--project"])
+            .arg(project)
+            .args(["session", "import"])
+            .arg(input);
+        let t = timed(cmd)?;
+        // 0: all imported; 3: imported, with damaged lines (the bundled files have a few).
+        if !matches!(t.code, 0 | 3) {
+            ok = false;
+            code = t.code;
+        }
+        ours = best(ours, t);
+        if let Some((bin, args, var, home)) = &peer {
             let mut cmd = Command::new(bin);
-            cmd.args(&args).env(var, home);
-            let (code, w, r) = timed(cmd)?;
-            if code != 0 {
+            cmd.args(args).env(var, home);
+            let t = timed(cmd)?;
+            if t.code != 0 {
                 bail!(
-                    "the peer {} exited with {code} (is it executable?)",
-                    bin.display()
+                    "the peer {} exited with {} (is it executable?)",
+                    bin.display(),
+                    t.code
                 );
             }
-            (Some(w), Some(r))
+            theirs = best(theirs, t);
         }
-        None => (None, None),
+    }
+    let Some(ours) = ours else {
+        return Ok(false);
     };
     let fmt_s = |s: f64| format!("{s:.2} s");
     println!(
-        "| {label} | {}{} | {} MiB | {} | {} | {} | {load} |",
-        fmt_s(wall),
+        "| {label} | {}{} | {} | {} MiB | {} | {} | {} | {} | {load} |",
+        fmt_s(ours.wall),
         if ok {
             String::new()
         } else {
             format!(" (exit {code})")
         },
-        rss >> 10,
-        pw.map_or("not installed".into(), fmt_s),
-        prss.map_or("-".into(), |r| format!("{} MiB", r >> 10)),
-        pw.map_or("-".into(), |p| format!("{:.1}×", wall / p.max(0.001))),
+        fmt_s(ours.cpu),
+        ours.rss_kib >> 10,
+        theirs.map_or("not installed".into(), |t| fmt_s(t.wall)),
+        theirs.map_or("-".into(), |t| fmt_s(t.cpu)),
+        theirs.map_or("-".into(), |t| format!("{} MiB", t.rss_kib >> 10)),
+        theirs.map_or("-".into(), |t| format!(
+            "{:.1}×",
+            ours.wall / t.wall.max(0.001)
+        )),
     );
     Ok(ok)
 }
 
-/// Runs `cmd` under `/usr/bin/time`: (exit code, wall seconds, peak RSS in KiB).
-fn timed(cmd: Command) -> Result<(i32, f64, u64)> {
+/// One timed run.
+#[derive(Debug, Clone, Copy)]
+struct Timed {
+    code: i32,
+    /// Wall seconds.
+    wall: f64,
+    /// User + system CPU seconds.
+    cpu: f64,
+    /// Peak resident set, KiB.
+    rss_kib: u64,
+}
+
+/// Runs `cmd` under `/usr/bin/time`: exit code, wall and CPU seconds, peak RSS.
+fn timed(cmd: Command) -> Result<Timed> {
     let out = std::env::temp_dir().join(format!("mewmem-bench-time-{}", std::process::id()));
     let program = cmd.get_program().to_owned();
     let args: Vec<_> = cmd.get_args().map(ToOwned::to_owned).collect();
@@ -208,7 +250,7 @@ fn timed(cmd: Command) -> Result<(i32, f64, u64)> {
         .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
         .collect();
     let status = Command::new("/usr/bin/time")
-        .args(["-f", "%e %M", "-o"])
+        .args(["-f", "%e %M %U %S", "-o"])
         .arg(&out)
         .arg(program)
         .args(args)
@@ -221,9 +263,16 @@ fn timed(cmd: Command) -> Result<(i32, f64, u64)> {
     let _ = std::fs::remove_file(&out);
     let last = text.lines().last().unwrap_or_default();
     let mut parts = last.split_whitespace();
-    let wall: f64 = parts.next().and_then(|s| s.parse().ok()).unwrap_or(0.0);
-    let rss: u64 = parts.next().and_then(|s| s.parse().ok()).unwrap_or(0);
-    Ok((status.code().unwrap_or(-1), wall, rss))
+    let mut num = || -> f64 { parts.next().and_then(|s| s.parse().ok()).unwrap_or(0.0) };
+    let wall = num();
+    let rss_kib = num() as u64;
+    let cpu = num() + num();
+    Ok(Timed {
+        code: status.code().unwrap_or(-1),
+        wall,
+        cpu,
+        rss_kib,
+    })
 }
 
 fn load_average() -> String {

@@ -115,6 +115,24 @@ enum Payload {
     Staged(StagedSession),
 }
 
+impl PreparedFile {
+    /// fsyncs the staged `.jsonl` of each new session ([`StagedSession::sync`]).
+    fn sync_staged(&mut self) -> Result<()> {
+        if let Prepared::Sessions(sessions) = &mut self.state {
+            for one in sessions {
+                if let PreparedOne::Write {
+                    payload: Payload::Staged(staged),
+                    ..
+                } = one
+                {
+                    staged.sync()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Payload {
     fn id(&self) -> &str {
         match self {
@@ -142,16 +160,19 @@ enum PreparedOne {
 ///
 /// Errors: those of [`import_into_as`] found before writing.
 pub fn prepare_file(store: &SessionStore, path: &Path, id: Option<&str>) -> Result<PreparedFile> {
-    prepare_file_with(store, None, path, id, false)
+    let store_dir = store.dir().canonicalize().ok();
+    prepare_file_with(store, None, store_dir.as_deref(), path, id, false)
 }
 
 /// [`prepare_file`]; `lock`: the store's import lock when the caller holds it already (an
 /// incremental sync then uses it instead of taking it); `stage`: write and sync each new
 /// session's files under temporary names now ([`SessionStore::stage_session`]), leaving only
-/// the renames to the commit.
+/// the renames to the commit. `store_dir`: the store's directory, canonical (computed once per
+/// batch), when it exists.
 fn prepare_file_with(
     store: &SessionStore,
     lock: Option<&ImportLock>,
+    store_dir: Option<&Path>,
     path: &Path,
     id: Option<&str>,
     stage: bool,
@@ -160,8 +181,8 @@ fn prepare_file_with(
         crate::validate_id(id)?;
     }
     let source: PathBuf = path.canonicalize().unwrap_or_else(|_| path.to_owned());
-    if let Ok(dir) = store.dir().canonicalize()
-        && source.starts_with(&dir)
+    if let Some(dir) = store_dir
+        && source.starts_with(dir)
     {
         return Err(Error::SourceIsStore {
             path: path.to_owned(),
@@ -256,7 +277,8 @@ fn commit_sessions(
 /// are the same as a sequential import), with at most `8 × threads` files prepared ahead of
 /// them. `each` gets every file's result, in order. The sessions directory is fsynced once at
 /// the end. A kill at any point leaves each session as it was or whole (staged files are
-/// synced before they are renamed); a kill leaves its temporary files (`.*.tmp`, never read).
+/// synced before they are renamed); a kill leaves its temporary files (`.*.tmp`, never read),
+/// which the next batch removes ([`SessionStore::remove_stale_tmp`]) once it holds the lock.
 ///
 /// Errors: taking the import lock, the final directory fsync; each file's own error goes to
 /// `each`.
@@ -276,11 +298,36 @@ pub fn import_many(
     let window = 8 * threads;
     // Taken once for the whole import: the workers' incremental syncs and the commits use it.
     let lock = store.lock_imports()?;
+    // What a killed import (or writer) left: never read, but it takes space.
+    store.remove_stale_tmp(&lock)?;
+    // Taking the lock created the directory: its canonical path, once for every file.
+    let store_dir = store.dir().canonicalize().ok();
+    let store_dir = store_dir.as_deref();
     let next = AtomicUsize::new(0);
     let committed = (Mutex::new(0usize), Condvar::new());
     let mut wrote = false;
+    // Workers → sync threads (fsync the staged files, many waiting on the disk at once, off
+    // the workers' CPU) → the ordered commits below.
+    let (to_sync, synced_rx) = mpsc::channel::<(usize, Result<PreparedFile>)>();
+    let synced_rx = Mutex::new(synced_rx);
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::channel::<(usize, Result<PreparedFile>)>();
+        for _ in 0..SYNC_THREADS {
+            let tx = tx.clone();
+            let synced_rx = &synced_rx;
+            scope.spawn(move || {
+                loop {
+                    let next = synced_rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                    let Ok((i, prepared)) = next else { break };
+                    let prepared = prepared.and_then(|mut p| p.sync_staged().map(|()| p));
+                    if tx.send((i, prepared)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let tx = to_sync;
         for _ in 0..threads {
             let tx = tx.clone();
             let (next, committed, lock) = (&next, &committed, &lock);
@@ -298,7 +345,8 @@ pub fn import_many(
                             done = cv.wait(done).unwrap_or_else(|e| e.into_inner());
                         }
                     }
-                    let prepared = prepare_file_with(store, Some(lock), &files[i], id, true);
+                    let prepared =
+                        prepare_file_with(store, Some(lock), store_dir, &files[i], id, true);
                     if tx.send((i, prepared)).is_err() {
                         break;
                     }
@@ -328,6 +376,10 @@ pub fn import_many(
     }
     Ok(())
 }
+
+/// Threads of [`import_many`] that fsync staged sessions: an fsync mostly waits on the disk,
+/// and several waiting at once overlap (measured in `docs/BENCHMARKS.md`).
+const SYNC_THREADS: usize = 8;
 
 /// Key of the sync mark inside the meta's `imported` object.
 const SYNC_KEY: &str = "sync";
@@ -524,7 +576,8 @@ fn sync(
             &taken
         }
     };
-    let meta = store.meta(&id)?;
+    // The checks need no token count: a pending one stays pending.
+    let meta = store.meta_with(&id, false)?;
     if check_same_source(&meta, source).is_err() {
         return Ok(None);
     }
@@ -714,7 +767,7 @@ fn commit_one(
     };
     let id = payload.id().to_owned();
     if store.jsonl_path(&id).is_file() {
-        let existing = store.meta(&id)?;
+        let existing = store.meta_with(&id, false)?;
         check_same_source(&existing, source)?;
         if let Some(imported) = existing.extra.get(IMPORTED_KEY)
             && imported.get("sha256").and_then(Value::as_str) == Some(sha.as_str())

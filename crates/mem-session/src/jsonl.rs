@@ -54,6 +54,7 @@ pub struct JsonlReader<R> {
     buf: Vec<u8>,
     queue: VecDeque<JsonlEvent>,
     done: bool,
+    skim: &'static [&'static str],
 }
 
 impl<R: BufRead> JsonlReader<R> {
@@ -79,7 +80,18 @@ impl<R: BufRead> JsonlReader<R> {
             buf: Vec::new(),
             queue: VecDeque::new(),
             done: false,
+            skim: &[],
         }
+    }
+
+    /// Lines whose top-level `type` is one of `types` come out with their `payload` object
+    /// reduced to its `type` field (the rest of the payload is checked as JSON, not built):
+    /// for readers that only count such lines by their payload's type, such as the Codex
+    /// importer's `event_msg` lines (a fifth of a rollout's bytes). Every other field, every
+    /// other line, and what is reported for a damaged line stay as without it.
+    pub fn skim_payloads(mut self, types: &'static [&'static str]) -> Self {
+        self.skim = types;
+        self
     }
 
     fn read_next_line(&mut self) {
@@ -125,6 +137,7 @@ impl<R: BufRead> JsonlReader<R> {
                     self.line,
                     start,
                     complete,
+                    self.skim,
                     &mut self.queue,
                 );
             }
@@ -186,12 +199,14 @@ impl<R: BufRead> Iterator for JsonlReader<R> {
 }
 
 /// Parses one physical line (without its newline) into events appended to `out`.
+#[allow(clippy::too_many_arguments)]
 fn parse_line(
     raw: &[u8],
     path: &Path,
     line: usize,
     offset: u64,
     complete: bool,
+    skim: &[&str],
     out: &mut VecDeque<JsonlEvent>,
 ) {
     let mut bytes = raw;
@@ -214,23 +229,38 @@ fn parse_line(
         return;
     }
     let lossy;
-    if let Err(e) = std::str::from_utf8(bytes) {
-        out.push_back(JsonlEvent::Diagnostic(
-            Diagnostic::error(
-                path,
-                line,
-                format!(
-                    "invalid UTF-8 at byte {} of the line; replaced by U+FFFD",
-                    e.valid_up_to()
-                ),
-            )
-            .with_kind("invalid-utf8"),
-        ));
-        lossy = String::from_utf8_lossy(bytes).into_owned();
-        bytes = lossy.as_bytes();
+    let text: &str = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            out.push_back(JsonlEvent::Diagnostic(
+                Diagnostic::error(
+                    path,
+                    line,
+                    format!(
+                        "invalid UTF-8 at byte {} of the line; replaced by U+FFFD",
+                        e.valid_up_to()
+                    ),
+                )
+                .with_kind("invalid-utf8"),
+            ));
+            lossy = String::from_utf8_lossy(bytes).into_owned();
+            &lossy
+        }
+    };
+    bytes = text.as_bytes();
+    if !skim.is_empty()
+        && let Some(value) = skim_line(text, skim)
+    {
+        out.push_back(JsonlEvent::Value(JsonLine {
+            line,
+            offset,
+            value,
+        }));
+        return;
     }
     let mut values = Vec::new();
-    let mut stream = serde_json::Deserializer::from_slice(bytes).into_iter::<Value>();
+    // Parsed from the `str` checked above: serde_json then does not check the UTF-8 again.
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
     let mut failure = None;
     for item in stream.by_ref() {
         match item {
@@ -280,6 +310,105 @@ fn parse_line(
             )
             .with_kind(kind),
         ));
+    }
+}
+
+/// How far into a line its top-level `type` is looked for before skimming is tried (Codex
+/// writes `{"timestamp":"...","type":"event_msg","payload":...}`).
+const SKIM_PREFIX: usize = 160;
+
+/// The line as one object whose `payload` object keeps only its `type`, when the line is
+/// exactly one JSON object whose top-level `type` is one of `types`; `None` (the line is then
+/// parsed whole, as usual) otherwise: glued or malformed lines, a payload that is not an
+/// object, a `\u` surrogate escape anywhere (checked by the whole parse only).
+fn skim_line(text: &str, types: &[&str]) -> Option<Value> {
+    const KEY: &[u8] = b"\"type\":\"";
+    let head = &text.as_bytes()[..text.len().min(SKIM_PREFIX)];
+    let mut at = 0;
+    let named = loop {
+        let Some(i) = memchr::memmem::find(&head[at..], KEY) else {
+            break false;
+        };
+        at += i + KEY.len();
+        let rest = &head[at..];
+        if types
+            .iter()
+            .any(|t| rest.starts_with(t.as_bytes()) && rest.get(t.len()) == Some(&b'"'))
+        {
+            break true;
+        }
+    };
+    if !named
+        || memchr::memmem::find(text.as_bytes(), b"\\ud").is_some()
+        || memchr::memmem::find(text.as_bytes(), b"\\uD").is_some()
+    {
+        return None;
+    }
+    let Skimmed(map) = serde_json::from_str(text).ok()?;
+    let ty = map.get("type").and_then(Value::as_str)?;
+    types.contains(&ty).then_some(Value::Object(map))
+}
+
+/// A top-level object read with its `payload` skimmed (see [`skim_line`]).
+struct Skimmed(serde_json::Map<String, Value>);
+
+impl<'de> serde::Deserialize<'de> for Skimmed {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Top;
+        impl<'de> serde::de::Visitor<'de> for Top {
+            type Value = Skimmed;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut access: A,
+            ) -> Result<Skimmed, A::Error> {
+                let mut map = serde_json::Map::new();
+                while let Some(key) = access.next_key::<String>()? {
+                    let value = if key == "payload" {
+                        Value::Object(access.next_value::<PayloadType>()?.0)
+                    } else {
+                        access.next_value::<Value>()?
+                    };
+                    map.insert(key, value);
+                }
+                Ok(Skimmed(map))
+            }
+        }
+        d.deserialize_map(Top)
+    }
+}
+
+/// A payload object reduced to its `type` field; any other JSON is an error (the line is then
+/// parsed whole).
+struct PayloadType(serde_json::Map<String, Value>);
+
+impl<'de> serde::Deserialize<'de> for PayloadType {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Payload;
+        impl<'de> serde::de::Visitor<'de> for Payload {
+            type Value = PayloadType;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut access: A,
+            ) -> Result<PayloadType, A::Error> {
+                let mut map = serde_json::Map::new();
+                while let Some(key) = access.next_key::<String>()? {
+                    if key == "type" {
+                        let value = access.next_value::<Value>()?;
+                        map.insert(key, value);
+                    } else {
+                        access.next_value::<serde::de::IgnoredAny>()?;
+                    }
+                }
+                Ok(PayloadType(map))
+            }
+        }
+        d.deserialize_map(Payload)
     }
 }
 
@@ -376,6 +505,64 @@ mod tests {
         assert_eq!(d.len(), 1);
         assert_eq!(d[0].0, 2);
         assert!(d[0].2.contains("skipped"), "{d:?}");
+    }
+
+    fn read_skimmed(bytes: &[u8]) -> (Vec<(usize, Value)>, Problems) {
+        let mut values = Vec::new();
+        let mut diags = Vec::new();
+        for ev in JsonlReader::new(bytes, "t.jsonl").skim_payloads(&["event_msg", "turn_context"]) {
+            match ev {
+                JsonlEvent::Value(v) => values.push((v.line, v.value)),
+                JsonlEvent::Diagnostic(d) => diags.push((d.line, d.severity, d.message)),
+            }
+        }
+        (values, diags)
+    }
+
+    #[test]
+    fn skimmed_payloads_keep_their_type_only_and_nothing_else_changes() {
+        let text = concat!(
+            r#"{"timestamp":"t1","type":"event_msg","payload":{"type":"token_count","info":{"a":[1,2,{"b":"x\"y"}]}},"extra":[1]}"#,
+            "\n",
+            r#"{"timestamp":"t2","type":"response_item","payload":{"type":"message","role":"user"}}"#,
+            "\n",
+            // Not skimmed: glued, a payload that is not an object, a surrogate escape, a
+            // nested `type` only, malformed, torn.
+            r#"{"type":"event_msg","payload":{"type":"a"}}{"type":"event_msg","payload":{}}"#,
+            "\n",
+            r#"{"type":"event_msg","payload":[1]}"#,
+            "\n",
+            r#"{"type":"event_msg","payload":{"type":"a","s":"\ud800"}}"#,
+            "\n",
+            r#"{"type":"other","payload":{"type":"event_msg","x":1}}"#,
+            "\n",
+            r#"{"type":"event_msg","payload":{"type":"a","x":tru}}"#,
+            "\n",
+            r#"{"type":"turn_context","payload":{"cwd":"/x"}}"#,
+            "\n",
+            r#"{"type":"event_msg","payload":{"type":"a""#,
+        );
+        let (plain, plain_diags) = read(text.as_bytes());
+        let (skimmed, skimmed_diags) = read_skimmed(text.as_bytes());
+        assert_eq!(skimmed_diags, plain_diags);
+        assert_eq!(skimmed.len(), plain.len(), "{skimmed:?}");
+        assert_eq!(
+            skimmed[0],
+            (
+                1,
+                json!({"timestamp":"t1","type":"event_msg","payload":{"type":"token_count"},"extra":[1]})
+            )
+        );
+        assert_eq!(
+            skimmed[skimmed.len() - 1],
+            (8, json!({"type":"turn_context","payload":{}}))
+        );
+        // Everything else is as read without skimming.
+        for (i, (a, b)) in plain.iter().zip(&skimmed).enumerate() {
+            if i != 0 && i != plain.len() - 1 {
+                assert_eq!(a, b, "value {i}");
+            }
+        }
     }
 
     #[test]

@@ -133,6 +133,13 @@ fn a_parallel_import_killed_midway_leaves_whole_sessions_only() {
             "round {round}: the re-import failed"
         );
         assert_eq!(sessions(&dst), reference, "round {round}");
+        // ... and removed what the killed import left (its process is gone).
+        let left: Vec<String> = std::fs::read_dir(&dst)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect();
+        assert!(left.is_empty(), "round {round}: left behind: {left:?}");
     }
     assert!(partial_rounds > 0, "no kill landed mid-import");
 }

@@ -51,10 +51,17 @@ fn append_then_resume_round_trips_and_updates_meta() {
     for m in &msgs {
         w.append(m).unwrap();
     }
-    let meta = w.meta().clone();
+    // Appends leave the tokens pending; completing the meta counts exactly the messages.
+    assert_eq!(w.meta().tokens_pending_from, Some(0));
+    assert_eq!(w.meta().token_count, 0);
+    let meta = w.complete_meta().unwrap().clone();
     assert_eq!(meta.message_count, 4);
     assert_eq!(meta.title.as_deref(), Some("list the files please"));
-    assert!(meta.token_count > 10);
+    assert_eq!(meta.tokens_pending_from, None);
+    let counter = mem_core::TokenCounter::default();
+    let exact: usize = msgs.iter().map(|m| counter.count_message(m)).sum();
+    assert!(exact > 10);
+    assert_eq!(meta.token_count, exact);
     let r = store.resume(w.id()).unwrap();
     assert_eq!(r.messages, msgs);
     assert!(r.issues.is_empty() && r.diagnostics.is_empty());
@@ -498,4 +505,46 @@ fn messages_after_counts_like_the_reader_and_falls_back_on_a_lying_meta() {
     let (total, after) = store.messages_after(&id, 1).unwrap();
     assert_eq!(total, all.len());
     assert_eq!(texts(&after), texts(&all[1..]));
+}
+
+#[test]
+fn the_import_lock_removes_temporary_files_of_dead_processes_only() {
+    let (_d, store) = store();
+    let mut w = store.open_or_create("s1").unwrap();
+    w.append(&Message::user("hello")).unwrap();
+    drop(w);
+    let dir = store.dir().to_owned();
+    // A process id above the kernel's largest (pid_max ≤ 2^22) is never running.
+    let dead = 2_147_483_000u32;
+    let me = std::process::id();
+    let stale = [
+        format!(".s1.jsonl.{dead}.0.tmp"),
+        format!(".s1.meta.{dead}.17.tmp"),
+        format!(".other.id.jsonl.{dead}.3.tmp"),
+    ];
+    let kept = [
+        // This process's own (an import in flight here).
+        format!(".s1.jsonl.{me}.0.tmp"),
+        // A running process's (pid 1 always runs).
+        ".s1.meta.1.5.tmp".to_owned(),
+        // Not a name the store makes.
+        format!(".notes.{dead}.0.tmp"),
+        format!(".s1.jsonl.{dead}.x.tmp"),
+        format!("s1.jsonl.{dead}.0.tmp"),
+        ".import.lock".to_owned(),
+    ];
+    for name in stale.iter().chain(&kept) {
+        fs::write(dir.join(name), b"partial").unwrap();
+    }
+    let lock = store.lock_imports().unwrap();
+    assert_eq!(store.remove_stale_tmp(&lock).unwrap(), stale.len());
+    drop(lock);
+    for name in &stale {
+        assert!(!dir.join(name).exists(), "{name} was left");
+    }
+    for name in &kept {
+        assert!(dir.join(name).exists(), "{name} was removed");
+    }
+    // The session itself is untouched.
+    assert_eq!(store.meta("s1").unwrap().message_count, 1);
 }

@@ -19,6 +19,11 @@ use crate::record::make_compact_boundary;
 pub(crate) const ENCRYPTED_SUMMARY: &str = "[Codex compacted the conversation here; its summary \
      is encrypted and kept as the `compaction` item among the kept messages]";
 
+/// Line types whose payload the Codex importer reads only for its `type` (it counts them as
+/// skipped): read with [`crate::jsonl::JsonlReader::skim_payloads`], their payloads are not
+/// built as JSON trees (`event_msg` alone is ~15 % of a rollout's bytes).
+pub(crate) const SKIMMED_TYPES: &[&str] = &["event_msg", "turn_context", "world_state"];
+
 struct Importer<'a> {
     path: &'a Path,
     builder: Builder,

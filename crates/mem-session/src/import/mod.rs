@@ -210,7 +210,7 @@ fn read_head(path: &Path) -> Result<(Vec<JsonLine>, Vec<Diagnostic>)> {
     let mut diagnostics = Vec::new();
     let mut seen_lines = 0usize;
     let mut last_line = 0usize;
-    for event in JsonlReader::new(BufReader::new(file), path) {
+    for event in JsonlReader::new(BufReader::new(file), path).skim_payloads(codex::SKIMMED_TYPES) {
         let line = match &event {
             JsonlEvent::Value(v) => v.line,
             JsonlEvent::Diagnostic(d) => d.line,
@@ -256,7 +256,7 @@ pub fn import_bytes(
 ) -> Result<Vec<ImportedSession>> {
     let mut values = Vec::new();
     let mut diagnostics = Vec::new();
-    for event in JsonlReader::new(bytes, path) {
+    for event in JsonlReader::new(bytes, path).skim_payloads(codex::SKIMMED_TYPES) {
         match event {
             JsonlEvent::Value(v) => values.push(v),
             JsonlEvent::Diagnostic(d) => diagnostics.push(d),
@@ -319,7 +319,9 @@ pub(crate) fn import_tail(
         .map_err(|e| Error::io("cannot read", path, e))?;
     let mut values = Vec::new();
     let mut diagnostics = Vec::new();
-    for event in JsonlReader::starting_at(&bytes[..], path, first_line, offset) {
+    for event in JsonlReader::starting_at(&bytes[..], path, first_line, offset)
+        .skim_payloads(codex::SKIMMED_TYPES)
+    {
         match event {
             JsonlEvent::Value(v) => values.push(v),
             JsonlEvent::Diagnostic(d) => diagnostics.push(d),
@@ -402,7 +404,7 @@ fn read_all_hashed(path: &Path) -> Result<(String, Vec<JsonLine>, Vec<Diagnostic
     let mut reader = BufReader::with_capacity(1 << 16, hashing);
     let mut values = Vec::new();
     let mut diagnostics = Vec::new();
-    for event in JsonlReader::new(&mut reader, path) {
+    for event in JsonlReader::new(&mut reader, path).skim_payloads(codex::SKIMMED_TYPES) {
         match event {
             JsonlEvent::Value(v) => values.push(v),
             JsonlEvent::Diagnostic(d) => {
