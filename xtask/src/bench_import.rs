@@ -70,9 +70,14 @@ pub fn run() -> Result<bool> {
 }
 
 fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path, keep: bool) -> Result<bool> {
-    let remove = |p: &Path| {
+    // Everything is removed at the end, not between inputs: on ext4 without a journal (this
+    // machine), creating files shortly (< 30 s) after thousands were deleted scans the
+    // recently deleted inodes (`recently_deleted` was a quarter of an import's samples), which
+    // would charge the next input's import with the previous one's clean-up.
+    let mut trash: Vec<PathBuf> = Vec::new();
+    let mut remove = |p: &Path| {
         if !keep {
-            let _ = std::fs::remove_dir_all(p);
+            trash.push(p.to_owned());
         }
     };
     let claude_mb = env_mb("MEM_BENCH_IMPORT_MB", 1024);
@@ -101,7 +106,7 @@ fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path, keep: bool)
             peer_run(peer, "claude", "CLAUDE_CONFIG_DIR", &claude),
         )?;
         remove(&claude);
-        let _ = std::fs::remove_dir_all(work.join("p1"));
+        remove(&work.join("p1"));
     }
 
     if codex_mb > 0 {
@@ -115,7 +120,7 @@ fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path, keep: bool)
             peer_run(peer, "codex", "CODEX_HOME", &codex),
         )?;
         remove(&codex);
-        let _ = std::fs::remove_dir_all(work.join("p2"));
+        remove(&work.join("p2"));
     }
 
     for mb in singles.into_iter().filter(|&mb| mb > 0) {
@@ -127,11 +132,14 @@ fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path, keep: bool)
             &format!("one Claude Code session, {} MB", bytes >> 20),
             mem,
             &project.join("single.jsonl"),
-            &work.join("p3"),
+            &work.join(format!("p3-{mb}")),
             peer_run(peer, "claude", "CLAUDE_CONFIG_DIR", &dir),
         )?;
         remove(&dir);
-        let _ = std::fs::remove_dir_all(work.join("p3"));
+        remove(&work.join(format!("p3-{mb}")));
+    }
+    for p in trash {
+        let _ = std::fs::remove_dir_all(p);
     }
     Ok(ok)
 }
@@ -174,12 +182,13 @@ fn row(
     let mut ok = true;
     let mut code = 0;
     let best = |a: Option<Timed>, b: Timed| Some(a.filter(|a| a.wall <= b.wall).unwrap_or(b));
-    for _ in 0..repeat {
-        let _ = std::fs::remove_dir_all(project);
-        std::fs::create_dir_all(project)?;
+    for k in 0..repeat {
+        // A fresh project per run, removed by the caller at the end.
+        let project = project.join(format!("run{k}"));
+        std::fs::create_dir_all(&project)?;
         let mut cmd = Command::new(mem);
         cmd.args(["--project"])
-            .arg(project)
+            .arg(&project)
             .args(["session", "import"])
             .arg(input);
         let t = timed(cmd)?;
