@@ -768,6 +768,19 @@ fn commit_one(
     let id = payload.id().to_owned();
     if store.jsonl_path(&id).is_file() {
         let existing = store.meta_with(&id, false)?;
+        // A meta that lost its provenance (rebuilt from the records) beside exactly the
+        // records this import writes: this import's own session; its meta is put back.
+        if !existing.extra.contains_key(IMPORTED_KEY)
+            && let Payload::Encoded(prepared) = &payload
+            && let Some(meta) = store.restore_import_meta(lock, prepared)?
+        {
+            return Ok(Ingested {
+                meta,
+                action: IngestAction::Unchanged,
+                report,
+                format,
+            });
+        }
         check_same_source(&existing, source)?;
         if let Some(imported) = existing.extra.get(IMPORTED_KEY)
             && imported.get("sha256").and_then(Value::as_str) == Some(sha.as_str())

@@ -1041,6 +1041,42 @@ impl SessionStore {
         result.map(|()| (outcome, meta))
     }
 
+    /// Puts back the meta of an imported session that lost it: when session `prepared`'s id
+    /// exists, its meta holds no import provenance (it was lost, e.g. a power cut before the
+    /// unsynced meta reached the disk, and rebuilt from the records), and its `.jsonl` is byte
+    /// for byte `prepared`'s, the prepared meta (provenance, title, sync mark) is written in
+    /// its place, under the session's exclusive lock. Returns that meta, or `None` (nothing
+    /// written) when any of this does not hold. The caller holds the [`ImportLock`].
+    ///
+    /// Errors: [`Error::Locked`], I/O.
+    pub(crate) fn restore_import_meta(
+        &self,
+        _import_lock: &ImportLock,
+        prepared: &PreparedSession,
+    ) -> Result<Option<SessionMeta>> {
+        let id = &prepared.meta.id;
+        let path = self.jsonl_path(id);
+        let file = self.open_locked(&path, id, true)?;
+        let result = (|| {
+            let current = self.load_meta_locked(id, &file, false)?;
+            if current.extra.contains_key(crate::meta::IMPORTED_KEY)
+                || file_len(&file, &path)? != prepared.bytes.len() as u64
+            {
+                return Ok(None);
+            }
+            let mut bytes = vec![0u8; prepared.bytes.len()];
+            read_at(&file, &mut bytes, 0).map_err(|e| Error::io("cannot read", &path, e))?;
+            if bytes != prepared.bytes {
+                return Ok(None);
+            }
+            self.write_meta(&prepared.meta)?;
+            tracing::info!(session = %id, "the import provenance of the meta was restored");
+            Ok(Some(prepared.meta.clone()))
+        })();
+        let _ = file.unlock();
+        result
+    }
+
     /// fsyncs the sessions directory (the renames of a batch of [`SessionStore::write_prepared`]
     /// calls made with `sync_dir_after: false`).
     ///

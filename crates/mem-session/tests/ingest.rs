@@ -216,3 +216,42 @@ fn concurrent_imports_of_the_same_files_take_turns() {
         .collect();
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
 }
+
+/// The meta is not fsynced at import: a power cut may lose it. The session is then rebuilt
+/// without its provenance, and the next import of the same source, finding exactly its own
+/// records, puts the meta back instead of refusing the session as another's.
+#[test]
+fn a_lost_meta_is_put_back_by_the_next_import_of_its_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::for_project(dir.path());
+    let src = dir.path().join("t.jsonl");
+    std::fs::copy(
+        fixture("claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl"),
+        &src,
+    )
+    .unwrap();
+    let first = import_into(&store, &src).unwrap();
+    let id = first[0].meta.id.clone();
+    let meta_path = store.meta_path(&id);
+    let saved = std::fs::read(&meta_path).unwrap();
+    let bytes = std::fs::read(store.jsonl_path(&id)).unwrap();
+
+    // Lost (an empty file, as a power cut can leave it): rebuilt without provenance.
+    std::fs::write(&meta_path, b"").unwrap();
+    assert!(!store.meta(&id).unwrap().extra.contains_key("imported"));
+    let again = import_into(&store, &src).unwrap();
+    assert_eq!(again[0].action, IngestAction::Unchanged);
+    assert_eq!(std::fs::read(store.jsonl_path(&id)).unwrap(), bytes);
+    assert_eq!(std::fs::read(&meta_path).unwrap(), saved);
+    assert!(store.meta(&id).unwrap().extra.contains_key("imported"));
+
+    // A session with other records under that id is still refused.
+    std::fs::remove_file(&meta_path).unwrap();
+    store
+        .open(&id)
+        .unwrap()
+        .append(&Message::user("not from the source"))
+        .unwrap();
+    let err = import_into(&store, &src).unwrap_err();
+    assert!(matches!(err, Error::IdTaken { .. }), "{err}");
+}
