@@ -1,10 +1,33 @@
 //! Fuzzes mem-session's forgiving JSONL reader: never panics on any bytes; every value comes
 //! from a line that exists, in order; each damaged line is tallied once; the byte offsets point
-//! at line starts; reading is deterministic.
+//! at line starts; reading is deterministic. Read again with `skim_payloads` (the Codex
+//! importer's reading), the reader gives the same events, except that a value may have its
+//! `payload` object reduced to its `type` field, and only when its top-level `type` is skimmed.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use mem_session::{JsonlEvent, JsonlReader, tally_damaged};
+use serde_json::Value;
+
+/// The types the fuzzed reading skims (the Codex importer's, and one it does not use).
+const SKIMMED: &[&str] = &["event_msg", "turn_context", "x"];
+
+/// `value` with its `payload` reduced as `skim_payloads` reduces it, if the skim applies.
+fn reduced(value: &Value) -> Option<Value> {
+    let obj = value.as_object()?;
+    let ty = obj.get("type")?.as_str()?;
+    let payload = obj.get("payload")?.as_object()?;
+    if !SKIMMED.contains(&ty) {
+        return None;
+    }
+    let mut kept = serde_json::Map::new();
+    if let Some(t) = payload.get("type") {
+        kept.insert("type".to_owned(), t.clone());
+    }
+    let mut out = obj.clone();
+    out.insert("payload".to_owned(), Value::Object(kept));
+    Some(Value::Object(out))
+}
 
 fuzz_target!(|data: &[u8]| {
     let read = || JsonlReader::new(data, "fuzz.jsonl").collect::<Vec<_>>();
@@ -30,4 +53,21 @@ fuzz_target!(|data: &[u8]| {
     let damaged: usize = tally_damaged(&diagnostics).values().sum();
     assert!(damaged <= lines, "{damaged} damaged of {lines} lines");
     assert_eq!(events, read(), "not deterministic");
+
+    let skimmed: Vec<_> = JsonlReader::new(data, "fuzz.jsonl")
+        .skim_payloads(SKIMMED)
+        .collect();
+    assert_eq!(skimmed.len(), events.len(), "skimming changed the number of events");
+    for (s, e) in skimmed.iter().zip(&events) {
+        match (s, e) {
+            (JsonlEvent::Value(s), JsonlEvent::Value(e)) => {
+                assert_eq!((s.line, s.offset), (e.line, e.offset));
+                if s.value != e.value {
+                    assert_eq!(Some(&s.value), reduced(&e.value).as_ref(), "skimmed wrongly");
+                }
+            }
+            (JsonlEvent::Diagnostic(s), JsonlEvent::Diagnostic(e)) => assert_eq!(s, e),
+            _ => panic!("skimming changed an event's kind: {s:?} / {e:?}"),
+        }
+    }
 });

@@ -402,13 +402,63 @@ impl<'de> serde::Deserialize<'de> for PayloadType {
                         let value = access.next_value::<Value>()?;
                         map.insert(key, value);
                     } else {
-                        access.next_value::<serde::de::IgnoredAny>()?;
+                        access.next_value::<Checked>()?;
                     }
                 }
                 Ok(PayloadType(map))
             }
         }
         d.deserialize_map(Payload)
+    }
+}
+
+/// Any JSON value, parsed as far as a [`Value`] would be (numbers converted, so `1e999` is the
+/// same "number out of range" error) but not kept. `IgnoredAny` only checks the syntax, so a
+/// skimmed line could be accepted where the whole parse reports the line as malformed.
+struct Checked;
+
+impl<'de> serde::Deserialize<'de> for Checked {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Any;
+        impl<'de> serde::de::Visitor<'de> for Any {
+            type Value = Checked;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+            fn visit_unit<E>(self) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Checked, A::Error> {
+                while a.next_element::<Checked>()?.is_some() {}
+                Ok(Checked)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Checked, A::Error> {
+                while a.next_entry::<Checked, Checked>()?.is_some() {}
+                Ok(Checked)
+            }
+        }
+        d.deserialize_any(Any)
     }
 }
 
@@ -563,6 +613,24 @@ mod tests {
                 assert_eq!(a, b, "value {i}");
             }
         }
+    }
+
+    #[test]
+    fn a_skimmed_payload_is_checked_as_the_whole_parse_checks_it() {
+        // `1e999` is valid JSON syntax but out of range for the whole parse: the line must be
+        // malformed either way (found by the jsonl_reader fuzz target).
+        let text = concat!(
+            r#"{"type":"event_msg","payload":{"type":"token_count","info":{"n":1e999}}}"#,
+            "\n",
+            r#"{"type":"event_msg","payload":{"type":"token_count","info":[{"n":-1e400}]}}"#,
+            "\n",
+        );
+        let (plain, plain_diags) = read(text.as_bytes());
+        let (skimmed, skimmed_diags) = read_skimmed(text.as_bytes());
+        assert!(plain.is_empty(), "{plain:?}");
+        assert_eq!(plain_diags.len(), 2, "{plain_diags:?}");
+        assert_eq!(skimmed, plain);
+        assert_eq!(skimmed_diags, plain_diags);
     }
 
     #[test]
