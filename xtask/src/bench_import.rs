@@ -16,7 +16,9 @@
 //! install it with `npm install @ccusage/ccusage-linux-x64@20.0.24` in `/tmp/ccusage`) with
 //! `claude session --json --offline` / `codex session --json --offline`, when installed. Wall
 //! time and peak RSS come from `/usr/bin/time`; the 1-minute load average is printed with each
-//! row (the machine is shared). Prints a Markdown table for `docs/BENCHMARKS.md`.
+//! row (the machine is shared). Prints a Markdown table for `docs/BENCHMARKS.md`. A size of 0
+//! skips that input (`MEM_BENCH_IMPORT_MB=0 MEM_BENCH_CODEX_MB=0 MEM_BENCH_SINGLE_MB=100,1024`
+//! runs the single sessions alone); without the peer, mem's numbers are reported alone.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -78,6 +80,7 @@ fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path, keep: bool)
         .unwrap_or_else(|_| "100,250".into())
         .split(',')
         .filter_map(|s| s.trim().parse().ok())
+        .filter(|&mb: &u64| mb > 0)
         .collect();
     println!(
         "| input | mem import wall | mem peak RSS | peer wall | peer peak RSS | ratio | load (1 min) |"
@@ -85,29 +88,34 @@ fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path, keep: bool)
     println!("|---|---|---|---|---|---|---|");
     let mut ok = true;
 
-    let claude = work.join("claude");
-    let (files, bytes) = build_claude(root, &claude.join("projects"), claude_mb << 20)?;
-    ok &= row(
-        &format!("Claude Code folder, {} MB, {files} files", bytes >> 20),
-        mem,
-        &claude.join("projects"),
-        &work.join("p1"),
-        peer_run(peer, "claude", "CLAUDE_CONFIG_DIR", &claude),
-    )?;
-    remove(&claude);
-    let _ = std::fs::remove_dir_all(work.join("p1"));
+    // A size of 0 skips that input (e.g. to run one single session alone).
+    if claude_mb > 0 {
+        let claude = work.join("claude");
+        let (files, bytes) = build_claude(root, &claude.join("projects"), claude_mb << 20)?;
+        ok &= row(
+            &format!("Claude Code folder, {} MB, {files} files", bytes >> 20),
+            mem,
+            &claude.join("projects"),
+            &work.join("p1"),
+            peer_run(peer, "claude", "CLAUDE_CONFIG_DIR", &claude),
+        )?;
+        remove(&claude);
+        let _ = std::fs::remove_dir_all(work.join("p1"));
+    }
 
-    let codex = work.join("codex");
-    let (files, bytes) = build_codex(root, &codex.join("sessions/2025/01/01"), codex_mb << 20)?;
-    ok &= row(
-        &format!("Codex rollouts, {} MB, {files} files", bytes >> 20),
-        mem,
-        &codex.join("sessions"),
-        &work.join("p2"),
-        peer_run(peer, "codex", "CODEX_HOME", &codex),
-    )?;
-    remove(&codex);
-    let _ = std::fs::remove_dir_all(work.join("p2"));
+    if codex_mb > 0 {
+        let codex = work.join("codex");
+        let (files, bytes) = build_codex(root, &codex.join("sessions/2025/01/01"), codex_mb << 20)?;
+        ok &= row(
+            &format!("Codex rollouts, {} MB, {files} files", bytes >> 20),
+            mem,
+            &codex.join("sessions"),
+            &work.join("p2"),
+            peer_run(peer, "codex", "CODEX_HOME", &codex),
+        )?;
+        remove(&codex);
+        let _ = std::fs::remove_dir_all(work.join("p2"));
+    }
 
     for mb in singles {
         let dir = work.join(format!("single{mb}"));

@@ -425,8 +425,11 @@ impl Spill {
 /// finished without reading its records again (unless a tool result must move).
 #[derive(Debug, Default)]
 pub(crate) struct Tally {
-    /// Index of the first assistant record holding each tool_use id.
-    use_at: HashMap<String, usize>,
+    /// What is known of each tool id (one entry per distinct id: the only state that grows
+    /// with the session besides the record offsets).
+    ids: HashMap<Box<str>, IdFacts>,
+    /// Distinct tool_result ids seen so far (the order of first appearance).
+    results_seen: usize,
     /// Last assistant record, last boundary record (compact boundary or compression).
     last_assistant: Option<usize>,
     last_boundary: Option<usize>,
@@ -434,11 +437,6 @@ pub(crate) struct Tally {
     pub(crate) moving: Vec<((usize, usize), usize)>,
     /// Warnings about the moves, in order.
     moved: Vec<(usize, String)>,
-    /// tool_use blocks per id, in messages and kept messages.
-    calls: HashMap<String, usize>,
-    /// tool_result ids, in order of first appearance (and as a set).
-    results: Vec<String>,
-    results_set: HashSet<String>,
     /// Message records (system prompts excluded), `compact_boundary` records.
     pub(crate) messages: usize,
     pub(crate) boundaries: usize,
@@ -500,13 +498,15 @@ impl Tally {
         if r.record_type == RecordType::Assistant {
             if let Some(m) = &r.message {
                 for id in m.tool_use_ids() {
-                    self.use_at.entry(id.to_owned()).or_insert(i);
+                    self.facts(id, |f| {
+                        f.first_use.get_or_insert(i);
+                    });
                 }
             }
         } else if let Some(m) = &r.message {
             for (j, block) in m.content.iter().enumerate() {
                 if let ContentBlock::ToolResult { tool_use_id, .. } = block
-                    && let Some(&a) = self.use_at.get(tool_use_id)
+                    && let Some(a) = self.ids.get(tool_use_id.as_str()).and_then(|f| f.first_use)
                     && a < i
                     && self.last_assistant.is_some_and(|l| l > a)
                     && self.last_boundary.is_none_or(|b| b < a)
@@ -525,22 +525,39 @@ impl Tally {
         let kept = r.keep_messages.iter().flatten();
         for m in r.message.iter().chain(kept) {
             for id in m.tool_use_ids() {
-                *self.calls.entry(id.to_owned()).or_insert(0) += 1;
+                self.facts(id, |f| f.calls += 1);
             }
             for id in m.tool_result_ids() {
-                if self.results_set.insert(id.to_owned()) {
-                    self.results.push(id.to_owned());
+                let next = self.results_seen;
+                let first = self.facts(id, |f| {
+                    let first = f.first_result.is_none();
+                    f.first_result.get_or_insert(next);
+                    first
+                });
+                if first {
+                    self.results_seen += 1;
                 }
             }
         }
     }
 
+    /// Updates the facts of `id` (a new entry only for a new id: no allocation otherwise).
+    fn facts<T>(&mut self, id: &str, f: impl FnOnce(&mut IdFacts) -> T) -> T {
+        if let Some(facts) = self.ids.get_mut(id) {
+            return f(facts);
+        }
+        let mut facts = IdFacts::default();
+        let out = f(&mut facts);
+        self.ids.insert(id.into(), facts);
+        out
+    }
+
     /// tool_use blocks whose result is in the session.
     pub(crate) fn tool_pairs(&self) -> usize {
-        self.calls
-            .iter()
-            .filter(|(id, _)| self.results_set.contains(id.as_str()))
-            .map(|(_, n)| n)
+        self.ids
+            .values()
+            .filter(|f| f.first_result.is_some())
+            .map(|f| f.calls)
             .sum()
     }
 
@@ -563,10 +580,16 @@ impl Tally {
 
     /// The warnings of [`report_orphan_results`].
     pub(crate) fn orphan_diagnostics(&self, path: &Path) -> Vec<Diagnostic> {
-        self.results
+        let mut orphans: Vec<(usize, &str)> = self
+            .ids
             .iter()
-            .filter(|id| !self.calls.contains_key(id.as_str()))
-            .map(|id| {
+            .filter(|(_, f)| f.calls == 0)
+            .filter_map(|(id, f)| Some((f.first_result?, &**id)))
+            .collect();
+        orphans.sort_unstable();
+        orphans
+            .into_iter()
+            .map(|(_, id)| {
                 Diagnostic::warning(
                     path,
                     0,
@@ -578,6 +601,17 @@ impl Tally {
             })
             .collect()
     }
+}
+
+/// What [`Tally`] knows of one tool id.
+#[derive(Debug, Default)]
+struct IdFacts {
+    /// The first assistant record holding a tool_use with the id.
+    first_use: Option<usize>,
+    /// tool_use blocks with the id, in messages and kept messages.
+    calls: usize,
+    /// Rank of the id among the distinct tool_result ids, by first appearance.
+    first_result: Option<usize>,
 }
 
 /// The key a `Task` prompt is looked up by (its trimmed text's SHA-256): sidechain titles.
