@@ -339,10 +339,7 @@ impl Spill {
         };
         line.push(b'\n');
         self.tally.see(self.offsets.len(), record);
-        let at = self.file.borrow_mut().write(&line);
-        self.offsets.push(at);
-        self.lens
-            .push(u32::try_from(line.len()).unwrap_or(u32::MAX));
+        self.write_line(&line);
     }
 
     /// The encoded line of record `i`, newline included.
@@ -380,8 +377,12 @@ impl Spill {
     pub(crate) fn write_line(&mut self, line: &[u8]) {
         let at = self.file.borrow_mut().write(line);
         self.offsets.push(at);
-        self.lens
-            .push(u32::try_from(line.len()).unwrap_or(u32::MAX));
+        let len = u32::try_from(line.len()).unwrap_or_else(|_| {
+            self.error
+                .get_or_insert_with(|| "a record of 4 GiB or more".to_owned());
+            0
+        });
+        self.lens.push(len);
     }
 
     /// The last (up to) `k` bytes of the spill file.
