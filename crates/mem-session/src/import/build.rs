@@ -45,6 +45,9 @@ pub(crate) struct Builder {
     last_non_message: Option<usize>,
     /// Where settled records go, when spilling.
     spill: Option<Spill>,
+    /// The window written out by [`Builder::park`]: (offset, length) of each record's line in
+    /// the spill file, read back by [`Builder::unpark`].
+    parked: Vec<(u64, usize)>,
 }
 
 impl Builder {
@@ -183,9 +186,50 @@ impl Builder {
         self.base = keep;
     }
 
+    /// Writes the records still in memory (which may still change) to the spill file without
+    /// settling them, so a session not being added to (a sidechain while other lines come)
+    /// holds none in memory; [`Builder::unpark`] reads them back. No-op unless spilling.
+    pub(crate) fn park(&mut self) {
+        let Some(spill) = self.spill.as_mut() else {
+            return;
+        };
+        for record in self.records.drain(..) {
+            match serde_json::to_vec(&record) {
+                Ok(line) => {
+                    let at = spill.file.borrow_mut().write(&line);
+                    self.parked.push((at, line.len()));
+                }
+                Err(e) => {
+                    spill.error.get_or_insert_with(|| e.to_string());
+                }
+            }
+        }
+    }
+
+    /// Reads back the records [`Builder::park`] wrote out.
+    pub(crate) fn unpark(&mut self) {
+        let Some(spill) = self.spill.as_mut() else {
+            return;
+        };
+        for (at, len) in std::mem::take(&mut self.parked) {
+            let record = spill
+                .file
+                .borrow_mut()
+                .read_at(at, len)
+                .and_then(|line| serde_json::from_slice(&line).map_err(std::io::Error::other));
+            match record {
+                Ok(r) => self.records.push(r),
+                Err(e) => {
+                    spill.error.get_or_insert_with(|| e.to_string());
+                }
+            }
+        }
+    }
+
     /// Writes out every record left in memory and returns the spill (`None` when not
     /// spilling: the records are in [`Builder::records`]).
     pub(crate) fn finish_spill(&mut self) -> Option<Spill> {
+        self.unpark();
         let mut spill = self.spill.take()?;
         for record in self.records.drain(..) {
             spill.write(&record);
@@ -301,10 +345,17 @@ fn read_exact_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::
 #[derive(Debug)]
 pub(crate) struct Spill {
     file: std::rc::Rc<std::cell::RefCell<SpillFile>>,
-    /// Byte offset of each record's line.
-    offsets: Vec<u64>,
-    /// Length of each record's line, newline included.
+    /// Length of each record's line, newline included (4 bytes a record: the only memory a
+    /// spill needs per record).
     lens: Vec<u32>,
+    /// (record index, byte offset) of every 64th record and of each record not right after
+    /// the previous one (when the file is shared): record `i`'s offset is the last mark's plus
+    /// the lengths between them.
+    marks: Vec<(usize, u64)>,
+    /// Where the next record would start if it follows the last one.
+    next: u64,
+    /// Every record follows the previous one, the first at byte 0.
+    contiguous: bool,
     /// Facts about the records written.
     pub(crate) tally: Tally,
     /// A record could not be encoded (reported when the spill is finished).
@@ -316,8 +367,10 @@ impl Spill {
     pub(crate) fn new(file: std::rc::Rc<std::cell::RefCell<SpillFile>>) -> Spill {
         Spill {
             file,
-            offsets: Vec::new(),
             lens: Vec::new(),
+            marks: Vec::new(),
+            next: 0,
+            contiguous: true,
             tally: Tally::default(),
             error: None,
         }
@@ -325,7 +378,18 @@ impl Spill {
 
     /// Records written.
     pub(crate) fn len(&self) -> usize {
-        self.offsets.len()
+        self.lens.len()
+    }
+
+    /// Byte offset of record `i` (`i < len`).
+    fn offset(&self, i: usize) -> Option<u64> {
+        let m = self
+            .marks
+            .partition_point(|&(k, _)| k <= i)
+            .checked_sub(1)?;
+        let (k, at) = self.marks[m];
+        let between: u64 = self.lens.get(k..i)?.iter().map(|&l| u64::from(l)).sum();
+        Some(at + between)
     }
 
     /// Appends one record, encoded as the session file holds it.
@@ -338,13 +402,13 @@ impl Spill {
             }
         };
         line.push(b'\n');
-        self.tally.see(self.offsets.len(), record);
+        self.tally.see(self.lens.len(), record);
         self.write_line(&line);
     }
 
     /// The encoded line of record `i`, newline included.
     pub(crate) fn read_line(&self, i: usize) -> std::io::Result<Vec<u8>> {
-        let (Some(&offset), Some(&len)) = (self.offsets.get(i), self.lens.get(i)) else {
+        let (Some(offset), Some(&len)) = (self.offset(i), self.lens.get(i)) else {
             return Err(std::io::Error::other("record index out of range"));
         };
         self.file.borrow_mut().read_at(offset, len as usize)
@@ -359,24 +423,18 @@ impl Spill {
     /// `true` when the records are the whole file, back to back from its start (the file can
     /// become the session file as it is).
     pub(crate) fn is_whole_file(&self) -> bool {
-        let file = self.file.borrow();
-        self.offsets.first().is_none_or(|&o| o == 0)
-            && self
-                .offsets
-                .last()
-                .zip(self.lens.last())
-                .is_none_or(|(&o, &l)| o + u64::from(l) == file.pos)
-            && self
-                .offsets
-                .windows(2)
-                .zip(&self.lens)
-                .all(|(w, &l)| w[0] + u64::from(l) == w[1])
+        self.contiguous && self.next == self.file.borrow().pos
     }
 
     /// Appends one record's encoded line (newline included) as it is, without tallying it.
     pub(crate) fn write_line(&mut self, line: &[u8]) {
         let at = self.file.borrow_mut().write(line);
-        self.offsets.push(at);
+        let i = self.lens.len();
+        if at != self.next || i.is_multiple_of(64) {
+            self.marks.push((i, at));
+        }
+        self.contiguous &= at == self.next;
+        self.next = at + line.len() as u64;
         let len = u32::try_from(line.len()).unwrap_or_else(|_| {
             self.error
                 .get_or_insert_with(|| "a record of 4 GiB or more".to_owned());

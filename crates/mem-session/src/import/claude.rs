@@ -131,6 +131,8 @@ pub(crate) struct Converter {
     /// Line and byte offset of the line that started the main session's last record where an
     /// incremental re-import may restart.
     pub(crate) last_restart: Option<(usize, u64)>,
+    /// The sidechain the last line went to (the others are parked when spilling).
+    active: Option<usize>,
 }
 
 impl Converter {
@@ -154,6 +156,7 @@ impl Converter {
             shared: None,
             error: None,
             last_restart: None,
+            active: None,
         }
     }
 
@@ -186,6 +189,10 @@ impl Converter {
             && !is_summary_for_main
             && obj.get("isSidechain") == Some(&Value::Bool(true));
         if !sidechain {
+            if let Some(g) = self.active.take() {
+                self.groups[g].builder.park();
+            }
+            let main = &mut self.main;
             let before = main.builder.len();
             main.line(path, n, obj);
             if main.builder.len() > before && main.builder.records.last().is_some_and(restarts_here)
@@ -226,6 +233,13 @@ impl Converter {
         }
         self.main.report.lines += 1;
         self.main.report.skip(MOVED_TO_SUBAGENT);
+        if self.active != Some(g) {
+            if let Some(other) = self.active.take() {
+                self.groups[other].builder.park();
+            }
+            self.groups[g].builder.unpark();
+            self.active = Some(g);
+        }
         self.groups[g].line(path, n, obj);
     }
 
@@ -307,6 +321,7 @@ impl Converter {
                 k += 1;
             }
             used.insert(id.clone());
+            group.builder.unpark();
             let title = group
                 .first_prompt
                 .as_ref()
