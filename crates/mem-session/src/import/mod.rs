@@ -583,6 +583,36 @@ pub(crate) fn import_file_streaming(
     Ok((sha, FileImport::Spilled(out), index))
 }
 
+/// The conversion [`crate::ingest`] runs on large Claude Code transcripts (each session's
+/// records written to spill files in `dir` as they settle, memory bounded by the largest turn),
+/// with the records read back into memory: for tests and fuzzing, which compare it with
+/// [`import_file`] (the output must be the same, byte for byte). Other formats are converted in
+/// memory, as [`import_file`] does. The spill files are removed before it returns.
+///
+/// Errors: those of [`import_file`]; [`Error::Io`] when a spill file in `dir` cannot be
+/// written or read back.
+pub fn import_file_spilled(path: &Path, dir: &Path) -> Result<Vec<ImportedSession>> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let tmp_name = || -> std::io::Result<PathBuf> {
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(dir.join(format!(".spill.{}.{n}.tmp", std::process::id())))
+    };
+    let (_, imported, _) = import_file_streaming(path, 0, &tmp_name)?;
+    match imported {
+        FileImport::Memory(sessions) => Ok(sessions),
+        FileImport::Spilled(spilled) => spilled
+            .into_iter()
+            .map(|SpilledSession { mut session, spill }| {
+                session.records = (0..spill.len())
+                    .map(|i| spill.read(i))
+                    .collect::<std::io::Result<Vec<SessionRecord>>>()
+                    .map_err(|e| Error::io("cannot read back the records of", path, e))?;
+                Ok(session)
+            })
+            .collect(),
+    }
+}
+
 /// Reads what the JSONL reader left unread into the hash and returns the SHA-256 (hex).
 fn finish_hash<R: Read>(mut reader: BufReader<HashingReader<R>>, path: &Path) -> Result<String> {
     // Whatever the reader left unread (nothing, normally) still belongs to the hash.
