@@ -209,7 +209,17 @@ fn prepare_file_with(
             rename(&mut sessions.iter_mut().map(|s| &mut s.session));
             for (i, spilled) in sessions.into_iter().enumerate() {
                 let index = (i == 0).then_some(&index);
-                out.push(prepare_spilled(store, spilled, &source, &sha, path, index)?);
+                match prepare_spilled(store, spilled, &source, &sha, path, index) {
+                    Ok(one) => out.push(one),
+                    // A record that does not read back as itself: convert it in memory, so
+                    // the output never depends on a JSON round trip (staged files so far are
+                    // removed as `out` drops).
+                    Err(e) if crate::import::is_not_exact(&e) => {
+                        drop(out);
+                        return prepare_file_with(store, lock, path, id, stage, u64::MAX);
+                    }
+                    Err(e) => return Err(e),
+                }
             }
         }
     }

@@ -84,6 +84,7 @@ impl Builder {
     /// Records a failure to read the spill back (reported when the spill is finished).
     pub(crate) fn fail(&mut self, e: std::io::Error) {
         if let Some(spill) = self.spill.as_mut() {
+            spill.not_exact |= is_not_exact(&e);
             spill.error.get_or_insert_with(|| e.to_string());
         }
     }
@@ -193,16 +194,19 @@ impl Builder {
         let Some(spill) = self.spill.as_mut() else {
             return;
         };
-        for record in self.records.drain(..) {
-            match serde_json::to_vec(&record) {
-                Ok(line) => {
-                    let at = spill.file.borrow_mut().write(&line);
-                    self.parked.push((at, line.len()));
-                }
-                Err(e) => {
-                    spill.error.get_or_insert_with(|| e.to_string());
-                }
+        // Only a window whose every record reads back as itself is parked (a block whose
+        // JSON does not round-trip stays in memory: the output must not change).
+        let mut lines = Vec::with_capacity(self.records.len());
+        for record in &self.records {
+            match serde_json::to_vec(record) {
+                Ok(line) if exact(&line).is_ok() => lines.push(line),
+                _ => return,
             }
+        }
+        self.records.clear();
+        for line in lines {
+            let at = spill.file.borrow_mut().write(&line);
+            self.parked.push((at, line.len()));
         }
     }
 
@@ -216,10 +220,11 @@ impl Builder {
                 .file
                 .borrow_mut()
                 .read_at(at, len)
-                .and_then(|line| serde_json::from_slice(&line).map_err(std::io::Error::other));
+                .and_then(|line| exact(&line));
             match record {
                 Ok(r) => self.records.push(r),
                 Err(e) => {
+                    spill.not_exact |= is_not_exact(&e);
                     spill.error.get_or_insert_with(|| e.to_string());
                 }
             }
@@ -314,6 +319,34 @@ impl SpillFile {
     }
 }
 
+/// A spilled record that does not read back as itself (see [`Spill::read`]).
+#[derive(Debug)]
+pub(crate) struct NotExact;
+
+impl std::fmt::Display for NotExact {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a record does not read back as written")
+    }
+}
+
+impl std::error::Error for NotExact {}
+
+/// `true` when `e` is (or wraps) [`NotExact`].
+pub(crate) fn is_not_exact(e: &std::io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<NotExact>())
+}
+
+/// Parses an encoded record line (newline optional) and checks that it encodes back to the
+/// same bytes.
+fn exact(line: &[u8]) -> std::io::Result<SessionRecord> {
+    let body = line.strip_suffix(b"\n").unwrap_or(line);
+    let record: SessionRecord = serde_json::from_slice(body).map_err(std::io::Error::other)?;
+    match serde_json::to_vec(&record) {
+        Ok(again) if again == body => Ok(record),
+        _ => Err(std::io::Error::other(NotExact)),
+    }
+}
+
 /// A temporary file's path, removed when dropped.
 #[derive(Debug)]
 struct RemoveOnDrop(Option<std::path::PathBuf>);
@@ -360,6 +393,8 @@ pub(crate) struct Spill {
     pub(crate) tally: Tally,
     /// A record could not be encoded (reported when the spill is finished).
     error: Option<String>,
+    /// A record read back was not itself ([`NotExact`]): the file must be converted in memory.
+    pub(crate) not_exact: bool,
 }
 
 impl Spill {
@@ -373,6 +408,7 @@ impl Spill {
             contiguous: true,
             tally: Tally::default(),
             error: None,
+            not_exact: false,
         }
     }
 
@@ -414,10 +450,12 @@ impl Spill {
         self.file.borrow_mut().read_at(offset, len as usize)
     }
 
-    /// Record `i`, read back.
+    /// Record `i`, read back. Errors with [`NotExact`] when the record read back does not
+    /// encode to the same bytes (a content block whose JSON does not round-trip: the caller
+    /// converts the file in memory instead, so the output never depends on the round trip).
     pub(crate) fn read(&self, i: usize) -> std::io::Result<SessionRecord> {
         let line = self.read_line(i)?;
-        serde_json::from_slice(&line).map_err(std::io::Error::other)
+        exact(&line)
     }
 
     /// `true` when the records are the whole file, back to back from its start (the file can

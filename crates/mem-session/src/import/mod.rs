@@ -459,6 +459,23 @@ pub(crate) fn import_file_streaming(
     min_bytes: u64,
     tmp_name: &dyn Fn() -> std::io::Result<PathBuf>,
 ) -> Result<(String, FileImport, LineIndex)> {
+    match stream_or_memory(path, min_bytes, tmp_name) {
+        Err(e) if is_not_exact(&e) => stream_or_memory(path, u64::MAX, tmp_name),
+        other => other,
+    }
+}
+
+/// `true` for the error of a spilled record that did not read back as itself: the caller
+/// converts the file in memory instead (the output must not depend on a JSON round trip).
+pub(crate) fn is_not_exact(e: &Error) -> bool {
+    matches!(e, Error::Io { source, .. } if build::is_not_exact(source))
+}
+
+fn stream_or_memory(
+    path: &Path,
+    min_bytes: u64,
+    tmp_name: &dyn Fn() -> std::io::Result<PathBuf>,
+) -> Result<(String, FileImport, LineIndex)> {
     let file = open_transcript(path)?;
     let size = file
         .metadata()
@@ -565,6 +582,9 @@ pub(crate) fn import_file_streaming(
                 "a session was not spilled",
             )));
         };
+        if spill.not_exact {
+            return Err(spill_error(std::io::Error::other(build::NotExact)));
+        }
         let fresh = || -> std::io::Result<build::Spill> {
             let p = tmp_name()?;
             let file = create(&p)?;
@@ -598,8 +618,8 @@ pub fn import_file_spilled(path: &Path, dir: &Path) -> Result<Vec<ImportedSessio
         Ok(dir.join(format!(".spill.{}.{n}.tmp", std::process::id())))
     };
     let (_, imported, _) = import_file_streaming(path, 0, &tmp_name)?;
-    match imported {
-        FileImport::Memory(sessions) => Ok(sessions),
+    let read_back = match imported {
+        FileImport::Memory(sessions) => return Ok(sessions),
         FileImport::Spilled(spilled) => spilled
             .into_iter()
             .map(|SpilledSession { mut session, spill }| {
@@ -609,7 +629,12 @@ pub fn import_file_spilled(path: &Path, dir: &Path) -> Result<Vec<ImportedSessio
                     .map_err(|e| Error::io("cannot read back the records of", path, e))?;
                 Ok(session)
             })
-            .collect(),
+            .collect::<Result<Vec<ImportedSession>>>(),
+    };
+    // As `ingest` does: a record that does not read back as itself means a conversion in memory.
+    match read_back {
+        Err(e) if is_not_exact(&e) => import_file(path),
+        other => other,
     }
 }
 
