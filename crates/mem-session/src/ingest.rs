@@ -1002,6 +1002,15 @@ mod tests {
             }
         }
         assert!(n > 40, "{n} fixtures");
+        // The fuzz seeds of the Claude importer (damaged and odd files, and one whose content
+        // blocks do not survive a JSON round trip: converted in memory, the same output).
+        let seeds = fixtures().join("../fuzz/seeds/import_claude");
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        for e in std::fs::read_dir(seeds).into_iter().flatten().flatten() {
+            let copy = dir.path().join("seed.jsonl");
+            std::fs::copy(e.path(), &copy).unwrap_or_else(|e| panic!("{e}"));
+            same_both_ways(&copy);
+        }
     }
 
     fn write_lines(dir: &Path, name: &str, lines: &[Value]) -> PathBuf {
