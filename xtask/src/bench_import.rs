@@ -19,7 +19,9 @@
 //! install it with `npm install @ccusage/ccusage-linux-x64@20.0.24` in `/tmp/ccusage`) with
 //! `claude session --json --offline` / `codex session --json --offline`, when installed. Wall
 //! time and peak RSS come from `/usr/bin/time`; the 1-minute load average is printed with each
-//! row (the machine is shared). Prints a Markdown table for `docs/BENCHMARKS.md`.
+//! row (the machine is shared). Prints a Markdown table for `docs/BENCHMARKS.md`. A size of 0
+//! skips that input (`MEM_BENCH_IMPORT_MB=0 MEM_BENCH_CODEX_MB=0 MEM_BENCH_SINGLE_MB=100,1024`
+//! runs the single sessions alone); without the peer, mem's numbers are reported alone.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -86,6 +88,7 @@ fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path, keep: bool)
         .unwrap_or_else(|_| "100,250".into())
         .split(',')
         .filter_map(|s| s.trim().parse().ok())
+        .filter(|&mb: &u64| mb > 0)
         .collect();
     println!(
         "| input | mem import wall | mem CPU (user+sys) | mem peak RSS | peer wall | peer CPU | \

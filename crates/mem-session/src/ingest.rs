@@ -28,7 +28,10 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
-use crate::import::{ImportReport, ImportedSession, LineIndex, SourceFormat, head_id, import_tail};
+use crate::import::{
+    FileImport, ImportReport, ImportedSession, LineIndex, SourceFormat, SpilledSession, head_id,
+    import_tail,
+};
 use crate::meta::{IMPORTED_KEY, SessionMeta};
 use crate::record::{RecordType, SessionRecord};
 use crate::store::{
@@ -161,7 +164,15 @@ enum PreparedOne {
 /// Errors: those of [`import_into_as`] found before writing.
 pub fn prepare_file(store: &SessionStore, path: &Path, id: Option<&str>) -> Result<PreparedFile> {
     let store_dir = store.dir().canonicalize().ok();
-    prepare_file_with(store, None, store_dir.as_deref(), path, id, false)
+    prepare_file_with(
+        store,
+        None,
+        store_dir.as_deref(),
+        path,
+        id,
+        false,
+        STREAM_MIN_BYTES,
+    )
 }
 
 /// [`prepare_file`]; `lock`: the store's import lock when the caller holds it already (an
@@ -176,6 +187,7 @@ fn prepare_file_with(
     path: &Path,
     id: Option<&str>,
     stage: bool,
+    stream_min: u64,
 ) -> Result<PreparedFile> {
     if let Some(id) = id {
         crate::validate_id(id)?;
@@ -197,25 +209,56 @@ fn prepare_file_with(
             state: Prepared::Done(vec![done]),
         });
     }
-    let (sha, (mut sessions, index)) = crate::import::import_file_hashed(path)?;
-    if let Some(id) = id
-        && let Some(main) = sessions.first_mut()
-    {
+    let tmp_name = || store.staging_path("import");
+    let (sha, imported, index) = crate::import::import_file_streaming(path, stream_min, &tmp_name)?;
+    let rename = |sessions: &mut dyn Iterator<Item = &mut ImportedSession>| {
+        let Some(id) = id else { return };
+        let Some(main) = sessions.next() else { return };
         let old = std::mem::replace(&mut main.id, id.to_owned());
-        for s in sessions.iter_mut().skip(1) {
+        for s in sessions {
             if s.parent_id.as_deref() == Some(old.as_str()) {
                 s.parent_id = Some(id.to_owned());
             }
         }
-    }
-    let mut out = Vec::with_capacity(sessions.len());
-    for (i, session) in sessions.into_iter().enumerate() {
-        // Only the main session is synced incrementally (subagent sessions split out of the
-        // file are re-imported whole when new sidechain lines appear).
-        let index = (i == 0).then_some(&index);
-        out.push(prepare_one(
-            store, session, &source, &sha, path, index, stage,
-        )?);
+    };
+    let mut out = Vec::new();
+    match imported {
+        FileImport::Memory(mut sessions) => {
+            rename(&mut sessions.iter_mut());
+            for (i, session) in sessions.into_iter().enumerate() {
+                // Only the main session is synced incrementally (subagent sessions split out
+                // of the file are re-imported whole when new sidechain lines appear).
+                let index = (i == 0).then_some(&index);
+                out.push(prepare_one(
+                    store, session, &source, &sha, path, index, stage,
+                )?);
+            }
+        }
+        FileImport::Spilled(mut sessions) => {
+            rename(&mut sessions.iter_mut().map(|s| &mut s.session));
+            for (i, spilled) in sessions.into_iter().enumerate() {
+                let index = (i == 0).then_some(&index);
+                match prepare_spilled(store, spilled, &source, &sha, path, index) {
+                    Ok(one) => out.push(one),
+                    // A record that does not read back as itself: convert it in memory, so
+                    // the output never depends on a JSON round trip (staged files so far are
+                    // removed as `out` drops).
+                    Err(e) if crate::import::is_not_exact(&e) => {
+                        drop(out);
+                        return prepare_file_with(
+                            store,
+                            lock,
+                            store_dir,
+                            path,
+                            id,
+                            stage,
+                            u64::MAX,
+                        );
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
     }
     Ok(PreparedFile {
         source,
@@ -345,8 +388,15 @@ pub fn import_many(
                             done = cv.wait(done).unwrap_or_else(|e| e.into_inner());
                         }
                     }
-                    let prepared =
-                        prepare_file_with(store, Some(lock), store_dir, &files[i], id, true);
+                    let prepared = prepare_file_with(
+                        store,
+                        Some(lock),
+                        store_dir,
+                        &files[i],
+                        id,
+                        true,
+                        STREAM_MIN_BYTES,
+                    );
                     if tx.send((i, prepared)).is_err() {
                         break;
                     }
@@ -380,6 +430,12 @@ pub fn import_many(
 /// Threads of [`import_many`] that fsync staged sessions: an fsync mostly waits on the disk,
 /// and several waiting at once overlap (measured in `docs/BENCHMARKS.md`).
 const SYNC_THREADS: usize = 8;
+
+/// Claude Code transcripts of at least this many bytes (16 MiB) are converted as they are read
+/// and their sessions written out as they are converted, so memory stays flat whatever the
+/// size of the file (`import::import_file_streaming`); smaller ones are converted in memory,
+/// which costs less CPU. The output is the same either way.
+pub const STREAM_MIN_BYTES: u64 = 16 << 20;
 
 /// Key of the sync mark inside the meta's `imported` object.
 const SYNC_KEY: &str = "sync";
@@ -749,6 +805,112 @@ fn prepare_one(
     })
 }
 
+/// [`prepare_one`] for a session converted as it was read: its records are in a spill file.
+/// The main session's spill is its staged `.jsonl` as it is; a sidechain's records are copied
+/// out of the shared spill into a staged file of their own. The meta is computed by reading the
+/// records back one at a time; the session is always staged (the commit removes it when the
+/// session is unchanged).
+fn prepare_spilled(
+    store: &SessionStore,
+    spilled: SpilledSession,
+    source: &Path,
+    sha: &str,
+    path: &Path,
+    index: Option<&LineIndex>,
+) -> Result<PreparedOne> {
+    let SpilledSession { session, spill } = spilled;
+    let ImportedSession {
+        id,
+        title,
+        parent_id,
+        format,
+        created,
+        cwd,
+        report,
+        ..
+    } = session;
+    if spill.len() == 0 {
+        let mut meta = SessionMeta::new(&id, created.unwrap_or_default());
+        meta.title = title;
+        meta.parent_id = parent_id;
+        return Ok(PreparedOne::Empty(Ingested {
+            meta,
+            action: IngestAction::Empty,
+            report,
+            format,
+        }));
+    }
+    let io = |e: std::io::Error| Error::io("cannot write a temporary file for", path, e);
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let mut seed = SessionMeta::new(&id, created.clone().unwrap_or_else(|| now.clone()));
+    seed.title = title;
+    seed.parent_id = parent_id;
+    let mut imported = Map::new();
+    imported.insert("format".to_owned(), json!(format.to_string()));
+    imported.insert("path".to_owned(), json!(source.display().to_string()));
+    imported.insert("sha256".to_owned(), json!(sha));
+    if let Some(cwd) = cwd {
+        imported.insert("cwd".to_owned(), json!(cwd));
+    }
+    seed.extra
+        .insert(IMPORTED_KEY.to_owned(), Value::Object(imported));
+    let cut = spill.tally.cut;
+    let n = spill.len();
+    let spill = if spill.is_named() && spill.is_whole_file() {
+        spill
+    } else {
+        let p = store.staging_path(&id).map_err(io)?;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&p)
+            .map_err(|e| Error::io("cannot create", &p, e))?;
+        let file = crate::import::SpillFile::new(file, Some(p)).map_err(io)?;
+        let mut to = crate::import::Spill::new(std::rc::Rc::new(std::cell::RefCell::new(file)));
+        for i in 0..n {
+            to.write_line(&spill.read_line(i).map_err(io)?);
+        }
+        to
+    };
+    let bytes = spill.file_len();
+    let tail = crate::store::tail_fingerprint(&spill.file_tail(32).map_err(io)?);
+    let records = (0..n).map(|i| {
+        let offset = spill
+            .offset(i)
+            .ok_or_else(|| io(std::io::Error::other("record index out of range")))?;
+        Ok((spill.read(i).map_err(io)?, offset))
+    });
+    let mut meta = store.meta_of_written(seed, records, bytes, tail)?;
+    if let (Some(index), Some(cut)) = (index, cut) {
+        let before = match cut.checked_sub(1) {
+            Some(i) => Some(spill.read(i).map_err(io)?),
+            None => None,
+        };
+        let tail = (cut..n)
+            .map(|i| spill.read(i).map_err(io))
+            .collect::<Result<Vec<SessionRecord>>>()?;
+        let session_mark = store.mark_before(&meta, before.as_ref(), &tail)?;
+        if let Some(mark) = SyncMark::at(path, index, &tail, 0, session_mark)?
+            && let Some(Value::Object(imported)) = meta.extra.get_mut(IMPORTED_KEY)
+            && let Ok(v) = serde_json::to_value(mark)
+        {
+            imported.insert(SYNC_KEY.to_owned(), v);
+        }
+    }
+    let (file, tmp, _) = spill.into_file().map_err(io)?;
+    let Some(tmp) = tmp else {
+        return Err(io(std::io::Error::other("the session file has no name")));
+    };
+    let staged = store.stage_written(meta, tmp, file)?;
+    Ok(PreparedOne::Write {
+        payload: Payload::Staged(staged),
+        sha: sha.to_owned(),
+        report,
+        format,
+    })
+}
+
 fn commit_one(
     store: &SessionStore,
     lock: &ImportLock,
@@ -843,5 +1005,237 @@ fn check_same_source(existing: &SessionMeta, source: &Path) -> Result<()> {
             existing_source: other.map(PathBuf::from),
             source_path: source.to_owned(),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// Imports `file` into a fresh store under `dir`, converted as read (`stream_min` 0) or in
+    /// memory (`u64::MAX`); returns the store's files (metas with `created`/`last_active`
+    /// blanked when the session has no timestamps: they are the clock then) and the results.
+    fn import_as(file: &Path, dir: &Path, stream_min: u64) -> (BTreeMap<String, String>, String) {
+        let store = SessionStore::at(dir.join("sessions"));
+        let result = prepare_file_with(&store, None, None, file, None, true, stream_min)
+            .and_then(|p| commit_file(&store, p, true));
+        let shown = match &result {
+            Ok(done) => done
+                .iter()
+                .map(|d| format!("{:?} {:?} {:?}\n", d.action, d.report, d.format))
+                .collect(),
+            Err(e) => format!("error: {e}"),
+        };
+        let mut files = BTreeMap::new();
+        // The deferred token counts, completed by a reader, agree too (read after the files
+        // are listed: completing a count rewrites the meta).
+        let mut counts = String::new();
+        if let Ok(entries) = std::fs::read_dir(store.dir()) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let text = String::from_utf8_lossy(&std::fs::read(e.path()).unwrap_or_default())
+                    .into_owned();
+                files.insert(name, text);
+            }
+        }
+        let names: Vec<String> = files.keys().cloned().collect();
+        for name in names {
+            let Some(stem) = name.strip_suffix(".meta") else {
+                continue;
+            };
+            let timed = files
+                .get(&format!("{stem}.jsonl"))
+                .is_some_and(|j| j.contains("\"timestamp\""));
+            if !timed && let Some(text) = files.get_mut(&name) {
+                let mut v: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+                for key in ["created", "last_active"] {
+                    if let Some(o) = v.as_object_mut() {
+                        o.insert(key.to_owned(), json!(""));
+                    }
+                }
+                *text = v.to_string();
+            }
+        }
+        for name in files.keys() {
+            if let Some(id) = name.strip_suffix(".meta") {
+                match store.meta(id) {
+                    Ok(m) => counts.push_str(&format!("{id}: {} tokens\n", m.token_count)),
+                    Err(e) => counts.push_str(&format!("{id}: {e}\n")),
+                }
+            }
+        }
+        (files, format!("{shown}{counts}"))
+    }
+
+    fn same_both_ways(file: &Path) {
+        let a = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let b = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let (mem_files, mem_shown) = import_as(file, a.path(), u64::MAX);
+        let (str_files, str_shown) = import_as(file, b.path(), 0);
+        assert_eq!(mem_shown, str_shown, "{}: results differ", file.display());
+        assert_eq!(
+            mem_files.keys().collect::<Vec<_>>(),
+            str_files.keys().collect::<Vec<_>>(),
+            "{}: files differ",
+            file.display()
+        );
+        for (name, text) in &mem_files {
+            assert!(
+                str_files.get(name) == Some(text),
+                "{}: {name} differs:\n{text}\n---\n{:?}",
+                file.display(),
+                str_files.get(name)
+            );
+        }
+    }
+
+    fn fixtures() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
+    }
+
+    #[test]
+    fn streamed_import_writes_what_the_import_in_memory_writes_on_every_fixture() {
+        let mut n = 0;
+        for e in walkdir::WalkDir::new(fixtures()).sort_by_file_name() {
+            let Ok(e) = e else { continue };
+            if e.path().extension().is_some_and(|x| x == "jsonl") {
+                same_both_ways(e.path());
+                n += 1;
+            }
+        }
+        assert!(n > 40, "{n} fixtures");
+        // The fuzz seeds of the Claude importer (damaged and odd files, and one whose content
+        // blocks do not survive a JSON round trip: converted in memory, the same output).
+        let seeds = fixtures().join("../fuzz/seeds/import_claude");
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        for e in std::fs::read_dir(seeds).into_iter().flatten().flatten() {
+            let copy = dir.path().join("seed.jsonl");
+            std::fs::copy(e.path(), &copy).unwrap_or_else(|e| panic!("{e}"));
+            same_both_ways(&copy);
+        }
+    }
+
+    fn write_lines(dir: &Path, name: &str, lines: &[Value]) -> PathBuf {
+        let path = dir.join(name);
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+        path
+    }
+
+    fn user(uuid: &str, parent: Option<&str>, content: Value) -> Value {
+        json!({"type":"user","uuid":uuid,"parentUuid":parent,"sessionId":"s",
+               "timestamp":"2025-01-01T00:00:00Z","message":{"role":"user","content":content}})
+    }
+
+    fn assistant(uuid: &str, id: &str, blocks: Value) -> Value {
+        json!({"type":"assistant","uuid":uuid,"sessionId":"s","timestamp":"2025-01-01T00:00:01Z",
+               "message":{"id":id,"role":"assistant","model":"m","content":blocks}})
+    }
+
+    #[test]
+    fn streamed_import_matches_on_moves_kept_segments_sidechains_and_titles() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let big = "y".repeat(200 << 10);
+        let task = json!([{"type":"tool_use","id":"task1","name":"Task",
+                           "input":{"description":"Look around","prompt":"look around"}}]);
+        let mut lines = vec![
+            json!({"type":"summary","summary":"Other session","leafUuid":"elsewhere"}),
+            json!({"type":"summary","summary":"This session, early","leafUuid":"u3"}),
+            user("u1", None, json!("please fix the parser")),
+            assistant(
+                "a1",
+                "m1",
+                json!([{"type":"tool_use","id":"t1","name":"Bash","input":{}}]),
+            ),
+            assistant("a2", "m2", json!([{"type":"text","text":"thinking more"}])),
+            // A late result: after a later model turn, moved next to its call.
+            user(
+                "u2",
+                None,
+                json!([{"type":"tool_result","tool_use_id":"t1","content":"late"}]),
+            ),
+            user("u3", None, json!("go on")),
+            assistant("a3", "m3", task),
+            json!({"type":"user","uuid":"s1","parentUuid":null,"isSidechain":true,"sessionId":"s",
+                   "message":{"role":"user","content":"look around"}}),
+            json!({"type":"assistant","uuid":"s2","parentUuid":"s1","isSidechain":true,"sessionId":"s",
+                   "message":{"id":"ms2","role":"assistant","content":[{"type":"text","text":"found"}]}}),
+            user(
+                "u4",
+                None,
+                json!([{"type":"tool_result","tool_use_id":"task1","content":"found"}]),
+            ),
+            json!("not an object"),
+        ];
+        for i in 0..8 {
+            lines.push(assistant(
+                &format!("b{i}"),
+                &format!("mb{i}"),
+                json!([{"type":"text","text":big}]),
+            ));
+            lines.push(user(&format!("v{i}"), None, json!(format!("more {i}"))));
+        }
+        lines.push(json!({"type":"system","subtype":"compact_boundary","uuid":"cb",
+            "timestamp":"2025-01-01T00:00:05Z",
+            "compactMetadata":{"trigger":"auto","preservedSegment":{"headUuid":"u3","tailUuid":"v7"}}}));
+        lines.push(json!({"type":"user","uuid":"cs","isCompactSummary":true,
+            "message":{"role":"user","content":"summary of it"}}));
+        lines.push(user("w1", None, json!("after the boundary")));
+        lines.push(assistant(
+            "w2",
+            "mw",
+            json!([{"type":"tool_use","id":"t9","name":"Bash","input":{}}]),
+        ));
+        lines.push(user(
+            "w3",
+            None,
+            json!([{"type":"tool_result","tool_use_id":"nowhere","content":"x"}]),
+        ));
+        // The last summary names an earlier line: found by reading the file again.
+        lines.push(json!({"type":"summary","summary":"Latest title","leafUuid":"u1"}));
+        lines.push(json!({"type":"summary","summary":"Of another session","leafUuid":"gone"}));
+        let path = write_lines(dir.path(), "s.jsonl", &lines);
+        // Damaged lines too.
+        let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+        let third = text.match_indices('\n').nth(2).map_or(0, |(i, _)| i + 1);
+        text.insert_str(third, "{\"type\":\"user\",\"broken\n");
+        text.push_str("{\"torn\":");
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+        same_both_ways(&path);
+        // The cases happened: a move, a capped kept segment, a sidechain with its title, and
+        // the summary (whose leaf is an earlier line) as the title.
+        let store_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let store = SessionStore::at(store_dir.path().join("sessions"));
+        let done = prepare_file_with(&store, None, None, &path, None, true, 0)
+            .and_then(|p| commit_file(&store, p, true))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(done.len(), 2);
+        let diags: Vec<String> = done[0]
+            .report
+            .diagnostics
+            .iter()
+            .map(|d| d.message.clone())
+            .collect();
+        assert!(
+            diags.iter().any(|d| d.contains("moved next to its call")),
+            "{diags:?}"
+        );
+        assert!(
+            diags.iter().any(|d| d.contains("kept the newest")),
+            "{diags:?}"
+        );
+        assert!(diags.iter().any(|d| d.contains("`nowhere`")), "{diags:?}");
+        assert_eq!(done[0].meta.title.as_deref(), Some("Latest title"));
+        assert_eq!(done[1].meta.title.as_deref(), Some("Look around"));
+        // Nothing temporary is left beside the sessions.
+        let left: Vec<String> = std::fs::read_dir(store.dir())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
     }
 }

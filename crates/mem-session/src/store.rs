@@ -970,6 +970,95 @@ impl SessionStore {
         Ok(staged)
     }
 
+    /// A new temporary path in the sessions directory (made when missing) for a session file
+    /// written piece by piece and then staged with [`SessionStore::stage_written`]; named as
+    /// staged files are (`.{hint}.jsonl.{pid}.{n}.tmp`).
+    ///
+    /// Errors: I/O (the directory cannot be made).
+    pub(crate) fn staging_path(&self, hint: &str) -> std::io::Result<PathBuf> {
+        fs::create_dir_all(&self.dir)?;
+        Ok(unique_tmp(&self.jsonl_path(hint)))
+    }
+
+    /// The meta [`SessionStore::prepare_session`] computes, for records written already
+    /// (`bytes` bytes of `.jsonl` whose last 32 are fingerprinted by `tail`), read back one at
+    /// a time, each with its byte offset in the `.jsonl`: the records are never all in memory.
+    /// As in `prepare_session`, tokens are not counted here: `tokens_pending_from` is set for
+    /// the first reader that reports the count.
+    ///
+    /// Errors: [`Error::InvalidId`]; the first error `records` yields.
+    pub(crate) fn meta_of_written(
+        &self,
+        meta_seed: SessionMeta,
+        records: impl IntoIterator<Item = Result<(SessionRecord, u64)>>,
+        bytes: u64,
+        tail: String,
+    ) -> Result<SessionMeta> {
+        validate_id(&meta_seed.id)?;
+        let mut meta = meta_seed;
+        meta.message_count = 0;
+        meta.token_count = 0;
+        meta.compactions = 0;
+        meta.tokens_pending_from = None;
+        let seeded_title = meta.title.clone();
+        for record in records {
+            let (record, offset) = record?;
+            meta.apply_deferred(&record, offset);
+        }
+        if seeded_title.is_some() {
+            meta.title = seeded_title;
+        }
+        meta.jsonl_bytes = bytes;
+        meta.jsonl_tail = tail;
+        if let Some(serde_json::Value::Object(imported)) =
+            meta.extra.get_mut(crate::meta::IMPORTED_KEY)
+        {
+            imported.insert("bytes".to_owned(), meta.jsonl_bytes.into());
+        }
+        Ok(meta)
+    }
+
+    /// [`SessionStore::stage_session`] for a `.jsonl` written already at `jsonl_tmp` (a path
+    /// from [`SessionStore::staging_path`]; `file` is it, open): syncs it, locks it and writes
+    /// the `.meta` beside it (fsynced only with `Durability::Sync`). Dropped without a commit, both files are removed.
+    ///
+    /// Errors: [`Error::InvalidId`], [`Error::Serialize`], I/O.
+    pub(crate) fn stage_written(
+        &self,
+        meta: SessionMeta,
+        jsonl_tmp: PathBuf,
+        file: File,
+    ) -> Result<StagedSession> {
+        let mut staged = StagedSession {
+            jsonl_tmp: Some(jsonl_tmp.clone()),
+            meta_tmp: None,
+            meta,
+            file: None,
+            synced: false,
+        };
+        validate_id(&staged.meta.id)?;
+        let meta_bytes =
+            serde_json::to_vec_pretty(&staged.meta).map_err(|source| Error::Serialize {
+                id: staged.meta.id.clone(),
+                source,
+            })?;
+        file.sync_all()
+            .map_err(|e| Error::io("cannot sync", &jsonl_tmp, e))?;
+        staged.synced = true;
+        file.lock()
+            .map_err(|e| Error::io("cannot lock", &jsonl_tmp, e))?;
+        staged.file = Some(file);
+        let meta_tmp = unique_tmp(&self.meta_path(&staged.meta.id));
+        staged.meta_tmp = Some(meta_tmp.clone());
+        // A cache of the `.jsonl`, fsynced only with `Durability::Sync` (as `stage_session`).
+        write_new_file(
+            &meta_tmp,
+            &meta_bytes,
+            self.options.durability == Durability::Sync,
+        )?;
+        Ok(staged)
+    }
+
     /// The committing half of [`SessionStore::write_prepared`]: under the caller's
     /// [`ImportLock`] and the old session's exclusive lock (if there is one), asks
     /// `keep_existing` whether replacing is allowed, then renames the staged `.meta` into place,

@@ -143,3 +143,75 @@ fn a_parallel_import_killed_midway_leaves_whole_sessions_only() {
     }
     assert!(partial_rounds > 0, "no kill landed mid-import");
 }
+
+/// A transcript large enough to be converted as it is read (`ingest::STREAM_MIN_BYTES`): the
+/// copies of a real session with inline sidechains, one after the other.
+fn big_transcript(dir: &Path) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../../fixtures/transcripts/claude/d-kimuson_claude-code-viewer__sample-project/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+    );
+    let text = std::fs::read_to_string(root).unwrap();
+    let path = dir.join("big.jsonl");
+    let mut out = String::new();
+    while (out.len() as u64) < mem_session::ingest::STREAM_MIN_BYTES + (1 << 20) {
+        out.push_str(&text);
+        if !text.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    std::fs::write(&path, out).unwrap();
+    path
+}
+
+#[test]
+fn a_streamed_import_killed_midway_leaves_whole_sessions_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    big_transcript(&src);
+    let reference_dir = tmp.path().join("reference");
+    let started = std::time::Instant::now();
+    let out = run_child(&src, &reference_dir).wait_with_output().unwrap();
+    let took = started.elapsed();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("DONE"));
+    let reference = sessions(&reference_dir);
+    // The main session and its sidechain sessions.
+    assert!(reference.len() > 10, "{}", reference.len());
+    let mut partial_rounds = 0;
+    // Kills spread over the time a whole import took.
+    for (round, part) in [0.2f64, 0.5, 0.8].into_iter().enumerate() {
+        let dst = tmp.path().join(format!("store{round}"));
+        let mut child = run_child(&src, &dst);
+        std::thread::sleep(took.mul_f64(part));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let found = sessions(&dst);
+        if found.len() < reference.len() {
+            partial_rounds += 1;
+        }
+        for (id, bytes) in &found {
+            let want = reference
+                .get(id)
+                .unwrap_or_else(|| panic!("unknown session {id}"));
+            assert!(bytes == want, "round {round}: session {id} is not whole");
+            SessionStore::at(&dst).meta(id).unwrap();
+        }
+        for entry in std::fs::read_dir(&dst).into_iter().flatten() {
+            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+            let session_file = name.ends_with(".jsonl") || name.ends_with(".meta");
+            let hidden =
+                name == ".import.lock" || (name.starts_with('.') && name.ends_with(".tmp"));
+            assert!(
+                session_file || hidden,
+                "round {round}: unexpected file {name}"
+            );
+        }
+        let out = run_child(&src, &dst).wait_with_output().unwrap();
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("DONE"),
+            "round {round}: the re-import failed"
+        );
+        assert_eq!(sessions(&dst), reference, "round {round}");
+    }
+    assert!(partial_rounds > 0, "no kill landed mid-import");
+}

@@ -501,3 +501,36 @@ fn records_round_trip_through_json() {
         assert_eq!(&back, r);
     }
 }
+
+/// The conversion `mem session import` streams for large Claude Code files (records spilled as
+/// they settle) gives what the conversion in memory gives, on every bundled transcript.
+#[test]
+fn the_streamed_conversion_equals_the_one_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let (files, _) = discover(&[fixtures()]);
+    assert!(files.len() > 40, "{}", files.len());
+    for file in &files {
+        let memory = import_file(file);
+        let streamed = mem_session::import::import_file_spilled(file, dir.path());
+        match (memory, streamed) {
+            (Ok(a), Ok(b)) => {
+                assert_eq!(a.len(), b.len(), "{}", file.display());
+                for (a, b) in a.iter().zip(&b) {
+                    let enc = |s: &ImportedSession| -> Vec<String> {
+                        s.records
+                            .iter()
+                            .map(|r| serde_json::to_string(r).unwrap())
+                            .collect()
+                    };
+                    assert_eq!(enc(a), enc(b), "{}: {}", file.display(), a.id);
+                    assert_eq!(a.report, b.report, "{}: {}", file.display(), a.id);
+                    assert_eq!((&a.id, &a.title), (&b.id, &b.title), "{}", file.display());
+                }
+            }
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => panic!("{}: {:?} / {:?}", file.display(), a.err(), b.err()),
+        }
+    }
+    // The spill files are gone.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}

@@ -25,22 +25,82 @@ pub(crate) enum Merge<'a> {
 }
 
 /// Appends converted messages as records, merging where the source split one message.
+///
+/// In memory by default: [`Builder::records`] holds every record. With a [`Spill`]
+/// ([`Builder::spilling`]), records that can no longer change (everything before the last
+/// assistant message that may still take a merged piece, and before the last record) are
+/// written out as they settle, so `records` holds only that short window and memory is bounded
+/// by the largest turn, not the session. Indices are absolute either way ([`Builder::len`],
+/// [`Builder::get`]).
 #[derive(Debug, Default)]
 pub(crate) struct Builder {
-    /// The records so far.
+    /// The records not written out yet: all of them unless spilling.
     pub records: Vec<SessionRecord>,
+    /// Absolute index of `records[0]` (records spilled before it).
+    base: usize,
     /// Index and merge id of the last assistant record.
     last_assistant: Option<(usize, Option<String>)>,
+    /// Index of the last record that is not a message (a boundary): a kept segment never
+    /// reaches back across it.
+    last_non_message: Option<usize>,
+    /// Where settled records go, when spilling.
+    spill: Option<Spill>,
+    /// The window written out by [`Builder::park`]: (offset, length) of each record's line in
+    /// the spill file, read back by [`Builder::unpark`].
+    parked: Vec<(u64, usize)>,
 }
 
 impl Builder {
+    /// A builder that writes settled records to `spill`.
+    pub(crate) fn spilling(spill: Spill) -> Builder {
+        Builder {
+            spill: Some(spill),
+            ..Builder::default()
+        }
+    }
+
+    /// Records so far (spilled and in memory).
+    pub(crate) fn len(&self) -> usize {
+        self.base + self.records.len()
+    }
+
+    /// Record `i` (absolute): borrowed from memory, or read back from the spill.
+    ///
+    /// Errors: I/O or a damaged spill (as [`std::io::Error`]).
+    pub(crate) fn get(&self, i: usize) -> std::io::Result<std::borrow::Cow<'_, SessionRecord>> {
+        if i >= self.base {
+            return self
+                .records
+                .get(i - self.base)
+                .map(std::borrow::Cow::Borrowed)
+                .ok_or_else(|| std::io::Error::other("record index out of range"));
+        }
+        match &self.spill {
+            Some(spill) => spill.read(i).map(std::borrow::Cow::Owned),
+            None => Err(std::io::Error::other("record index out of range")),
+        }
+    }
+
+    /// Records a failure to read the spill back (reported when the spill is finished).
+    pub(crate) fn fail(&mut self, e: std::io::Error) {
+        if let Some(spill) = self.spill.as_mut() {
+            spill.not_exact |= is_not_exact(&e);
+            spill.error.get_or_insert_with(|| e.to_string());
+        }
+    }
+
+    /// Index of the first record after the last non-message record (a boundary).
+    pub(crate) fn since_last_boundary(&self) -> usize {
+        self.last_non_message.map_or(0, |i| i + 1)
+    }
+
     /// Adds a message record (or merges it into the previous one, see [`Merge`]).
     /// Tool-result-only user messages merge into a tool-result record right before them.
     pub(crate) fn push(&mut self, message: Message, timestamp: Option<String>, merge: Merge<'_>) {
         match message.role {
             Role::Assistant => {
                 if let Some(idx) = self.merge_target(merge)
-                    && let Some(prev) = self.records[idx].message.as_mut()
+                    && let Some(prev) = self.records[idx - self.base].message.as_mut()
                 {
                     extend(prev, message);
                     return;
@@ -51,7 +111,7 @@ impl Builder {
                 };
                 self.records
                     .push(SessionRecord::message(message, timestamp));
-                self.last_assistant = Some((self.records.len() - 1, id));
+                self.last_assistant = Some((self.len() - 1, id));
             }
             Role::User if message.is_tool_result_only() => {
                 if let Some(last) = self.records.last_mut()
@@ -69,16 +129,21 @@ impl Builder {
                     .push(SessionRecord::message(message, timestamp));
             }
         }
+        self.settle();
     }
 
     fn merge_target(&self, merge: Merge<'_>) -> Option<usize> {
         let (idx, id) = self.last_assistant.as_ref()?;
         let idx = *idx;
+        // Spilled: a record that was not a tool result followed it, so it takes no more pieces.
+        if idx < self.base {
+            return None;
+        }
         match merge {
             Merge::No => None,
-            Merge::Adjacent => (idx + 1 == self.records.len()).then_some(idx),
+            Merge::Adjacent => (idx + 1 == self.len()).then_some(idx),
             Merge::SameId(want) => {
-                let after_ok = self.records[idx + 1..]
+                let after_ok = self.records[idx - self.base + 1..]
                     .iter()
                     .all(|r| r.record_type == RecordType::ToolResult);
                 (id.as_deref() == Some(want) && after_ok).then_some(idx)
@@ -88,13 +153,651 @@ impl Builder {
 
     /// Adds a boundary (or any non-message record); nothing merges across it.
     pub(crate) fn push_record(&mut self, record: SessionRecord) {
+        if record.message.is_none() {
+            self.last_non_message = Some(self.len());
+        }
         self.records.push(record);
         self.last_assistant = None;
+        self.settle();
+    }
+
+    /// Writes out the records that can no longer change (when spilling).
+    fn settle(&mut self) {
+        let Some(spill) = self.spill.as_mut() else {
+            return;
+        };
+        let len = self.base + self.records.len();
+        // The last record may still take tool results; the last assistant message may still
+        // take streamed pieces while only tool results follow it.
+        let mut keep = len.saturating_sub(1);
+        if let Some((a, _)) = &self.last_assistant
+            && *a >= self.base
+            && self.records[*a - self.base + 1..]
+                .iter()
+                .all(|r| r.record_type == RecordType::ToolResult)
+        {
+            keep = keep.min(*a);
+        }
+        if keep <= self.base {
+            return;
+        }
+        for record in self.records.drain(..keep - self.base) {
+            spill.write(&record);
+        }
+        self.base = keep;
+    }
+
+    /// Writes the records still in memory (which may still change) to the spill file without
+    /// settling them, so a session not being added to (a sidechain while other lines come)
+    /// holds none in memory; [`Builder::unpark`] reads them back. No-op unless spilling.
+    pub(crate) fn park(&mut self) {
+        let Some(spill) = self.spill.as_mut() else {
+            return;
+        };
+        // Only a window whose every record reads back as itself is parked (a block whose
+        // JSON does not round-trip stays in memory: the output must not change).
+        let mut lines = Vec::with_capacity(self.records.len());
+        for record in &self.records {
+            match serde_json::to_vec(record) {
+                Ok(line) if exact(&line).is_ok() => lines.push(line),
+                _ => return,
+            }
+        }
+        self.records.clear();
+        for line in lines {
+            let at = spill.file.borrow_mut().write(&line);
+            self.parked.push((at, line.len()));
+        }
+    }
+
+    /// Reads back the records [`Builder::park`] wrote out.
+    pub(crate) fn unpark(&mut self) {
+        let Some(spill) = self.spill.as_mut() else {
+            return;
+        };
+        for (at, len) in std::mem::take(&mut self.parked) {
+            let record = spill
+                .file
+                .borrow_mut()
+                .read_at(at, len)
+                .and_then(|line| exact(&line));
+            match record {
+                Ok(r) => self.records.push(r),
+                Err(e) => {
+                    spill.not_exact |= is_not_exact(&e);
+                    spill.error.get_or_insert_with(|| e.to_string());
+                }
+            }
+        }
+    }
+
+    /// Writes out every record left in memory and returns the spill (`None` when not
+    /// spilling: the records are in [`Builder::records`]).
+    pub(crate) fn finish_spill(&mut self) -> Option<Spill> {
+        self.unpark();
+        let mut spill = self.spill.take()?;
+        for record in self.records.drain(..) {
+            spill.write(&record);
+        }
+        self.base = spill.len();
+        Some(spill)
     }
 
     /// The messages of the message records, in order (for a boundary's kept tail).
     pub(crate) fn into_messages(self) -> Vec<Message> {
         self.records.into_iter().filter_map(|r| r.message).collect()
+    }
+}
+
+/// A file that spilled records are written to: a session's own temporary `.jsonl` (its
+/// records back to back, exactly as the session file will hold them), or one file shared by
+/// several sessions (sidechains), each keeping where its records are.
+#[derive(Debug)]
+pub(crate) struct SpillFile {
+    writer: std::io::BufWriter<std::fs::File>,
+    /// A second handle for positional reads.
+    reader: std::fs::File,
+    /// Bytes written so far.
+    pos: u64,
+    /// The file's path (`None` for an unnamed temporary file), removed on drop unless taken
+    /// by [`SpillFile::into_file`].
+    path: RemoveOnDrop,
+    /// The first write error (reported when the spill is finished).
+    error: Option<std::io::Error>,
+}
+
+impl SpillFile {
+    /// Wraps an open, empty, read-write `file` (at `path` when it has a name).
+    pub(crate) fn new(
+        file: std::fs::File,
+        path: Option<std::path::PathBuf>,
+    ) -> std::io::Result<SpillFile> {
+        let reader = file.try_clone()?;
+        Ok(SpillFile {
+            writer: std::io::BufWriter::with_capacity(1 << 16, file),
+            reader,
+            pos: 0,
+            path: RemoveOnDrop(path),
+            error: None,
+        })
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> u64 {
+        use std::io::Write;
+        let at = self.pos;
+        if self.error.is_none()
+            && let Err(e) = self.writer.write_all(bytes)
+        {
+            self.error = Some(e);
+        }
+        self.pos += bytes.len() as u64;
+        at
+    }
+
+    fn read_at(&mut self, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
+        use std::io::Write;
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        self.writer.flush()?;
+        let mut buf = vec![0u8; len];
+        read_exact_at(&self.reader, &mut buf, offset)?;
+        Ok(buf)
+    }
+
+    /// Flushes the writes and returns the file and its path; errors: the first write error.
+    pub(crate) fn into_file(
+        mut self,
+    ) -> std::io::Result<(std::fs::File, Option<std::path::PathBuf>, u64)> {
+        use std::io::Write;
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        self.writer.flush()?;
+        let file = self.writer.into_inner().map_err(|e| e.into_error())?;
+        Ok((file, self.path.0.take(), self.pos))
+    }
+}
+
+/// A spilled record that does not read back as itself (see [`Spill::read`]).
+#[derive(Debug)]
+pub(crate) struct NotExact;
+
+impl std::fmt::Display for NotExact {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a record does not read back as written")
+    }
+}
+
+impl std::error::Error for NotExact {}
+
+/// `true` when `e` is (or wraps) [`NotExact`].
+pub(crate) fn is_not_exact(e: &std::io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<NotExact>())
+}
+
+/// Parses an encoded record line (newline optional) and checks that it encodes back to the
+/// same bytes.
+fn exact(line: &[u8]) -> std::io::Result<SessionRecord> {
+    let body = line.strip_suffix(b"\n").unwrap_or(line);
+    let record: SessionRecord = serde_json::from_slice(body).map_err(std::io::Error::other)?;
+    match serde_json::to_vec(&record) {
+        Ok(again) if again == body => Ok(record),
+        _ => Err(std::io::Error::other(NotExact)),
+    }
+}
+
+/// A temporary file's path, removed when dropped.
+#[derive(Debug)]
+struct RemoveOnDrop(Option<std::path::PathBuf>);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        if let Some(p) = self.0.take() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+#[cfg(unix)]
+fn read_exact_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.read_exact_at(buf, offset)
+}
+
+#[cfg(not(unix))]
+fn read_exact_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = file;
+    f.seek(SeekFrom::Start(offset))?;
+    f.read_exact(buf)
+}
+
+/// One session's spilled records: where each is in its [`SpillFile`] and what the finishing
+/// pass needs to know about them ([`Tally`]), gathered as they were written.
+#[derive(Debug)]
+pub(crate) struct Spill {
+    file: std::rc::Rc<std::cell::RefCell<SpillFile>>,
+    /// Length of each record's line, newline included (4 bytes a record: the only memory a
+    /// spill needs per record).
+    lens: Vec<u32>,
+    /// (record index, byte offset) of every 64th record and of each record not right after
+    /// the previous one (when the file is shared): record `i`'s offset is the last mark's plus
+    /// the lengths between them.
+    marks: Vec<(usize, u64)>,
+    /// Where the next record would start if it follows the last one.
+    next: u64,
+    /// Every record follows the previous one, the first at byte 0.
+    contiguous: bool,
+    /// Facts about the records written.
+    pub(crate) tally: Tally,
+    /// A record could not be encoded (reported when the spill is finished).
+    error: Option<String>,
+    /// A record read back was not itself ([`NotExact`]): the file must be converted in memory.
+    pub(crate) not_exact: bool,
+}
+
+impl Spill {
+    /// A spill writing to `file` (shared with other spills or not).
+    pub(crate) fn new(file: std::rc::Rc<std::cell::RefCell<SpillFile>>) -> Spill {
+        Spill {
+            file,
+            lens: Vec::new(),
+            marks: Vec::new(),
+            next: 0,
+            contiguous: true,
+            tally: Tally::default(),
+            error: None,
+            not_exact: false,
+        }
+    }
+
+    /// Records written.
+    pub(crate) fn len(&self) -> usize {
+        self.lens.len()
+    }
+
+    /// Byte offset of record `i` (`i < len`).
+    pub(crate) fn offset(&self, i: usize) -> Option<u64> {
+        let m = self
+            .marks
+            .partition_point(|&(k, _)| k <= i)
+            .checked_sub(1)?;
+        let (k, at) = self.marks[m];
+        let between: u64 = self.lens.get(k..i)?.iter().map(|&l| u64::from(l)).sum();
+        Some(at + between)
+    }
+
+    /// Appends one record, encoded as the session file holds it.
+    pub(crate) fn write(&mut self, record: &SessionRecord) {
+        let mut line = match serde_json::to_vec(record) {
+            Ok(line) => line,
+            Err(e) => {
+                self.error.get_or_insert_with(|| e.to_string());
+                Vec::new()
+            }
+        };
+        line.push(b'\n');
+        self.tally.see(self.lens.len(), record);
+        self.write_line(&line);
+    }
+
+    /// The encoded line of record `i`, newline included.
+    pub(crate) fn read_line(&self, i: usize) -> std::io::Result<Vec<u8>> {
+        let (Some(offset), Some(&len)) = (self.offset(i), self.lens.get(i)) else {
+            return Err(std::io::Error::other("record index out of range"));
+        };
+        self.file.borrow_mut().read_at(offset, len as usize)
+    }
+
+    /// Record `i`, read back. Errors with [`NotExact`] when the record read back does not
+    /// encode to the same bytes (a content block whose JSON does not round-trip: the caller
+    /// converts the file in memory instead, so the output never depends on the round trip).
+    pub(crate) fn read(&self, i: usize) -> std::io::Result<SessionRecord> {
+        let line = self.read_line(i)?;
+        exact(&line)
+    }
+
+    /// `true` when the records are the whole file, back to back from its start (the file can
+    /// become the session file as it is).
+    pub(crate) fn is_whole_file(&self) -> bool {
+        self.contiguous && self.next == self.file.borrow().pos
+    }
+
+    /// Appends one record's encoded line (newline included) as it is, without tallying it.
+    pub(crate) fn write_line(&mut self, line: &[u8]) {
+        let at = self.file.borrow_mut().write(line);
+        let i = self.lens.len();
+        if at != self.next || i.is_multiple_of(64) {
+            self.marks.push((i, at));
+        }
+        self.contiguous &= at == self.next;
+        self.next = at + line.len() as u64;
+        let len = u32::try_from(line.len()).unwrap_or_else(|_| {
+            self.error
+                .get_or_insert_with(|| "a record of 4 GiB or more".to_owned());
+            0
+        });
+        self.lens.push(len);
+    }
+
+    /// The last (up to) `k` bytes of the spill file.
+    pub(crate) fn file_tail(&self, k: u64) -> std::io::Result<Vec<u8>> {
+        let mut file = self.file.borrow_mut();
+        let end = file.pos;
+        let start = end.saturating_sub(k);
+        file.read_at(start, usize::try_from(end - start).unwrap_or(0))
+    }
+
+    /// Bytes written to the spill file (by every spill sharing it).
+    pub(crate) fn file_len(&self) -> u64 {
+        self.file.borrow().pos
+    }
+
+    /// `true` when the spill file has a name (it is the spill's own, not shared).
+    pub(crate) fn is_named(&self) -> bool {
+        self.file.borrow().path.0.is_some()
+    }
+
+    /// The spill file, flushed, with its path and length, when this spill is its only user.
+    ///
+    /// Errors: the first write error; a file still shared.
+    pub(crate) fn into_file(
+        self,
+    ) -> std::io::Result<(std::fs::File, Option<std::path::PathBuf>, u64)> {
+        match std::rc::Rc::try_unwrap(self.file) {
+            Ok(cell) => cell.into_inner().into_file(),
+            Err(_) => Err(std::io::Error::other("the spill file is still shared")),
+        }
+    }
+
+    /// An encoding error, if a record could not be written.
+    pub(crate) fn error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+}
+
+/// What the finishing pass ([`finish`]: relocation, orphan results, counts) needs to know
+/// about a session's records, gathered one record at a time in order, so a spilled session is
+/// finished without reading its records again (unless a tool result must move).
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    /// What is known of each tool id (one entry per distinct id: the only state that grows
+    /// with the session besides the record offsets).
+    ids: HashMap<Box<str>, IdFacts>,
+    /// Distinct tool_result ids seen so far (the order of first appearance).
+    results_seen: usize,
+    /// Last assistant record, last boundary record (compact boundary or compression).
+    last_assistant: Option<usize>,
+    last_boundary: Option<usize>,
+    /// Tool results to move: (record, block) → assistant record, in record order.
+    pub(crate) moving: Vec<((usize, usize), usize)>,
+    /// Warnings about the moves, in order.
+    moved: Vec<(usize, String)>,
+    /// Message records (system prompts excluded), `compact_boundary` records.
+    pub(crate) messages: usize,
+    pub(crate) boundaries: usize,
+    /// Records seen.
+    pub(crate) records: usize,
+    /// The last record a compact boundary parses from (the meta counts tokens after it).
+    pub(crate) last_parsed_boundary: Option<usize>,
+    /// The last record an incremental re-import may restart at (see `ingest::sync_cut`).
+    pub(crate) cut: Option<usize>,
+    /// `Task`/`Agent` calls: prompt key → description title (first wins).
+    pub(crate) tasks: HashMap<[u8; 32], String>,
+}
+
+impl Tally {
+    /// Takes in record `i` (the records come in order, each once, in their final form).
+    pub(crate) fn see(&mut self, i: usize, r: &SessionRecord) {
+        self.records = i + 1;
+        if let Some(m) = &r.message {
+            if r.record_type != RecordType::SystemPrompt {
+                self.messages += 1;
+            }
+            for block in &m.content {
+                if let ContentBlock::ToolUse { name, input, .. } = block
+                    && (name == "Task" || name == "Agent")
+                    && let Some(prompt) = input.get("prompt").and_then(Value::as_str)
+                    && let Some(desc) = input.get("description").and_then(Value::as_str)
+                    && let Some(title) = super::text::shorten_title(desc)
+                {
+                    self.tasks.entry(task_key(prompt)).or_insert(title);
+                }
+            }
+        }
+        if r.record_type == RecordType::CompactBoundary {
+            self.boundaries += 1;
+        }
+        if matches!(
+            r.record_type,
+            RecordType::CompactBoundary | RecordType::Compression
+        ) && crate::record::parse_compact_boundary(r).is_some()
+        {
+            self.last_parsed_boundary = Some(i);
+        }
+        let restart = match (r.record_type, &r.message) {
+            (RecordType::Assistant, Some(m)) => m.metadata.contains_key("source_line"),
+            (RecordType::User, Some(m)) => {
+                !m.is_tool_result_only() && m.metadata.contains_key("source_line")
+            }
+            _ => false,
+        };
+        if restart {
+            self.cut = Some(i);
+        }
+        // Relocation (as `relocate_late_results`): `use_at` holds the records before `i`.
+        match r.record_type {
+            RecordType::Assistant => self.last_assistant = Some(i),
+            RecordType::CompactBoundary | RecordType::Compression => self.last_boundary = Some(i),
+            _ => {}
+        }
+        if r.record_type == RecordType::Assistant {
+            if let Some(m) = &r.message {
+                for id in m.tool_use_ids() {
+                    self.facts(id, |f| {
+                        f.first_use.get_or_insert(i);
+                    });
+                }
+            }
+        } else if let Some(m) = &r.message {
+            for (j, block) in m.content.iter().enumerate() {
+                if let ContentBlock::ToolResult { tool_use_id, .. } = block
+                    && let Some(a) = self.ids.get(tool_use_id.as_str()).and_then(|f| f.first_use)
+                    && a < i
+                    && self.last_assistant.is_some_and(|l| l > a)
+                    && self.last_boundary.is_none_or(|b| b < a)
+                {
+                    self.moving.push(((i, j), a));
+                    let line = m
+                        .metadata
+                        .get("source_line")
+                        .and_then(Value::as_u64)
+                        .map_or(0, |l| usize::try_from(l).unwrap_or(0));
+                    self.moved.push((line, tool_use_id.clone()));
+                }
+            }
+        }
+        // Orphans and pairs (as `report_orphan_results` and `count`).
+        let kept = r.keep_messages.iter().flatten();
+        for m in r.message.iter().chain(kept) {
+            for id in m.tool_use_ids() {
+                self.facts(id, |f| f.calls += 1);
+            }
+            for id in m.tool_result_ids() {
+                let next = self.results_seen;
+                let first = self.facts(id, |f| {
+                    let first = f.first_result.is_none();
+                    f.first_result.get_or_insert(next);
+                    first
+                });
+                if first {
+                    self.results_seen += 1;
+                }
+            }
+        }
+    }
+
+    /// Updates the facts of `id` (a new entry only for a new id: no allocation otherwise).
+    fn facts<T>(&mut self, id: &str, f: impl FnOnce(&mut IdFacts) -> T) -> T {
+        if let Some(facts) = self.ids.get_mut(id) {
+            return f(facts);
+        }
+        let mut facts = IdFacts::default();
+        let out = f(&mut facts);
+        self.ids.insert(id.into(), facts);
+        out
+    }
+
+    /// tool_use blocks whose result is in the session.
+    pub(crate) fn tool_pairs(&self) -> usize {
+        self.ids
+            .values()
+            .filter(|f| f.first_result.is_some())
+            .map(|f| f.calls)
+            .sum()
+    }
+
+    /// The warnings of [`relocate_late_results`] for the moves found.
+    pub(crate) fn move_diagnostics(&self, path: &Path) -> Vec<Diagnostic> {
+        self.moved
+            .iter()
+            .map(|(line, id)| {
+                Diagnostic::warning(
+                    path,
+                    *line,
+                    format!(
+                        "the result of tool call `{id}` came after a later model turn; moved \
+                         next to its call"
+                    ),
+                )
+            })
+            .collect()
+    }
+
+    /// The warnings of [`report_orphan_results`].
+    pub(crate) fn orphan_diagnostics(&self, path: &Path) -> Vec<Diagnostic> {
+        let mut orphans: Vec<(usize, &str)> = self
+            .ids
+            .iter()
+            .filter(|(_, f)| f.calls == 0)
+            .filter_map(|(id, f)| Some((f.first_result?, &**id)))
+            .collect();
+        orphans.sort_unstable();
+        orphans
+            .into_iter()
+            .map(|(_, id)| {
+                Diagnostic::warning(
+                    path,
+                    0,
+                    format!(
+                        "tool result for `{id}` has no tool call in the transcript; kept, but a \
+                         resume leaves it out"
+                    ),
+                )
+            })
+            .collect()
+    }
+}
+
+/// What [`Tally`] knows of one tool id.
+#[derive(Debug, Default)]
+struct IdFacts {
+    /// The first assistant record holding a tool_use with the id.
+    first_use: Option<usize>,
+    /// tool_use blocks with the id, in messages and kept messages.
+    calls: usize,
+    /// Rank of the id among the distinct tool_result ids, by first appearance.
+    first_result: Option<usize>,
+}
+
+/// The key a `Task` prompt is looked up by (its trimmed text's SHA-256): sidechain titles.
+pub(crate) fn task_key(prompt: &str) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(prompt.trim().as_bytes()).into()
+}
+
+/// [`relocate_late_results`] over a spilled session: reads `from`'s records one at a time and
+/// writes the result to `to` (a fresh spill), fetching each moving result block from `from`
+/// when its call's record is written. Memory: one record and the blocks moving to it.
+///
+/// Errors: I/O on either spill.
+pub(crate) fn relocate_spilled(from: &Spill, to: &mut Spill) -> std::io::Result<()> {
+    let moving: HashMap<(usize, usize), usize> = from.tally.moving.iter().copied().collect();
+    let mut parked: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();
+    for &((i, j), a) in &from.tally.moving {
+        parked.entry(a).or_default().push((i, j));
+    }
+    let mut last: Option<SessionRecord> = None;
+    let mut pending: Vec<ContentBlock> = Vec::new();
+    let push = |to: &mut Spill, last: &mut Option<SessionRecord>, r: SessionRecord| {
+        if let Some(prev) = last.replace(r) {
+            to.write(&prev);
+        }
+    };
+    for i in 0..from.len() {
+        let mut r = from.read(i)?;
+        if let Some(m) = r.message.as_mut()
+            && (0..m.content.len()).any(|j| moving.contains_key(&(i, j)))
+        {
+            let blocks = std::mem::take(&mut m.content);
+            for (j, block) in blocks.into_iter().enumerate() {
+                if !moving.contains_key(&(i, j)) {
+                    m.content.push(block);
+                }
+            }
+            if m.content.is_empty() {
+                continue;
+            }
+            r.record_type = RecordType::for_message(m);
+        }
+        if !pending.is_empty() && r.record_type != RecordType::ToolResult {
+            flush_parked_last(to, &mut last, &mut pending);
+        }
+        let is_assistant = r.record_type == RecordType::Assistant;
+        push(to, &mut last, r);
+        if is_assistant && let Some(sources) = parked.remove(&i) {
+            for (si, sj) in sources {
+                let source = from.read(si)?;
+                if let Some(block) = source.message.and_then(|m| m.content.into_iter().nth(sj)) {
+                    pending.push(block);
+                }
+            }
+        }
+    }
+    flush_parked_last(to, &mut last, &mut pending);
+    if let Some(prev) = last.take() {
+        to.write(&prev);
+    }
+    Ok(())
+}
+
+/// [`flush_parked`] where only the last output record is still in memory.
+fn flush_parked_last(
+    to: &mut Spill,
+    last: &mut Option<SessionRecord>,
+    pending: &mut Vec<ContentBlock>,
+) {
+    if pending.is_empty() {
+        return;
+    }
+    let blocks = std::mem::take(pending);
+    if let Some(prev) = last.as_mut()
+        && prev.record_type == RecordType::ToolResult
+        && let Some(m) = prev.message.as_mut()
+    {
+        m.content.extend(blocks);
+        return;
+    }
+    let mut metadata = Map::new();
+    metadata.insert("relocated".to_owned(), Value::Bool(true));
+    let message = Message {
+        role: Role::User,
+        content: blocks,
+        metadata,
+    };
+    if let Some(prev) = last.replace(SessionRecord::message(message, None)) {
+        to.write(&prev);
     }
 }
 
@@ -113,11 +816,44 @@ pub(crate) fn cap_kept(
     line: usize,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<Message> {
+    let start = cap_start(kept.len(), |i| json_len(&kept[i]), path, line, diagnostics);
+    kept.drain(..start);
+    kept
+}
+
+/// The bytes of `message` as JSON.
+pub(crate) fn json_len(message: &Message) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, message) {
+        Ok(()) => count.0,
+        Err(_) => 0,
+    }
+}
+
+/// [`cap_kept`] for `n` messages (oldest first) whose JSON sizes `size_of` gives, newest
+/// asked first: how many of the oldest to drop, with the warning pushed when any are.
+pub(crate) fn cap_start(
+    n: usize,
+    mut size_of: impl FnMut(usize) -> usize,
+    path: &Path,
+    line: usize,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> usize {
     let mut total = 0usize;
-    let mut start = kept.len();
+    let mut start = n;
     while start > 0 {
-        let size = serde_json::to_vec(&kept[start - 1]).map_or(0, |v| v.len());
-        if total + size > IMPORTED_KEEP_MAX_BYTES && start < kept.len() {
+        let size = size_of(start - 1);
+        if total + size > IMPORTED_KEEP_MAX_BYTES && start < n {
             break;
         }
         total += size;
@@ -128,17 +864,15 @@ pub(crate) fn cap_kept(
             path,
             line,
             format!(
-                "the compaction keeps {} messages verbatim, more than {} KiB; kept the newest {} \
+                "the compaction keeps {n} messages verbatim, more than {} KiB; kept the newest {} \
                  ({} KiB), the {start} older ones are left to the summary",
-                kept.len(),
                 IMPORTED_KEEP_MAX_BYTES >> 10,
-                kept.len() - start,
+                n - start,
                 total >> 10
             ),
         ));
-        kept.drain(..start);
     }
-    kept
+    start
 }
 
 /// Moves `from`'s blocks into `into` and merges the metadata: the first piece's `uuid` /
@@ -285,6 +1019,41 @@ fn flush_parked(out: &mut Vec<SessionRecord>, pending: &mut Vec<ContentBlock>) {
         metadata,
     };
     out.push(SessionRecord::message(message, None));
+}
+
+/// [`finish`] for a session whose records were spilled: relocates late results through a new
+/// spill from `fresh` when any must move (the old one is returned too, for the caller to
+/// delete), and fills the report from the tallies. Returns the spill holding the final
+/// records.
+///
+/// Errors: I/O on the spills.
+pub(crate) fn finish_spilled(
+    session: &mut ImportedSession,
+    spill: Spill,
+    fresh: impl FnOnce() -> std::io::Result<Spill>,
+) -> std::io::Result<(Spill, Option<Spill>)> {
+    let path = session.source_path.clone();
+    let moves = spill.tally.move_diagnostics(&path);
+    let (spill, old) = if spill.tally.moving.is_empty() {
+        (spill, None)
+    } else {
+        let mut to = fresh()?;
+        relocate_spilled(&spill, &mut to)?;
+        (to, Some(spill))
+    };
+    let report = &mut session.report;
+    report.diagnostics.extend(moves);
+    report
+        .diagnostics
+        .extend(spill.tally.orphan_diagnostics(&path));
+    report.messages = spill.tally.messages;
+    report.boundaries = spill.tally.boundaries;
+    report.tool_pairs = spill.tally.tool_pairs();
+    report.damaged = crate::diagnostic::tally_damaged(&report.diagnostics)
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+    Ok((spill, old))
 }
 
 /// Final pass over a session: relocate late results and fill the report's counts.

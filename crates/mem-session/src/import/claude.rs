@@ -1,17 +1,19 @@
 //! Claude Code transcripts → sessions. Field mapping: `docs/formats/import.md`.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use mem_core::{ContentBlock, Message, Role};
 use serde_json::{Map, Value};
 
-use super::build::{Builder, Merge};
+use super::build::{Builder, Merge, Spill, SpillFile, task_key};
 use super::text::{TimeSpan, command_title, is_real_request, sanitize_id, shorten_title};
 use super::{ImportReport, ImportedSession, SourceFormat, type_of};
 use crate::diagnostic::Diagnostic;
 use crate::jsonl::JsonLine;
-use crate::record::{SessionRecord, make_compact_boundary};
+use crate::record::{RecordType, SessionRecord, make_compact_boundary};
 
 /// Summary used when a `compact_boundary` line has no `isCompactSummary` message after it.
 const MISSING_SUMMARY: &str =
@@ -87,118 +89,260 @@ pub(crate) fn import(
     lines: Vec<JsonLine>,
     diagnostics: Vec<Diagnostic>,
 ) -> Vec<ImportedSession> {
-    let role = file_role(path);
     let titles = Titles::scan(&lines);
-    let mut main = Stream::default();
-    main.report.diagnostics = diagnostics;
-    let mut groups: Vec<Stream> = Vec::new();
-    let mut group_of_uuid: HashMap<String, usize> = HashMap::new();
-    let split_sidechains = matches!(role, FileRole::Main);
-
+    let mut conv = Converter::new(path, None);
+    conv.reader_diagnostics = diagnostics;
     for line in lines {
+        conv.line(line);
+    }
+    conv.finish(Some(titles))
+        .into_iter()
+        .map(|(session, _)| session)
+        .collect()
+}
+
+/// Where a streaming conversion spills records: the main session's own file, and a maker of
+/// the file shared by the sidechain sessions (made on the first sidechain line).
+pub(crate) struct SpillTo {
+    /// The main session's spill.
+    pub main: Rc<RefCell<SpillFile>>,
+    /// Makes the sidechains' shared spill file.
+    pub shared: Box<dyn FnMut() -> std::io::Result<SpillFile>>,
+}
+
+/// Converts a Claude Code transcript one line at a time ([`Converter::line`]) and finishes
+/// the sessions at the end ([`Converter::finish`]). With a [`SpillTo`], each session's records
+/// are written out as they settle, so memory holds one turn per session, not the session.
+pub(crate) struct Converter {
+    path: PathBuf,
+    role: FileRole,
+    split_sidechains: bool,
+    main: Stream,
+    groups: Vec<Stream>,
+    group_of_uuid: HashMap<String, usize>,
+    /// Diagnostics of the reader (damaged lines), before those of the conversion.
+    pub(crate) reader_diagnostics: Vec<Diagnostic>,
+    /// Titles gathered line by line (a streaming conversion has no lines to scan first).
+    titles: TitleScan,
+    spill: Option<SpillTo>,
+    shared: Option<Rc<RefCell<SpillFile>>>,
+    /// The first spill error (a sidechain spill that could not be made).
+    error: Option<std::io::Error>,
+    /// Line and byte offset of the line that started the main session's last record where an
+    /// incremental re-import may restart.
+    pub(crate) last_restart: Option<(usize, u64)>,
+    /// The sidechain the last line went to (the others are parked when spilling).
+    active: Option<usize>,
+}
+
+impl Converter {
+    /// A conversion of `path`, spilling to `spill` when given.
+    pub(crate) fn new(path: &Path, spill: Option<SpillTo>) -> Converter {
+        let role = file_role(path);
+        let mut main = Stream::default();
+        if let Some(s) = &spill {
+            main.builder = Builder::spilling(Spill::new(Rc::clone(&s.main)));
+        }
+        Converter {
+            path: path.to_owned(),
+            split_sidechains: matches!(role, FileRole::Main),
+            role,
+            main,
+            groups: Vec::new(),
+            group_of_uuid: HashMap::new(),
+            reader_diagnostics: Vec::new(),
+            titles: TitleScan::default(),
+            spill,
+            shared: None,
+            error: None,
+            last_restart: None,
+            active: None,
+        }
+    }
+
+    /// The first I/O error of the spills, if any (the conversion is then not usable).
+    pub(crate) fn take_error(&mut self) -> Option<std::io::Error> {
+        self.error.take()
+    }
+
+    /// Converts one value read from the file.
+    pub(crate) fn line(&mut self, line: JsonLine) {
+        let path = self.path.as_path();
         let JsonLine {
             line: n,
             value,
-            offset: _,
+            offset,
         } = line;
+        self.titles.see(&value, offset);
         let Value::Object(obj) = value else {
-            main.report.lines += 1;
-            main.report.diagnostics.push(
+            self.main.report.lines += 1;
+            self.main.report.diagnostics.push(
                 Diagnostic::error(path, n, "a JSON value that is not an object; skipped")
                     .with_kind("not-an-object"),
             );
-            continue;
+            return;
         };
+        let main = &mut self.main;
         let is_summary_for_main =
             obj.get("isCompactSummary") == Some(&Value::Bool(true)) && main.pending.is_some();
-        let sidechain = split_sidechains
+        let sidechain = self.split_sidechains
             && !is_summary_for_main
             && obj.get("isSidechain") == Some(&Value::Bool(true));
         if !sidechain {
+            if let Some(g) = self.active.take() {
+                self.groups[g].builder.park();
+            }
+            let main = &mut self.main;
+            let before = main.builder.len();
             main.line(path, n, obj);
-            continue;
+            if main.builder.len() > before && main.builder.records.last().is_some_and(restarts_here)
+            {
+                self.last_restart = Some((n, offset));
+            }
+            return;
         }
         // Sidechain line in a session file: follow parentUuid to its chain's root.
         let uuid = obj.get("uuid").and_then(Value::as_str).map(str::to_owned);
         let parent = obj.get("parentUuid").and_then(Value::as_str);
-        let g = match parent.and_then(|p| group_of_uuid.get(p)) {
+        let g = match parent.and_then(|p| self.group_of_uuid.get(p)) {
             Some(&g) => g,
             None => {
-                groups.push(Stream {
+                let mut stream = Stream {
                     root_uuid: uuid.clone().or_else(|| Some(format!("line{n}"))),
                     ..Stream::default()
-                });
-                groups.len() - 1
+                };
+                if let Some(spill) = self.spill.as_mut() {
+                    if self.shared.is_none() {
+                        match (spill.shared)() {
+                            Ok(f) => self.shared = Some(Rc::new(RefCell::new(f))),
+                            Err(e) => {
+                                self.error.get_or_insert(e);
+                            }
+                        }
+                    }
+                    if let Some(shared) = &self.shared {
+                        stream.builder = Builder::spilling(Spill::new(Rc::clone(shared)));
+                    }
+                }
+                self.groups.push(stream);
+                self.groups.len() - 1
             }
         };
         if let Some(u) = uuid {
-            group_of_uuid.insert(u, g);
+            self.group_of_uuid.insert(u, g);
         }
-        main.report.lines += 1;
-        main.report.skip(MOVED_TO_SUBAGENT);
-        groups[g].line(path, n, obj);
+        self.main.report.lines += 1;
+        self.main.report.skip(MOVED_TO_SUBAGENT);
+        if self.active != Some(g) {
+            if let Some(other) = self.active.take() {
+                self.groups[other].builder.park();
+            }
+            self.groups[g].builder.unpark();
+            self.active = Some(g);
+        }
+        self.groups[g].line(path, n, obj);
     }
 
-    let main_id = match &role {
-        FileRole::Main => {
-            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-            sanitize_id(stem, "session")
-        }
-        FileRole::Agent {
-            agent_id,
-            parent_from_dir,
-        } => {
-            let parent = parent_from_dir.clone().or_else(|| {
+    /// The sessions: the main one first, then one per sidechain, each with its spill when
+    /// spilling. `titles`: the titles scanned from all lines beforehand (in memory), else
+    /// those gathered line by line (a summary whose `leafUuid` names an earlier line is checked
+    /// by reading the file again up to it).
+    pub(crate) fn finish(
+        mut self,
+        titles: Option<Titles>,
+    ) -> Vec<(ImportedSession, Option<Spill>)> {
+        let path = self.path.clone();
+        let path = path.as_path();
+        let mut main = std::mem::take(&mut self.main);
+        let mut reader = std::mem::take(&mut self.reader_diagnostics);
+        reader.append(&mut main.report.diagnostics);
+        main.report.diagnostics = reader;
+        let main_id = match &self.role {
+            FileRole::Main => {
+                let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+                sanitize_id(stem, "session")
+            }
+            FileRole::Agent {
+                agent_id,
+                parent_from_dir,
+            } => {
+                let parent = parent_from_dir.clone().or_else(|| {
+                    main.session_id
+                        .as_deref()
+                        .map(|s| sanitize_id(s, "session"))
+                });
+                match parent {
+                    Some(p) => sanitize_id(&format!("{p}.agent-{agent_id}"), "agent"),
+                    None => sanitize_id(&format!("agent-{agent_id}"), "agent"),
+                }
+            }
+        };
+        let parent_id = match &self.role {
+            FileRole::Main => None,
+            FileRole::Agent {
+                parent_from_dir, ..
+            } => parent_from_dir.clone().or_else(|| {
                 main.session_id
                     .as_deref()
                     .map(|s| sanitize_id(s, "session"))
-            });
-            match parent {
-                Some(p) => sanitize_id(&format!("{p}.agent-{agent_id}"), "agent"),
-                None => sanitize_id(&format!("agent-{agent_id}"), "agent"),
-            }
-        }
-    };
-    let parent_id = match &role {
-        FileRole::Main => None,
-        FileRole::Agent {
-            parent_from_dir, ..
-        } => parent_from_dir.clone().or_else(|| {
-            main.session_id
-                .as_deref()
-                .map(|s| sanitize_id(s, "session"))
-        }),
-    };
-    let main_title = match &role {
-        FileRole::Main => titles.best(),
-        FileRole::Agent { .. } => agent_meta_title(path, &mut main.report, &main_id),
-    };
-    let task_titles = task_descriptions(&main.builder.records);
-
-    let mut out = Vec::with_capacity(1 + groups.len());
-    out.push(main.finish(path, main_id.clone(), parent_id, main_title));
-    let mut used: HashSet<String> = HashSet::from([main_id.clone()]);
-    for group in groups {
-        let base = match (&group.agent_id, &group.root_uuid) {
-            (Some(a), _) => format!("{main_id}.agent-{a}"),
-            (None, Some(root)) => format!("{main_id}.sidechain-{root}"),
-            (None, None) => format!("{main_id}.sidechain"),
+            }),
         };
-        let mut id = sanitize_id(&base, "sidechain");
-        let mut k = 2;
-        while used.contains(&id) {
-            // Sanitised whole: a long base cut to the id limit keeps room for the suffix.
-            id = sanitize_id(&format!("{base}-{k}"), "sidechain");
-            k += 1;
+        let main_title = match &self.role {
+            FileRole::Main => match titles {
+                Some(t) => t.best(),
+                None => self.titles.best(path),
+            },
+            FileRole::Agent { .. } => agent_meta_title(path, &mut main.report, &main_id),
+        };
+        main.flush_boundary(None);
+        let main_spill = main.builder.finish_spill();
+        let task_titles = match &main_spill {
+            Some(spill) => spill.tally.tasks.clone(),
+            None => task_descriptions(&main.builder.records),
+        };
+
+        let mut out = Vec::with_capacity(1 + self.groups.len());
+        out.push((
+            main.finish(path, main_id.clone(), parent_id, main_title),
+            main_spill,
+        ));
+        let mut used: HashSet<String> = HashSet::from([main_id.clone()]);
+        for mut group in std::mem::take(&mut self.groups) {
+            let base = match (&group.agent_id, &group.root_uuid) {
+                (Some(a), _) => format!("{main_id}.agent-{a}"),
+                (None, Some(root)) => format!("{main_id}.sidechain-{root}"),
+                (None, None) => format!("{main_id}.sidechain"),
+            };
+            let mut id = sanitize_id(&base, "sidechain");
+            let mut k = 2;
+            while used.contains(&id) {
+                // Sanitised whole: a long base cut to the id limit keeps room for the suffix.
+                id = sanitize_id(&format!("{base}-{k}"), "sidechain");
+                k += 1;
+            }
+            used.insert(id.clone());
+            group.builder.unpark();
+            let title = group
+                .first_prompt
+                .as_ref()
+                .and_then(|p| task_titles.get(&task_key(p)).cloned());
+            group.flush_boundary(None);
+            let spill = group.builder.finish_spill();
+            out.push((group.finish(path, id, Some(main_id.clone()), title), spill));
         }
-        used.insert(id.clone());
-        let title = group
-            .first_prompt
-            .as_ref()
-            .and_then(|p| task_titles.get(p.trim()).cloned());
-        out.push(group.finish(path, id, Some(main_id.clone()), title));
+        out
     }
-    out
+}
+
+/// `true` for a record an incremental re-import may restart at (see `ingest::sync_cut`).
+fn restarts_here(r: &SessionRecord) -> bool {
+    match (r.record_type, &r.message) {
+        (RecordType::Assistant, Some(m)) => m.metadata.contains_key("source_line"),
+        (RecordType::User, Some(m)) => {
+            !m.is_tool_result_only() && m.metadata.contains_key("source_line")
+        }
+        _ => false,
+    }
 }
 
 impl Stream {
@@ -380,16 +524,6 @@ impl Stream {
         head: &str,
         tail: &str,
     ) -> Vec<Message> {
-        let since = self
-            .builder
-            .records
-            .iter()
-            .rposition(|r| r.message.is_none())
-            .map_or(0, |i| i + 1);
-        let messages: Vec<&Message> = self.builder.records[since..]
-            .iter()
-            .filter_map(|r| r.message.as_ref())
-            .collect();
         let has = |m: &Message, id: &str| {
             m.metadata.get("uuid").and_then(Value::as_str) == Some(id)
                 || m.metadata
@@ -397,14 +531,64 @@ impl Stream {
                     .and_then(Value::as_array)
                     .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(id)))
         };
-        let Some(end) = messages.iter().rposition(|m| has(m, tail)) else {
+        // One pass over the messages since the last boundary (read back when spilled): the
+        // last one holding `tail`, and the last one holding `head` at or before it.
+        let mut messages: Vec<usize> = Vec::new();
+        let mut last_head: Option<usize> = None;
+        let mut segment: Option<(Option<usize>, usize)> = None;
+        for k in self.builder.since_last_boundary()..self.builder.len() {
+            let record = match self.builder.get(k) {
+                Ok(r) => r,
+                Err(e) => {
+                    self.builder.fail(e);
+                    return Vec::new();
+                }
+            };
+            let Some(m) = &record.message else { continue };
+            let at = messages.len();
+            messages.push(k);
+            if has(m, head) {
+                last_head = Some(at);
+            }
+            if has(m, tail) {
+                segment = Some((last_head, at));
+            }
+        }
+        let Some((Some(start), end)) = segment else {
             return Vec::new();
         };
-        let Some(start) = messages[..=end].iter().rposition(|m| has(m, head)) else {
-            return Vec::new();
+        let picked = &messages[start..=end];
+        let message_at = |k: usize| -> std::io::Result<Message> {
+            let record = self.builder.get(k)?;
+            Ok(record.message.clone().unwrap_or_else(|| Message::user("")))
         };
-        let kept: Vec<Message> = messages[start..=end].iter().map(|m| (*m).clone()).collect();
-        super::build::cap_kept(kept, path, line, &mut self.report.diagnostics)
+        let mut failed = None;
+        let drop = super::build::cap_start(
+            picked.len(),
+            |i| match message_at(picked[i]) {
+                Ok(m) => super::build::json_len(&m),
+                Err(e) => {
+                    failed.get_or_insert(e);
+                    0
+                }
+            },
+            path,
+            line,
+            &mut self.report.diagnostics,
+        );
+        let mut kept = Vec::with_capacity(picked.len() - drop);
+        for &k in &picked[drop..] {
+            match message_at(k) {
+                Ok(m) => kept.push(m),
+                Err(e) => {
+                    failed.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(e) = failed {
+            self.builder.fail(e);
+        }
+        kept
     }
 
     fn finish(
@@ -476,7 +660,7 @@ fn boundary_from(
 /// whose `leafUuid` is a message of this file (summaries at the head of a file often describe
 /// other sessions and are ignored).
 #[derive(Default)]
-struct Titles {
+pub(crate) struct Titles {
     custom: Option<String>,
     ai: Option<String>,
     summary: Option<String>,
@@ -513,6 +697,74 @@ impl Titles {
     }
 }
 
+/// [`Titles`] gathered one line at a time: a `summary` line counts when its `leafUuid` is the
+/// `uuid` of any line of the file. Uuids of later lines are matched as they come; for the
+/// summary that would be chosen, earlier lines are checked by reading the file again before
+/// it ([`super::uuids_present`]), which only summaries of other sessions (or none) need.
+#[derive(Default)]
+struct TitleScan {
+    custom: Option<String>,
+    ai: Option<String>,
+    /// Summary lines with a `leafUuid`: leaf, title, byte offset of the line, matched.
+    summaries: Vec<(String, Option<String>, u64, bool)>,
+    by_leaf: HashMap<String, Vec<usize>>,
+}
+
+impl TitleScan {
+    fn see(&mut self, v: &Value, offset: u64) {
+        let s = |k: &str| v.get(k).and_then(Value::as_str).and_then(shorten_title);
+        match v.get("type").and_then(Value::as_str) {
+            Some("custom-title") => self.custom = s("customTitle").or(self.custom.take()),
+            Some("ai-title") => self.ai = s("aiTitle").or(self.ai.take()),
+            Some("summary") => {
+                if let Some(leaf) = v.get("leafUuid").and_then(Value::as_str) {
+                    self.by_leaf
+                        .entry(leaf.to_owned())
+                        .or_default()
+                        .push(self.summaries.len());
+                    self.summaries
+                        .push((leaf.to_owned(), s("summary"), offset, false));
+                }
+            }
+            _ => {}
+        }
+        if let Some(u) = v.get("uuid").and_then(Value::as_str)
+            && let Some(found) = self.by_leaf.get(u)
+        {
+            for &i in found {
+                self.summaries[i].3 = true;
+            }
+        }
+    }
+
+    fn best(self, path: &Path) -> Option<String> {
+        if let Some(t) = self.custom.or(self.ai) {
+            return Some(t);
+        }
+        // The last summary with a title whose leaf is in the file; those not matched by a
+        // later line may be matched by an earlier one.
+        let candidates: Vec<&(String, Option<String>, u64, bool)> = self
+            .summaries
+            .iter()
+            .rev()
+            .filter(|c| c.1.is_some())
+            .collect();
+        let unsure: Vec<&(String, Option<String>, u64, bool)> =
+            candidates.iter().take_while(|c| !c.3).copied().collect();
+        let found = if unsure.is_empty() {
+            HashSet::new()
+        } else {
+            let leaves: HashSet<String> = unsure.iter().map(|c| c.0.clone()).collect();
+            let end = unsure.iter().map(|c| c.2).max().unwrap_or(0);
+            super::uuids_present(path, &leaves, end)
+        };
+        candidates
+            .into_iter()
+            .find(|c| c.3 || found.contains(&c.0))
+            .and_then(|c| c.1.clone())
+    }
+}
+
 /// A subagent file's title from its `.meta.json` sidecar (`description`, else `agentType`).
 fn agent_meta_title(path: &Path, report: &mut ImportReport, id: &str) -> Option<String> {
     let sidecar = path.with_extension("meta.json");
@@ -535,7 +787,7 @@ fn agent_meta_title(path: &Path, report: &mut ImportReport, id: &str) -> Option<
 
 /// `Task`/`Agent` tool calls of the main session: prompt → description, to title the inline
 /// sidechain that ran the prompt.
-fn task_descriptions(records: &[SessionRecord]) -> HashMap<String, String> {
+fn task_descriptions(records: &[SessionRecord]) -> HashMap<[u8; 32], String> {
     let mut out = HashMap::new();
     for m in records.iter().filter_map(|r| r.message.as_ref()) {
         for block in &m.content {
@@ -545,7 +797,7 @@ fn task_descriptions(records: &[SessionRecord]) -> HashMap<String, String> {
                 && let Some(desc) = input.get("description").and_then(Value::as_str)
                 && let Some(title) = shorten_title(desc)
             {
-                out.entry(prompt.trim().to_owned()).or_insert(title);
+                out.entry(task_key(prompt)).or_insert(title);
             }
         }
     }

@@ -33,6 +33,7 @@ use crate::jsonl::{JsonLine, JsonlEvent, JsonlReader};
 use crate::record::SessionRecord;
 
 pub use build::IMPORTED_KEEP_MAX_BYTES;
+pub(crate) use build::{Spill, SpillFile};
 pub use discover::discover;
 
 /// The transcript formats mewmem can import.
@@ -159,8 +160,10 @@ impl ImportedSession {
 /// How many non-blank lines [`detect_format`] looks at.
 const SNIFF_LINES: usize = 16;
 
-/// The largest transcript read, in bytes (256 MiB; the largest real sessions are tens of MB).
-pub const MAX_TRANSCRIPT_BYTES: u64 = 256 << 20;
+/// The largest transcript read, in bytes (64 GiB: no real transcript comes near it). A session
+/// is converted as it is read when it goes into a store (`crate::ingest`), so memory does not
+/// grow with the file; [`import_file`], which returns the records in memory, holds them all.
+pub const MAX_TRANSCRIPT_BYTES: u64 = 64 << 30;
 
 /// Opens a transcript for reading after the checks every file argument passes: it must be a
 /// regular file (symlinks followed; checked before and after opening), it is opened
@@ -427,15 +430,292 @@ fn read_all_hashed(path: &Path) -> Result<(String, Vec<JsonLine>, Vec<Diagnostic
     Ok((sha, values, diagnostics))
 }
 
-/// [`import_file_indexed`] from one read of the file that also hashes it: the SHA-256 (hex)
-/// of the file's bytes, the sessions and the line index.
-pub(crate) fn import_file_hashed(
+/// A session converted as it was read: its records are in a spill file (see
+/// [`build::Spill`]), not in [`ImportedSession::records`] (empty).
+pub(crate) struct SpilledSession {
+    /// Everything but the records.
+    pub session: ImportedSession,
+    /// The records, written out (the main session's in a file of their own, named, in the
+    /// directory the caller chose; sidechains' in a shared unnamed file).
+    pub spill: build::Spill,
+}
+
+/// What [`import_file_streaming`] produced.
+pub(crate) enum FileImport {
+    /// Converted in memory (a small file, or not a Claude Code transcript).
+    Memory(Vec<ImportedSession>),
+    /// Converted as read; the line index holds the line an incremental re-import restarts at.
+    Spilled(Vec<SpilledSession>),
+}
+
+/// [`import_file_hashed`], converting a Claude Code transcript of at least `min_bytes` as it
+/// is read: each session's records are written out as they settle (the main session's to a
+/// new file at `tmp_name()`, sidechains' to an unnamed file beside it), so memory is bounded by
+/// the largest turn, not the file. The output is the same, record for record and byte for
+/// byte, as the conversion in memory. Returns the SHA-256 (hex) of the file's bytes (one read).
+///
+/// Errors: those of [`import_file_hashed`]; [`Error::Io`] when a spill file cannot be
+/// written or read back (the spill files are removed).
+pub(crate) fn import_file_streaming(
     path: &Path,
-) -> Result<(String, (Vec<ImportedSession>, LineIndex))> {
-    let (sha, values, diagnostics) = read_all_hashed(path)?;
+    min_bytes: u64,
+    tmp_name: &dyn Fn() -> std::io::Result<PathBuf>,
+) -> Result<(String, FileImport, LineIndex)> {
+    match stream_or_memory(path, min_bytes, tmp_name) {
+        Err(e) if is_not_exact(&e) => stream_or_memory(path, u64::MAX, tmp_name),
+        other => other,
+    }
+}
+
+/// `true` for the error of a spilled record that did not read back as itself: the caller
+/// converts the file in memory instead (the output must not depend on a JSON round trip).
+pub(crate) fn is_not_exact(e: &Error) -> bool {
+    matches!(e, Error::Io { source, .. } if build::is_not_exact(source))
+}
+
+fn stream_or_memory(
+    path: &Path,
+    min_bytes: u64,
+    tmp_name: &dyn Fn() -> std::io::Result<PathBuf>,
+) -> Result<(String, FileImport, LineIndex)> {
+    let file = open_transcript(path)?;
+    let size = file
+        .metadata()
+        .map_err(|e| Error::io("cannot read", path, e))?
+        .len();
+    let hashing = HashingReader {
+        inner: file,
+        hasher: <sha2::Sha256 as sha2::Digest>::new(),
+    };
+    let mut reader = BufReader::with_capacity(1 << 16, hashing);
+    let mut values = Vec::new();
+    let mut diagnostics = Vec::new();
+    let read_error = |d: &Diagnostic| {
+        (d.kind == Some("read-error")).then(|| {
+            Error::io(
+                "cannot read",
+                path,
+                std::io::Error::other(d.message.clone()),
+            )
+        })
+    };
+    let mut events = JsonlReader::new(&mut reader, path);
+    // The lines the format is told from (as `classify` sees them in a whole read).
+    while values.len() < SNIFF_LINES {
+        match events.next() {
+            Some(JsonlEvent::Value(v)) => values.push(v),
+            Some(JsonlEvent::Diagnostic(d)) => {
+                if let Some(e) = read_error(&d) {
+                    return Err(e);
+                }
+                diagnostics.push(d);
+            }
+            None => break,
+        }
+    }
     let format = classify(path, &values, &diagnostics)?;
-    let index = LineIndex::of(&values);
-    Ok((sha, (convert(path, format, values, diagnostics), index)))
+    let spill_dir = if format == SourceFormat::ClaudeCode && size >= min_bytes {
+        Some(tmp_name().map_err(|e| Error::io("cannot create", path, e))?)
+    } else {
+        None
+    };
+    let Some(main_path) = spill_dir else {
+        for event in events {
+            match event {
+                JsonlEvent::Value(v) => values.push(v),
+                JsonlEvent::Diagnostic(d) => {
+                    if let Some(e) = read_error(&d) {
+                        return Err(e);
+                    }
+                    diagnostics.push(d);
+                }
+            }
+        }
+        let sha = finish_hash(reader, path)?;
+        let index = LineIndex::of(&values);
+        return Ok((
+            sha,
+            FileImport::Memory(convert(path, format, values, diagnostics)),
+            index,
+        ));
+    };
+    let create = |p: &Path| -> std::io::Result<build::SpillFile> {
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(p)?;
+        build::SpillFile::new(f, Some(p.to_owned()))
+    };
+    let main = create(&main_path).map_err(|e| Error::io("cannot create", &main_path, e))?;
+    let dir = main_path
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_owned);
+    let spill = claude::SpillTo {
+        main: std::rc::Rc::new(std::cell::RefCell::new(main)),
+        shared: Box::new(move || build::SpillFile::new(tempfile::tempfile_in(&dir)?, None)),
+    };
+    let mut conv = claude::Converter::new(path, Some(spill));
+    conv.reader_diagnostics = diagnostics;
+    for v in values {
+        conv.line(v);
+    }
+    for event in events {
+        match event {
+            JsonlEvent::Value(v) => conv.line(v),
+            JsonlEvent::Diagnostic(d) => {
+                if let Some(e) = read_error(&d) {
+                    return Err(e);
+                }
+                conv.reader_diagnostics.push(d);
+            }
+        }
+    }
+    let spill_error = |e: std::io::Error| Error::io("cannot write a temporary file for", path, e);
+    if let Some(e) = conv.take_error() {
+        return Err(spill_error(e));
+    }
+    let restart = conv.last_restart;
+    let sha = finish_hash(reader, path)?;
+    let mut out = Vec::new();
+    for (mut session, spill) in conv.finish(None) {
+        let Some(spill) = spill else {
+            return Err(spill_error(std::io::Error::other(
+                "a session was not spilled",
+            )));
+        };
+        if spill.not_exact {
+            return Err(spill_error(std::io::Error::other(build::NotExact)));
+        }
+        let fresh = || -> std::io::Result<build::Spill> {
+            let p = tmp_name()?;
+            let file = create(&p)?;
+            Ok(build::Spill::new(std::rc::Rc::new(
+                std::cell::RefCell::new(file),
+            )))
+        };
+        let (spill, _old) =
+            build::finish_spilled(&mut session, spill, fresh).map_err(spill_error)?;
+        if let Some(e) = spill.error() {
+            return Err(spill_error(std::io::Error::other(e.to_owned())));
+        }
+        out.push(SpilledSession { session, spill });
+    }
+    let index = LineIndex(restart.into_iter().collect());
+    Ok((sha, FileImport::Spilled(out), index))
+}
+
+/// The conversion [`crate::ingest`] runs on large Claude Code transcripts (each session's
+/// records written to spill files in `dir` as they settle, memory bounded by the largest turn),
+/// with the records read back into memory: for tests and fuzzing, which compare it with
+/// [`import_file`] (the output must be the same, byte for byte). Other formats are converted in
+/// memory, as [`import_file`] does. The spill files are removed before it returns.
+///
+/// Errors: those of [`import_file`]; [`Error::Io`] when a spill file in `dir` cannot be
+/// written or read back.
+pub fn import_file_spilled(path: &Path, dir: &Path) -> Result<Vec<ImportedSession>> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let tmp_name = || -> std::io::Result<PathBuf> {
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(dir.join(format!(".spill.{}.{n}.tmp", std::process::id())))
+    };
+    let (_, imported, _) = import_file_streaming(path, 0, &tmp_name)?;
+    let read_back = match imported {
+        FileImport::Memory(sessions) => return Ok(sessions),
+        FileImport::Spilled(spilled) => spilled
+            .into_iter()
+            .map(|SpilledSession { mut session, spill }| {
+                session.records = (0..spill.len())
+                    .map(|i| spill.read(i))
+                    .collect::<std::io::Result<Vec<SessionRecord>>>()
+                    .map_err(|e| Error::io("cannot read back the records of", path, e))?;
+                Ok(session)
+            })
+            .collect::<Result<Vec<ImportedSession>>>(),
+    };
+    // As `ingest` does: a record that does not read back as itself means a conversion in memory.
+    match read_back {
+        Err(e) if is_not_exact(&e) => import_file(path),
+        other => other,
+    }
+}
+
+/// Reads what the JSONL reader left unread into the hash and returns the SHA-256 (hex).
+fn finish_hash<R: Read>(mut reader: BufReader<HashingReader<R>>, path: &Path) -> Result<String> {
+    // Whatever the reader left unread (nothing, normally) still belongs to the hash.
+    std::io::copy(&mut reader, &mut std::io::sink())
+        .map_err(|e| Error::io("cannot read", path, e))?;
+    let digest = sha2::Digest::finalize(reader.into_inner().hasher);
+    Ok(digest.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Which of `leaves` are the `uuid` of a JSON value on a line starting before byte `end` of
+/// `path` (for [`claude`]'s titles: a summary names its conversation's last message by uuid).
+/// Only lines holding one of the leaves' text, or a `\u` escape, are parsed. An unreadable
+/// file finds nothing.
+pub(crate) fn uuids_present(
+    path: &Path,
+    leaves: &std::collections::HashSet<String>,
+    end: u64,
+) -> std::collections::HashSet<String> {
+    let mut found = std::collections::HashSet::new();
+    let Ok(file) = open_transcript(path) else {
+        return found;
+    };
+    let finders: Vec<memchr::memmem::Finder<'_>> = leaves
+        .iter()
+        .map(|l| memchr::memmem::Finder::new(l.as_bytes()))
+        .collect();
+    let escapes = [
+        memchr::memmem::Finder::new(b"\\u"),
+        memchr::memmem::Finder::new(b"\\/"),
+    ];
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    let mut line = Vec::new();
+    let mut offset = 0u64;
+    while offset < end {
+        line.clear();
+        let limit = crate::jsonl::MAX_LINE_BYTES as u64 + 1;
+        let n = match (&mut reader).take(limit).read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let start = offset;
+        offset += n as u64;
+        if line.last() != Some(&b'\n') && n as u64 == limit {
+            // An over-long line: the reader skips it; so does this.
+            let mut skip = Vec::new();
+            loop {
+                skip.clear();
+                match (&mut reader).take(1 << 20).read_until(b'\n', &mut skip) {
+                    Ok(0) | Err(_) => break,
+                    Ok(k) => {
+                        offset += k as u64;
+                        if skip.last() == Some(&b'\n') {
+                            break;
+                        }
+                    }
+                }
+            }
+            continue;
+        }
+        if !finders
+            .iter()
+            .chain(&escapes)
+            .any(|f| f.find(&line).is_some())
+        {
+            continue;
+        }
+        for event in JsonlReader::starting_at(&line[..], path, 1, start) {
+            if let JsonlEvent::Value(v) = event
+                && let Some(u) = v.value.get("uuid").and_then(Value::as_str)
+                && leaves.contains(u)
+            {
+                found.insert(u.to_owned());
+            }
+        }
+    }
+    found
 }
 
 /// The format of one JSON object, when it has a known shape.
