@@ -402,13 +402,65 @@ impl<'de> serde::Deserialize<'de> for PayloadType {
                         let value = access.next_value::<Value>()?;
                         map.insert(key, value);
                     } else {
-                        access.next_value::<serde::de::IgnoredAny>()?;
+                        access.next_value::<Checked>()?;
                     }
                 }
                 Ok(PayloadType(map))
             }
         }
         d.deserialize_map(Payload)
+    }
+}
+
+/// Any JSON value, read and dropped, refused exactly where reading it as a [`Value`] would be
+/// (a number beyond `f64`, nesting past serde_json's recursion limit): unlike
+/// [`serde::de::IgnoredAny`], which serde_json skips without these checks, so a skimmed line
+/// would be read where the whole parse reports it malformed. Builds nothing (borrowed
+/// strings are not copied).
+struct Checked;
+
+impl<'de> serde::Deserialize<'de> for Checked {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Checked;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+            fn visit_unit<E>(self) -> Result<Checked, E> {
+                Ok(Checked)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut access: A,
+            ) -> Result<Checked, A::Error> {
+                while access.next_element::<Checked>()?.is_some() {}
+                Ok(Checked)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut access: A,
+            ) -> Result<Checked, A::Error> {
+                while access.next_entry::<Checked, Checked>()?.is_some() {}
+                Ok(Checked)
+            }
+        }
+        d.deserialize_any(Visit)
     }
 }
 

@@ -616,4 +616,39 @@ mod tests {
             assert_eq!(skimmed, whole, "{path:?}");
         }
     }
+
+    /// Lines that are JSON text but that the whole parse refuses (a number beyond `f64`, a
+    /// payload nested deeper than serde_json's limit) are refused (and reported) the same way
+    /// when their payload is skimmed.
+    #[test]
+    fn skimming_refuses_what_the_whole_parse_refuses() {
+        let path = codex_fixtures().remove(0);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+        for payload in [
+            r#"{"type":"token_count","n":1e400}"#.to_owned(),
+            r#"{"type":"token_count","n":-123456789e999}"#.to_owned(),
+            format!(r#"{{"type":"token_count","info":{deep}}}"#),
+        ] {
+            for ty in codex::SKIMMED_TYPES {
+                bytes.extend_from_slice(
+                    format!(
+                        r#"{{"timestamp":"2025-01-01T00:00:00Z","type":"{ty}","payload":{payload}}}"#
+                    )
+                    .as_bytes(),
+                );
+                bytes.push(b'\n');
+            }
+        }
+        let skimmed = import_bytes(&path, &bytes, None).unwrap();
+        let whole = import_unskimmed(&path, &bytes).unwrap();
+        let errors = |s: &[ImportedSession]| {
+            s.iter()
+                .flat_map(|s| &s.report.diagnostics)
+                .filter(|d| d.severity == crate::Severity::Error)
+                .count()
+        };
+        assert_eq!(errors(&whole), 9, "{:?}", whole[0].report.diagnostics);
+        assert_eq!(skimmed, whole);
+    }
 }
