@@ -575,7 +575,10 @@ impl SessionStore {
     /// other import is running, so no staged file belongs to a running import; a file is
     /// removed only when its name has that exact shape and the process id in it is not this
     /// process and not running (`/proc/{pid}` absent; where there is no `/proc`, only files
-    /// older than an hour). A writer that is alive keeps its (short-lived) meta temporary file.
+    /// older than an hour). A pid not running here may be running in another pid namespace (a
+    /// container sharing the folder), where a writer is replacing a meta: a meta temporary
+    /// file is removed only beside a staged `.jsonl` of the same session and process (an
+    /// import's pair) or when older than an hour.
     ///
     /// Errors: I/O listing the directory; a file that cannot be removed is skipped (logged).
     pub fn remove_stale_tmp(&self, _import_lock: &ImportLock) -> Result<usize> {
@@ -585,27 +588,43 @@ impl SessionStore {
             Err(e) => return Err(Error::io("cannot list", &self.dir, e)),
         };
         let have_proc = Path::new("/proc/self").exists();
-        let mut removed = 0;
+        let old = |entry: &fs::DirEntry| {
+            entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > STALE_TMP_AGE)
+        };
+        let mut candidates = Vec::new();
         for entry in entries {
             let entry = entry.map_err(|e| Error::io("cannot list", &self.dir, e))?;
             let name = entry.file_name();
-            let Some(pid) = name.to_str().and_then(stale_tmp_pid) else {
+            let Some(tmp) = name.to_str().and_then(stale_tmp_name) else {
                 continue;
             };
-            if pid == std::process::id() {
+            if tmp.pid == std::process::id() {
                 continue;
             }
             let dead = if have_proc {
-                !Path::new("/proc").join(pid.to_string()).exists()
+                !Path::new("/proc").join(tmp.pid.to_string()).exists()
             } else {
-                entry
-                    .metadata()
-                    .and_then(|m| m.modified())
-                    .ok()
-                    .and_then(|t| t.elapsed().ok())
-                    .is_some_and(|age| age > Duration::from_secs(3600))
+                old(&entry)
             };
-            if !dead {
+            if dead {
+                candidates.push((entry, tmp));
+            }
+        }
+        // The sessions (and processes) with a staged `.jsonl` left: their metas are staged too.
+        let staged: std::collections::HashSet<(String, u32)> = candidates
+            .iter()
+            .filter(|(_, t)| !t.meta)
+            .map(|(_, t)| (t.id.clone(), t.pid))
+            .collect();
+        let mut removed = 0;
+        for (entry, tmp) in candidates {
+            let pid = tmp.pid;
+            if tmp.meta && !staged.contains(&(tmp.id, pid)) && !old(&entry) {
                 continue;
             }
             match fs::remove_file(entry.path()) {
@@ -1128,7 +1147,9 @@ impl StagedSession {
 
 impl Drop for StagedSession {
     fn drop(&mut self) {
-        for tmp in [self.jsonl_tmp.take(), self.meta_tmp.take()]
+        // The meta first: a kill in between leaves the staged `.jsonl`, which
+        // `remove_stale_tmp` removes at once (a lone meta temporary file only when old).
+        for tmp in [self.meta_tmp.take(), self.jsonl_tmp.take()]
             .into_iter()
             .flatten()
         {
@@ -2140,22 +2161,41 @@ fn unique_tmp(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.{}.{n}.tmp", std::process::id()))
 }
 
-/// The process id in the name of a temporary file [`unique_tmp`] made for a session's
-/// `.jsonl` or `.meta` (`.{id}.jsonl.{pid}.{n}.tmp`), or `None` for any other name.
-fn stale_tmp_pid(name: &str) -> Option<u32> {
+/// Age past which [`SessionStore::remove_stale_tmp`] removes a temporary file whose process
+/// it cannot see.
+const STALE_TMP_AGE: Duration = Duration::from_secs(3600);
+
+/// What the name of a temporary file [`unique_tmp`] made for a session's file says.
+struct TmpName {
+    /// The session id.
+    id: String,
+    /// The process that made it.
+    pid: u32,
+    /// A `.meta` (else a `.jsonl`).
+    meta: bool,
+}
+
+/// The session, process and kind in the name of a temporary file [`unique_tmp`] made for a
+/// session's `.jsonl` or `.meta` (`.{id}.jsonl.{pid}.{n}.tmp`), or `None` for any other name.
+fn stale_tmp_name(name: &str) -> Option<TmpName> {
     let inner = name.strip_prefix('.')?.strip_suffix(".tmp")?;
     let mut parts = inner.rsplitn(3, '.');
     let n = parts.next()?;
     let pid = parts.next()?;
     let file = parts.next()?;
-    let id = file
-        .strip_suffix(".jsonl")
-        .or_else(|| file.strip_suffix(".meta"))?;
+    let (id, meta) = match file.strip_suffix(".jsonl") {
+        Some(id) => (id, false),
+        None => (file.strip_suffix(".meta")?, true),
+    };
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     if !digits(n) || !digits(pid) || validate_id(id).is_err() {
         return None;
     }
-    pid.parse().ok()
+    Some(TmpName {
+        id: id.to_owned(),
+        pid: pid.parse().ok()?,
+        meta,
+    })
 }
 
 /// `true` when `file` is the file `path` names now (same device and inode).

@@ -548,3 +548,48 @@ fn the_import_lock_removes_temporary_files_of_dead_processes_only() {
     // The session itself is untouched.
     assert_eq!(store.meta("s1").unwrap().message_count, 1);
 }
+
+/// A process id that is not running here may be running in another pid namespace (a container
+/// sharing the sessions folder): the meta a live writer there is replacing
+/// (`.{id}.meta.{pid}.{n}.tmp`, renamed a moment later) must not be removed under it. A staged
+/// meta of a killed import comes with its staged `.jsonl` (same id and process) and goes with
+/// it; a lone meta temporary file goes only once it is old.
+#[test]
+fn the_import_lock_keeps_a_fresh_lone_meta_tmp_of_an_unseen_process() {
+    let (_d, store) = store();
+    let mut w = store.open_or_create("s1").unwrap();
+    w.append(&Message::user("hello")).unwrap();
+    drop(w);
+    let dir = store.dir().to_owned();
+    let unseen = 2_147_483_000u32;
+    let fresh_lone = format!(".s1.meta.{unseen}.4.tmp");
+    let old_lone = format!(".s1.meta.{}.4.tmp", unseen + 1);
+    let staged = [
+        format!(".s2.jsonl.{unseen}.7.tmp"),
+        format!(".s2.meta.{unseen}.8.tmp"),
+    ];
+    for name in std::iter::once(&fresh_lone)
+        .chain(std::iter::once(&old_lone))
+        .chain(&staged)
+    {
+        fs::write(dir.join(name), b"{}").unwrap();
+    }
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 3600);
+    fs::File::options()
+        .write(true)
+        .open(dir.join(&old_lone))
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let lock = store.lock_imports().unwrap();
+    assert_eq!(store.remove_stale_tmp(&lock).unwrap(), 3);
+    drop(lock);
+    assert!(
+        dir.join(&fresh_lone).exists(),
+        "a live writer's meta was removed"
+    );
+    assert!(!dir.join(&old_lone).exists(), "an old lone meta was left");
+    for name in &staged {
+        assert!(!dir.join(name).exists(), "{name} was left");
+    }
+}
