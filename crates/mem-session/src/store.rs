@@ -24,7 +24,7 @@ use crate::diagnostic::Diagnostic;
 use crate::error::{Error, Result};
 use crate::jsonl::{JsonlEvent, JsonlReader};
 use crate::meta::SessionMeta;
-use crate::record::{SessionRecord, make_compact_boundary};
+use crate::record::{RecordType, SessionRecord, make_compact_boundary};
 
 /// Sub-directory of `<project>/.mewcode/` holding the sessions.
 pub const SESSIONS_DIR: &str = "sessions";
@@ -419,9 +419,7 @@ impl SessionStore {
             // tokens are counted only from the last boundary (nothing before it is replayed).
             let mut take_created = from == 0;
             let count_from = if from == 0 && count {
-                find_last_boundary(file, len)
-                    .map_err(|e| Error::io("cannot read", &path, e))?
-                    .unwrap_or(0)
+                find_last_reset(file, &path, len)?.unwrap_or(0)
             } else {
                 0
             };
@@ -484,8 +482,7 @@ impl SessionStore {
         };
         let path = self.jsonl_path(&meta.id);
         let end = meta.jsonl_bytes;
-        let boundary =
-            find_last_boundary(file, end).map_err(|e| Error::io("cannot read", &path, e))?;
+        let boundary = find_last_reset(file, &path, end)?;
         let (start, mut counted) = match boundary {
             Some(b) if b >= pending => (b, 0),
             _ => (pending.min(end), meta.token_count),
@@ -1831,6 +1828,48 @@ const SCAN_CHUNK: u64 = 1 << 20;
 /// (plus one chunk at most).
 pub(crate) fn find_last_boundary(file: &File, end: u64) -> std::io::Result<Option<u64>> {
     find_last_boundary_kept(file, end, 0).map(|(start, _)| start)
+}
+
+/// [`find_last_boundary`], when the line found is a record that resets the token count (a valid
+/// boundary, compression marker or rollback): `None` when there is none, or when that line only
+/// looks like one (a boundary torn by a kill, then appended after on a fresh line, is a damaged
+/// line, not a reset). Token counting starts there; on `None` the caller counts from further
+/// back, where reading the records in order applies every real reset.
+///
+/// Errors: I/O naming `path`.
+fn find_last_reset(file: &File, path: &Path, end: u64) -> Result<Option<u64>> {
+    let Some(at) = find_last_boundary(file, end).map_err(|e| Error::io("cannot read", path, e))?
+    else {
+        return Ok(None);
+    };
+    // The caller may be reading `file` already: its position is put back.
+    let mut reader = file;
+    let position = reader
+        .stream_position()
+        .map_err(|e| Error::io("cannot read", path, e))?;
+    reader
+        .seek(SeekFrom::Start(at))
+        .map_err(|e| Error::io("cannot read", path, e))?;
+    let first = JsonlReader::starting_at(BufReader::new(reader.take(end - at)), path, 1, at).next();
+    reader
+        .seek(SeekFrom::Start(position))
+        .map_err(|e| Error::io("cannot read", path, e))?;
+    let resets = match first {
+        Some(JsonlEvent::Value(line)) if line.offset == at => {
+            serde_json::from_value::<SessionRecord>(line.value).is_ok_and(|r| {
+                r.check().is_ok()
+                    && match r.record_type {
+                        RecordType::CompactBoundary | RecordType::Compression => {
+                            crate::record::parse_compact_boundary(&r).is_some()
+                        }
+                        RecordType::Rollback => crate::record::parse_rollback(&r).is_some(),
+                        _ => false,
+                    }
+            })
+        }
+        _ => false,
+    };
+    Ok(resets.then_some(at))
 }
 
 /// The most bytes [`find_last_boundary_kept`] keeps of what it read (64 MiB): a longer tail is

@@ -593,3 +593,49 @@ fn the_import_lock_keeps_a_fresh_lone_meta_tmp_of_an_unseen_process() {
         assert!(!dir.join(name).exists(), "{name} was left");
     }
 }
+
+/// A boundary line torn by a kill (the rest of the session appended after it on a fresh line)
+/// is not a boundary: resume replays every message, and the deferred token count, completed by
+/// a reader, counts every one of them too, not only those after the torn line.
+#[test]
+fn a_torn_boundary_line_does_not_reset_the_deferred_token_count() {
+    let (_d, store) = store();
+    let mut w = store.open_or_create("s1").unwrap();
+    w.append(&Message::user("first question about the build"))
+        .unwrap();
+    w.append(&Message::assistant(
+        "a first answer, rather long, about the build",
+    ))
+    .unwrap();
+    w.flush_meta().unwrap();
+    drop(w);
+    // A compaction boundary cut short by a kill.
+    let mut f = fs::OpenOptions::new()
+        .append(true)
+        .open(store.jsonl_path("s1"))
+        .unwrap();
+    f.write_all(
+        br#"{"type":"compact_boundary","timestamp":"2026-01-01T00:00:00Z","summary":"the bu"#,
+    )
+    .unwrap();
+    drop(f);
+    let mut w = store.open("s1").unwrap();
+    w.append(&Message::user("second question")).unwrap();
+    w.flush_meta().unwrap();
+    drop(w);
+
+    let resumed = store.resume("s1").unwrap();
+    assert_eq!(resumed.messages.len(), 3);
+    let counter = mem_core::TokenCounter::default();
+    let exact: usize = resumed
+        .messages
+        .iter()
+        .map(|m| counter.count_message(m))
+        .sum();
+    assert_eq!(resumed.meta.token_count, exact);
+    assert_eq!(store.meta("s1").unwrap().token_count, exact);
+    // A rebuild from the records says the same.
+    fs::remove_file(store.meta_path("s1")).unwrap();
+    let rebuilt = store.meta("s1").unwrap();
+    assert_eq!(rebuilt.token_count, exact, "{rebuilt:?}");
+}
