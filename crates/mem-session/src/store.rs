@@ -943,7 +943,7 @@ impl SessionStore {
     /// and the `.meta` are written under temporary names beside their final ones
     /// (`.{name}.{pid}.{n}.tmp`); the `.jsonl` is synced once (`fsync`, by
     /// [`StagedSession::sync`] or at the latest by the commit), the `.meta` (a cache) only with
-    /// [`Durability::Sync`]; the new `.jsonl` is locked
+    /// [`Durability::Sync`] or by a commit that replaces a session; the new `.jsonl` is locked
     /// (exclusive `flock`) until [`SessionStore::commit_staged`] renames both into place.
     /// Importers stage sessions on their worker threads, so the syncs run in parallel and off
     /// the ordered commit path. Dropping a [`StagedSession`] without committing it removes
@@ -1018,6 +1018,17 @@ impl SessionStore {
             {
                 let _ = old.unlock();
                 return Err(e);
+            }
+            // Replacing: the new meta must be on the disk before its name is. A power cut that
+            // keeps its rename but not the `.jsonl`'s would else leave the old records beside a
+            // lost meta, rebuilt without provenance: a session the next import of its source
+            // refuses (`IdTaken`; putting a lost meta back needs the very records it writes).
+            if self.options.durability != Durability::Sync
+                && let Some(tmp) = &staged.meta_tmp
+                && let Err(e) = File::open(tmp).and_then(|f| f.sync_all())
+            {
+                let _ = old.unlock();
+                return Err(Error::io("cannot sync", tmp, e));
             }
             WriteOutcome::Replaced
         } else {
