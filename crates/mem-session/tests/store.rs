@@ -639,3 +639,56 @@ fn a_torn_boundary_line_does_not_reset_the_deferred_token_count() {
     let rebuilt = store.meta("s1").unwrap();
     assert_eq!(rebuilt.token_count, exact, "{rebuilt:?}");
 }
+
+/// Two writers appending in turn (messages, a boundary), each completing its own count or
+/// flushing its lazy meta, and readers completing the count in between: every count read is the
+/// count of what resume replays, and the same as a rebuild from the records.
+#[test]
+fn deferred_counts_stay_exact_across_two_writers_and_completing_readers() {
+    let (_d, store) = store();
+    let counter = mem_core::TokenCounter::default();
+    let exact = |store: &SessionStore| -> usize {
+        store
+            .resume("s1")
+            .unwrap()
+            .messages
+            .iter()
+            .map(|m| counter.count_message(m))
+            .sum()
+    };
+    let mut w1 = store.open_or_create("s1").unwrap();
+    w1.append(&Message::user("the first question, about the parser"))
+        .unwrap();
+    w1.append(&Message::assistant("an answer about the parser"))
+        .unwrap();
+    w1.flush_meta().unwrap();
+    let mut w2 = store.open("s1").unwrap();
+    w2.append(&Message::user("a second question from another writer"))
+        .unwrap();
+    assert_eq!(store.meta("s1").unwrap().token_count, exact(&store));
+    w1.append(&Message::assistant("w1 answers the second question"))
+        .unwrap();
+    let completed = w1.complete_meta().unwrap().token_count;
+    assert_eq!(completed, exact(&store));
+    w2.append_compact_boundary(
+        "they discussed the parser",
+        vec![Message::user("kept: the second question")],
+    )
+    .unwrap();
+    assert_eq!(store.meta("s1").unwrap().token_count, exact(&store));
+    // w1's meta is behind (w2 appended): its flush must not write it.
+    w1.flush_meta().unwrap();
+    assert_eq!(store.meta("s1").unwrap().token_count, exact(&store));
+    w1.append(&Message::user("after the boundary")).unwrap();
+    w1.flush_meta().unwrap();
+    w2.append(&Message::assistant("w2 again")).unwrap();
+    w2.flush_meta().unwrap();
+    let want = exact(&store);
+    let read = store.meta("s1").unwrap();
+    assert_eq!(read.token_count, want);
+    assert_eq!(read.tokens_pending_from, None);
+    assert_eq!(w2.complete_meta().unwrap().token_count, want);
+    drop((w1, w2));
+    fs::remove_file(store.meta_path("s1")).unwrap();
+    assert_eq!(store.meta("s1").unwrap().token_count, want);
+}
