@@ -1091,10 +1091,16 @@ impl SessionStore {
             {
                 return Ok(None);
             }
-            let mut bytes = vec![0u8; prepared.bytes.len()];
-            read_at(&file, &mut bytes, 0).map_err(|e| Error::io("cannot read", &path, e))?;
-            if bytes != prepared.bytes {
-                return Ok(None);
+            // Compared a chunk at a time: the session is not held a second time.
+            let mut chunk = vec![0u8; prepared.bytes.len().min(64 << 10)];
+            let mut offset = 0u64;
+            for want in prepared.bytes.chunks(chunk.len().max(1)) {
+                let got = &mut chunk[..want.len()];
+                read_at(&file, got, offset).map_err(|e| Error::io("cannot read", &path, e))?;
+                if got != want {
+                    return Ok(None);
+                }
+                offset += want.len() as u64;
             }
             self.write_meta(&prepared.meta)?;
             tracing::info!(session = %id, "the import provenance of the meta was restored");
