@@ -412,15 +412,17 @@ impl<'de> serde::Deserialize<'de> for PayloadType {
     }
 }
 
-/// Any JSON value, parsed as far as a [`Value`] would be (numbers converted, so `1e999` is the
-/// same "number out of range" error) but not kept. `IgnoredAny` only checks the syntax, so a
-/// skimmed line could be accepted where the whole parse reports the line as malformed.
+/// Any JSON value, read and dropped, refused exactly where reading it as a [`Value`] would be
+/// (a number beyond `f64`, nesting past serde_json's recursion limit): unlike
+/// [`serde::de::IgnoredAny`], which serde_json skips without these checks, so a skimmed line
+/// would be read where the whole parse reports it malformed. Builds nothing (borrowed
+/// strings are not copied).
 struct Checked;
 
 impl<'de> serde::Deserialize<'de> for Checked {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Any;
-        impl<'de> serde::de::Visitor<'de> for Any {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
             type Value = Checked;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("any JSON value")
@@ -445,20 +447,20 @@ impl<'de> serde::Deserialize<'de> for Checked {
             }
             fn visit_seq<A: serde::de::SeqAccess<'de>>(
                 self,
-                mut a: A,
+                mut access: A,
             ) -> Result<Checked, A::Error> {
-                while a.next_element::<Checked>()?.is_some() {}
+                while access.next_element::<Checked>()?.is_some() {}
                 Ok(Checked)
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
-                mut a: A,
+                mut access: A,
             ) -> Result<Checked, A::Error> {
-                while a.next_entry::<Checked, Checked>()?.is_some() {}
+                while access.next_entry::<Checked, Checked>()?.is_some() {}
                 Ok(Checked)
             }
         }
-        d.deserialize_any(Any)
+        d.deserialize_any(Visit)
     }
 }
 

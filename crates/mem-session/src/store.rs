@@ -24,7 +24,7 @@ use crate::diagnostic::Diagnostic;
 use crate::error::{Error, Result};
 use crate::jsonl::{JsonlEvent, JsonlReader};
 use crate::meta::SessionMeta;
-use crate::record::{SessionRecord, make_compact_boundary};
+use crate::record::{RecordType, SessionRecord, make_compact_boundary};
 
 /// Sub-directory of `<project>/.mewcode/` holding the sessions.
 pub const SESSIONS_DIR: &str = "sessions";
@@ -419,9 +419,7 @@ impl SessionStore {
             // tokens are counted only from the last boundary (nothing before it is replayed).
             let mut take_created = from == 0;
             let count_from = if from == 0 && count {
-                find_last_boundary(file, len)
-                    .map_err(|e| Error::io("cannot read", &path, e))?
-                    .unwrap_or(0)
+                find_last_reset(file, &path, len)?.unwrap_or(0)
             } else {
                 0
             };
@@ -484,8 +482,7 @@ impl SessionStore {
         };
         let path = self.jsonl_path(&meta.id);
         let end = meta.jsonl_bytes;
-        let boundary =
-            find_last_boundary(file, end).map_err(|e| Error::io("cannot read", &path, e))?;
+        let boundary = find_last_reset(file, &path, end)?;
         let (start, mut counted) = match boundary {
             Some(b) if b >= pending => (b, 0),
             _ => (pending.min(end), meta.token_count),
@@ -575,7 +572,10 @@ impl SessionStore {
     /// other import is running, so no staged file belongs to a running import; a file is
     /// removed only when its name has that exact shape and the process id in it is not this
     /// process and not running (`/proc/{pid}` absent; where there is no `/proc`, only files
-    /// older than an hour). A writer that is alive keeps its (short-lived) meta temporary file.
+    /// older than an hour). A pid not running here may be running in another pid namespace (a
+    /// container sharing the folder), where a writer is replacing a meta: a meta temporary
+    /// file is removed only beside a staged `.jsonl` of the same session and process (an
+    /// import's pair) or when older than an hour.
     ///
     /// Errors: I/O listing the directory; a file that cannot be removed is skipped (logged).
     pub fn remove_stale_tmp(&self, _import_lock: &ImportLock) -> Result<usize> {
@@ -585,27 +585,43 @@ impl SessionStore {
             Err(e) => return Err(Error::io("cannot list", &self.dir, e)),
         };
         let have_proc = Path::new("/proc/self").exists();
-        let mut removed = 0;
+        let old = |entry: &fs::DirEntry| {
+            entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > STALE_TMP_AGE)
+        };
+        let mut candidates = Vec::new();
         for entry in entries {
             let entry = entry.map_err(|e| Error::io("cannot list", &self.dir, e))?;
             let name = entry.file_name();
-            let Some(pid) = name.to_str().and_then(stale_tmp_pid) else {
+            let Some(tmp) = name.to_str().and_then(stale_tmp_name) else {
                 continue;
             };
-            if pid == std::process::id() {
+            if tmp.pid == std::process::id() {
                 continue;
             }
             let dead = if have_proc {
-                !Path::new("/proc").join(pid.to_string()).exists()
+                !Path::new("/proc").join(tmp.pid.to_string()).exists()
             } else {
-                entry
-                    .metadata()
-                    .and_then(|m| m.modified())
-                    .ok()
-                    .and_then(|t| t.elapsed().ok())
-                    .is_some_and(|age| age > Duration::from_secs(3600))
+                old(&entry)
             };
-            if !dead {
+            if dead {
+                candidates.push((entry, tmp));
+            }
+        }
+        // The sessions (and processes) with a staged `.jsonl` left: their metas are staged too.
+        let staged: std::collections::HashSet<(String, u32)> = candidates
+            .iter()
+            .filter(|(_, t)| !t.meta)
+            .map(|(_, t)| (t.id.clone(), t.pid))
+            .collect();
+        let mut removed = 0;
+        for (entry, tmp) in candidates {
+            let pid = tmp.pid;
+            if tmp.meta && !staged.contains(&(tmp.id, pid)) && !old(&entry) {
                 continue;
             }
             match fs::remove_file(entry.path()) {
@@ -927,7 +943,7 @@ impl SessionStore {
     /// and the `.meta` are written under temporary names beside their final ones
     /// (`.{name}.{pid}.{n}.tmp`); the `.jsonl` is synced once (`fsync`, by
     /// [`StagedSession::sync`] or at the latest by the commit), the `.meta` (a cache) only with
-    /// [`Durability::Sync`]; the new `.jsonl` is locked
+    /// [`Durability::Sync`] or by a commit that replaces a session; the new `.jsonl` is locked
     /// (exclusive `flock`) until [`SessionStore::commit_staged`] renames both into place.
     /// Importers stage sessions on their worker threads, so the syncs run in parallel and off
     /// the ordered commit path. Dropping a [`StagedSession`] without committing it removes
@@ -1092,6 +1108,17 @@ impl SessionStore {
                 let _ = old.unlock();
                 return Err(e);
             }
+            // Replacing: the new meta must be on the disk before its name is. A power cut that
+            // keeps its rename but not the `.jsonl`'s would else leave the old records beside a
+            // lost meta, rebuilt without provenance: a session the next import of its source
+            // refuses (`IdTaken`; putting a lost meta back needs the very records it writes).
+            if self.options.durability != Durability::Sync
+                && let Some(tmp) = &staged.meta_tmp
+                && let Err(e) = File::open(tmp).and_then(|f| f.sync_all())
+            {
+                let _ = old.unlock();
+                return Err(Error::io("cannot sync", tmp, e));
+            }
             WriteOutcome::Replaced
         } else {
             WriteOutcome::Created
@@ -1153,10 +1180,16 @@ impl SessionStore {
             {
                 return Ok(None);
             }
-            let mut bytes = vec![0u8; prepared.bytes.len()];
-            read_at(&file, &mut bytes, 0).map_err(|e| Error::io("cannot read", &path, e))?;
-            if bytes != prepared.bytes {
-                return Ok(None);
+            // Compared a chunk at a time: the session is not held a second time.
+            let mut chunk = vec![0u8; prepared.bytes.len().min(64 << 10)];
+            let mut offset = 0u64;
+            for want in prepared.bytes.chunks(chunk.len().max(1)) {
+                let got = &mut chunk[..want.len()];
+                read_at(&file, got, offset).map_err(|e| Error::io("cannot read", &path, e))?;
+                if got != want {
+                    return Ok(None);
+                }
+                offset += want.len() as u64;
             }
             self.write_meta(&prepared.meta)?;
             tracing::info!(session = %id, "the import provenance of the meta was restored");
@@ -1217,7 +1250,9 @@ impl StagedSession {
 
 impl Drop for StagedSession {
     fn drop(&mut self) {
-        for tmp in [self.jsonl_tmp.take(), self.meta_tmp.take()]
+        // The meta first: a kill in between leaves the staged `.jsonl`, which
+        // `remove_stale_tmp` removes at once (a lone meta temporary file only when old).
+        for tmp in [self.meta_tmp.take(), self.jsonl_tmp.take()]
             .into_iter()
             .flatten()
         {
@@ -1901,6 +1936,48 @@ pub(crate) fn find_last_boundary(file: &File, end: u64) -> std::io::Result<Optio
     find_last_boundary_kept(file, end, 0).map(|(start, _)| start)
 }
 
+/// [`find_last_boundary`], when the line found is a record that resets the token count (a valid
+/// boundary, compression marker or rollback): `None` when there is none, or when that line only
+/// looks like one (a boundary torn by a kill, then appended after on a fresh line, is a damaged
+/// line, not a reset). Token counting starts there; on `None` the caller counts from further
+/// back, where reading the records in order applies every real reset.
+///
+/// Errors: I/O naming `path`.
+fn find_last_reset(file: &File, path: &Path, end: u64) -> Result<Option<u64>> {
+    let Some(at) = find_last_boundary(file, end).map_err(|e| Error::io("cannot read", path, e))?
+    else {
+        return Ok(None);
+    };
+    // The caller may be reading `file` already: its position is put back.
+    let mut reader = file;
+    let position = reader
+        .stream_position()
+        .map_err(|e| Error::io("cannot read", path, e))?;
+    reader
+        .seek(SeekFrom::Start(at))
+        .map_err(|e| Error::io("cannot read", path, e))?;
+    let first = JsonlReader::starting_at(BufReader::new(reader.take(end - at)), path, 1, at).next();
+    reader
+        .seek(SeekFrom::Start(position))
+        .map_err(|e| Error::io("cannot read", path, e))?;
+    let resets = match first {
+        Some(JsonlEvent::Value(line)) if line.offset == at => {
+            serde_json::from_value::<SessionRecord>(line.value).is_ok_and(|r| {
+                r.check().is_ok()
+                    && match r.record_type {
+                        RecordType::CompactBoundary | RecordType::Compression => {
+                            crate::record::parse_compact_boundary(&r).is_some()
+                        }
+                        RecordType::Rollback => crate::record::parse_rollback(&r).is_some(),
+                        _ => false,
+                    }
+            })
+        }
+        _ => false,
+    };
+    Ok(resets.then_some(at))
+}
+
 /// The most bytes [`find_last_boundary_kept`] keeps of what it read (64 MiB): a longer tail is
 /// read again from the file rather than held.
 const KEEP_TAIL_MAX: u64 = 64 << 20;
@@ -2229,22 +2306,41 @@ fn unique_tmp(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.{}.{n}.tmp", std::process::id()))
 }
 
-/// The process id in the name of a temporary file [`unique_tmp`] made for a session's
-/// `.jsonl` or `.meta` (`.{id}.jsonl.{pid}.{n}.tmp`), or `None` for any other name.
-fn stale_tmp_pid(name: &str) -> Option<u32> {
+/// Age past which [`SessionStore::remove_stale_tmp`] removes a temporary file whose process
+/// it cannot see.
+const STALE_TMP_AGE: Duration = Duration::from_secs(3600);
+
+/// What the name of a temporary file [`unique_tmp`] made for a session's file says.
+struct TmpName {
+    /// The session id.
+    id: String,
+    /// The process that made it.
+    pid: u32,
+    /// A `.meta` (else a `.jsonl`).
+    meta: bool,
+}
+
+/// The session, process and kind in the name of a temporary file [`unique_tmp`] made for a
+/// session's `.jsonl` or `.meta` (`.{id}.jsonl.{pid}.{n}.tmp`), or `None` for any other name.
+fn stale_tmp_name(name: &str) -> Option<TmpName> {
     let inner = name.strip_prefix('.')?.strip_suffix(".tmp")?;
     let mut parts = inner.rsplitn(3, '.');
     let n = parts.next()?;
     let pid = parts.next()?;
     let file = parts.next()?;
-    let id = file
-        .strip_suffix(".jsonl")
-        .or_else(|| file.strip_suffix(".meta"))?;
+    let (id, meta) = match file.strip_suffix(".jsonl") {
+        Some(id) => (id, false),
+        None => (file.strip_suffix(".meta")?, true),
+    };
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     if !digits(n) || !digits(pid) || validate_id(id).is_err() {
         return None;
     }
-    pid.parse().ok()
+    Some(TmpName {
+        id: id.to_owned(),
+        pid: pid.parse().ok()?,
+        meta,
+    })
 }
 
 /// `true` when `file` is the file `path` names now (same device and inode).

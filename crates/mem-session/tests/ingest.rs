@@ -255,3 +255,48 @@ fn a_lost_meta_is_put_back_by_the_next_import_of_its_source() {
     let err = import_into(&store, &src).unwrap_err();
     assert!(matches!(err, Error::IdTaken { .. }), "{err}");
 }
+
+/// The lost-meta restore compares the session with the records it would write a chunk at a
+/// time: a session of several chunks is put back whole, and one that differs only in its last
+/// chunk is still refused.
+#[test]
+fn a_lost_meta_of_a_session_of_several_chunks_is_put_back_only_when_every_byte_matches() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::for_project(dir.path());
+    let src = dir.path().join("t.jsonl");
+    std::fs::copy(
+        fixture("claude/entireio_cli__ckpt-b02936744f3b-0.full.jsonl"),
+        &src,
+    )
+    .unwrap();
+    let first = import_into(&store, &src).unwrap();
+    let id = first[0].meta.id.clone();
+    let meta_path = store.meta_path(&id);
+    let saved = std::fs::read(&meta_path).unwrap();
+    let jsonl = store.jsonl_path(&id);
+    let bytes = std::fs::read(&jsonl).unwrap();
+    assert!(bytes.len() > 4 << 16, "{}", bytes.len());
+
+    std::fs::write(&meta_path, b"").unwrap();
+    let again = import_into(&store, &src).unwrap();
+    assert_eq!(again[0].action, IngestAction::Unchanged);
+    assert_eq!(std::fs::read(&meta_path).unwrap(), saved);
+
+    // The same length, one byte changed near the end (inside a JSON string): not ours.
+    let mut edited = bytes.clone();
+    let at = edited.len()
+        - 1
+        - edited
+            .iter()
+            .rev()
+            .skip(1)
+            .position(|&b| b == b'a')
+            .unwrap()
+        - 1;
+    edited[at] = b'b';
+    std::fs::write(&jsonl, &edited).unwrap();
+    std::fs::remove_file(&meta_path).unwrap();
+    let err = import_into(&store, &src).unwrap_err();
+    assert!(matches!(err, Error::IdTaken { .. }), "{err}");
+    assert_eq!(std::fs::read(&jsonl).unwrap(), edited);
+}

@@ -548,3 +548,147 @@ fn the_import_lock_removes_temporary_files_of_dead_processes_only() {
     // The session itself is untouched.
     assert_eq!(store.meta("s1").unwrap().message_count, 1);
 }
+
+/// A process id that is not running here may be running in another pid namespace (a container
+/// sharing the sessions folder): the meta a live writer there is replacing
+/// (`.{id}.meta.{pid}.{n}.tmp`, renamed a moment later) must not be removed under it. A staged
+/// meta of a killed import comes with its staged `.jsonl` (same id and process) and goes with
+/// it; a lone meta temporary file goes only once it is old.
+#[test]
+fn the_import_lock_keeps_a_fresh_lone_meta_tmp_of_an_unseen_process() {
+    let (_d, store) = store();
+    let mut w = store.open_or_create("s1").unwrap();
+    w.append(&Message::user("hello")).unwrap();
+    drop(w);
+    let dir = store.dir().to_owned();
+    let unseen = 2_147_483_000u32;
+    let fresh_lone = format!(".s1.meta.{unseen}.4.tmp");
+    let old_lone = format!(".s1.meta.{}.4.tmp", unseen + 1);
+    let staged = [
+        format!(".s2.jsonl.{unseen}.7.tmp"),
+        format!(".s2.meta.{unseen}.8.tmp"),
+    ];
+    for name in std::iter::once(&fresh_lone)
+        .chain(std::iter::once(&old_lone))
+        .chain(&staged)
+    {
+        fs::write(dir.join(name), b"{}").unwrap();
+    }
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 3600);
+    fs::File::options()
+        .write(true)
+        .open(dir.join(&old_lone))
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let lock = store.lock_imports().unwrap();
+    assert_eq!(store.remove_stale_tmp(&lock).unwrap(), 3);
+    drop(lock);
+    assert!(
+        dir.join(&fresh_lone).exists(),
+        "a live writer's meta was removed"
+    );
+    assert!(!dir.join(&old_lone).exists(), "an old lone meta was left");
+    for name in &staged {
+        assert!(!dir.join(name).exists(), "{name} was left");
+    }
+}
+
+/// A boundary line torn by a kill (the rest of the session appended after it on a fresh line)
+/// is not a boundary: resume replays every message, and the deferred token count, completed by
+/// a reader, counts every one of them too, not only those after the torn line.
+#[test]
+fn a_torn_boundary_line_does_not_reset_the_deferred_token_count() {
+    let (_d, store) = store();
+    let mut w = store.open_or_create("s1").unwrap();
+    w.append(&Message::user("first question about the build"))
+        .unwrap();
+    w.append(&Message::assistant(
+        "a first answer, rather long, about the build",
+    ))
+    .unwrap();
+    w.flush_meta().unwrap();
+    drop(w);
+    // A compaction boundary cut short by a kill.
+    let mut f = fs::OpenOptions::new()
+        .append(true)
+        .open(store.jsonl_path("s1"))
+        .unwrap();
+    f.write_all(
+        br#"{"type":"compact_boundary","timestamp":"2026-01-01T00:00:00Z","summary":"the bu"#,
+    )
+    .unwrap();
+    drop(f);
+    let mut w = store.open("s1").unwrap();
+    w.append(&Message::user("second question")).unwrap();
+    w.flush_meta().unwrap();
+    drop(w);
+
+    let resumed = store.resume("s1").unwrap();
+    assert_eq!(resumed.messages.len(), 3);
+    let counter = mem_core::TokenCounter::default();
+    let exact: usize = resumed
+        .messages
+        .iter()
+        .map(|m| counter.count_message(m))
+        .sum();
+    assert_eq!(resumed.meta.token_count, exact);
+    assert_eq!(store.meta("s1").unwrap().token_count, exact);
+    // A rebuild from the records says the same.
+    fs::remove_file(store.meta_path("s1")).unwrap();
+    let rebuilt = store.meta("s1").unwrap();
+    assert_eq!(rebuilt.token_count, exact, "{rebuilt:?}");
+}
+
+/// Two writers appending in turn (messages, a boundary), each completing its own count or
+/// flushing its lazy meta, and readers completing the count in between: every count read is the
+/// count of what resume replays, and the same as a rebuild from the records.
+#[test]
+fn deferred_counts_stay_exact_across_two_writers_and_completing_readers() {
+    let (_d, store) = store();
+    let counter = mem_core::TokenCounter::default();
+    let exact = |store: &SessionStore| -> usize {
+        store
+            .resume("s1")
+            .unwrap()
+            .messages
+            .iter()
+            .map(|m| counter.count_message(m))
+            .sum()
+    };
+    let mut w1 = store.open_or_create("s1").unwrap();
+    w1.append(&Message::user("the first question, about the parser"))
+        .unwrap();
+    w1.append(&Message::assistant("an answer about the parser"))
+        .unwrap();
+    w1.flush_meta().unwrap();
+    let mut w2 = store.open("s1").unwrap();
+    w2.append(&Message::user("a second question from another writer"))
+        .unwrap();
+    assert_eq!(store.meta("s1").unwrap().token_count, exact(&store));
+    w1.append(&Message::assistant("w1 answers the second question"))
+        .unwrap();
+    let completed = w1.complete_meta().unwrap().token_count;
+    assert_eq!(completed, exact(&store));
+    w2.append_compact_boundary(
+        "they discussed the parser",
+        vec![Message::user("kept: the second question")],
+    )
+    .unwrap();
+    assert_eq!(store.meta("s1").unwrap().token_count, exact(&store));
+    // w1's meta is behind (w2 appended): its flush must not write it.
+    w1.flush_meta().unwrap();
+    assert_eq!(store.meta("s1").unwrap().token_count, exact(&store));
+    w1.append(&Message::user("after the boundary")).unwrap();
+    w1.flush_meta().unwrap();
+    w2.append(&Message::assistant("w2 again")).unwrap();
+    w2.flush_meta().unwrap();
+    let want = exact(&store);
+    let read = store.meta("s1").unwrap();
+    assert_eq!(read.token_count, want);
+    assert_eq!(read.tokens_pending_from, None);
+    assert_eq!(w2.complete_meta().unwrap().token_count, want);
+    drop((w1, w2));
+    fs::remove_file(store.meta_path("s1")).unwrap();
+    assert_eq!(store.meta("s1").unwrap().token_count, want);
+}

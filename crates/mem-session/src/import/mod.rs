@@ -853,3 +853,82 @@ fn not_jsonl_reason(path: &Path, line: usize) -> String {
 pub(crate) fn type_of(obj: &Map<String, Value>) -> &str {
     obj.get("type").and_then(Value::as_str).unwrap_or("")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`import_bytes`] without [`JsonlReader::skim_payloads`]: every line parsed whole.
+    fn import_unskimmed(path: &Path, bytes: &[u8]) -> Result<Vec<ImportedSession>> {
+        let mut values = Vec::new();
+        let mut diagnostics = Vec::new();
+        for event in JsonlReader::new(bytes, path) {
+            match event {
+                JsonlEvent::Value(v) => values.push(v),
+                JsonlEvent::Diagnostic(d) => diagnostics.push(d),
+            }
+        }
+        let format = classify(path, &values, &diagnostics)?;
+        Ok(convert(path, format, values, diagnostics))
+    }
+
+    fn codex_fixtures() -> Vec<PathBuf> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/transcripts/codex");
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .collect();
+        files.sort();
+        assert!(files.len() >= 5, "codex fixtures: {files:?}");
+        files
+    }
+
+    /// Skimming the payloads of the lines the Codex importer only counts changes nothing in
+    /// what an import gives: records, titles, reports (skipped tallies, diagnostics).
+    #[test]
+    fn skimming_changes_no_codex_import() {
+        for path in codex_fixtures() {
+            let bytes = std::fs::read(&path).unwrap();
+            let skimmed = import_bytes(&path, &bytes, None).unwrap();
+            let whole = import_unskimmed(&path, &bytes).unwrap();
+            assert!(!whole.is_empty(), "{path:?}");
+            assert_eq!(skimmed, whole, "{path:?}");
+        }
+    }
+
+    /// Lines that are JSON text but that the whole parse refuses (a number beyond `f64`, a
+    /// payload nested deeper than serde_json's limit) are refused (and reported) the same way
+    /// when their payload is skimmed.
+    #[test]
+    fn skimming_refuses_what_the_whole_parse_refuses() {
+        let path = codex_fixtures().remove(0);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+        for payload in [
+            r#"{"type":"token_count","n":1e400}"#.to_owned(),
+            r#"{"type":"token_count","n":-123456789e999}"#.to_owned(),
+            format!(r#"{{"type":"token_count","info":{deep}}}"#),
+        ] {
+            for ty in codex::SKIMMED_TYPES {
+                bytes.extend_from_slice(
+                    format!(
+                        r#"{{"timestamp":"2025-01-01T00:00:00Z","type":"{ty}","payload":{payload}}}"#
+                    )
+                    .as_bytes(),
+                );
+                bytes.push(b'\n');
+            }
+        }
+        let skimmed = import_bytes(&path, &bytes, None).unwrap();
+        let whole = import_unskimmed(&path, &bytes).unwrap();
+        let errors = |s: &[ImportedSession]| {
+            s.iter()
+                .flat_map(|s| &s.report.diagnostics)
+                .filter(|d| d.severity == crate::Severity::Error)
+                .count()
+        };
+        assert_eq!(errors(&whole), 9, "{:?}", whole[0].report.diagnostics);
+        assert_eq!(skimmed, whole);
+    }
+}
