@@ -782,12 +782,25 @@ fn flush_parked_last(
         return;
     }
     let blocks = std::mem::take(pending);
-    if let Some(prev) = last.as_mut()
+    if let Some(record) = join_or_relocate(last.as_mut(), blocks)
+        && let Some(prev) = last.replace(record)
+    {
+        to.write(&prev);
+    }
+}
+
+/// Adds relocated tool_result `blocks` to `last` when it is a tool_result record (`None`), or
+/// returns the new user record (`"relocated": true`) that carries them.
+fn join_or_relocate(
+    last: Option<&mut SessionRecord>,
+    blocks: Vec<ContentBlock>,
+) -> Option<SessionRecord> {
+    if let Some(prev) = last
         && prev.record_type == RecordType::ToolResult
         && let Some(m) = prev.message.as_mut()
     {
         m.content.extend(blocks);
-        return;
+        return None;
     }
     let mut metadata = Map::new();
     metadata.insert("relocated".to_owned(), Value::Bool(true));
@@ -796,9 +809,7 @@ fn flush_parked_last(
         content: blocks,
         metadata,
     };
-    if let Some(prev) = last.replace(SessionRecord::message(message, None)) {
-        to.write(&prev);
-    }
+    Some(SessionRecord::message(message, None))
 }
 
 /// The most an imported boundary keeps inline, in bytes of JSON (1 MiB): a source's kept tail
@@ -1004,21 +1015,9 @@ fn flush_parked(out: &mut Vec<SessionRecord>, pending: &mut Vec<ContentBlock>) {
         return;
     }
     let blocks = std::mem::take(pending);
-    if let Some(last) = out.last_mut()
-        && last.record_type == RecordType::ToolResult
-        && let Some(m) = last.message.as_mut()
-    {
-        m.content.extend(blocks);
-        return;
+    if let Some(record) = join_or_relocate(out.last_mut(), blocks) {
+        out.push(record);
     }
-    let mut metadata = Map::new();
-    metadata.insert("relocated".to_owned(), Value::Bool(true));
-    let message = Message {
-        role: Role::User,
-        content: blocks,
-        metadata,
-    };
-    out.push(SessionRecord::message(message, None));
 }
 
 /// [`finish`] for a session whose records were spilled: relocates late results through a new
