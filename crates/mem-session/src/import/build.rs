@@ -203,7 +203,9 @@ impl Builder {
                 _ => return,
             }
         }
-        self.records.clear();
+        // Its capacity too: a parked session may wait for the rest of the file, and a file can
+        // hold hundreds of them.
+        self.records = Vec::new();
         for line in lines {
             let at = spill.file.borrow_mut().write(&line);
             self.parked.push((at, line.len()));
@@ -389,12 +391,15 @@ pub(crate) struct Spill {
     next: u64,
     /// Every record follows the previous one, the first at byte 0.
     contiguous: bool,
-    /// Facts about the records written.
+    /// Facts about the records written (for a [`Spill::deferred`] spill, once it is finished).
     pub(crate) tally: Tally,
     /// A record could not be encoded (reported when the spill is finished).
     error: Option<String>,
     /// A record read back was not itself ([`NotExact`]): the file must be converted in memory.
     pub(crate) not_exact: bool,
+    /// The records are tallied when the spill is finished ([`Spill::tally_deferred`]), not
+    /// as they are written ([`Spill::deferred`]).
+    deferred: bool,
 }
 
 impl Spill {
@@ -409,7 +414,36 @@ impl Spill {
             tally: Tally::default(),
             error: None,
             not_exact: false,
+            deferred: false,
         }
+    }
+
+    /// A spill writing to `file` whose records are tallied only when it is finished
+    /// ([`Spill::tally_deferred`], by reading them back): for the sidechains of a file, which
+    /// wait for the end of the file, so what each holds meanwhile does not grow with its tool
+    /// ids (a file can hold hundreds of sidechains).
+    pub(crate) fn deferred(file: std::rc::Rc<std::cell::RefCell<SpillFile>>) -> Spill {
+        Spill {
+            deferred: true,
+            ..Spill::new(file)
+        }
+    }
+
+    /// Tallies the records of a [`Spill::deferred`] spill, reading them back in order (each
+    /// as written, see [`Spill::read`]): the same [`Tally`] as if they had been tallied as
+    /// they were written. No-op for other spills, or when a record could not be encoded (the
+    /// spill's [`Spill::error`] is reported instead).
+    ///
+    /// Errors: I/O, or [`NotExact`] (the caller converts the file in memory).
+    pub(crate) fn tally_deferred(&mut self) -> std::io::Result<()> {
+        if !std::mem::take(&mut self.deferred) || self.error.is_some() {
+            return Ok(());
+        }
+        for i in 0..self.len() {
+            let record = self.read(i)?;
+            self.tally.see(i, &record);
+        }
+        Ok(())
     }
 
     /// Records written.
@@ -438,7 +472,9 @@ impl Spill {
             }
         };
         line.push(b'\n');
-        self.tally.see(self.lens.len(), record);
+        if !self.deferred {
+            self.tally.see(self.lens.len(), record);
+        }
         self.write_line(&line);
     }
 
@@ -636,6 +672,16 @@ impl Tally {
                 }
             }
         }
+    }
+
+    /// Frees what only [`finish_spilled`] needs (the tool ids, the moves, the `Task` titles),
+    /// keeping the counts and [`Tally::cut`]: a finished session waiting for its file's other
+    /// sessions holds no state that grows with it.
+    pub(crate) fn release(&mut self) {
+        self.ids = HashMap::new();
+        self.moving = Vec::new();
+        self.moved = Vec::new();
+        self.tasks = HashMap::new();
     }
 
     /// Updates the facts of `id` (a new entry only for a new id: no allocation otherwise).
@@ -1022,15 +1068,17 @@ fn flush_parked(out: &mut Vec<SessionRecord>, pending: &mut Vec<ContentBlock>) {
 
 /// [`finish`] for a session whose records were spilled: relocates late results through a new
 /// spill from `fresh` when any must move (the old one is returned too, for the caller to
-/// delete), and fills the report from the tallies. Returns the spill holding the final
-/// records.
+/// delete), and fills the report from the tallies (a [`Spill::deferred`] spill is tallied
+/// first; the tallies' per-id state is freed after, [`Tally::release`]). Returns the spill
+/// holding the final records.
 ///
 /// Errors: I/O on the spills.
 pub(crate) fn finish_spilled(
     session: &mut ImportedSession,
-    spill: Spill,
+    mut spill: Spill,
     fresh: impl FnOnce() -> std::io::Result<Spill>,
 ) -> std::io::Result<(Spill, Option<Spill>)> {
+    spill.tally_deferred()?;
     let path = session.source_path.clone();
     let moves = spill.tally.move_diagnostics(&path);
     let (spill, old) = if spill.tally.moving.is_empty() {
@@ -1052,6 +1100,8 @@ pub(crate) fn finish_spilled(
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
         .collect();
+    let mut spill = spill;
+    spill.tally.release();
     Ok((spill, old))
 }
 

@@ -77,7 +77,8 @@ struct Stream {
     pending: Option<PendingBoundary>,
     title: Option<String>,
     command_title: Option<String>,
-    first_prompt: Option<String>,
+    /// The key ([`task_key`]) of the first real request: a sidechain's is its `Task` prompt.
+    first_prompt: Option<[u8; 32]>,
     cwd: Option<String>,
     session_id: Option<String>,
     agent_id: Option<String>,
@@ -118,7 +119,13 @@ pub(crate) struct Converter {
     role: FileRole,
     split_sidechains: bool,
     main: Stream,
-    groups: Vec<Stream>,
+    /// The sidechains. A file can hold hundreds, most of them parked: boxed, a growing list
+    /// moves (and leaves unused) pointers rather than whole sessions' state (~1 KiB each).
+    #[expect(
+        clippy::vec_box,
+        reason = "the list's spare capacity and regrowth cost a pointer per sidechain, not a Stream"
+    )]
+    groups: Vec<Box<Stream>>,
     group_of_uuid: HashMap<String, usize>,
     /// Diagnostics of the reader (damaged lines), before those of the conversion.
     pub(crate) reader_diagnostics: Vec<Diagnostic>,
@@ -221,10 +228,10 @@ impl Converter {
                         }
                     }
                     if let Some(shared) = &self.shared {
-                        stream.builder = Builder::spilling(Spill::new(Rc::clone(shared)));
+                        stream.builder = Builder::spilling(Spill::deferred(Rc::clone(shared)));
                     }
                 }
-                self.groups.push(stream);
+                self.groups.push(Box::new(stream));
                 self.groups.len() - 1
             }
         };
@@ -307,7 +314,8 @@ impl Converter {
             main_spill,
         ));
         let mut used: HashSet<String> = HashSet::from([main_id.clone()]);
-        for mut group in std::mem::take(&mut self.groups) {
+        for group in std::mem::take(&mut self.groups) {
+            let mut group = *group;
             let base = match (&group.agent_id, &group.root_uuid) {
                 (Some(a), _) => format!("{main_id}.agent-{a}"),
                 (None, Some(root)) => format!("{main_id}.sidechain-{root}"),
@@ -325,7 +333,7 @@ impl Converter {
             let title = group
                 .first_prompt
                 .as_ref()
-                .and_then(|p| task_titles.get(&task_key(p)).cloned());
+                .and_then(|key| task_titles.get(key).cloned());
             group.flush_boundary(None);
             let spill = group.builder.finish_spill();
             out.push((group.finish(path, id, Some(main_id.clone()), title), spill));
@@ -470,7 +478,7 @@ impl Stream {
         }
         for text in message.content.iter().filter_map(ContentBlock::as_text) {
             if self.first_prompt.is_none() && !text.trim().is_empty() {
-                self.first_prompt = Some(text.trim().to_owned());
+                self.first_prompt = Some(task_key(text));
             }
             let command = command_title(text);
             if self.title.is_none() {
