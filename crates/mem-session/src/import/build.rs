@@ -380,9 +380,12 @@ fn read_exact_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::
 #[derive(Debug)]
 pub(crate) struct Spill {
     file: std::rc::Rc<std::cell::RefCell<SpillFile>>,
-    /// Length of each record's line, newline included (4 bytes a record: the only memory a
-    /// spill needs per record).
-    lens: Vec<u32>,
+    /// Length of each record's line, newline included, when it is under [`u16::MAX`] bytes,
+    /// else [`u16::MAX`] and the length is in `long` (2 bytes a record: the only memory a spill
+    /// needs per record, besides `marks`).
+    lens: Vec<u16>,
+    /// (record index, length) of each record of [`u16::MAX`] bytes or more, in record order.
+    long: Vec<(usize, u32)>,
     /// (record index, byte offset) of every 64th record and of each record not right after
     /// the previous one (when the file is shared): record `i`'s offset is the last mark's plus
     /// the lengths between them.
@@ -408,6 +411,7 @@ impl Spill {
         Spill {
             file,
             lens: Vec::new(),
+            long: Vec::new(),
             marks: Vec::new(),
             next: 0,
             contiguous: true,
@@ -458,8 +462,25 @@ impl Spill {
             .partition_point(|&(k, _)| k <= i)
             .checked_sub(1)?;
         let (k, at) = self.marks[m];
-        let between: u64 = self.lens.get(k..i)?.iter().map(|&l| u64::from(l)).sum();
+        if i > self.lens.len() {
+            return None;
+        }
+        let between = (k..i)
+            .map(|j| self.line_len(j).map(u64::from))
+            .sum::<Option<u64>>()?;
         Some(at + between)
+    }
+
+    /// Length of record `i`'s line, newline included (`i < len`).
+    fn line_len(&self, i: usize) -> Option<u32> {
+        match *self.lens.get(i)? {
+            u16::MAX => self
+                .long
+                .binary_search_by_key(&i, |&(k, _)| k)
+                .ok()
+                .map(|j| self.long[j].1),
+            short => Some(u32::from(short)),
+        }
     }
 
     /// Appends one record, encoded as the session file holds it.
@@ -480,7 +501,7 @@ impl Spill {
 
     /// The encoded line of record `i`, newline included.
     pub(crate) fn read_line(&self, i: usize) -> std::io::Result<Vec<u8>> {
-        let (Some(offset), Some(&len)) = (self.offset(i), self.lens.get(i)) else {
+        let (Some(offset), Some(len)) = (self.offset(i), self.line_len(i)) else {
             return Err(std::io::Error::other("record index out of range"));
         };
         self.file.borrow_mut().read_at(offset, len as usize)
@@ -514,7 +535,13 @@ impl Spill {
                 .get_or_insert_with(|| "a record of 4 GiB or more".to_owned());
             0
         });
-        self.lens.push(len);
+        match u16::try_from(len) {
+            Ok(short) if short < u16::MAX => self.lens.push(short),
+            _ => {
+                self.long.push((i, len));
+                self.lens.push(u16::MAX);
+            }
+        }
     }
 
     /// The last (up to) `k` bytes of the spill file.
@@ -1334,5 +1361,41 @@ mod tests {
         );
         assert_eq!(diags.len(), 1);
         assert!(diags[0].message.contains("`a`"), "{}", diags[0]);
+    }
+
+    #[test]
+    fn spilled_lines_of_any_length_read_back_in_a_shared_file() -> std::io::Result<()> {
+        // Two spills sharing one file, interleaved, with lines on both sides of the 2-byte
+        // length limit (65,535) and a run past the every-64th mark.
+        let file = SpillFile::new(tempfile::tempfile()?, None)?;
+        let shared = std::rc::Rc::new(std::cell::RefCell::new(file));
+        let mut a = Spill::new(std::rc::Rc::clone(&shared));
+        let mut b = Spill::deferred(std::rc::Rc::clone(&shared));
+        let sizes = [
+            10usize, 65_533, 65_534, 65_535, 65_536, 200_000, 1, 70_000, 3, 65_534,
+        ];
+        let mut written: (Vec<Vec<u8>>, Vec<Vec<u8>>) = (Vec::new(), Vec::new());
+        for round in 0..80 {
+            for (k, &n) in sizes.iter().enumerate() {
+                let mut line = vec![b'a' + u8::try_from(k).unwrap_or(0); n - 1];
+                line.push(b'\n');
+                if (round + k) % 3 == 0 {
+                    b.write_line(&line);
+                    written.1.push(line);
+                } else {
+                    a.write_line(&line);
+                    written.0.push(line);
+                }
+            }
+        }
+        for (spill, lines) in [(&a, &written.0), (&b, &written.1)] {
+            assert_eq!(spill.len(), lines.len());
+            for (i, line) in lines.iter().enumerate() {
+                assert_eq!(&spill.read_line(i)?, line, "record {i}");
+            }
+            assert!(spill.read_line(lines.len()).is_err());
+            assert_eq!(spill.error(), None);
+        }
+        Ok(())
     }
 }
