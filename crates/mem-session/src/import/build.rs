@@ -380,12 +380,9 @@ fn read_exact_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::
 #[derive(Debug)]
 pub(crate) struct Spill {
     file: std::rc::Rc<std::cell::RefCell<SpillFile>>,
-    /// Length of each record's line, newline included, when it is under [`u16::MAX`] bytes,
-    /// else [`u16::MAX`] and the length is in `long` (2 bytes a record: the only memory a spill
-    /// needs per record, besides `marks`).
-    lens: Vec<u16>,
-    /// (record index, length) of each record of [`u16::MAX`] bytes or more, in record order.
-    long: Vec<(usize, u32)>,
+    /// Length of each record's line, newline included (4 bytes a record: the only memory a
+    /// spill needs per record).
+    lens: Vec<u32>,
     /// (record index, byte offset) of every 64th record and of each record not right after
     /// the previous one (when the file is shared): record `i`'s offset is the last mark's plus
     /// the lengths between them.
@@ -411,7 +408,6 @@ impl Spill {
         Spill {
             file,
             lens: Vec::new(),
-            long: Vec::new(),
             marks: Vec::new(),
             next: 0,
             contiguous: true,
@@ -462,25 +458,8 @@ impl Spill {
             .partition_point(|&(k, _)| k <= i)
             .checked_sub(1)?;
         let (k, at) = self.marks[m];
-        if i > self.lens.len() {
-            return None;
-        }
-        let between = (k..i)
-            .map(|j| self.line_len(j).map(u64::from))
-            .sum::<Option<u64>>()?;
+        let between: u64 = self.lens.get(k..i)?.iter().map(|&l| u64::from(l)).sum();
         Some(at + between)
-    }
-
-    /// Length of record `i`'s line, newline included (`i < len`).
-    fn line_len(&self, i: usize) -> Option<u32> {
-        match *self.lens.get(i)? {
-            u16::MAX => self
-                .long
-                .binary_search_by_key(&i, |&(k, _)| k)
-                .ok()
-                .map(|j| self.long[j].1),
-            short => Some(u32::from(short)),
-        }
     }
 
     /// Appends one record, encoded as the session file holds it.
@@ -501,7 +480,7 @@ impl Spill {
 
     /// The encoded line of record `i`, newline included.
     pub(crate) fn read_line(&self, i: usize) -> std::io::Result<Vec<u8>> {
-        let (Some(offset), Some(len)) = (self.offset(i), self.line_len(i)) else {
+        let (Some(offset), Some(&len)) = (self.offset(i), self.lens.get(i)) else {
             return Err(std::io::Error::other("record index out of range"));
         };
         self.file.borrow_mut().read_at(offset, len as usize)
@@ -535,13 +514,7 @@ impl Spill {
                 .get_or_insert_with(|| "a record of 4 GiB or more".to_owned());
             0
         });
-        match u16::try_from(len) {
-            Ok(short) if short < u16::MAX => self.lens.push(short),
-            _ => {
-                self.long.push((i, len));
-                self.lens.push(u16::MAX);
-            }
-        }
+        self.lens.push(len);
     }
 
     /// The last (up to) `k` bytes of the spill file.
@@ -1365,8 +1338,8 @@ mod tests {
 
     #[test]
     fn spilled_lines_of_any_length_read_back_in_a_shared_file() -> std::io::Result<()> {
-        // Two spills sharing one file, interleaved, with lines on both sides of the 2-byte
-        // length limit (65,535) and a run past the every-64th mark.
+        // Two spills sharing one file, interleaved (one tallied later), with lines of many
+        // lengths and runs past the every-64th mark.
         let file = SpillFile::new(tempfile::tempfile()?, None)?;
         let shared = std::rc::Rc::new(std::cell::RefCell::new(file));
         let mut a = Spill::new(std::rc::Rc::clone(&shared));

@@ -74,8 +74,7 @@ struct Stream {
     builder: Builder,
     times: TimeSpan,
     report: ImportReport,
-    /// Boxed: rare, and large beside the rest of a stream (hundreds of sidechains).
-    pending: Option<Box<PendingBoundary>>,
+    pending: Option<PendingBoundary>,
     title: Option<String>,
     command_title: Option<String>,
     /// The key ([`task_key`]) of the first real request: a sidechain's is its `Task` prompt.
@@ -386,7 +385,7 @@ impl Stream {
             "system" => match obj.get("subtype").and_then(Value::as_str) {
                 Some("compact_boundary") => {
                     self.flush_boundary(None);
-                    self.pending = Some(Box::new(boundary_from(path, n, &obj, ts)));
+                    self.pending = Some(boundary_from(path, n, &obj, ts));
                 }
                 Some(sub) => self.report.skip(format!("system:{sub}")),
                 None => self.report.skip("system"),
@@ -498,7 +497,7 @@ impl Stream {
 
     /// Emits the pending boundary, with `summary` or the placeholder.
     fn flush_boundary(&mut self, summary: Option<String>) {
-        let Some(p) = self.pending.take().map(|p| *p) else {
+        let Some(p) = self.pending.take() else {
             if let Some(text) = summary {
                 // A summary message with no boundary line before it (older versions).
                 let mut b = make_compact_boundary(text, Vec::new(), None);
