@@ -3,6 +3,8 @@
 //! at line starts; reading is deterministic. Read again with `skim_payloads` (the Codex
 //! importer's reading), the reader gives the same events, except that a value may have its
 //! `payload` object reduced to its `type` field, and only when its top-level `type` is skimmed.
+//! Each line's values are exactly those serde_json reads as `Value`s from the line's text (the
+//! reader builds them its own way: objects and arrays allocated at their final size).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -48,6 +50,33 @@ fuzz_target!(|data: &[u8]| {
                 assert!(d.line >= 1 && d.line <= lines + 1, "diagnostic line {}", d.line);
                 diagnostics.push(d.clone());
             }
+        }
+    }
+    let mut by_line: std::collections::HashMap<usize, Vec<&Value>> = Default::default();
+    for ev in &events {
+        if let JsonlEvent::Value(v) = ev {
+            by_line.entry(v.line).or_default().push(&v.value);
+        }
+    }
+    for (i, raw) in data.split(|b| *b == b'\n').enumerate() {
+        let mut raw = raw;
+        if i == 0 {
+            raw = raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw);
+        }
+        raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let text = String::from_utf8_lossy(raw);
+        let expected: Vec<Value> = serde_json::Deserializer::from_str(&text)
+            .into_iter::<Value>()
+            .map_while(Result::ok)
+            .collect();
+        let got = by_line.remove(&(i + 1)).unwrap_or_default();
+        assert!(
+            got.iter().copied().eq(expected.iter()),
+            "line {}: {got:?} / {expected:?}",
+            i + 1
+        );
+        for (g, e) in got.iter().zip(&expected) {
+            assert_eq!(g.to_string(), e.to_string(), "key order, line {}", i + 1);
         }
     }
     let damaged: usize = tally_damaged(&diagnostics).values().sum();

@@ -372,9 +372,105 @@ impl ContentBlock {
     }
 }
 
+/// A named field of a block, borrowed for serialising.
+enum Field<'a> {
+    Str(&'a str),
+    Json(&'a Value),
+    Bool(bool),
+    Blocks(&'a [ContentBlock]),
+}
+
+impl Serialize for Field<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Field::Str(s) => serializer.serialize_str(s),
+            Field::Json(v) => v.serialize(serializer),
+            Field::Bool(b) => serializer.serialize_bool(*b),
+            Field::Blocks(blocks) => serializer.collect_seq(blocks.iter()),
+        }
+    }
+}
+
+/// Writes the JSON of [`ContentBlock::to_value`] without building it: `type`, the named fields,
+/// then `extra`, borrowed. When `extra` repeats `type` or a named field (the value then replaces
+/// the earlier one in place), the value is built as `to_value` builds it.
 impl Serialize for ContentBlock {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_value().serialize(serializer)
+        use serde::ser::SerializeMap;
+        let (kind, fields, extra): (&str, [Option<(&str, Field<'_>)>; 3], _) = match self {
+            ContentBlock::Text { text, extra } => (
+                "text",
+                [Some(("text", Field::Str(text))), None, None],
+                extra,
+            ),
+            ContentBlock::ToolUse {
+                id,
+                name,
+                input,
+                extra,
+            } => (
+                "tool_use",
+                [
+                    Some(("id", Field::Str(id))),
+                    Some(("name", Field::Str(name))),
+                    Some(("input", Field::Json(input))),
+                ],
+                extra,
+            ),
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+                extra,
+            } => {
+                let content = match content {
+                    ToolResultContent::Text(s) => Some(("content", Field::Str(s))),
+                    ToolResultContent::Blocks(b) => Some(("content", Field::Blocks(b))),
+                    ToolResultContent::Absent => None,
+                };
+                (
+                    "tool_result",
+                    [
+                        Some(("tool_use_id", Field::Str(tool_use_id))),
+                        content,
+                        is_error.map(|e| ("is_error", Field::Bool(e))),
+                    ],
+                    extra,
+                )
+            }
+            ContentBlock::Image { source, extra } => (
+                "image",
+                [Some(("source", Field::Json(source))), None, None],
+                extra,
+            ),
+            ContentBlock::Thinking {
+                thinking,
+                signature,
+                extra,
+            } => (
+                "thinking",
+                [
+                    Some(("thinking", Field::Str(thinking))),
+                    signature.as_deref().map(|s| ("signature", Field::Str(s))),
+                    None,
+                ],
+                extra,
+            ),
+            ContentBlock::Other(v) => return v.serialize(serializer),
+        };
+        let named = || fields.iter().flatten().map(|(k, _)| *k);
+        if extra.keys().any(|k| k == "type" || named().any(|n| n == k)) {
+            return self.to_value().serialize(serializer);
+        }
+        let mut map = serializer.serialize_map(Some(1 + named().count() + extra.len()))?;
+        map.serialize_entry("type", kind)?;
+        for (k, v) in fields.iter().flatten() {
+            map.serialize_entry(k, v)?;
+        }
+        for (k, v) in extra {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
     }
 }
 
@@ -503,6 +599,68 @@ mod tests {
     fn check_block_roundtrip(v: Value) {
         let block: ContentBlock = serde_json::from_value(v.clone()).unwrap();
         assert_eq!(serde_json::to_value(&block).unwrap(), v, "block {block:?}");
+        // Written directly, the same text as the value `to_value` builds (key order included).
+        assert_eq!(
+            serde_json::to_string(&block).unwrap(),
+            serde_json::to_string(&block.to_value()).unwrap(),
+            "block {block:?}"
+        );
+    }
+
+    #[test]
+    fn a_block_is_written_as_its_value_even_when_extra_repeats_a_named_field() {
+        let extra = |pairs: &[(&str, Value)]| -> Map<String, Value> {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect()
+        };
+        let blocks = [
+            ContentBlock::Text {
+                text: "a".into(),
+                extra: extra(&[("type", json!("x")), ("z", json!(1)), ("text", json!("b"))]),
+            },
+            ContentBlock::ToolUse {
+                id: "i".into(),
+                name: "n".into(),
+                input: json!({"k": [1, 2]}),
+                extra: extra(&[("caller", json!({"t": 1})), ("name", json!(null))]),
+            },
+            ContentBlock::ToolResult {
+                tool_use_id: "i".into(),
+                content: ToolResultContent::Blocks(vec![
+                    ContentBlock::Text {
+                        text: "t".into(),
+                        extra: extra(&[("cache_control", json!({"type": "ephemeral"}))]),
+                    },
+                    ContentBlock::Other(json!({"type": "weird", "b": 1, "a": 2})),
+                ]),
+                is_error: Some(false),
+                extra: extra(&[("is_error", json!(true))]),
+            },
+            ContentBlock::ToolResult {
+                tool_use_id: "i".into(),
+                content: ToolResultContent::Absent,
+                is_error: None,
+                extra: extra(&[("content", json!("late"))]),
+            },
+            ContentBlock::Image {
+                source: json!({"type": "url", "url": "u"}),
+                extra: Map::new(),
+            },
+            ContentBlock::Thinking {
+                thinking: "t".into(),
+                signature: None,
+                extra: extra(&[("signature", json!("s")), ("w", json!(2))]),
+            },
+        ];
+        for block in blocks {
+            assert_eq!(
+                serde_json::to_string(&block).unwrap(),
+                serde_json::to_string(&block.to_value()).unwrap(),
+                "block {block:?}"
+            );
+        }
     }
 
     #[test]

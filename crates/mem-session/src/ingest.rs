@@ -1,8 +1,8 @@
 //! Importing transcripts into a [`SessionStore`]: the glue between [`crate::import`] (parsing)
 //! and the store (atomic writes), with the re-import rules.
 //!
-//! Re-importing the same file yields the same session: when the source's SHA-256 and the
-//! session's size are unchanged, nothing is written; when the source changed, the session is
+//! Re-importing the same file yields the same session: when the source's digest (XXH3-128,
+//! `imported.xxh3`) and the session's size are unchanged, nothing is written; when the source changed, the session is
 //! replaced atomically; when records were appended to the session after its import, the
 //! re-import is refused ([`Error::WouldDropAppended`]) so nothing is lost.
 //!
@@ -150,7 +150,8 @@ enum PreparedOne {
     Empty(Ingested),
     Write {
         payload: Payload,
-        sha: String,
+        /// The source's digest ([`crate::import::digest_hex`]).
+        digest: String,
         report: ImportReport,
         format: SourceFormat,
     },
@@ -210,7 +211,8 @@ fn prepare_file_with(
         });
     }
     let tmp_name = || store.staging_path("import");
-    let (sha, imported, index) = crate::import::import_file_streaming(path, stream_min, &tmp_name)?;
+    let (digest, imported, index) =
+        crate::import::import_file_streaming(path, stream_min, &tmp_name)?;
     let rename = |sessions: &mut dyn Iterator<Item = &mut ImportedSession>| {
         let Some(id) = id else { return };
         let Some(main) = sessions.next() else { return };
@@ -230,7 +232,7 @@ fn prepare_file_with(
                 // of the file are re-imported whole when new sidechain lines appear).
                 let index = (i == 0).then_some(&index);
                 out.push(prepare_one(
-                    store, session, &source, &sha, path, index, stage,
+                    store, session, &source, &digest, path, index, stage,
                 )?);
             }
         }
@@ -238,7 +240,7 @@ fn prepare_file_with(
             rename(&mut sessions.iter_mut().map(|s| &mut s.session));
             for (i, spilled) in sessions.into_iter().enumerate() {
                 let index = (i == 0).then_some(&index);
-                match prepare_spilled(store, spilled, &source, &sha, path, index) {
+                match prepare_spilled(store, spilled, &source, &digest, path, index) {
                     Ok(one) => out.push(one),
                     // A record that does not read back as itself: convert it in memory, so
                     // the output never depends on a JSON round trip (staged files so far are
@@ -693,8 +695,9 @@ fn sync(
             let bytes = meta.jsonl_bytes;
             if let Some(Value::Object(imported)) = meta.extra.get_mut(IMPORTED_KEY) {
                 imported.insert("bytes".to_owned(), json!(bytes));
-                // The whole-file hash no longer describes the source.
-                imported.remove("sha256");
+                // The whole-file digest no longer describes the source.
+                imported.remove(DIGEST_KEY);
+                imported.remove(LEGACY_SHA256_KEY);
                 match next.map(serde_json::to_value) {
                     Some(Ok(v)) => {
                         imported.insert(SYNC_KEY.to_owned(), v);
@@ -733,11 +736,77 @@ fn local_appends(meta: &SessionMeta) -> bool {
     imported != Some(meta.jsonl_bytes)
 }
 
+/// Key of the import provenance holding the source's digest ([`crate::import::digest_hex`]).
+const DIGEST_KEY: &str = "xxh3";
+
+/// Key of the import provenance holding the source's SHA-256 in metas written before the
+/// XXH3 digest (read, never written).
+const LEGACY_SHA256_KEY: &str = "sha256";
+
+/// The meta an imported session starts from: its id, times and title, and the import
+/// provenance (`imported`: `format`, `path`, `xxh3`, `cwd`; `docs/formats/session.md`).
+#[allow(clippy::too_many_arguments)]
+fn import_seed(
+    id: &str,
+    created: Option<String>,
+    title: Option<String>,
+    parent_id: Option<String>,
+    format: SourceFormat,
+    source: &Path,
+    digest: &str,
+    cwd: Option<String>,
+) -> SessionMeta {
+    let created = created
+        .unwrap_or_else(|| chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+    let mut seed = SessionMeta::new(id, created);
+    seed.title = title;
+    seed.parent_id = parent_id;
+    let mut imported = Map::new();
+    imported.insert("format".to_owned(), json!(format.to_string()));
+    imported.insert("path".to_owned(), json!(source.display().to_string()));
+    imported.insert(DIGEST_KEY.to_owned(), json!(digest));
+    if let Some(cwd) = cwd {
+        imported.insert("cwd".to_owned(), json!(cwd));
+    }
+    seed.extra
+        .insert(IMPORTED_KEY.to_owned(), Value::Object(imported));
+    seed
+}
+
+/// Whether the import provenance `imported` describes the same source bytes as `digest`: its
+/// `xxh3` is `digest`, or, in a meta written before the XXH3 digest, its `sha256` is the
+/// SHA-256 of `source` as it is now (one more read of the file, for such metas only). An
+/// unreadable source is not the same.
+fn same_digest(imported: &Value, digest: &str, source: &Path) -> bool {
+    if let Some(d) = imported.get(DIGEST_KEY).and_then(Value::as_str) {
+        return d == digest;
+    }
+    let Some(legacy) = imported.get(LEGACY_SHA256_KEY).and_then(Value::as_str) else {
+        return false;
+    };
+    let sha256 = || -> std::io::Result<String> {
+        let mut file = crate::import::open_transcript(source)
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        let mut hasher = Sha256::new();
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            match std::io::Read::read(&mut file, &mut buf) {
+                Ok(0) => break,
+                Ok(n) => hasher.update(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(hex(&hasher.finalize()))
+    };
+    sha256().is_ok_and(|s| s == legacy)
+}
+
 fn prepare_one(
     store: &SessionStore,
     session: ImportedSession,
     source: &Path,
-    sha: &str,
+    digest: &str,
     path: &Path,
     index: Option<&LineIndex>,
     stage: bool,
@@ -765,19 +834,7 @@ fn prepare_one(
             format,
         }));
     }
-    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    let mut seed = SessionMeta::new(&id, created.clone().unwrap_or_else(|| now.clone()));
-    seed.title = title;
-    seed.parent_id = parent_id;
-    let mut imported = Map::new();
-    imported.insert("format".to_owned(), json!(format.to_string()));
-    imported.insert("path".to_owned(), json!(source.display().to_string()));
-    imported.insert("sha256".to_owned(), json!(sha));
-    if let Some(cwd) = cwd {
-        imported.insert("cwd".to_owned(), json!(cwd));
-    }
-    seed.extra
-        .insert(IMPORTED_KEY.to_owned(), Value::Object(imported));
+    let seed = import_seed(&id, created, title, parent_id, format, source, digest, cwd);
     let mut prepared = store.prepare_session(seed, &records)?;
     if let (Some(index), Some(cut)) = (index, index.and(sync_cut(&records))) {
         let meta = &mut prepared.meta;
@@ -799,7 +856,7 @@ fn prepare_one(
     };
     Ok(PreparedOne::Write {
         payload,
-        sha: sha.to_owned(),
+        digest: digest.to_owned(),
         report,
         format,
     })
@@ -814,7 +871,7 @@ fn prepare_spilled(
     store: &SessionStore,
     spilled: SpilledSession,
     source: &Path,
-    sha: &str,
+    digest: &str,
     path: &Path,
     index: Option<&LineIndex>,
 ) -> Result<PreparedOne> {
@@ -841,19 +898,7 @@ fn prepare_spilled(
         }));
     }
     let io = |e: std::io::Error| Error::io("cannot write a temporary file for", path, e);
-    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    let mut seed = SessionMeta::new(&id, created.clone().unwrap_or_else(|| now.clone()));
-    seed.title = title;
-    seed.parent_id = parent_id;
-    let mut imported = Map::new();
-    imported.insert("format".to_owned(), json!(format.to_string()));
-    imported.insert("path".to_owned(), json!(source.display().to_string()));
-    imported.insert("sha256".to_owned(), json!(sha));
-    if let Some(cwd) = cwd {
-        imported.insert("cwd".to_owned(), json!(cwd));
-    }
-    seed.extra
-        .insert(IMPORTED_KEY.to_owned(), Value::Object(imported));
+    let seed = import_seed(&id, created, title, parent_id, format, source, digest, cwd);
     let cut = spill.tally.cut;
     let n = spill.len();
     let spill = if spill.is_named() && spill.is_whole_file() {
@@ -905,7 +950,7 @@ fn prepare_spilled(
     let staged = store.stage_written(meta, tmp, file)?;
     Ok(PreparedOne::Write {
         payload: Payload::Staged(staged),
-        sha: sha.to_owned(),
+        digest: digest.to_owned(),
         report,
         format,
     })
@@ -918,14 +963,14 @@ fn commit_one(
     source: &Path,
     sync_dir: bool,
 ) -> Result<Ingested> {
-    let (payload, sha, report, format) = match one {
+    let (payload, digest, report, format) = match one {
         PreparedOne::Empty(done) => return Ok(done),
         PreparedOne::Write {
             payload,
-            sha,
+            digest,
             report,
             format,
-        } => (payload, sha, report, format),
+        } => (payload, digest, report, format),
     };
     let id = payload.id().to_owned();
     if store.jsonl_path(&id).is_file() {
@@ -945,7 +990,7 @@ fn commit_one(
         }
         check_same_source(&existing, source)?;
         if let Some(imported) = existing.extra.get(IMPORTED_KEY)
-            && imported.get("sha256").and_then(Value::as_str) == Some(sha.as_str())
+            && same_digest(imported, &digest, source)
             && imported.get("bytes").and_then(Value::as_u64) == Some(existing.jsonl_bytes)
         {
             return Ok(Ingested {

@@ -260,11 +260,11 @@ fn parse_line(
     }
     let mut values = Vec::new();
     // Parsed from the `str` checked above: serde_json then does not check the UTF-8 again.
-    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<SizedValue>();
     let mut failure = None;
     for item in stream.by_ref() {
         match item {
-            Ok(v) => values.push(v),
+            Ok(SizedValue(v)) => values.push(v),
             Err(e) => {
                 failure = Some(e);
                 break;
@@ -369,7 +369,7 @@ impl<'de> serde::Deserialize<'de> for Skimmed {
                     let value = if key == "payload" {
                         Value::Object(access.next_value::<PayloadType>()?.0)
                     } else {
-                        access.next_value::<Value>()?
+                        access.next_value::<SizedValue>()?.0
                     };
                     map.insert(key, value);
                 }
@@ -409,6 +409,96 @@ impl<'de> serde::Deserialize<'de> for PayloadType {
             }
         }
         d.deserialize_map(Payload)
+    }
+}
+
+/// A JSON value read exactly as serde_json reads a [`Value`] (same values, same key order, the
+/// same rule for a repeated key: the last value at the first key's place, the same errors), but
+/// each object and array is allocated once at its final size: its entries are gathered on a
+/// per-thread stack and moved into a map or vector of exactly their count. serde_json's own
+/// `Value` grows them entry by entry, which re-indexed every object of a transcript several
+/// times (~5 % of an import's CPU).
+pub(crate) struct SizedValue(pub Value);
+
+thread_local! {
+    /// Entries of the objects being read on this thread, innermost last.
+    static ENTRIES: std::cell::RefCell<Vec<(String, Value)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+    /// Elements of the arrays being read on this thread, innermost last.
+    static ELEMENTS: std::cell::RefCell<Vec<Value>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl<'de> serde::Deserialize<'de> for SizedValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Value;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any valid JSON value")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+                Ok(Value::Bool(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+                Ok(Value::Number(v.into()))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+                Ok(Value::Number(v.into()))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+                Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+                Ok(Value::String(v.to_owned()))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Value, E> {
+                Ok(Value::String(v))
+            }
+            fn visit_unit<E>(self) -> Result<Value, E> {
+                Ok(Value::Null)
+            }
+            fn visit_none<E>(self) -> Result<Value, E> {
+                Ok(Value::Null)
+            }
+            fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+                <SizedValue as serde::Deserialize>::deserialize(d).map(|v| v.0)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut access: A,
+            ) -> Result<Value, A::Error> {
+                let start = ELEMENTS.with_borrow(Vec::len);
+                let read = (|| {
+                    while let Some(SizedValue(v)) = access.next_element()? {
+                        ELEMENTS.with_borrow_mut(|stack| stack.push(v));
+                    }
+                    Ok(())
+                })();
+                // Drained on error too, so the stack holds only the arrays being read.
+                let elements: Vec<Value> =
+                    ELEMENTS.with_borrow_mut(|stack| stack.drain(start..).collect());
+                read.map(|()| Value::Array(elements))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut access: A,
+            ) -> Result<Value, A::Error> {
+                let start = ENTRIES.with_borrow(Vec::len);
+                let read = (|| {
+                    while let Some(key) = access.next_key::<String>()? {
+                        let SizedValue(value) = access.next_value()?;
+                        ENTRIES.with_borrow_mut(|stack| stack.push((key, value)));
+                    }
+                    Ok(())
+                })();
+                // `collect` sizes the map from the drain's exact length, then inserts in
+                // order: a repeated key keeps its first place and takes the last value.
+                let map: serde_json::Map<String, Value> =
+                    ENTRIES.with_borrow_mut(|stack| stack.drain(start..).collect());
+                read.map(|()| Value::Object(map))
+            }
+        }
+        d.deserialize_any(Visit).map(SizedValue)
     }
 }
 
@@ -643,5 +733,45 @@ mod tests {
         assert_eq!(v.len(), 3);
         assert_eq!(v[1].1["big"].as_str().map(str::len), Some(15 << 20));
         assert!(d.is_empty());
+    }
+
+    #[test]
+    fn sized_values_are_the_values_serde_json_reads() {
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let texts = [
+            r#"{"a":1,"b":[1,2,{"c":null}],"d":{"e":"f\n\u00e9\ud83d\ude00"}}"#,
+            r#"{"k":1,"j":2,"k":3}"#,
+            r#"{"z":{},"y":[],"x":[[],[{}]],"w":-1.5e300,"v":18446744073709551615,"u":-9}"#,
+            r#"[1,true,false,null,"s",1.0,0.1,-0]"#,
+            r#"{"a":[1,2,{"b":[3,{"c":4}]}],"a":{"x":1}}{"glued":true} 7 "#,
+            r#"{"a":[1,2,{"b":[3,{"c":"#,
+            r#"{"a":1,}"#,
+            r#"{"n":1e400}"#,
+            r#"{"s":"\ud800"}"#,
+            &deep,
+        ];
+        for text in texts {
+            let mut ours = serde_json::Deserializer::from_str(text).into_iter::<SizedValue>();
+            let mut theirs = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+            loop {
+                match (ours.next(), theirs.next()) {
+                    (None, None) => break,
+                    (Some(Ok(SizedValue(a))), Some(Ok(b))) => {
+                        assert_eq!(a, b, "{text}");
+                        // The same key order, not only the same map.
+                        assert_eq!(a.to_string(), b.to_string(), "{text}");
+                    }
+                    (Some(Err(a)), Some(Err(b))) => {
+                        assert_eq!(a.to_string(), b.to_string(), "{text}");
+                        break;
+                    }
+                    (a, b) => panic!("{text}: {:?} / {b:?}", a.map(|r| r.map(|v| v.0))),
+                }
+            }
+            assert_eq!(ours.byte_offset(), theirs.byte_offset(), "{text}");
+        }
+        // Nothing is left on the per-thread stacks, after errors too.
+        assert_eq!(ENTRIES.with_borrow(Vec::len), 0);
+        assert_eq!(ELEMENTS.with_borrow(Vec::len), 0);
     }
 }

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::record::{RecordType, SessionRecord, parse_compact_boundary, parse_rollback};
 
-/// Key of [`SessionMeta::extra`] holding import provenance: `{"format", "path", "sha256",
+/// Key of [`SessionMeta::extra`] holding import provenance: `{"format", "path", "xxh3",
 /// "bytes"}` (`bytes`: the `.jsonl` length right after the import, so a re-import can tell
 /// whether records were appended since).
 pub const IMPORTED_KEY: &str = "imported";

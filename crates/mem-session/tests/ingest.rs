@@ -300,3 +300,57 @@ fn a_lost_meta_of_a_session_of_several_chunks_is_put_back_only_when_every_byte_m
     assert!(matches!(err, Error::IdTaken { .. }), "{err}");
     assert_eq!(std::fs::read(&jsonl).unwrap(), edited);
 }
+
+/// A meta written before the XXH3 digest names its source by SHA-256 (`imported.sha256`): an
+/// unchanged source is still recognised (nothing written), a changed one replaces the session,
+/// and the new meta carries the XXH3 digest only.
+#[test]
+fn a_meta_with_the_former_sha256_digest_is_still_recognised() {
+    use sha2::Digest;
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::for_project(dir.path());
+    let src = dir.path().join("t.jsonl");
+    std::fs::copy(
+        fixture("claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl"),
+        &src,
+    )
+    .unwrap();
+    let first = import_into(&store, &src).unwrap();
+    let id = first[0].meta.id.clone();
+    let session_bytes = std::fs::read(store.jsonl_path(&id)).unwrap();
+    let imported = &first[0].meta.extra["imported"];
+    let xxh3 = imported["xxh3"].as_str().unwrap();
+    assert_eq!(xxh3.len(), 32, "{imported}");
+    assert!(imported.get("sha256").is_none(), "{imported}");
+
+    // The meta as the former version wrote it: `sha256` in place of `xxh3`, no sync mark
+    // (so the re-import compares whole-file digests).
+    let as_before = |sha256: &str| {
+        let path = store.meta_path(&id);
+        let mut meta: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let imported = meta["imported"].as_object_mut().unwrap();
+        imported.remove("xxh3");
+        imported.remove("sync");
+        imported.insert("sha256".into(), sha256.into());
+        std::fs::write(&path, serde_json::to_vec(&meta).unwrap()).unwrap();
+    };
+    let source_sha256: String = sha2::Sha256::digest(std::fs::read(&src).unwrap())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    as_before(&source_sha256);
+    let again = import_into(&store, &src).unwrap();
+    assert_eq!(again[0].action, IngestAction::Unchanged);
+    assert_eq!(std::fs::read(store.jsonl_path(&id)).unwrap(), session_bytes);
+
+    // A SHA-256 that is not the source's: the source changed since; the session is replaced
+    // and its meta now names the source by XXH3.
+    as_before(&"0".repeat(64));
+    let replaced = import_into(&store, &src).unwrap();
+    assert_eq!(replaced[0].action, IngestAction::Replaced);
+    assert_eq!(std::fs::read(store.jsonl_path(&id)).unwrap(), session_bytes);
+    let meta = store.meta(&id).unwrap();
+    assert_eq!(meta.extra["imported"]["xxh3"].as_str(), Some(xxh3));
+    assert!(meta.extra["imported"].get("sha256").is_none());
+}
