@@ -638,6 +638,30 @@ mod tests {
                 is_error: Some(false),
                 extra: extra(&[("is_error", json!(true))]),
             },
+            // Written field by field, its content blocks too, except the first, whose `extra`
+            // repeats `type`.
+            ContentBlock::ToolResult {
+                tool_use_id: "i".into(),
+                content: ToolResultContent::Blocks(vec![
+                    ContentBlock::Text {
+                        text: "t".into(),
+                        extra: extra(&[("z", json!(0)), ("type", json!("shadow"))]),
+                    },
+                    ContentBlock::Image {
+                        source: json!({"type": "base64", "data": "AA=="}),
+                        extra: extra(&[("alt", json!("a"))]),
+                    },
+                    ContentBlock::Other(json!([1, "x"])),
+                ]),
+                is_error: Some(true),
+                extra: extra(&[("cache_control", json!({"type": "ephemeral"}))]),
+            },
+            ContentBlock::ToolResult {
+                tool_use_id: "i".into(),
+                content: ToolResultContent::Text("plain".into()),
+                is_error: None,
+                extra: Map::new(),
+            },
             ContentBlock::ToolResult {
                 tool_use_id: "i".into(),
                 content: ToolResultContent::Absent,

@@ -2,9 +2,9 @@
 //! and the store (atomic writes), with the re-import rules.
 //!
 //! Re-importing the same file yields the same session: when the source's digest (XXH3-128,
-//! `imported.xxh3`) and the session's size are unchanged, nothing is written; when the source changed, the session is
-//! replaced atomically; when records were appended to the session after its import, the
-//! re-import is refused ([`Error::WouldDropAppended`]) so nothing is lost.
+//! `imported.xxh3`) and the session's size are unchanged, nothing is written; when the source
+//! changed, the session is replaced atomically; when records were appended to the session
+//! after its import, the re-import is refused ([`Error::WouldDropAppended`]) so nothing is lost.
 //!
 //! **Incremental re-import** (what the agent hooks run every turn): a transcript that only grew
 //! since its last import is not read again. Each import records a *sync mark* in the meta
@@ -308,8 +308,9 @@ fn commit_sessions(
     sync_dir: bool,
 ) -> Result<Vec<Ingested>> {
     let mut out = Vec::with_capacity(sessions.len());
+    let mut legacy = LegacySha256::default();
     for one in sessions {
-        out.push(commit_one(store, lock, one, source, sync_dir)?);
+        out.push(commit_one(store, lock, one, source, &mut legacy, sync_dir)?);
     }
     Ok(out)
 }
@@ -774,32 +775,44 @@ fn import_seed(
 }
 
 /// Whether the import provenance `imported` describes the same source bytes as `digest`: its
-/// `xxh3` is `digest`, or, in a meta written before the XXH3 digest, its `sha256` is the
-/// SHA-256 of `source` as it is now (one more read of the file, for such metas only). An
-/// unreadable source is not the same.
-fn same_digest(imported: &Value, digest: &str, source: &Path) -> bool {
+/// `xxh3` is `digest`, or, in a meta written before the XXH3 digest (and without `xxh3`), its
+/// `sha256` is the SHA-256 of `source` as it is now ([`LegacySha256`]). An unreadable source is
+/// not the same.
+fn same_digest(imported: &Value, digest: &str, legacy: &mut LegacySha256, source: &Path) -> bool {
     if let Some(d) = imported.get(DIGEST_KEY).and_then(Value::as_str) {
         return d == digest;
     }
-    let Some(legacy) = imported.get(LEGACY_SHA256_KEY).and_then(Value::as_str) else {
+    let Some(sha256) = imported.get(LEGACY_SHA256_KEY).and_then(Value::as_str) else {
         return false;
     };
-    let sha256 = || -> std::io::Result<String> {
-        let mut file = crate::import::open_transcript(source)
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
-        let mut hasher = Sha256::new();
-        let mut buf = vec![0u8; 1 << 16];
-        loop {
-            match std::io::Read::read(&mut file, &mut buf) {
-                Ok(0) => break,
-                Ok(n) => hasher.update(&buf[..n]),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(hex(&hasher.finalize()))
-    };
-    sha256().is_ok_and(|s| s == legacy)
+    legacy.of(source) == Some(sha256)
+}
+
+/// The SHA-256 (64 lowercase hex digits) of a source's bytes, for the metas written before the
+/// XXH3 digest: read lazily, at most once per commit of the source's sessions (a Claude Code
+/// transcript gives one session per sidechain, each with such a meta).
+#[derive(Default)]
+struct LegacySha256(Option<Option<String>>);
+
+impl LegacySha256 {
+    /// The digest of `source` (the same file on every call); `None` when it cannot be read.
+    fn of(&mut self, source: &Path) -> Option<&str> {
+        self.0
+            .get_or_insert_with(|| {
+                let mut file = crate::import::open_transcript(source).ok()?;
+                let mut hasher = Sha256::new();
+                let mut buf = vec![0u8; 1 << 16];
+                loop {
+                    match std::io::Read::read(&mut file, &mut buf) {
+                        Ok(0) => return Some(hex(&hasher.finalize())),
+                        Ok(n) => hasher.update(&buf[..n]),
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(_) => return None,
+                    }
+                }
+            })
+            .as_deref()
+    }
 }
 
 fn prepare_one(
@@ -961,6 +974,7 @@ fn commit_one(
     lock: &ImportLock,
     one: PreparedOne,
     source: &Path,
+    legacy: &mut LegacySha256,
     sync_dir: bool,
 ) -> Result<Ingested> {
     let (payload, digest, report, format) = match one {
@@ -990,8 +1004,9 @@ fn commit_one(
         }
         check_same_source(&existing, source)?;
         if let Some(imported) = existing.extra.get(IMPORTED_KEY)
-            && same_digest(imported, &digest, source)
+            // The size first: it is free, a legacy digest reads the whole source.
             && imported.get("bytes").and_then(Value::as_u64) == Some(existing.jsonl_bytes)
+            && same_digest(imported, &digest, legacy, source)
         {
             return Ok(Ingested {
                 meta: existing,

@@ -420,6 +420,27 @@ impl<'de> serde::Deserialize<'de> for PayloadType {
 /// times (~5 % of an import's CPU).
 pub(crate) struct SizedValue(pub Value);
 
+/// How many entries (elements) a per-thread stack of [`SizedValue`] keeps room for once it is
+/// empty again: a line with one huge object or array would otherwise keep its stack's memory
+/// (~100 bytes an entry) allocated for the rest of the thread's life.
+const STACK_KEEP: usize = 1 << 12;
+
+/// The entries of a [`SizedValue`] stack from `start` on, taken off it into a collection of
+/// their exact count (innermost frame first: the frames outside stay below `start`). The stack,
+/// left empty, gives back its memory beyond [`STACK_KEEP`] entries.
+fn drain_stack<T: 'static, C: FromIterator<T>>(
+    stack: &'static std::thread::LocalKey<std::cell::RefCell<Vec<T>>>,
+    start: usize,
+) -> C {
+    stack.with_borrow_mut(|stack| {
+        let taken = stack.drain(start..).collect();
+        if stack.is_empty() && stack.capacity() > STACK_KEEP {
+            stack.shrink_to(STACK_KEEP);
+        }
+        taken
+    })
+}
+
 thread_local! {
     /// Entries of the objects being read on this thread, innermost last.
     static ENTRIES: std::cell::RefCell<Vec<(String, Value)>> =
@@ -475,8 +496,7 @@ impl<'de> serde::Deserialize<'de> for SizedValue {
                     Ok(())
                 })();
                 // Drained on error too, so the stack holds only the arrays being read.
-                let elements: Vec<Value> =
-                    ELEMENTS.with_borrow_mut(|stack| stack.drain(start..).collect());
+                let elements: Vec<Value> = drain_stack(&ELEMENTS, start);
                 read.map(|()| Value::Array(elements))
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
@@ -493,8 +513,7 @@ impl<'de> serde::Deserialize<'de> for SizedValue {
                 })();
                 // `collect` sizes the map from the drain's exact length, then inserts in
                 // order: a repeated key keeps its first place and takes the last value.
-                let map: serde_json::Map<String, Value> =
-                    ENTRIES.with_borrow_mut(|stack| stack.drain(start..).collect());
+                let map: serde_json::Map<String, Value> = drain_stack(&ENTRIES, start);
                 read.map(|()| Value::Object(map))
             }
         }
@@ -773,5 +792,23 @@ mod tests {
         // Nothing is left on the per-thread stacks, after errors too.
         assert_eq!(ENTRIES.with_borrow(Vec::len), 0);
         assert_eq!(ELEMENTS.with_borrow(Vec::len), 0);
+    }
+
+    #[test]
+    fn a_huge_object_or_array_does_not_keep_its_stack_memory() {
+        let n = STACK_KEEP * 4;
+        let keys: Vec<String> = (0..n).map(|i| format!("\"k{i}\":[{i},{{}}]")).collect();
+        let text = format!("{{{}, \"a\":[{}]}}", keys.join(","), vec!["1"; n].join(","));
+        let SizedValue(ours) = serde_json::from_str(&text).unwrap();
+        let theirs: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(ours.to_string(), theirs.to_string());
+        assert_eq!(ours.as_object().map(serde_json::Map::len), Some(n + 1));
+        for (stack_len, capacity) in [
+            ENTRIES.with_borrow(|s| (s.len(), s.capacity())),
+            ELEMENTS.with_borrow(|s| (s.len(), s.capacity())),
+        ] {
+            assert_eq!(stack_len, 0);
+            assert!(capacity <= STACK_KEEP, "{capacity}");
+        }
     }
 }

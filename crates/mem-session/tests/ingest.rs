@@ -353,4 +353,68 @@ fn a_meta_with_the_former_sha256_digest_is_still_recognised() {
     let meta = store.meta(&id).unwrap();
     assert_eq!(meta.extra["imported"]["xxh3"].as_str(), Some(xxh3));
     assert!(meta.extra["imported"].get("sha256").is_none());
+
+    // Both keys (never written so; an edited meta): `xxh3` decides, a `sha256` beside it is
+    // not looked at, right or wrong.
+    for sha256 in [source_sha256.clone(), "0".repeat(64)] {
+        as_before(&sha256);
+        let path = store.meta_path(&id);
+        let mut meta: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        meta["imported"]["xxh3"] = xxh3.into();
+        std::fs::write(&path, serde_json::to_vec(&meta).unwrap()).unwrap();
+        let again = import_into(&store, &src).unwrap();
+        assert_eq!(again[0].action, IngestAction::Unchanged, "{sha256}");
+    }
+    as_before(&source_sha256);
+    let path = store.meta_path(&id);
+    let mut meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    meta["imported"]["xxh3"] = "0".repeat(32).into();
+    std::fs::write(&path, serde_json::to_vec(&meta).unwrap()).unwrap();
+    let replaced = import_into(&store, &src).unwrap();
+    assert_eq!(replaced[0].action, IngestAction::Replaced);
+}
+
+/// Every session of a source with sidechains recognised by the former SHA-256 digest (the
+/// source is hashed once for all of them).
+#[test]
+fn every_session_of_a_source_is_recognised_by_the_former_sha256_digest() {
+    use sha2::Digest;
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::for_project(dir.path());
+    let src = dir.path().join("t.jsonl");
+    std::fs::copy(
+        fixture(
+            "claude/d-kimuson_claude-code-viewer__sample-project/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+        ),
+        &src,
+    )
+    .unwrap();
+    let first = import_into(&store, &src).unwrap();
+    assert!(first.len() > 1, "{}", first.len());
+    let sha256: String = sha2::Sha256::digest(std::fs::read(&src).unwrap())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    for ingested in &first {
+        let path = store.meta_path(&ingested.meta.id);
+        let mut meta: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let imported = meta["imported"].as_object_mut().unwrap();
+        imported.remove("xxh3").unwrap();
+        imported.remove("sync");
+        imported.insert("sha256".into(), sha256.clone().into());
+        std::fs::write(&path, serde_json::to_vec(&meta).unwrap()).unwrap();
+    }
+    let again = import_into(&store, &src).unwrap();
+    assert_eq!(again.len(), first.len());
+    for ingested in &again {
+        assert_eq!(
+            ingested.action,
+            IngestAction::Unchanged,
+            "{}",
+            ingested.meta.id
+        );
+    }
 }

@@ -437,10 +437,7 @@ fn read_all_hashed(path: &Path) -> Result<(String, Vec<JsonLine>, Vec<Diagnostic
             }
         }
     }
-    // Whatever the reader left unread (nothing, normally) still belongs to the hash.
-    std::io::copy(&mut reader, &mut std::io::sink())
-        .map_err(|e| Error::io("cannot read", path, e))?;
-    let digest = digest_hex(&reader.into_inner().hasher);
+    let digest = finish_hash(reader, path)?;
     Ok((digest, values, diagnostics))
 }
 
@@ -462,14 +459,14 @@ pub(crate) enum FileImport {
     Spilled(Vec<SpilledSession>),
 }
 
-/// [`import_file_hashed`], converting a Claude Code transcript of at least `min_bytes` as it
+/// [`import_file`] with the digest of the source, converting a Claude Code transcript of at least `min_bytes` as it
 /// is read: each session's records are written out as they settle (the main session's to a
 /// new file at `tmp_name()`, sidechains' to an unnamed file beside it), so memory is bounded by
 /// the largest turn, not the file. The output is the same, record for record and byte for
 /// byte, as the conversion in memory. Returns the digest ([`digest_hex`]) of the file's bytes
 /// (one read).
 ///
-/// Errors: those of [`import_file_hashed`]; [`Error::Io`] when a spill file cannot be
+/// Errors: those of [`import_file`]; [`Error::Io`] when a spill file cannot be
 /// written or read back (the spill files are removed).
 pub(crate) fn import_file_streaming(
     path: &Path,
