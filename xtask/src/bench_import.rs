@@ -186,8 +186,13 @@ fn row(
     let mut code = 0;
     let best = |a: Option<Timed>, b: Timed| Some(a.filter(|a| a.wall <= b.wall).unwrap_or(b));
     for k in 0..repeat {
-        // A fresh project per run, removed by the caller at the end.
-        let project = project.join(format!("run{k}"));
+        // A fresh project per run, removed by the caller at the end (with MEM_BENCH_KEEP, the
+        // projects of earlier runs are kept: the next free name, never one already imported
+        // into, which would time a re-import of unchanged sources).
+        let project = (k..)
+            .map(|n| project.join(format!("run{n}")))
+            .find(|p| !p.exists())
+            .unwrap_or_else(|| project.join("run"));
         std::fs::create_dir_all(&project)?;
         let mut cmd = Command::new(mem);
         cmd.args(["--project"])
