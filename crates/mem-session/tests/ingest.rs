@@ -13,16 +13,21 @@ fn fixture(rel: &str) -> PathBuf {
         .join(rel)
 }
 
+/// A store in `dir` and a copy of the bundled transcript `rel` beside it, as `t.jsonl`.
+fn store_and_copy(dir: &Path, rel: &str) -> (SessionStore, PathBuf) {
+    let store = SessionStore::for_project(dir);
+    let src = dir.join("t.jsonl");
+    std::fs::copy(fixture(rel), &src).unwrap();
+    (store, src)
+}
+
 #[test]
 fn reimport_is_idempotent_and_protects_appended_records() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SessionStore::for_project(dir.path());
-    let src = dir.path().join("t.jsonl");
-    std::fs::copy(
-        fixture("claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl"),
-        &src,
-    )
-    .unwrap();
+    let (store, src) = store_and_copy(
+        dir.path(),
+        "claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl",
+    );
 
     let first = import_into(&store, &src).unwrap();
     assert_eq!(first.len(), 1);
@@ -223,13 +228,10 @@ fn concurrent_imports_of_the_same_files_take_turns() {
 #[test]
 fn a_lost_meta_is_put_back_by_the_next_import_of_its_source() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SessionStore::for_project(dir.path());
-    let src = dir.path().join("t.jsonl");
-    std::fs::copy(
-        fixture("claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl"),
-        &src,
-    )
-    .unwrap();
+    let (store, src) = store_and_copy(
+        dir.path(),
+        "claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl",
+    );
     let first = import_into(&store, &src).unwrap();
     let id = first[0].meta.id.clone();
     let meta_path = store.meta_path(&id);
@@ -262,13 +264,10 @@ fn a_lost_meta_is_put_back_by_the_next_import_of_its_source() {
 #[test]
 fn a_lost_meta_of_a_session_of_several_chunks_is_put_back_only_when_every_byte_matches() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SessionStore::for_project(dir.path());
-    let src = dir.path().join("t.jsonl");
-    std::fs::copy(
-        fixture("claude/entireio_cli__ckpt-b02936744f3b-0.full.jsonl"),
-        &src,
-    )
-    .unwrap();
+    let (store, src) = store_and_copy(
+        dir.path(),
+        "claude/entireio_cli__ckpt-b02936744f3b-0.full.jsonl",
+    );
     let first = import_into(&store, &src).unwrap();
     let id = first[0].meta.id.clone();
     let meta_path = store.meta_path(&id);
@@ -308,13 +307,10 @@ fn a_lost_meta_of_a_session_of_several_chunks_is_put_back_only_when_every_byte_m
 fn a_meta_with_the_former_sha256_digest_is_still_recognised() {
     use sha2::Digest;
     let dir = tempfile::tempdir().unwrap();
-    let store = SessionStore::for_project(dir.path());
-    let src = dir.path().join("t.jsonl");
-    std::fs::copy(
-        fixture("claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl"),
-        &src,
-    )
-    .unwrap();
+    let (store, src) = store_and_copy(
+        dir.path(),
+        "claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl",
+    );
     let first = import_into(&store, &src).unwrap();
     let id = first[0].meta.id.clone();
     let session_bytes = std::fs::read(store.jsonl_path(&id)).unwrap();
