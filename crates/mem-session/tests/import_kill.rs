@@ -102,37 +102,9 @@ fn a_parallel_import_killed_midway_leaves_whole_sessions_only() {
         std::thread::sleep(Duration::from_millis(40 + round * 90));
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
-        let found = sessions(&dst);
-        if found.len() < reference.len() {
+        if check_killed_store(&src, &dst, &reference, round) {
             partial_rounds += 1;
         }
-        for (id, bytes) in &found {
-            let want = reference
-                .get(id)
-                .unwrap_or_else(|| panic!("unknown session {id}"));
-            assert!(bytes == want, "round {round}: session {id} is not whole");
-            // Its meta reads (rebuilt if the kill came between the renames).
-            SessionStore::at(&dst).meta(id).unwrap();
-        }
-        // What the kill left besides whole sessions: only hidden files (the import lock, staged
-        // temporary files), never read as sessions.
-        for entry in std::fs::read_dir(&dst).into_iter().flatten() {
-            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
-            let session_file = name.ends_with(".jsonl") || name.ends_with(".meta");
-            let hidden =
-                name == ".import.lock" || (name.starts_with('.') && name.ends_with(".tmp"));
-            assert!(
-                session_file || hidden,
-                "round {round}: unexpected file {name}"
-            );
-        }
-        // Importing again completes the store.
-        let out = run_child(&src, &dst).wait_with_output().unwrap();
-        assert!(
-            String::from_utf8_lossy(&out.stdout).contains("DONE"),
-            "round {round}: the re-import failed"
-        );
-        assert_eq!(sessions(&dst), reference, "round {round}");
         // ... and removed what the killed import left (its process is gone).
         let left: Vec<String> = std::fs::read_dir(&dst)
             .unwrap()
@@ -142,6 +114,43 @@ fn a_parallel_import_killed_midway_leaves_whole_sessions_only() {
         assert!(left.is_empty(), "round {round}: left behind: {left:?}");
     }
     assert!(partial_rounds > 0, "no kill landed mid-import");
+}
+
+/// Checks the store `dst` an import of `src` was killed in: every session there is byte for byte
+/// the `reference`'s and its meta reads (rebuilt if the kill came between the renames); besides
+/// them only hidden files are left (the import lock, staged temporary files), never read as
+/// sessions; importing again completes the store to the reference. Returns whether the kill
+/// landed mid-import (fewer sessions than the reference).
+fn check_killed_store(
+    src: &Path,
+    dst: &Path,
+    reference: &BTreeMap<String, Vec<u8>>,
+    round: impl std::fmt::Display,
+) -> bool {
+    let found = sessions(dst);
+    for (id, bytes) in &found {
+        let want = reference
+            .get(id)
+            .unwrap_or_else(|| panic!("unknown session {id}"));
+        assert!(bytes == want, "round {round}: session {id} is not whole");
+        SessionStore::at(dst).meta(id).unwrap();
+    }
+    for entry in std::fs::read_dir(dst).into_iter().flatten() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        let session_file = name.ends_with(".jsonl") || name.ends_with(".meta");
+        let hidden = name == ".import.lock" || (name.starts_with('.') && name.ends_with(".tmp"));
+        assert!(
+            session_file || hidden,
+            "round {round}: unexpected file {name}"
+        );
+    }
+    let out = run_child(src, dst).wait_with_output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("DONE"),
+        "round {round}: the re-import failed"
+    );
+    assert_eq!(&sessions(dst), reference, "round {round}");
+    found.len() < reference.len()
 }
 
 /// A transcript large enough to be converted as it is read (`ingest::STREAM_MIN_BYTES`): the
@@ -189,33 +198,9 @@ fn a_streamed_import_killed_midway_leaves_whole_sessions_only() {
         std::thread::sleep(took.mul_f64(part));
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
-        let found = sessions(&dst);
-        if found.len() < reference.len() {
+        if check_killed_store(&src, &dst, &reference, round) {
             partial_rounds += 1;
         }
-        for (id, bytes) in &found {
-            let want = reference
-                .get(id)
-                .unwrap_or_else(|| panic!("unknown session {id}"));
-            assert!(bytes == want, "round {round}: session {id} is not whole");
-            SessionStore::at(&dst).meta(id).unwrap();
-        }
-        for entry in std::fs::read_dir(&dst).into_iter().flatten() {
-            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
-            let session_file = name.ends_with(".jsonl") || name.ends_with(".meta");
-            let hidden =
-                name == ".import.lock" || (name.starts_with('.') && name.ends_with(".tmp"));
-            assert!(
-                session_file || hidden,
-                "round {round}: unexpected file {name}"
-            );
-        }
-        let out = run_child(&src, &dst).wait_with_output().unwrap();
-        assert!(
-            String::from_utf8_lossy(&out.stdout).contains("DONE"),
-            "round {round}: the re-import failed"
-        );
-        assert_eq!(sessions(&dst), reference, "round {round}");
     }
     assert!(partial_rounds > 0, "no kill landed mid-import");
 }
