@@ -774,6 +774,27 @@ fn import_seed(
     seed
 }
 
+/// A session of the source with no records (e.g. only `summary` lines): nothing to write, its
+/// meta for the report only.
+fn empty_session(
+    id: &str,
+    created: Option<String>,
+    title: Option<String>,
+    parent_id: Option<String>,
+    report: ImportReport,
+    format: SourceFormat,
+) -> PreparedOne {
+    let mut meta = SessionMeta::new(id, created.unwrap_or_default());
+    meta.title = title;
+    meta.parent_id = parent_id;
+    PreparedOne::Empty(Ingested {
+        meta,
+        action: IngestAction::Empty,
+        report,
+        format,
+    })
+}
+
 /// Whether the import provenance `imported` describes the same source bytes as `digest`: its
 /// `xxh3` is `digest`, or, in a meta written before the XXH3 digest (and without `xxh3`), its
 /// `sha256` is the SHA-256 of `source` as it is now ([`LegacySha256`]). An unreadable source is
@@ -837,15 +858,9 @@ fn prepare_one(
         ..
     } = session;
     if records.is_empty() {
-        let mut meta = SessionMeta::new(&id, created.unwrap_or_default());
-        meta.title = title;
-        meta.parent_id = parent_id;
-        return Ok(PreparedOne::Empty(Ingested {
-            meta,
-            action: IngestAction::Empty,
-            report,
-            format,
-        }));
+        return Ok(empty_session(
+            &id, created, title, parent_id, report, format,
+        ));
     }
     let seed = import_seed(&id, created, title, parent_id, format, source, digest, cwd);
     let mut prepared = store.prepare_session(seed, &records)?;
@@ -900,15 +915,9 @@ fn prepare_spilled(
         ..
     } = session;
     if spill.len() == 0 {
-        let mut meta = SessionMeta::new(&id, created.unwrap_or_default());
-        meta.title = title;
-        meta.parent_id = parent_id;
-        return Ok(PreparedOne::Empty(Ingested {
-            meta,
-            action: IngestAction::Empty,
-            report,
-            format,
-        }));
+        return Ok(empty_session(
+            &id, created, title, parent_id, report, format,
+        ));
     }
     let io = |e: std::io::Error| Error::io("cannot write a temporary file for", path, e);
     let seed = import_seed(&id, created, title, parent_id, format, source, digest, cwd);

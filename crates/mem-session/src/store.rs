@@ -960,7 +960,6 @@ impl SessionStore {
             source,
         })?;
         let jsonl_tmp = unique_tmp(&self.jsonl_path(&meta.id));
-        let meta_tmp = unique_tmp(&self.meta_path(&meta.id));
         let mut staged = StagedSession {
             jsonl_tmp: Some(jsonl_tmp.clone()),
             meta_tmp: None,
@@ -971,19 +970,37 @@ impl SessionStore {
         // Synced by `StagedSession::sync` (an import's sync threads) or by the commit.
         let file = write_new_file(&jsonl_tmp, &bytes, false)?;
         drop(bytes);
+        self.stage_file_and_meta(&mut staged, file, &jsonl_tmp, &meta_bytes)?;
+        Ok(staged)
+    }
+
+    /// The end of staging, for [`SessionStore::stage_session`] and
+    /// [`SessionStore::stage_written`]: locks the written `.jsonl` (`file`, at `jsonl_tmp`) into
+    /// `staged` and writes `meta_bytes` beside it under a temporary name. The meta is a cache of
+    /// the `.jsonl`: it is not fsynced (half of an import's fsyncs) unless the store asks for
+    /// `Durability::Sync`; a power cut that loses it leaves a session whose meta is rebuilt from
+    /// its records. Both temporary names are in `staged` before anything can fail, so dropping
+    /// it removes them.
+    ///
+    /// Errors: I/O.
+    fn stage_file_and_meta(
+        &self,
+        staged: &mut StagedSession,
+        file: File,
+        jsonl_tmp: &Path,
+        meta_bytes: &[u8],
+    ) -> Result<()> {
         file.lock()
-            .map_err(|e| Error::io("cannot lock", &jsonl_tmp, e))?;
+            .map_err(|e| Error::io("cannot lock", jsonl_tmp, e))?;
         staged.file = Some(file);
+        let meta_tmp = unique_tmp(&self.meta_path(&staged.meta.id));
         staged.meta_tmp = Some(meta_tmp.clone());
-        // The meta is a cache of the `.jsonl`: it is not fsynced (half of an import's fsyncs)
-        // unless the store asks for `Durability::Sync`. A power cut that loses it leaves a
-        // session whose meta is rebuilt from its records.
         write_new_file(
             &meta_tmp,
-            &meta_bytes,
+            meta_bytes,
             self.options.durability == Durability::Sync,
         )?;
-        Ok(staged)
+        Ok(())
     }
 
     /// A new temporary path in the sessions directory (made when missing) for a session file
@@ -1061,17 +1078,7 @@ impl SessionStore {
         file.sync_all()
             .map_err(|e| Error::io("cannot sync", &jsonl_tmp, e))?;
         staged.synced = true;
-        file.lock()
-            .map_err(|e| Error::io("cannot lock", &jsonl_tmp, e))?;
-        staged.file = Some(file);
-        let meta_tmp = unique_tmp(&self.meta_path(&staged.meta.id));
-        staged.meta_tmp = Some(meta_tmp.clone());
-        // A cache of the `.jsonl`, fsynced only with `Durability::Sync` (as `stage_session`).
-        write_new_file(
-            &meta_tmp,
-            &meta_bytes,
-            self.options.durability == Durability::Sync,
-        )?;
+        self.stage_file_and_meta(&mut staged, file, &jsonl_tmp, &meta_bytes)?;
         Ok(staged)
     }
 
