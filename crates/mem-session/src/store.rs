@@ -891,12 +891,7 @@ impl SessionStore {
         let id = meta_seed.id.clone();
         validate_id(&id)?;
         let mut bytes = Vec::new();
-        let mut meta = meta_seed;
-        meta.message_count = 0;
-        meta.token_count = 0;
-        meta.compactions = 0;
-        meta.tokens_pending_from = None;
-        let seeded_title = meta.title.clone();
+        let (mut meta, seeded_title) = counting_from(meta_seed);
         for record in records {
             let offset = bytes.len() as u64;
             serde_json::to_writer(&mut bytes, record).map_err(|source| Error::Serialize {
@@ -909,17 +904,8 @@ impl SessionStore {
             // boundary (nothing before it is replayed) and saves it.
             meta.apply_deferred(record, offset);
         }
-        if seeded_title.is_some() {
-            meta.title = seeded_title;
-        }
-        meta.jsonl_bytes = bytes.len() as u64;
-        meta.jsonl_tail = tail_fingerprint(&bytes);
-        if let Some(serde_json::Value::Object(imported)) =
-            meta.extra.get_mut(crate::meta::IMPORTED_KEY)
-        {
-            // Lets a later re-import tell whether records were appended since.
-            imported.insert("bytes".to_owned(), meta.jsonl_bytes.into());
-        }
+        let tail = tail_fingerprint(&bytes);
+        counted(&mut meta, seeded_title, bytes.len() as u64, tail);
         Ok(PreparedSession { meta, bytes })
     }
 
@@ -1028,26 +1014,12 @@ impl SessionStore {
         tail: String,
     ) -> Result<SessionMeta> {
         validate_id(&meta_seed.id)?;
-        let mut meta = meta_seed;
-        meta.message_count = 0;
-        meta.token_count = 0;
-        meta.compactions = 0;
-        meta.tokens_pending_from = None;
-        let seeded_title = meta.title.clone();
+        let (mut meta, seeded_title) = counting_from(meta_seed);
         for record in records {
             let (record, offset) = record?;
             meta.apply_deferred(&record, offset);
         }
-        if seeded_title.is_some() {
-            meta.title = seeded_title;
-        }
-        meta.jsonl_bytes = bytes;
-        meta.jsonl_tail = tail;
-        if let Some(serde_json::Value::Object(imported)) =
-            meta.extra.get_mut(crate::meta::IMPORTED_KEY)
-        {
-            imported.insert("bytes".to_owned(), meta.jsonl_bytes.into());
-        }
+        counted(&mut meta, seeded_title, bytes, tail);
         Ok(meta)
     }
 
@@ -2409,6 +2381,33 @@ fn sync_dir(dir: &Path) -> Result<()> {
     {
         let _ = dir;
         Ok(())
+    }
+}
+
+/// A seed meta made ready for counting a session's records into it
+/// ([`SessionMeta::apply_deferred`]): its counts zeroed; with the title it was seeded with,
+/// which [`counted`] puts back (the records may set another one).
+fn counting_from(mut meta: SessionMeta) -> (SessionMeta, Option<String>) {
+    meta.message_count = 0;
+    meta.token_count = 0;
+    meta.compactions = 0;
+    meta.tokens_pending_from = None;
+    let seeded_title = meta.title.clone();
+    (meta, seeded_title)
+}
+
+/// Ends the counting [`counting_from`] began: the seeded title back (when there was one), the
+/// `.jsonl`'s size (`bytes`) and tail fingerprint, and the size in the import provenance, so a
+/// later re-import can tell whether records were appended since.
+fn counted(meta: &mut SessionMeta, seeded_title: Option<String>, bytes: u64, tail: String) {
+    if seeded_title.is_some() {
+        meta.title = seeded_title;
+    }
+    meta.jsonl_bytes = bytes;
+    meta.jsonl_tail = tail;
+    if let Some(serde_json::Value::Object(imported)) = meta.extra.get_mut(crate::meta::IMPORTED_KEY)
+    {
+        imported.insert("bytes".to_owned(), bytes.into());
     }
 }
 
