@@ -391,3 +391,69 @@ fn a_sync_interrupted_midway_is_finished_by_the_next() {
     let meta = store.meta(&id).unwrap();
     assert!(!meta.extra.contains_key(REWRITING_KEY));
 }
+
+/// A sync mark written before the XXH3 fingerprints holds SHA-256 ones (64 hex digits): it is
+/// still checked as written, so a grown source is synced from it (not imported whole), and one
+/// rewritten before the mark is imported whole; the new mark has XXH3 fingerprints.
+#[test]
+fn a_sync_mark_with_the_former_sha256_fingerprints_still_syncs() {
+    use sha2::Digest;
+    let bytes = fs::read(fixture(
+        "claude/entireio_cli__ckpt-44785715c3f5-2.full.jsonl",
+    ))
+    .unwrap();
+    let ends = line_ends(&bytes);
+    let start = ends[ends.len() - 12];
+    let sha256 = |b: &[u8]| -> String {
+        sha2::Sha256::digest(b)
+            .iter()
+            .map(|x| format!("{x:02x}"))
+            .collect()
+    };
+    for rewritten in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("t.jsonl");
+        let store = SessionStore::for_project(&dir.path().join("p"));
+        fs::write(&src, &bytes[..start]).unwrap();
+        let id = import_into(&store, &src).unwrap()[0].meta.id.clone();
+        // The mark as the former version wrote it: SHA-256 of the same two windows.
+        let path = store.meta_path(&id);
+        let mut meta: serde_json::Value =
+            serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+        let sync = meta["imported"]["sync"].as_object_mut().unwrap();
+        assert_eq!(sync["head"].as_str().unwrap().len(), 32, "{sync:?}");
+        let offset = usize::try_from(sync["offset"].as_u64().unwrap()).unwrap();
+        sync.insert("head".into(), sha256(&bytes[..offset.min(64 << 10)]).into());
+        sync.insert(
+            "before".into(),
+            sha256(&bytes[offset.saturating_sub(64 << 10)..offset]).into(),
+        );
+        fs::write(&path, serde_json::to_vec(&meta).unwrap()).unwrap();
+
+        let mut grown = bytes.clone();
+        if rewritten {
+            // One byte changed near the top, inside a string: the same JSON shape.
+            let at = bytes[..offset.min(4096)]
+                .windows(6)
+                .position(|w| w == b"\"uuid\"")
+                .unwrap()
+                + 9;
+            grown[at] = if grown[at] == b'0' { b'1' } else { b'0' };
+        }
+        fs::write(&src, &grown).unwrap();
+        let got = import_into(&store, &src).unwrap();
+        if rewritten {
+            assert_eq!(got[0].action, IngestAction::Replaced);
+        } else {
+            assert_eq!(got[0].action, IngestAction::Appended);
+            assert!(got[0].report.lines <= 12 + 20, "{}", got[0].report.lines);
+        }
+        assert_eq!(
+            fs::read(store.jsonl_path(&got[0].meta.id)).unwrap(),
+            whole("t.jsonl", &grown).0
+        );
+        let sync = &got[0].meta.extra["imported"]["sync"];
+        assert_eq!(sync["head"].as_str().unwrap().len(), 32, "{sync}");
+        assert_eq!(sync["before"].as_str().unwrap().len(), 32, "{sync}");
+    }
+}
