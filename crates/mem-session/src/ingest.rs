@@ -21,8 +21,10 @@
 //! before the mark) or the source was rewritten before the mark, the whole file is imported
 //! as above.
 
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -165,26 +167,82 @@ enum PreparedOne {
 /// Errors: those of [`import_into_as`] found before writing.
 pub fn prepare_file(store: &SessionStore, path: &Path, id: Option<&str>) -> Result<PreparedFile> {
     let store_dir = store.dir().canonicalize().ok();
-    prepare_file_with(
-        store,
-        None,
-        store_dir.as_deref(),
-        path,
-        id,
-        false,
-        STREAM_MIN_BYTES,
-    )
+    let batch = Batch {
+        store_dir: store_dir.as_deref(),
+        ..Batch::default()
+    };
+    prepare_file_with(store, &batch, path, id, false, STREAM_MIN_BYTES)
 }
 
-/// [`prepare_file`]; `lock`: the store's import lock when the caller holds it already (an
-/// incremental sync then uses it instead of taking it); `stage`: write and sync each new
-/// session's files under temporary names now ([`SessionStore::stage_session`]), leaving only
-/// the renames to the commit. `store_dir`: the store's directory, canonical (computed once per
-/// batch), when it exists.
+/// What [`import_many`] works out once for all the files of a batch (all `None` for a single
+/// file).
+#[derive(Debug, Default, Clone, Copy)]
+struct Batch<'a> {
+    /// The store's import lock, when the caller holds it already (an incremental sync then
+    /// uses it instead of taking it).
+    lock: Option<&'a ImportLock>,
+    /// The store's directory, canonical, when it exists.
+    store_dir: Option<&'a Path>,
+    /// The ids of the sessions in the store when the batch took the import lock (no other
+    /// import can add one while it holds it): a file whose session is not among them has no
+    /// sync mark to sync from, and a store without sessions needs no look at a file's first
+    /// lines for its id (that look converts up to 16 lines; a Codex rollout's first lines,
+    /// its instructions, are a large part of a small one).
+    existing: Option<&'a HashSet<String>>,
+    /// Canonical paths of the directories of the batch's files, each resolved once.
+    dirs: Option<&'a Mutex<HashMap<PathBuf, PathBuf>>>,
+}
+
+impl Batch<'_> {
+    /// `path` made canonical ([`Path::canonicalize`]), or `path` as it is when that fails. In a
+    /// batch, a regular file (not a symbolic link) is its directory's canonical path (resolved
+    /// once per directory) joined with its name: one `lstat` instead of a `readlink` per
+    /// component of the path.
+    fn canonical(&self, path: &Path) -> PathBuf {
+        let whole = || path.canonicalize().unwrap_or_else(|_| path.to_owned());
+        let Some(dirs) = self.dirs else {
+            return whole();
+        };
+        let (Some(std::path::Component::Normal(name)), Some(parent)) =
+            (path.components().next_back(), path.parent())
+        else {
+            return whole();
+        };
+        if !std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file()) {
+            return whole();
+        }
+        let parent = if parent.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            parent
+        };
+        let known = dirs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(parent)
+            .cloned();
+        let dir = match known {
+            Some(dir) => dir,
+            None => {
+                let Ok(dir) = parent.canonicalize() else {
+                    return whole();
+                };
+                dirs.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(parent.to_owned(), dir.clone());
+                dir
+            }
+        };
+        dir.join(name)
+    }
+}
+
+/// [`prepare_file`] within `batch`; `stage`: write and sync each new session's files under
+/// temporary names now ([`SessionStore::stage_session`]), leaving only the renames to the
+/// commit.
 fn prepare_file_with(
     store: &SessionStore,
-    lock: Option<&ImportLock>,
-    store_dir: Option<&Path>,
+    batch: &Batch<'_>,
     path: &Path,
     id: Option<&str>,
     stage: bool,
@@ -193,8 +251,8 @@ fn prepare_file_with(
     if let Some(id) = id {
         crate::validate_id(id)?;
     }
-    let source: PathBuf = path.canonicalize().unwrap_or_else(|_| path.to_owned());
-    if let Some(dir) = store_dir
+    let source = batch.canonical(path);
+    if let Some(dir) = batch.store_dir
         && source.starts_with(dir)
     {
         return Err(Error::SourceIsStore {
@@ -203,7 +261,7 @@ fn prepare_file_with(
     }
     // A chosen id (`--id`) makes a session of its own: no incremental sync into another one.
     if id.is_none()
-        && let Some(done) = sync(store, lock, path, &source)?
+        && let Some(done) = sync(store, batch, path, &source)?
     {
         return Ok(PreparedFile {
             source,
@@ -247,15 +305,7 @@ fn prepare_file_with(
                     // removed as `out` drops).
                     Err(e) if crate::import::is_not_exact(&e) => {
                         drop(out);
-                        return prepare_file_with(
-                            store,
-                            lock,
-                            store_dir,
-                            path,
-                            id,
-                            stage,
-                            u64::MAX,
-                        );
+                        return prepare_file_with(store, batch, path, id, stage, u64::MAX);
                     }
                     Err(e) => return Err(e),
                 }
@@ -322,7 +372,9 @@ fn commit_sessions(
 /// run one by one in the order of `files` (so which file wins an id, the output and the ids
 /// are the same as a sequential import), with at most `8 × threads` files prepared ahead of
 /// them. `each` gets every file's result, in order. The sessions directory is fsynced once at
-/// the end. A kill at any point leaves each session as it was or whole (staged files are
+/// the end. What every file needs is worked out once: the store's session ids
+/// when the lock was taken (a file whose session is not among them is imported whole without
+/// reading its first lines for a sync), and each directory's canonical path. A kill at any point leaves each session as it was or whole (staged files are
 /// synced before they are renamed); a kill leaves its temporary files (`.*.tmp`, never read),
 /// which the next batch removes ([`SessionStore::remove_stale_tmp`]) once it holds the lock.
 ///
@@ -337,7 +389,7 @@ pub fn import_many(
 ) -> Result<()> {
     use std::collections::BTreeMap;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::{Condvar, Mutex, mpsc};
+    use std::sync::{Condvar, mpsc};
     let threads = threads.clamp(1, files.len().max(1));
     // Prepared files hold only their metas and reports (new sessions are staged on disk), so
     // the window can run well ahead of the commits.
@@ -348,7 +400,14 @@ pub fn import_many(
     store.remove_stale_tmp(&lock)?;
     // Taking the lock created the directory: its canonical path, once for every file.
     let store_dir = store.dir().canonicalize().ok();
-    let store_dir = store_dir.as_deref();
+    let existing: HashSet<String> = store.ids()?.into_iter().collect();
+    let dirs = Mutex::new(HashMap::new());
+    let batch = Batch {
+        lock: Some(&lock),
+        store_dir: store_dir.as_deref(),
+        existing: Some(&existing),
+        dirs: Some(&dirs),
+    };
     let next = AtomicUsize::new(0);
     let committed = (Mutex::new(0usize), Condvar::new());
     let mut wrote = false;
@@ -376,7 +435,7 @@ pub fn import_many(
         let tx = to_sync;
         for _ in 0..threads {
             let tx = tx.clone();
-            let (next, committed, lock) = (&next, &committed, &lock);
+            let (next, committed, batch) = (&next, &committed, &batch);
             scope.spawn(move || {
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
@@ -391,15 +450,8 @@ pub fn import_many(
                             done = cv.wait(done).unwrap_or_else(|e| e.into_inner());
                         }
                     }
-                    let prepared = prepare_file_with(
-                        store,
-                        Some(lock),
-                        store_dir,
-                        &files[i],
-                        id,
-                        true,
-                        STREAM_MIN_BYTES,
-                    );
+                    let prepared =
+                        prepare_file_with(store, batch, &files[i], id, true, STREAM_MIN_BYTES);
                     if tx.send((i, prepared)).is_err() {
                         break;
                     }
@@ -648,18 +700,25 @@ fn not_self_contained(
 /// truncated, records were appended to the session, lines that need what came before).
 fn sync(
     store: &SessionStore,
-    held: Option<&ImportLock>,
+    batch: &Batch<'_>,
     path: &Path,
     source: &Path,
 ) -> Result<Option<Ingested>> {
+    if batch.existing.is_some_and(HashSet::is_empty) {
+        return Ok(None);
+    }
     let Some((id, format)) = head_id(path)? else {
         return Ok(None);
     };
-    if !store.jsonl_path(&id).is_file() {
+    let exists = match batch.existing {
+        Some(ids) => ids.contains(&id),
+        None => store.jsonl_path(&id).is_file(),
+    };
+    if !exists {
         return Ok(None);
     }
     let taken;
-    let lock = match held {
+    let lock = match batch.lock {
         Some(lock) => lock,
         None => {
             taken = store.lock_imports()?;
@@ -1119,7 +1178,7 @@ mod tests {
     /// blanked when the session has no timestamps: they are the clock then) and the results.
     fn import_as(file: &Path, dir: &Path, stream_min: u64) -> (BTreeMap<String, String>, String) {
         let store = SessionStore::at(dir.join("sessions"));
-        let result = prepare_file_with(&store, None, None, file, None, true, stream_min)
+        let result = prepare_file_with(&store, &Batch::default(), file, None, true, stream_min)
             .and_then(|p| commit_file(&store, p, true));
         let shown = match &result {
             Ok(done) => done
@@ -1308,7 +1367,7 @@ mod tests {
         // the summary (whose leaf is an earlier line) as the title.
         let store_dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let store = SessionStore::at(store_dir.path().join("sessions"));
-        let done = prepare_file_with(&store, None, None, &path, None, true, 0)
+        let done = prepare_file_with(&store, &Batch::default(), &path, None, true, 0)
             .and_then(|p| commit_file(&store, p, true))
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(done.len(), 2);
@@ -1338,5 +1397,58 @@ mod tests {
             .filter(|n| n.ends_with(".tmp"))
             .collect();
         assert!(left.is_empty(), "{left:?}");
+    }
+
+    /// A batch's canonical source paths (one `lstat` per file, each directory resolved once)
+    /// are those of `Path::canonicalize`, through symbolic links to directories and to files,
+    /// `..` components and relative paths; a path that does not exist stays as given.
+    #[cfg(unix)]
+    #[test]
+    fn a_batch_resolves_source_paths_as_canonicalize_does() {
+        use std::os::unix::fs::symlink;
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = tmp.path();
+        let real = root.join("real/sub");
+        std::fs::create_dir_all(&real).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(real.join("a.jsonl"), "{}\n").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(real.join("b.jsonl"), "{}\n").unwrap_or_else(|e| panic!("{e}"));
+        symlink(root.join("real"), root.join("linkdir")).unwrap_or_else(|e| panic!("{e}"));
+        symlink(real.join("b.jsonl"), real.join("to-b.jsonl")).unwrap_or_else(|e| panic!("{e}"));
+        let dirs = Mutex::new(HashMap::new());
+        let batch = Batch {
+            dirs: Some(&dirs),
+            ..Batch::default()
+        };
+        let paths = [
+            real.join("a.jsonl"),
+            root.join("linkdir/sub/a.jsonl"),
+            root.join("linkdir/sub/../sub/b.jsonl"),
+            real.join("to-b.jsonl"),
+            root.join("linkdir/sub/to-b.jsonl"),
+            real.join("a.jsonl/."),
+            real.join("missing.jsonl"),
+        ];
+        for _ in 0..2 {
+            // The second round reads the directories from the cache.
+            for p in &paths {
+                let want = p.canonicalize().unwrap_or_else(|_| p.clone());
+                assert_eq!(batch.canonical(p), want, "{}", p.display());
+            }
+        }
+        assert_eq!(
+            batch.canonical(&real.join("to-b.jsonl")),
+            real.canonicalize()
+                .unwrap_or_else(|e| panic!("{e}"))
+                .join("b.jsonl")
+        );
+        // A relative path, from the current directory.
+        let cwd = std::env::current_dir().unwrap_or_else(|e| panic!("{e}"));
+        let rel = Path::new("Cargo.toml");
+        assert_eq!(
+            batch.canonical(rel),
+            cwd.join(rel)
+                .canonicalize()
+                .unwrap_or_else(|e| panic!("{e}"))
+        );
     }
 }

@@ -457,3 +457,47 @@ fn a_sync_mark_with_the_former_sha256_fingerprints_still_syncs() {
         assert_eq!(sync["before"].as_str().unwrap().len(), 32, "{sync}");
     }
 }
+
+/// A batch import ([`mem_session::ingest::import_many`], what `mem session import` runs) syncs
+/// a grown source from its mark as a single import does, and leaves an unchanged one alone;
+/// the first batch, into an empty store, imports whole.
+#[test]
+fn a_batch_syncs_grown_sources_from_their_marks() {
+    use mem_session::ingest::import_many;
+    let bytes = fs::read(fixture(
+        "claude/entireio_cli__ckpt-44785715c3f5-2.full.jsonl",
+    ))
+    .unwrap();
+    let other = fixture("claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl");
+    let ends = line_ends(&bytes);
+    let start = ends[ends.len() - 12];
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("t.jsonl");
+    let store = SessionStore::for_project(&dir.path().join("p"));
+    let batch = |files: &[PathBuf]| {
+        let mut out = Vec::new();
+        import_many(&store, files, None, 2, |_, r| out.push(r.unwrap())).unwrap();
+        out
+    };
+    fs::write(&src, &bytes[..start]).unwrap();
+    let first = batch(&[src.clone(), other.clone()]);
+    assert_eq!(first[0][0].action, IngestAction::Created);
+    assert_eq!(first[1][0].action, IngestAction::Created);
+    fs::write(&src, &bytes).unwrap();
+    let second = batch(&[other.clone(), src.clone()]);
+    assert_eq!(second[0][0].action, IngestAction::Unchanged);
+    assert_eq!(second[1][0].action, IngestAction::Appended);
+    assert!(
+        second[1][0].report.lines <= 12 + 20,
+        "{}",
+        second[1][0].report.lines
+    );
+    let id = &second[1][0].meta.id;
+    assert_eq!(
+        fs::read(store.jsonl_path(id)).unwrap(),
+        whole("t.jsonl", &bytes).0
+    );
+    let third = batch(std::slice::from_ref(&src));
+    assert_eq!(third[0][0].action, IngestAction::Unchanged);
+    assert!(third[0][0].report.lines <= 20);
+}

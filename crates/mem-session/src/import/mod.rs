@@ -508,7 +508,9 @@ fn stream_or_memory(
             )
         })
     };
-    let mut events = JsonlReader::new(&mut reader, path);
+    // Skimmed as every other whole read is (the Codex `event_msg` payloads, a fifth of a
+    // rollout's bytes, are not built as trees); the output is the same either way.
+    let mut events = JsonlReader::new(&mut reader, path).skim_payloads(codex::SKIMMED_TYPES);
     // The lines the format is told from (as `classify` sees them in a whole read).
     while values.len() < SNIFF_LINES {
         match events.next() {
