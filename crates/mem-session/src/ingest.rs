@@ -184,8 +184,8 @@ struct Batch<'a> {
     /// The store's directory, canonical, when it exists.
     store_dir: Option<&'a Path>,
     /// The ids of the sessions in the store when the batch took the import lock (no other
-    /// import can add one while it holds it): a file whose session is not among them has no
-    /// sync mark to sync from, and a store without sessions needs no look at a file's first
+    /// import can add one while it holds it; one deleted since is found missing by [`sync`]):
+    /// a file whose session is not among them has no sync mark to sync from, and a store without sessions needs no look at a file's first
     /// lines for its id (that look converts up to 16 lines; a Codex rollout's first lines,
     /// its instructions, are a large part of a small one).
     existing: Option<&'a HashSet<String>>,
@@ -725,8 +725,14 @@ fn sync(
             &taken
         }
     };
-    // The checks need no token count: a pending one stays pending.
-    let meta = store.meta_with(&id, false)?;
+    // The checks need no token count: a pending one stays pending. A session gone since
+    // (deleted by another process, which takes no import lock; a batch's `existing` is read
+    // once at its start) has no mark to sync from.
+    let meta = match store.meta_with(&id, false) {
+        Ok(meta) => meta,
+        Err(Error::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
     if check_same_source(&meta, source).is_err() {
         return Ok(None);
     }
@@ -1450,5 +1456,35 @@ mod tests {
                 .canonicalize()
                 .unwrap_or_else(|e| panic!("{e}"))
         );
+    }
+
+    /// A session in a batch's id snapshot but deleted since (by another process: deleting
+    /// takes no import lock) does not fail its source's import: the source is imported whole,
+    /// as when the session was never there.
+    #[test]
+    fn a_session_deleted_after_the_batch_read_the_ids_is_imported_whole() {
+        let src =
+            fixtures().join("transcripts/claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl");
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let store = SessionStore::at(tmp.path().join("sessions"));
+        let first = import_into(&store, &src).unwrap_or_else(|e| panic!("{e}"));
+        let id = first[0].meta.id.clone();
+        let existing: HashSet<String> = store
+            .ids()
+            .unwrap_or_else(|e| panic!("{e}"))
+            .into_iter()
+            .collect();
+        assert!(existing.contains(&id), "{existing:?}");
+        store.delete(&id).unwrap_or_else(|e| panic!("{e}"));
+        let batch = Batch {
+            existing: Some(&existing),
+            ..Batch::default()
+        };
+        let done = prepare_file_with(&store, &batch, &src, None, false, STREAM_MIN_BYTES)
+            .and_then(|p| commit_file(&store, p, true))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(done[0].meta.id, id);
+        assert_eq!(done[0].action, IngestAction::Created);
+        assert!(store.jsonl_path(&id).is_file());
     }
 }
