@@ -189,15 +189,17 @@ struct Batch<'a> {
     /// lines for its id (that look converts up to 16 lines; a Codex rollout's first lines,
     /// its instructions, are a large part of a small one).
     existing: Option<&'a HashSet<String>>,
-    /// Canonical paths of the directories of the batch's files, each resolved once.
+    /// Canonical paths of the directories of the batch's files, each resolved once: as the
+    /// directory resolved at the batch's first file in it (a symbolic link retargeted, a
+    /// directory renamed or the current directory changed later in the batch is not seen).
     dirs: Option<&'a Mutex<HashMap<PathBuf, PathBuf>>>,
 }
 
 impl Batch<'_> {
     /// `path` made canonical ([`Path::canonicalize`]), or `path` as it is when that fails. In a
     /// batch, a regular file (not a symbolic link) is its directory's canonical path (resolved
-    /// once per directory) joined with its name: one `lstat` instead of a `readlink` per
-    /// component of the path.
+    /// once per directory, see [`Batch::dirs`]) joined with its name: one `lstat` instead of a
+    /// `readlink` per component of the path.
     fn canonical(&self, path: &Path) -> PathBuf {
         let whole = || path.canonicalize().unwrap_or_else(|_| path.to_owned());
         let Some(dirs) = self.dirs else {
@@ -372,11 +374,12 @@ fn commit_sessions(
 /// run one by one in the order of `files` (so which file wins an id, the output and the ids
 /// are the same as a sequential import), with at most `8 × threads` files prepared ahead of
 /// them. `each` gets every file's result, in order. The sessions directory is fsynced once at
-/// the end. What every file needs is worked out once: the store's session ids
-/// when the lock was taken (a file whose session is not among them is imported whole without
-/// reading its first lines for a sync), and each directory's canonical path. A kill at any point leaves each session as it was or whole (staged files are
-/// synced before they are renamed); a kill leaves its temporary files (`.*.tmp`, never read),
-/// which the next batch removes ([`SessionStore::remove_stale_tmp`]) once it holds the lock.
+/// the end. What every file needs is worked out once: the store's session ids when the lock
+/// was taken (a file whose session is not among them is imported whole without reading its
+/// first lines for a sync), and each directory's canonical path. A kill at any point leaves
+/// each session as it was or whole (staged files are synced before they are renamed); a kill
+/// leaves its temporary files (`.*.tmp`, never read), which the next batch removes
+/// ([`SessionStore::remove_stale_tmp`]) once it holds the lock.
 ///
 /// Errors: taking the import lock, the final directory fsync; each file's own error goes to
 /// `each`.
