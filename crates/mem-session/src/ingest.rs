@@ -1410,10 +1410,12 @@ mod tests {
 
     /// A batch's canonical source paths (one `lstat` per file, each directory resolved once)
     /// are those of `Path::canonicalize`, through symbolic links to directories and to files,
-    /// `..` components and relative paths; a path that does not exist stays as given.
+    /// `..` and `.` components, relative paths and names that are not UTF-8; a path that does
+    /// not exist (a missing file, a dangling link, a file named as a directory) stays as given.
     #[cfg(unix)]
     #[test]
     fn a_batch_resolves_source_paths_as_canonicalize_does() {
+        use std::os::unix::ffi::OsStrExt;
         use std::os::unix::fs::symlink;
         let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let root = tmp.path();
@@ -1423,6 +1425,12 @@ mod tests {
         std::fs::write(real.join("b.jsonl"), "{}\n").unwrap_or_else(|e| panic!("{e}"));
         symlink(root.join("real"), root.join("linkdir")).unwrap_or_else(|e| panic!("{e}"));
         symlink(real.join("b.jsonl"), real.join("to-b.jsonl")).unwrap_or_else(|e| panic!("{e}"));
+        symlink(real.join("gone"), real.join("dangling.jsonl")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(
+            real.join(std::ffi::OsStr::from_bytes(b"\xff.jsonl")),
+            "{}\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         let dirs = Mutex::new(HashMap::new());
         let batch = Batch {
             dirs: Some(&dirs),
@@ -1435,7 +1443,14 @@ mod tests {
             real.join("to-b.jsonl"),
             root.join("linkdir/sub/to-b.jsonl"),
             real.join("a.jsonl/."),
+            real.join("a.jsonl/"),
             real.join("missing.jsonl"),
+            real.join("dangling.jsonl"),
+            real.join(std::ffi::OsStr::from_bytes(b"\xff.jsonl")),
+            root.join("linkdir/sub/")
+                .join(std::ffi::OsStr::from_bytes(b"\xff.jsonl")),
+            PathBuf::from("../mem-session/Cargo.toml"),
+            PathBuf::from("./Cargo.toml"),
         ];
         for _ in 0..2 {
             // The second round reads the directories from the cache.
