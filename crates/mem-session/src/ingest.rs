@@ -710,7 +710,11 @@ fn sync(
     if batch.existing.is_some_and(HashSet::is_empty) {
         return Ok(None);
     }
-    let Some((id, format)) = head_id(path)? else {
+    // A file the look at its first lines cannot place is left to the whole import, which
+    // tells the format from its first values (not lines) and reports what it finds: a file
+    // imports or fails the same whether or not the store holds sessions (a batch into an
+    // empty store takes no look).
+    let Ok(Some((id, format))) = head_id(path) else {
         return Ok(None);
     };
     let exists = match batch.existing {

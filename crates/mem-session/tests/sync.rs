@@ -544,3 +544,46 @@ fn the_same_source_twice_in_a_batch() {
         whole("t.jsonl", &bytes).0
     );
 }
+
+/// A transcript whose first sixteen lines hold one object of no known shape and damaged lines
+/// (the format is told from its first sixteen values) imports the same way alone, in a batch
+/// into an empty store (which takes no look at a file's first lines for a sync) and in a
+/// batch into a store with sessions: the look at the first lines decides nothing the whole
+/// import would not.
+#[test]
+fn the_sync_probe_fails_no_file_the_whole_import_takes() {
+    use mem_session::ingest::import_many;
+    let bytes = fs::read(fixture(
+        "claude/entireio_cli__ckpt-44785715c3f5-2.full.jsonl",
+    ))
+    .unwrap();
+    let mut odd = b"{\"note\":1}\n".to_vec();
+    for _ in 0..16 {
+        odd.extend_from_slice(b"not json\n");
+    }
+    odd.extend_from_slice(&bytes);
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("odd.jsonl");
+    fs::write(&src, &odd).unwrap();
+    let other = fixture("claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl");
+    for with_sessions in [false, true] {
+        let store = SessionStore::for_project(&dir.path().join(format!("p{with_sessions}")));
+        if with_sessions {
+            import_into(&store, &other).unwrap();
+        }
+        let mut out = Vec::new();
+        import_many(&store, std::slice::from_ref(&src), None, 1, |_, r| {
+            out.push(r.map(|v| v[0].action).map_err(|e| e.to_string()));
+        })
+        .unwrap();
+        assert_eq!(out, [Ok(IngestAction::Created)], "{with_sessions}");
+    }
+    let store = SessionStore::for_project(&dir.path().join("alone"));
+    let got = import_into(&store, &src).unwrap();
+    assert_eq!(got[0].action, IngestAction::Created);
+    // And again: nothing changed.
+    assert_eq!(
+        import_into(&store, &src).unwrap()[0].action,
+        IngestAction::Unchanged
+    );
+}
