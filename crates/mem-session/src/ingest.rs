@@ -199,10 +199,13 @@ impl Batch<'_> {
     /// `path` made canonical ([`Path::canonicalize`]), or `path` as it is when that fails. In a
     /// batch, a regular file (not a symbolic link) is its directory's canonical path (resolved
     /// once per directory, see [`Batch::dirs`]) joined with its name: one `lstat` instead of a
-    /// `readlink` per component of the path.
+    /// `readlink` per component of the path. Not on macOS and Windows, whose `canonicalize`
+    /// also gives a name the case it has on disk (a case-insensitive file system), which the
+    /// name as given may not have.
     fn canonical(&self, path: &Path) -> PathBuf {
         let whole = || path.canonicalize().unwrap_or_else(|_| path.to_owned());
-        let Some(dirs) = self.dirs else {
+        let name_kept = !cfg!(any(target_os = "macos", target_os = "ios", windows));
+        let Some(dirs) = self.dirs.filter(|_| name_kept) else {
             return whole();
         };
         let (Some(std::path::Component::Normal(name)), Some(parent)) =
