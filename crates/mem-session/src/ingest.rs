@@ -184,23 +184,28 @@ struct Batch<'a> {
     /// The store's directory, canonical, when it exists.
     store_dir: Option<&'a Path>,
     /// The ids of the sessions in the store when the batch took the import lock (no other
-    /// import can add one while it holds it): a file whose session is not among them has no
-    /// sync mark to sync from, and a store without sessions needs no look at a file's first
+    /// import can add one while it holds it; one deleted since is found missing by [`sync`]):
+    /// a file whose session is not among them has no sync mark to sync from, and a store without sessions needs no look at a file's first
     /// lines for its id (that look converts up to 16 lines; a Codex rollout's first lines,
     /// its instructions, are a large part of a small one).
     existing: Option<&'a HashSet<String>>,
-    /// Canonical paths of the directories of the batch's files, each resolved once.
+    /// Canonical paths of the directories of the batch's files, each resolved once: as the
+    /// directory resolved at the batch's first file in it (a symbolic link retargeted, a
+    /// directory renamed or the current directory changed later in the batch is not seen).
     dirs: Option<&'a Mutex<HashMap<PathBuf, PathBuf>>>,
 }
 
 impl Batch<'_> {
     /// `path` made canonical ([`Path::canonicalize`]), or `path` as it is when that fails. In a
     /// batch, a regular file (not a symbolic link) is its directory's canonical path (resolved
-    /// once per directory) joined with its name: one `lstat` instead of a `readlink` per
-    /// component of the path.
+    /// once per directory, see [`Batch::dirs`]) joined with its name: one `lstat` instead of a
+    /// `readlink` per component of the path. Not on macOS and Windows, whose `canonicalize`
+    /// also gives a name the case it has on disk (a case-insensitive file system), which the
+    /// name as given may not have.
     fn canonical(&self, path: &Path) -> PathBuf {
         let whole = || path.canonicalize().unwrap_or_else(|_| path.to_owned());
-        let Some(dirs) = self.dirs else {
+        let name_kept = !cfg!(any(target_os = "macos", target_os = "ios", windows));
+        let Some(dirs) = self.dirs.filter(|_| name_kept) else {
             return whole();
         };
         let (Some(std::path::Component::Normal(name)), Some(parent)) =
@@ -372,11 +377,12 @@ fn commit_sessions(
 /// run one by one in the order of `files` (so which file wins an id, the output and the ids
 /// are the same as a sequential import), with at most `8 × threads` files prepared ahead of
 /// them. `each` gets every file's result, in order. The sessions directory is fsynced once at
-/// the end. What every file needs is worked out once: the store's session ids
-/// when the lock was taken (a file whose session is not among them is imported whole without
-/// reading its first lines for a sync), and each directory's canonical path. A kill at any point leaves each session as it was or whole (staged files are
-/// synced before they are renamed); a kill leaves its temporary files (`.*.tmp`, never read),
-/// which the next batch removes ([`SessionStore::remove_stale_tmp`]) once it holds the lock.
+/// the end. What every file needs is worked out once: the store's session ids when the lock
+/// was taken (a file whose session is not among them is imported whole without reading its
+/// first lines for a sync), and each directory's canonical path. A kill at any point leaves
+/// each session as it was or whole (staged files are synced before they are renamed); a kill
+/// leaves its temporary files (`.*.tmp`, never read), which the next batch removes
+/// ([`SessionStore::remove_stale_tmp`]) once it holds the lock.
 ///
 /// Errors: taking the import lock, the final directory fsync; each file's own error goes to
 /// `each`.
@@ -707,7 +713,11 @@ fn sync(
     if batch.existing.is_some_and(HashSet::is_empty) {
         return Ok(None);
     }
-    let Some((id, format)) = head_id(path)? else {
+    // A file the look at its first lines cannot place is left to the whole import, which
+    // tells the format from its first values (not lines) and reports what it finds: a file
+    // imports or fails the same whether or not the store holds sessions (a batch into an
+    // empty store takes no look).
+    let Ok(Some((id, format))) = head_id(path) else {
         return Ok(None);
     };
     let exists = match batch.existing {
@@ -725,8 +735,14 @@ fn sync(
             &taken
         }
     };
-    // The checks need no token count: a pending one stays pending.
-    let meta = store.meta_with(&id, false)?;
+    // The checks need no token count: a pending one stays pending. A session gone since
+    // (deleted by another process, which takes no import lock; a batch's `existing` is read
+    // once at its start) has no mark to sync from.
+    let meta = match store.meta_with(&id, false) {
+        Ok(meta) => meta,
+        Err(Error::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
     if check_same_source(&meta, source).is_err() {
         return Ok(None);
     }
@@ -1401,10 +1417,12 @@ mod tests {
 
     /// A batch's canonical source paths (one `lstat` per file, each directory resolved once)
     /// are those of `Path::canonicalize`, through symbolic links to directories and to files,
-    /// `..` components and relative paths; a path that does not exist stays as given.
+    /// `..` and `.` components, relative paths and names that are not UTF-8; a path that does
+    /// not exist (a missing file, a dangling link, a file named as a directory) stays as given.
     #[cfg(unix)]
     #[test]
     fn a_batch_resolves_source_paths_as_canonicalize_does() {
+        use std::os::unix::ffi::OsStrExt;
         use std::os::unix::fs::symlink;
         let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let root = tmp.path();
@@ -1414,6 +1432,12 @@ mod tests {
         std::fs::write(real.join("b.jsonl"), "{}\n").unwrap_or_else(|e| panic!("{e}"));
         symlink(root.join("real"), root.join("linkdir")).unwrap_or_else(|e| panic!("{e}"));
         symlink(real.join("b.jsonl"), real.join("to-b.jsonl")).unwrap_or_else(|e| panic!("{e}"));
+        symlink(real.join("gone"), real.join("dangling.jsonl")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(
+            real.join(std::ffi::OsStr::from_bytes(b"\xff.jsonl")),
+            "{}\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         let dirs = Mutex::new(HashMap::new());
         let batch = Batch {
             dirs: Some(&dirs),
@@ -1426,7 +1450,14 @@ mod tests {
             real.join("to-b.jsonl"),
             root.join("linkdir/sub/to-b.jsonl"),
             real.join("a.jsonl/."),
+            real.join("a.jsonl/"),
             real.join("missing.jsonl"),
+            real.join("dangling.jsonl"),
+            real.join(std::ffi::OsStr::from_bytes(b"\xff.jsonl")),
+            root.join("linkdir/sub/")
+                .join(std::ffi::OsStr::from_bytes(b"\xff.jsonl")),
+            PathBuf::from("../mem-session/Cargo.toml"),
+            PathBuf::from("./Cargo.toml"),
         ];
         for _ in 0..2 {
             // The second round reads the directories from the cache.
@@ -1450,5 +1481,35 @@ mod tests {
                 .canonicalize()
                 .unwrap_or_else(|e| panic!("{e}"))
         );
+    }
+
+    /// A session in a batch's id snapshot but deleted since (by another process: deleting
+    /// takes no import lock) does not fail its source's import: the source is imported whole,
+    /// as when the session was never there.
+    #[test]
+    fn a_session_deleted_after_the_batch_read_the_ids_is_imported_whole() {
+        let src =
+            fixtures().join("transcripts/claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl");
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let store = SessionStore::at(tmp.path().join("sessions"));
+        let first = import_into(&store, &src).unwrap_or_else(|e| panic!("{e}"));
+        let id = first[0].meta.id.clone();
+        let existing: HashSet<String> = store
+            .ids()
+            .unwrap_or_else(|e| panic!("{e}"))
+            .into_iter()
+            .collect();
+        assert!(existing.contains(&id), "{existing:?}");
+        store.delete(&id).unwrap_or_else(|e| panic!("{e}"));
+        let batch = Batch {
+            existing: Some(&existing),
+            ..Batch::default()
+        };
+        let done = prepare_file_with(&store, &batch, &src, None, false, STREAM_MIN_BYTES)
+            .and_then(|p| commit_file(&store, p, true))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(done[0].meta.id, id);
+        assert_eq!(done[0].action, IngestAction::Created);
+        assert!(store.jsonl_path(&id).is_file());
     }
 }

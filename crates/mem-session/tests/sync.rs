@@ -501,3 +501,89 @@ fn a_batch_syncs_grown_sources_from_their_marks() {
     assert_eq!(third[0][0].action, IngestAction::Unchanged);
     assert!(third[0][0].report.lines <= 20);
 }
+
+/// The same source twice in one batch (a path spelled two ways reaches `import_many` twice):
+/// into a store without its session, the first creates it and the second finds it unchanged
+/// (the batch's id snapshot sends both to a whole import, the commit tells them apart); once
+/// the source grew, one syncs it and the other finds nothing left to do (the two syncs run on
+/// two workers, so which one is not fixed), and the session is the whole import's.
+#[test]
+fn the_same_source_twice_in_a_batch() {
+    use mem_session::ingest::import_many;
+    let bytes = fs::read(fixture(
+        "claude/entireio_cli__ckpt-44785715c3f5-2.full.jsonl",
+    ))
+    .unwrap();
+    let ends = line_ends(&bytes);
+    let start = ends[ends.len() - 12];
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("t.jsonl");
+    let store = SessionStore::for_project(&dir.path().join("p"));
+    let batch = |files: &[PathBuf]| {
+        let mut out = Vec::new();
+        import_many(&store, files, None, 2, |_, r| {
+            out.push(r.unwrap()[0].action)
+        })
+        .unwrap();
+        out
+    };
+    fs::write(&src, &bytes[..start]).unwrap();
+    let twice = [src.clone(), dir.path().join(".").join("t.jsonl")];
+    assert_eq!(
+        batch(&twice),
+        [IngestAction::Created, IngestAction::Unchanged]
+    );
+    fs::write(&src, &bytes).unwrap();
+    let mut got = batch(&twice);
+    got.sort_by_key(|a| format!("{a:?}"));
+    assert_eq!(got, [IngestAction::Appended, IngestAction::Unchanged]);
+    let ids = store.ids().unwrap();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    assert_eq!(
+        fs::read(store.jsonl_path(&ids[0])).unwrap(),
+        whole("t.jsonl", &bytes).0
+    );
+}
+
+/// A transcript whose first sixteen lines hold one object of no known shape and damaged lines
+/// (the format is told from its first sixteen values) imports the same way alone, in a batch
+/// into an empty store (which takes no look at a file's first lines for a sync) and in a
+/// batch into a store with sessions: the look at the first lines decides nothing the whole
+/// import would not.
+#[test]
+fn the_sync_probe_fails_no_file_the_whole_import_takes() {
+    use mem_session::ingest::import_many;
+    let bytes = fs::read(fixture(
+        "claude/entireio_cli__ckpt-44785715c3f5-2.full.jsonl",
+    ))
+    .unwrap();
+    let mut odd = b"{\"note\":1}\n".to_vec();
+    for _ in 0..16 {
+        odd.extend_from_slice(b"not json\n");
+    }
+    odd.extend_from_slice(&bytes);
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("odd.jsonl");
+    fs::write(&src, &odd).unwrap();
+    let other = fixture("claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl");
+    for with_sessions in [false, true] {
+        let store = SessionStore::for_project(&dir.path().join(format!("p{with_sessions}")));
+        if with_sessions {
+            import_into(&store, &other).unwrap();
+        }
+        let mut out = Vec::new();
+        import_many(&store, std::slice::from_ref(&src), None, 1, |_, r| {
+            out.push(r.map(|v| v[0].action).map_err(|e| e.to_string()));
+        })
+        .unwrap();
+        assert_eq!(out, [Ok(IngestAction::Created)], "{with_sessions}");
+    }
+    let store = SessionStore::for_project(&dir.path().join("alone"));
+    let got = import_into(&store, &src).unwrap();
+    assert_eq!(got[0].action, IngestAction::Created);
+    // And again: nothing changed.
+    assert_eq!(
+        import_into(&store, &src).unwrap()[0].action,
+        IngestAction::Unchanged
+    );
+}
