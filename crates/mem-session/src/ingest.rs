@@ -185,9 +185,10 @@ struct Batch<'a> {
     store_dir: Option<&'a Path>,
     /// The ids of the sessions in the store when the batch took the import lock (no other
     /// import can add one while it holds it; one deleted since is found missing by [`sync`]):
-    /// a file whose session is not among them has no sync mark to sync from, and a store without sessions needs no look at a file's first
-    /// lines for its id (that look converts up to 16 lines; a Codex rollout's first lines,
-    /// its instructions, are a large part of a small one).
+    /// a file whose session is not among them has no sync mark to sync from, and a store
+    /// without sessions needs no look at a file's first lines for its id (that look converts
+    /// up to 16 lines; a Codex rollout's first lines, its instructions, are a large part of a
+    /// small one).
     existing: Option<&'a HashSet<String>>,
     /// Canonical paths of the directories of the batch's files, each resolved once: as the
     /// directory resolved at the batch's first file in it (a symbolic link retargeted, a
