@@ -534,3 +534,29 @@ fn the_streamed_conversion_equals_the_one_in_memory() {
     // The spill files are gone.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+/// A summary whose leaf uuid has bytes that are not UTF-8 (read as U+FFFD, as the message's own
+/// uuid is) titles the session in the streamed conversion too: the streamed look for the leaf
+/// among the earlier lines searched the raw bytes for the U+FFFD text and missed it (found by
+/// the `import_streamed` fuzz target).
+#[test]
+fn a_leaf_uuid_with_bytes_that_are_not_utf8_titles_both_conversions_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.jsonl");
+    let mut bytes = Vec::new();
+    bytes.extend_from_slice(
+        b"{\"parentUuid\":null,\"isSidechain\":false,\"type\":\"user\",\"uuid\":\"u-\xff\xfe-1\",\
+          \"sessionId\":\"s1\",\"timestamp\":\"2025-03-01T10:00:00Z\",\"cwd\":\"/tmp\",\
+          \"message\":{\"role\":\"user\",\"content\":\"hello\"}}\n",
+    );
+    bytes.extend_from_slice(
+        b"{\"type\":\"summary\",\"summary\":\"Title from the summary\",\"leafUuid\":\"u-\xff\xfe-1\"}\n",
+    );
+    std::fs::write(&file, &bytes).unwrap();
+    let spill = tempfile::tempdir().unwrap();
+    let memory = import_file(&file).unwrap();
+    let streamed = mem_session::import::import_file_spilled(&file, spill.path()).unwrap();
+    assert_eq!(memory[0].title.as_deref(), Some("Title from the summary"));
+    assert_eq!(streamed[0].title, memory[0].title);
+    assert_eq!(streamed[0].report, memory[0].report);
+}

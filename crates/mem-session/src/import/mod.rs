@@ -662,8 +662,9 @@ fn finish_hash<R: Read>(mut reader: BufReader<HashingReader<R>>, path: &Path) ->
 
 /// Which of `leaves` are the `uuid` of a JSON value on a line starting before byte `end` of
 /// `path` (for [`claude`]'s titles: a summary names its conversation's last message by uuid).
-/// Only lines holding one of the leaves' text, or a `\u` escape, are parsed. An unreadable
-/// file finds nothing.
+/// Only lines holding one of the leaves' text, or a `\u` escape, are parsed, and, when a leaf
+/// holds U+FFFD, lines that are not UTF-8 (the reader replaces their bad bytes by U+FFFD, so
+/// their text is not in the file as the leaf spells it). An unreadable file finds nothing.
 pub(crate) fn uuids_present(
     path: &Path,
     leaves: &std::collections::HashSet<String>,
@@ -681,6 +682,9 @@ pub(crate) fn uuids_present(
         memchr::memmem::Finder::new(b"\\u"),
         memchr::memmem::Finder::new(b"\\/"),
     ];
+    let replaced = leaves
+        .iter()
+        .any(|l| l.contains(char::REPLACEMENT_CHARACTER));
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let mut line = Vec::new();
     let mut offset = 0u64;
@@ -710,11 +714,12 @@ pub(crate) fn uuids_present(
             }
             continue;
         }
-        if !finders
+        let wanted = finders
             .iter()
             .chain(&escapes)
             .any(|f| f.find(&line).is_some())
-        {
+            || (replaced && std::str::from_utf8(&line).is_err());
+        if !wanted {
             continue;
         }
         for event in JsonlReader::starting_at(&line[..], path, 1, start) {
