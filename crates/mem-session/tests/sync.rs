@@ -15,6 +15,23 @@ fn fixture(rel: &str) -> PathBuf {
         .join(rel)
 }
 
+/// A fresh project store and the path `t.jsonl` of a source beside it, in a new temporary
+/// directory (removed when the returned guard drops).
+fn fresh_store() -> (tempfile::TempDir, PathBuf, SessionStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("t.jsonl");
+    let store = SessionStore::for_project(&dir.path().join("p"));
+    (dir, src, store)
+}
+
+/// The bytes of the real Claude Code transcript most sync tests grow line by line.
+fn checkpoint_transcript() -> Vec<u8> {
+    fs::read(fixture(
+        "claude/entireio_cli__ckpt-44785715c3f5-2.full.jsonl",
+    ))
+    .unwrap()
+}
+
 /// Byte offsets just after each newline of `bytes`.
 fn line_ends(bytes: &[u8]) -> Vec<usize> {
     bytes
@@ -227,9 +244,7 @@ fn a_torn_last_line_is_taken_once_it_is_whole() {
     let ends = line_ends(&bytes);
     let half = ends[ends.len() / 2];
     let torn = half + (ends[ends.len() / 2 + 1] - half) / 2;
-    let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("t.jsonl");
-    let store = SessionStore::for_project(&dir.path().join("p"));
+    let (_dir, src, store) = fresh_store();
     fs::write(&src, &bytes[..half]).unwrap();
     import_into(&store, &src).unwrap();
     // The agent is writing a line right now: half of it is on disk.
@@ -263,14 +278,9 @@ fn a_torn_last_line_is_taken_once_it_is_whole() {
 
 #[test]
 fn sync_reads_the_new_lines_not_the_file() {
-    let bytes = fs::read(fixture(
-        "claude/entireio_cli__ckpt-44785715c3f5-2.full.jsonl",
-    ))
-    .unwrap();
+    let bytes = checkpoint_transcript();
     let ends = line_ends(&bytes);
-    let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("t.jsonl");
-    let store = SessionStore::for_project(&dir.path().join("p"));
+    let (_dir, src, store) = fresh_store();
     let start = ends[ends.len() - 12];
     fs::write(&src, &bytes[..start]).unwrap();
     let first = import_into(&store, &src).unwrap();
@@ -296,9 +306,7 @@ fn a_source_rewritten_before_the_mark_is_imported_whole() {
         "claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl",
     ))
     .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("t.jsonl");
-    let store = SessionStore::for_project(&dir.path().join("p"));
+    let (_dir, src, store) = fresh_store();
     fs::write(&src, &bytes).unwrap();
     let id = import_into(&store, &src).unwrap()[0].meta.id.clone();
     // Same length, one early byte changed inside a string: a rewrite, not growth.
@@ -336,9 +344,7 @@ fn records_appended_locally_are_never_cut_by_a_sync() {
     ))
     .unwrap();
     let ends = line_ends(&bytes);
-    let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("t.jsonl");
-    let store = SessionStore::for_project(&dir.path().join("p"));
+    let (_dir, src, store) = fresh_store();
     fs::write(&src, &bytes[..ends[ends.len() / 2]]).unwrap();
     let id = import_into(&store, &src).unwrap()[0].meta.id.clone();
     store
@@ -363,9 +369,7 @@ fn a_sync_interrupted_midway_is_finished_by_the_next() {
     ))
     .unwrap();
     let ends = line_ends(&bytes);
-    let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("t.jsonl");
-    let store = SessionStore::for_project(&dir.path().join("p"));
+    let (_dir, src, store) = fresh_store();
     fs::write(&src, &bytes[..ends[ends.len() / 2]]).unwrap();
     let id = import_into(&store, &src).unwrap()[0].meta.id.clone();
     // A crash after the meta said "rewriting" and the file was cut and half rewritten.
@@ -398,10 +402,7 @@ fn a_sync_interrupted_midway_is_finished_by_the_next() {
 #[test]
 fn a_sync_mark_with_the_former_sha256_fingerprints_still_syncs() {
     use sha2::Digest;
-    let bytes = fs::read(fixture(
-        "claude/entireio_cli__ckpt-44785715c3f5-2.full.jsonl",
-    ))
-    .unwrap();
+    let bytes = checkpoint_transcript();
     let ends = line_ends(&bytes);
     let start = ends[ends.len() - 12];
     let sha256 = |b: &[u8]| -> String {
@@ -411,9 +412,7 @@ fn a_sync_mark_with_the_former_sha256_fingerprints_still_syncs() {
             .collect()
     };
     for rewritten in [false, true] {
-        let dir = tempfile::tempdir().unwrap();
-        let src = dir.path().join("t.jsonl");
-        let store = SessionStore::for_project(&dir.path().join("p"));
+        let (_dir, src, store) = fresh_store();
         fs::write(&src, &bytes[..start]).unwrap();
         let id = import_into(&store, &src).unwrap()[0].meta.id.clone();
         // The mark as the former version wrote it: SHA-256 of the same two windows.
@@ -464,16 +463,11 @@ fn a_sync_mark_with_the_former_sha256_fingerprints_still_syncs() {
 #[test]
 fn a_batch_syncs_grown_sources_from_their_marks() {
     use mem_session::ingest::import_many;
-    let bytes = fs::read(fixture(
-        "claude/entireio_cli__ckpt-44785715c3f5-2.full.jsonl",
-    ))
-    .unwrap();
+    let bytes = checkpoint_transcript();
     let other = fixture("claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl");
     let ends = line_ends(&bytes);
     let start = ends[ends.len() - 12];
-    let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("t.jsonl");
-    let store = SessionStore::for_project(&dir.path().join("p"));
+    let (_dir, src, store) = fresh_store();
     let batch = |files: &[PathBuf]| {
         let mut out = Vec::new();
         import_many(&store, files, None, 2, |_, r| out.push(r.unwrap())).unwrap();
@@ -510,15 +504,10 @@ fn a_batch_syncs_grown_sources_from_their_marks() {
 #[test]
 fn the_same_source_twice_in_a_batch() {
     use mem_session::ingest::import_many;
-    let bytes = fs::read(fixture(
-        "claude/entireio_cli__ckpt-44785715c3f5-2.full.jsonl",
-    ))
-    .unwrap();
+    let bytes = checkpoint_transcript();
     let ends = line_ends(&bytes);
     let start = ends[ends.len() - 12];
-    let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("t.jsonl");
-    let store = SessionStore::for_project(&dir.path().join("p"));
+    let (dir, src, store) = fresh_store();
     let batch = |files: &[PathBuf]| {
         let mut out = Vec::new();
         import_many(&store, files, None, 2, |_, r| {
@@ -553,10 +542,7 @@ fn the_same_source_twice_in_a_batch() {
 #[test]
 fn the_sync_probe_fails_no_file_the_whole_import_takes() {
     use mem_session::ingest::import_many;
-    let bytes = fs::read(fixture(
-        "claude/entireio_cli__ckpt-44785715c3f5-2.full.jsonl",
-    ))
-    .unwrap();
+    let bytes = checkpoint_transcript();
     let mut odd = b"{\"note\":1}\n".to_vec();
     for _ in 0..16 {
         odd.extend_from_slice(b"not json\n");
