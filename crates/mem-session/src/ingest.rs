@@ -599,7 +599,7 @@ impl Fingerprint {
 
     fn hex(self, bytes: &[u8]) -> String {
         match self {
-            Fingerprint::Xxh3 => format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes)),
+            Fingerprint::Xxh3 => crate::import::xxh3_hex(xxhash_rust::xxh3::xxh3_128(bytes)),
             Fingerprint::Sha256 => hex(&Sha256::digest(bytes)),
         }
     }

@@ -408,7 +408,13 @@ impl<R: Read> Read for HashingReader<R> {
 /// The digest of a whole transcript as the meta keeps it (`imported.xxh3`): XXH3-128 of its
 /// bytes, 32 lowercase hex digits.
 pub(crate) fn digest_hex(hasher: &xxhash_rust::xxh3::Xxh3) -> String {
-    format!("{:032x}", hasher.digest128())
+    xxh3_hex(hasher.digest128())
+}
+
+/// An XXH3-128 value as the metas write it: 32 lowercase hex digits (the source's digest, the
+/// sync mark's fingerprints).
+pub(crate) fn xxh3_hex(value: u128) -> String {
+    format!("{value:032x}")
 }
 
 /// Every value and diagnostic of a file, and the digest ([`digest_hex`]) of its bytes, from one
@@ -459,10 +465,10 @@ pub(crate) enum FileImport {
     Spilled(Vec<SpilledSession>),
 }
 
-/// [`import_file`] with the digest of the source, converting a Claude Code transcript of at least `min_bytes` as it
-/// is read: each session's records are written out as they settle (the main session's to a
-/// new file at `tmp_name()`, sidechains' to an unnamed file beside it), so memory is bounded by
-/// the largest turn, not the file. The output is the same, record for record and byte for
+/// [`import_file`] with the digest of the source, converting a Claude Code transcript of at
+/// least `min_bytes` as it is read: each session's records are written out as they settle (the
+/// main session's to a new file at `tmp_name()`, sidechains' to an unnamed file beside it), so
+/// memory is bounded by the largest turn, not the file. The output is the same, record for record and byte for
 /// byte, as the conversion in memory. Returns the digest ([`digest_hex`]) of the file's bytes
 /// (one read).
 ///
