@@ -176,7 +176,7 @@ pub fn prepare_file(store: &SessionStore, path: &Path, id: Option<&str>) -> Resu
 
 /// What [`import_many`] works out once for all the files of a batch (all `None` for a single
 /// file).
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default)]
 struct Batch<'a> {
     /// The store's import lock, when the caller holds it already (an incremental sync then
     /// uses it instead of taking it).
@@ -379,8 +379,9 @@ fn commit_sessions(
 /// are the same as a sequential import), with at most `8 × threads` files prepared ahead of
 /// them. `each` gets every file's result, in order. The sessions directory is fsynced once at
 /// the end. What every file needs is worked out once: the store's session ids when the lock
-/// was taken (a file whose session is not among them is imported whole without reading its
-/// first lines for a sync), and each directory's canonical path. A kill at any point leaves
+/// was taken, for a batch of several files (a file whose session is not among them is
+/// imported whole without reading its first lines for a sync), and each directory's canonical
+/// path. A kill at any point leaves
 /// each session as it was or whole (staged files are synced before they are renamed); a kill
 /// leaves its temporary files (`.*.tmp`, never read), which the next batch removes
 /// ([`SessionStore::remove_stale_tmp`]) once it holds the lock.
@@ -407,12 +408,19 @@ pub fn import_many(
     store.remove_stale_tmp(&lock)?;
     // Taking the lock created the directory: its canonical path, once for every file.
     let store_dir = store.dir().canonicalize().ok();
-    let existing: HashSet<String> = store.ids()?.into_iter().collect();
+    // The store's ids, for a batch of several files: one listing instead of a look at each
+    // file's first lines and a stat. A single file (a hook's import on every turn) keeps its
+    // one stat rather than listing a store of thousands of sessions.
+    let existing: Option<HashSet<String>> = if files.len() > 1 {
+        Some(store.ids()?.into_iter().collect())
+    } else {
+        None
+    };
     let dirs = Mutex::new(HashMap::new());
     let batch = Batch {
         lock: Some(&lock),
         store_dir: store_dir.as_deref(),
-        existing: Some(&existing),
+        existing: existing.as_ref(),
         dirs: Some(&dirs),
     };
     let next = AtomicUsize::new(0);
