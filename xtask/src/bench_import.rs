@@ -9,7 +9,8 @@
 //! - Codex rollouts (`codex/sessions/...`) copied from `fixtures/transcripts/codex` with their
 //!   session ids rewritten, up to `MEM_BENCH_CODEX_MB` (default 100) MB;
 //! - single Claude sessions of each size in `MEM_BENCH_SINGLE_MB` (default `100,250`) MB,
-//!   made of the rewritten copies one after the other.
+//!   made of the rewritten copies one after the other (message uuids and tool ids rewritten too,
+//!   distinct in each copy as in a real long session).
 //!
 //! A size of 0 skips that input. `MEM_BENCH_REPEAT=N` runs each side N times, alternately, and
 //! reports the fastest run of each. Besides wall time, user + system CPU seconds are printed.
@@ -332,6 +333,37 @@ fn rewrite_claude(text: &str, k: usize) -> String {
         )
 }
 
+/// Rewrites message uuids and tool ids, made distinct for each copy (as those of a real long
+/// session are: the state an import keeps per id grows with them).
+struct IdRewriter {
+    uuid: regex::Regex,
+    tool: regex::Regex,
+}
+
+impl IdRewriter {
+    fn new() -> Result<IdRewriter> {
+        Ok(IdRewriter {
+            uuid: regex::Regex::new(
+                r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-)[0-9a-f]{6}",
+            )?,
+            tool: regex::Regex::new(r"(toolu_|call_)([A-Za-z0-9]{6,})")?,
+        })
+    }
+
+    /// `text` for copy `k`: the first six hex digits of each uuid's last group become `k`,
+    /// and `toolu_` / `call_` ids get a `k<k>x` prefix.
+    fn rewrite(&self, text: &str, k: usize) -> String {
+        let text = self
+            .uuid
+            .replace_all(text, |c: &regex::Captures<'_>| format!("{}{k:06x}", &c[1]));
+        self.tool
+            .replace_all(&text, |c: &regex::Captures<'_>| {
+                format!("{}k{k}x{}", &c[1], &c[2])
+            })
+            .into_owned()
+    }
+}
+
 /// A relative path made distinct for copy `k`: every folder and file stem gets `-c<k>`, except
 /// `subagents` folders and `agent-*` files (whose parent comes from the folder or `sessionId`).
 fn rename(rel: &Path, k: usize) -> PathBuf {
@@ -390,11 +422,12 @@ fn build_single(root: &Path, dest: &Path, target: u64) -> Result<u64> {
         .filter_map(|(p, _)| std::fs::read_to_string(p).ok())
         .filter(|t| t.trim_start().starts_with("{\"") && t.lines().nth(1).is_some())
         .collect();
+    let ids = IdRewriter::new()?;
     let mut out = std::io::BufWriter::new(std::fs::File::create(dest)?);
     let (mut bytes, mut k) = (0u64, 0usize);
     while bytes < target {
         for text in &texts {
-            let body = rewrite_claude(text, k);
+            let body = ids.rewrite(&rewrite_claude(text, k), k);
             out.write_all(body.as_bytes())?;
             if !body.ends_with('\n') {
                 out.write_all(b"\n")?;

@@ -558,9 +558,12 @@ impl Spill {
 /// finished without reading its records again (unless a tool result must move).
 #[derive(Debug, Default)]
 pub(crate) struct Tally {
-    /// What is known of each tool id (one entry per distinct id: the only state that grows
-    /// with the session besides the record offsets).
-    ids: HashMap<Box<str>, IdFacts>,
+    /// What is known of each tool id (one entry of 40 bytes per distinct id, keyed by the id's
+    /// hash: with the record offsets, the only state that grows with the session).
+    ids: HashMap<IdKey, IdFacts>,
+    /// The text of the ids whose first tool_result came before any tool_use (orphans unless a
+    /// call comes later), for [`Tally::orphan_diagnostics`]: removed when a call comes.
+    orphan_text: HashMap<IdKey, Box<str>>,
     /// Distinct tool_result ids seen so far (the order of first appearance).
     results_seen: usize,
     /// Last assistant record, last boundary record (compact boundary or compression).
@@ -631,15 +634,16 @@ impl Tally {
         if r.record_type == RecordType::Assistant {
             if let Some(m) = &r.message {
                 for id in m.tool_use_ids() {
-                    self.facts(id, |f| {
-                        f.first_use.get_or_insert(i);
-                    });
+                    self.facts(IdKey::of(id), |f| f.first_use.set_once(i));
                 }
             }
         } else if let Some(m) = &r.message {
             for (j, block) in m.content.iter().enumerate() {
                 if let ContentBlock::ToolResult { tool_use_id, .. } = block
-                    && let Some(a) = self.ids.get(tool_use_id.as_str()).and_then(|f| f.first_use)
+                    && let Some(a) = self
+                        .ids
+                        .get(&IdKey::of(tool_use_id))
+                        .and_then(|f| f.first_use.get())
                     && a < i
                     && self.last_assistant.is_some_and(|l| l > a)
                     && self.last_boundary.is_none_or(|b| b < a)
@@ -658,17 +662,28 @@ impl Tally {
         let kept = r.keep_messages.iter().flatten();
         for m in r.message.iter().chain(kept) {
             for id in m.tool_use_ids() {
-                self.facts(id, |f| f.calls += 1);
+                let key = IdKey::of(id);
+                let first_call = self.facts(key, |f| {
+                    f.calls = f.calls.saturating_add(1);
+                    f.calls == 1
+                });
+                if first_call && !self.orphan_text.is_empty() {
+                    self.orphan_text.remove(&key);
+                }
             }
             for id in m.tool_result_ids() {
+                let key = IdKey::of(id);
                 let next = self.results_seen;
-                let first = self.facts(id, |f| {
-                    let first = f.first_result.is_none();
-                    f.first_result.get_or_insert(next);
-                    first
+                let (first, called) = self.facts(key, |f| {
+                    let first = f.first_result.get().is_none();
+                    f.first_result.set_once(next);
+                    (first, f.calls > 0)
                 });
                 if first {
                     self.results_seen += 1;
+                    if !called {
+                        self.orphan_text.insert(key, id.into());
+                    }
                 }
             }
         }
@@ -679,28 +694,23 @@ impl Tally {
     /// sessions holds no state that grows with it.
     pub(crate) fn release(&mut self) {
         self.ids = HashMap::new();
+        self.orphan_text = HashMap::new();
         self.moving = Vec::new();
         self.moved = Vec::new();
         self.tasks = HashMap::new();
     }
 
     /// Updates the facts of `id` (a new entry only for a new id: no allocation otherwise).
-    fn facts<T>(&mut self, id: &str, f: impl FnOnce(&mut IdFacts) -> T) -> T {
-        if let Some(facts) = self.ids.get_mut(id) {
-            return f(facts);
-        }
-        let mut facts = IdFacts::default();
-        let out = f(&mut facts);
-        self.ids.insert(id.into(), facts);
-        out
+    fn facts<T>(&mut self, key: IdKey, f: impl FnOnce(&mut IdFacts) -> T) -> T {
+        f(self.ids.entry(key).or_default())
     }
 
     /// tool_use blocks whose result is in the session.
     pub(crate) fn tool_pairs(&self) -> usize {
         self.ids
             .values()
-            .filter(|f| f.first_result.is_some())
-            .map(|f| f.calls)
+            .filter(|f| f.first_result.get().is_some())
+            .map(|f| f.calls as usize)
             .sum()
     }
 
@@ -727,7 +737,7 @@ impl Tally {
             .ids
             .iter()
             .filter(|(_, f)| f.calls == 0)
-            .filter_map(|(id, f)| Some((f.first_result?, &**id)))
+            .filter_map(|(key, f)| Some((f.first_result.get()?, &**self.orphan_text.get(key)?)))
             .collect();
         orphans.sort_unstable();
         orphans
@@ -746,15 +756,48 @@ impl Tally {
     }
 }
 
-/// What [`Tally`] knows of one tool id.
+/// What [`Tally`] knows of one tool id (24 bytes).
 #[derive(Debug, Default)]
 struct IdFacts {
     /// The first assistant record holding a tool_use with the id.
-    first_use: Option<usize>,
-    /// tool_use blocks with the id, in messages and kept messages.
-    calls: usize,
+    first_use: Index,
     /// Rank of the id among the distinct tool_result ids, by first appearance.
-    first_result: Option<usize>,
+    first_result: Index,
+    /// tool_use blocks with the id, in messages and kept messages (saturating: 4 billion
+    /// blocks of one id would take a transcript of over 100 GB).
+    calls: u32,
+}
+
+/// An index set once, in 8 bytes (`Option<usize>` takes 16): the index plus one.
+#[derive(Debug, Default, Clone, Copy)]
+struct Index(Option<std::num::NonZeroUsize>);
+
+impl Index {
+    fn get(self) -> Option<usize> {
+        self.0.map(|n| n.get() - 1)
+    }
+
+    /// Sets the index to `i` unless it is set already.
+    fn set_once(&mut self, i: usize) {
+        if self.0.is_none() {
+            self.0 = std::num::NonZeroUsize::new(i.saturating_add(1));
+        }
+    }
+}
+
+/// A tool id or message uuid reduced to its XXH3-128 hash: 16 bytes and no allocation
+/// whatever the id's length, for the maps a conversion keeps for a whole session (one entry
+/// per distinct id, so their size grows with the session). Two distinct ids share a key with
+/// odds of about n² / 2¹²⁹ for n ids: never, in practice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct IdKey([u64; 2]);
+
+impl IdKey {
+    /// The key of `id`.
+    pub(crate) fn of(id: &str) -> IdKey {
+        let h = xxhash_rust::xxh3::xxh3_128(id.as_bytes());
+        IdKey([h as u64, (h >> 64) as u64])
+    }
 }
 
 /// The key a `Task` prompt is looked up by (its trimmed text's SHA-256): sidechain titles.
@@ -1334,6 +1377,66 @@ mod tests {
         );
         assert_eq!(diags.len(), 1);
         assert!(diags[0].message.contains("`a`"), "{}", diags[0]);
+    }
+
+    #[test]
+    fn the_tally_finds_the_orphans_and_pairs_the_whole_session_finds() {
+        // `x`: results only (an orphan, seen twice); `y`: its result before its call; `z`:
+        // two calls, then its result; `w`: a call without a result.
+        let mut b = Builder::default();
+        b.push(result("x"), None, Merge::No);
+        b.push(result("y"), None, Merge::No);
+        b.push(
+            asst(
+                vec![
+                    ContentBlock::tool_use("y", "R", json!({})),
+                    ContentBlock::tool_use("z", "R", json!({})),
+                ],
+                "1",
+            ),
+            None,
+            Merge::No,
+        );
+        b.push(
+            asst(
+                vec![
+                    ContentBlock::tool_use("z", "R", json!({})),
+                    ContentBlock::tool_use("w", "R", json!({})),
+                ],
+                "2",
+            ),
+            None,
+            Merge::No,
+        );
+        b.push(result("z"), None, Merge::No);
+        b.push(result("x"), None, Merge::No);
+        let mut tally = Tally::default();
+        for (i, r) in b.records.iter().enumerate() {
+            tally.see(i, r);
+        }
+        let mut session = ImportedSession {
+            id: "s".into(),
+            title: None,
+            parent_id: None,
+            format: super::super::SourceFormat::ClaudeCode,
+            source_path: "f".into(),
+            source_session_id: None,
+            created: None,
+            last_active: None,
+            cwd: None,
+            records: b.records,
+            report: Default::default(),
+        };
+        report_orphan_results(&mut session);
+        count(&mut session);
+        let messages = |d: Vec<Diagnostic>| d.into_iter().map(|d| d.message).collect::<Vec<_>>();
+        let whole = messages(session.report.diagnostics.clone());
+        assert_eq!(whole.len(), 1, "{whole:?}");
+        assert!(whole[0].contains("`x`"), "{whole:?}");
+        assert_eq!(messages(tally.orphan_diagnostics(Path::new("f"))), whole);
+        // `y` once and `z` twice: their results are in the session.
+        assert_eq!(session.report.tool_pairs, 3);
+        assert_eq!(tally.tool_pairs(), 3);
     }
 
     #[test]

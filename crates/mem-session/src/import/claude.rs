@@ -8,7 +8,7 @@ use std::rc::Rc;
 use mem_core::{ContentBlock, Message, Role};
 use serde_json::{Map, Value};
 
-use super::build::{Builder, Merge, Spill, SpillFile, task_key};
+use super::build::{Builder, IdKey, Merge, Spill, SpillFile, task_key};
 use super::text::{TimeSpan, command_title, is_real_request, sanitize_id, shorten_title};
 use super::{ImportReport, ImportedSession, SourceFormat, type_of};
 use crate::diagnostic::Diagnostic;
@@ -126,7 +126,9 @@ pub(crate) struct Converter {
         reason = "the list's spare capacity and regrowth cost a pointer per sidechain, not a Stream"
     )]
     groups: Vec<Box<Stream>>,
-    group_of_uuid: HashMap<String, usize>,
+    /// The sidechain of each sidechain line's uuid (keyed by its hash: 24 bytes a line, the
+    /// only state that grows with the sidechain lines of the file), to follow `parentUuid`.
+    group_of_uuid: HashMap<IdKey, usize>,
     /// Diagnostics of the reader (damaged lines), before those of the conversion.
     pub(crate) reader_diagnostics: Vec<Diagnostic>,
     /// Titles gathered line by line (a streaming conversion has no lines to scan first).
@@ -209,13 +211,13 @@ impl Converter {
             return;
         }
         // Sidechain line in a session file: follow parentUuid to its chain's root.
-        let uuid = obj.get("uuid").and_then(Value::as_str).map(str::to_owned);
+        let uuid = obj.get("uuid").and_then(Value::as_str);
         let parent = obj.get("parentUuid").and_then(Value::as_str);
-        let g = match parent.and_then(|p| self.group_of_uuid.get(p)) {
+        let g = match parent.and_then(|p| self.group_of_uuid.get(&IdKey::of(p))) {
             Some(&g) => g,
             None => {
                 let mut stream = Stream {
-                    root_uuid: uuid.clone().or_else(|| Some(format!("line{n}"))),
+                    root_uuid: Some(uuid.map_or_else(|| format!("line{n}"), str::to_owned)),
                     ..Stream::default()
                 };
                 if let Some(spill) = self.spill.as_mut() {
@@ -236,7 +238,7 @@ impl Converter {
             }
         };
         if let Some(u) = uuid {
-            self.group_of_uuid.insert(u, g);
+            self.group_of_uuid.insert(IdKey::of(u), g);
         }
         self.main.report.lines += 1;
         self.main.report.skip(MOVED_TO_SUBAGENT);
