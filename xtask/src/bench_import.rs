@@ -13,7 +13,10 @@
 //!   distinct in each copy as in a real long session).
 //!
 //! A size of 0 skips that input. `MEM_BENCH_REPEAT=N` runs each side N times, alternately, and
-//! reports the fastest run of each. Besides wall time, user + system CPU seconds are printed.
+//! reports the fastest run of each; our peak RSS is the median over the runs (the allocator's
+//! retained memory moves one run's peak by a few MiB), and with two sizes of single session or
+//! more, a last line compares the smallest's median peak with the largest's. Besides wall time,
+//! user + system CPU seconds are printed.
 //!
 //! Each input is imported by the release `mem` (or `MEM_BENCH_MEM`, a binary built already) into a fresh project, and read by ccusage
 //! (`MEM_BENCH_PEER`, default `/tmp/ccusage/node_modules/@ccusage/ccusage-linux-x64/bin/ccusage`;
@@ -92,7 +95,7 @@ fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path, keep: bool)
         .filter(|&mb: &u64| mb > 0)
         .collect();
     println!(
-        "| input | mem import wall | mem CPU (user+sys) | mem peak RSS | peer wall | peer CPU | \
+        "| input | mem import wall | mem CPU (user+sys) | mem peak RSS (median) | peer wall | peer CPU | \
          peer peak RSS | ratio (wall) | load (1 min) |"
     );
     println!("|---|---|---|---|---|---|---|---|---|");
@@ -108,7 +111,8 @@ fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path, keep: bool)
             &claude.join("projects"),
             &work.join("p1"),
             peer_run(peer, "claude", "CLAUDE_CONFIG_DIR", &claude),
-        )?;
+        )?
+        .ok;
         remove(&claude);
         remove(&work.join("p1"));
     }
@@ -122,30 +126,55 @@ fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path, keep: bool)
             &codex.join("sessions"),
             &work.join("p2"),
             peer_run(peer, "codex", "CODEX_HOME", &codex),
-        )?;
+        )?
+        .ok;
         remove(&codex);
         remove(&work.join("p2"));
     }
 
+    // (size in MB, median peak RSS in KiB) of each single session, for the flatness line.
+    let mut single_rss: Vec<(u64, u64)> = Vec::new();
     for mb in singles.into_iter().filter(|&mb| mb > 0) {
         let dir = work.join(format!("single{mb}"));
         let project = dir.join("projects/one");
         std::fs::create_dir_all(&project)?;
         let bytes = build_single(root, &project.join("single.jsonl"), mb << 20)?;
-        ok &= row(
+        let done = row(
             &format!("one Claude Code session, {} MB", bytes >> 20),
             mem,
             &project.join("single.jsonl"),
             &work.join(format!("p3-{mb}")),
             peer_run(peer, "claude", "CLAUDE_CONFIG_DIR", &dir),
         )?;
+        ok &= done.ok;
+        single_rss.push((bytes >> 20, done.median_rss_kib));
         remove(&dir);
         remove(&work.join(format!("p3-{mb}")));
+    }
+    if let (Some(&(small_mb, small)), Some(&(large_mb, large))) =
+        (single_rss.first(), single_rss.last())
+        && single_rss.len() > 1
+    {
+        println!(
+            "\nSingle-session peak RSS, median of the runs: {small_mb} MB {:.1} MiB → {large_mb} \
+             MB {:.1} MiB ({:+.1} %).",
+            small as f64 / 1024.0,
+            large as f64 / 1024.0,
+            (large as f64 / small.max(1) as f64 - 1.0) * 100.0
+        );
     }
     for p in trash {
         let _ = std::fs::remove_dir_all(p);
     }
     Ok(ok)
+}
+
+/// What [`row`] measured of our side.
+struct RowResult {
+    /// Every run exited 0 or 3.
+    ok: bool,
+    /// The median of the runs' peak RSS, KiB.
+    median_rss_kib: u64,
 }
 
 type PeerRun<'a> = (&'a Path, Vec<&'a str>, &'a str, PathBuf);
@@ -169,20 +198,21 @@ fn peer_run<'a>(
 }
 
 /// Times `mem session import input` in a fresh project and the peer on the same files; prints
-/// one table row.
+/// one table row: each side's fastest run, and our median peak RSS over the runs.
 fn row(
     label: &str,
     mem: &Path,
     input: &Path,
     project: &Path,
     peer: Option<PeerRun<'_>>,
-) -> Result<bool> {
+) -> Result<RowResult> {
     let load = load_average();
     // MEM_BENCH_REPEAT=N: N alternate runs of each side (a fresh project for each of ours);
     // the fastest of each is reported.
     let repeat = env_mb("MEM_BENCH_REPEAT", 1).max(1);
     let mut ours: Option<Timed> = None;
     let mut theirs: Option<Timed> = None;
+    let mut rss: Vec<u64> = Vec::new();
     let mut ok = true;
     let mut code = 0;
     let best = |a: Option<Timed>, b: Timed| Some(a.filter(|a| a.wall <= b.wall).unwrap_or(b));
@@ -206,6 +236,7 @@ fn row(
             ok = false;
             code = t.code;
         }
+        rss.push(t.rss_kib);
         ours = best(ours, t);
         if let Some((bin, args, var, home)) = &peer {
             let mut cmd = Command::new(bin);
@@ -222,11 +253,16 @@ fn row(
         }
     }
     let Some(ours) = ours else {
-        return Ok(false);
+        return Ok(RowResult {
+            ok: false,
+            median_rss_kib: 0,
+        });
     };
+    rss.sort_unstable();
+    let median_rss_kib = rss[rss.len() / 2];
     let fmt_s = |s: f64| format!("{s:.2} s");
     println!(
-        "| {label} | {}{} | {} | {} MiB | {} | {} | {} | {} | {load} |",
+        "| {label} | {}{} | {} | {:.1} MiB | {} | {} | {} | {} | {load} |",
         fmt_s(ours.wall),
         if ok {
             String::new()
@@ -234,7 +270,7 @@ fn row(
             format!(" (exit {code})")
         },
         fmt_s(ours.cpu),
-        ours.rss_kib >> 10,
+        median_rss_kib as f64 / 1024.0,
         theirs.map_or("not installed".into(), |t| fmt_s(t.wall)),
         theirs.map_or("-".into(), |t| fmt_s(t.cpu)),
         theirs.map_or("-".into(), |t| format!("{} MiB", t.rss_kib >> 10)),
@@ -243,7 +279,7 @@ fn row(
             ours.wall / t.wall.max(0.001)
         )),
     );
-    Ok(ok)
+    Ok(RowResult { ok, median_rss_kib })
 }
 
 /// One timed run.
