@@ -558,8 +558,9 @@ impl Spill {
 /// finished without reading its records again (unless a tool result must move).
 #[derive(Debug, Default)]
 pub(crate) struct Tally {
-    /// What is known of each tool id (one entry of 40 bytes per distinct id, keyed by the id's
-    /// hash: with the record offsets, the only state that grows with the session).
+    /// What is known of each tool id (one entry per distinct id, keyed by the id's hash: 40
+    /// bytes of key and facts, plus the table's control byte and spare room; with the record
+    /// offsets, the only state that grows with the session).
     ids: HashMap<IdKey, IdFacts>,
     /// The text of the ids whose first tool_result came before any tool_use (orphans unless a
     /// call comes later), for [`Tally::orphan_diagnostics`]: removed when a call comes.
@@ -700,7 +701,8 @@ impl Tally {
         self.tasks = HashMap::new();
     }
 
-    /// Updates the facts of `id` (a new entry only for a new id: no allocation otherwise).
+    /// Updates the facts of the id of `key` (a new entry only for a new id: no allocation
+    /// otherwise).
     fn facts<T>(&mut self, key: IdKey, f: impl FnOnce(&mut IdFacts) -> T) -> T {
         f(self.ids.entry(key).or_default())
     }
@@ -788,7 +790,8 @@ impl Index {
 /// A tool id or message uuid reduced to its XXH3-128 hash: 16 bytes and no allocation
 /// whatever the id's length, for the maps a conversion keeps for a whole session (one entry
 /// per distinct id, so their size grows with the session). Two distinct ids share a key with
-/// odds of about n² / 2¹²⁹ for n ids: never, in practice.
+/// odds of about n² / 2¹²⁹ for n ids: never, in practice, for ids not crafted to collide
+/// (XXH3 is not a cryptographic hash; a crafted pair would only confuse that file's import).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct IdKey([u64; 2]);
 

@@ -126,8 +126,9 @@ pub(crate) struct Converter {
         reason = "the list's spare capacity and regrowth cost a pointer per sidechain, not a Stream"
     )]
     groups: Vec<Box<Stream>>,
-    /// The sidechain of each sidechain line's uuid (keyed by its hash: 24 bytes a line, the
-    /// only state that grows with the sidechain lines of the file), to follow `parentUuid`.
+    /// The sidechain of each sidechain line's uuid (keyed by its hash: 24 bytes of key and
+    /// index a line; with the spills' record offsets, the state that grows with the sidechain
+    /// lines of the file), to follow `parentUuid`.
     group_of_uuid: HashMap<IdKey, usize>,
     /// Diagnostics of the reader (damaged lines), before those of the conversion.
     pub(crate) reader_diagnostics: Vec<Diagnostic>,
