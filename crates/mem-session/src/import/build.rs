@@ -735,11 +735,11 @@ impl Tally {
 
     /// The warnings of [`report_orphan_results`].
     pub(crate) fn orphan_diagnostics(&self, path: &Path) -> Vec<Diagnostic> {
+        // The ids in `orphan_text` are those with a result and no call (a call removes its id).
         let mut orphans: Vec<(usize, &str)> = self
-            .ids
+            .orphan_text
             .iter()
-            .filter(|(_, f)| f.calls == 0)
-            .filter_map(|(key, f)| Some((f.first_result.get()?, &**self.orphan_text.get(key)?)))
+            .filter_map(|(key, id)| Some((self.ids.get(key)?.first_result.get()?, &**id)))
             .collect();
         orphans.sort_unstable();
         orphans
