@@ -1443,6 +1443,88 @@ mod tests {
     }
 
     #[test]
+    fn the_tally_finishes_a_session_with_kept_calls_and_late_results_as_finish_does() {
+        // `k`: its result first, its call only in a boundary's kept messages; `o`, `q`:
+        // orphans (`q` first in kept messages, then twice more); `m`: a call, a later turn,
+        // then its result twice (both move); `n`: its call kept, its result after (no move:
+        // kept calls are not moved to); `p`: a call and its result. Orphans come in order
+        // of first result: `o` before `q`.
+        let use_ =
+            |id: &str, uuid: &str| asst(vec![ContentBlock::tool_use(id, "R", json!({}))], uuid);
+        let rec = |m: Message| SessionRecord::message(m, None);
+        let records = vec![
+            rec(result("k")),
+            rec(result("o")),
+            rec(use_("m", "1")),
+            rec(asst(vec![ContentBlock::text("later")], "2")),
+            rec(result("m")),
+            rec(result("m")),
+            crate::record::make_compact_boundary(
+                "S",
+                vec![use_("k", "3"), result("q"), use_("n", "4")],
+                None,
+            ),
+            rec(result("n")),
+            rec(use_("p", "5")),
+            rec(result("p")),
+            rec(result("q")),
+            rec(result("o")),
+            rec(result("q")),
+        ];
+        let mut tally = Tally::default();
+        for (i, r) in records.iter().enumerate() {
+            tally.see(i, r);
+        }
+        let mut session = ImportedSession {
+            id: "s".into(),
+            title: None,
+            parent_id: None,
+            format: super::super::SourceFormat::ClaudeCode,
+            source_path: "f".into(),
+            source_session_id: None,
+            created: None,
+            last_active: None,
+            cwd: None,
+            records,
+            report: Default::default(),
+        };
+        finish(&mut session);
+        let text = |d: &[Diagnostic]| d.iter().map(ToString::to_string).collect::<Vec<_>>();
+        let whole = text(&session.report.diagnostics);
+        assert_eq!(whole.len(), 4, "{whole:?}");
+        assert!(
+            whole[0].contains("`m`") && whole[1].contains("`m`"),
+            "{whole:?}"
+        );
+        assert!(
+            whole[2].contains("`o`") && whole[3].contains("`q`"),
+            "{whole:?}"
+        );
+        let mut streamed = tally.move_diagnostics(Path::new("f"));
+        streamed.extend(tally.orphan_diagnostics(Path::new("f")));
+        assert_eq!(text(&streamed), whole);
+        assert_eq!(tally.moving.len(), 2);
+        // `m` twice (a call, two results), `k`, `n`, `p`.
+        assert_eq!(session.report.tool_pairs, 4);
+        assert_eq!(tally.tool_pairs(), 4);
+        tally.release();
+        assert!(tally.ids.capacity() == 0 && tally.orphan_text.capacity() == 0);
+        assert!(tally.moving.capacity() == 0 && tally.moved.capacity() == 0);
+        assert!(tally.tasks.capacity() == 0);
+    }
+
+    /// The sizes the docs of the per-id state give (on 64-bit targets).
+    #[cfg(target_pointer_width = "64")]
+    #[test]
+    fn the_per_id_state_takes_the_bytes_its_docs_say() {
+        use std::mem::size_of;
+        assert_eq!(size_of::<Index>(), 8);
+        assert_eq!(size_of::<IdFacts>(), 24);
+        assert_eq!(size_of::<(IdKey, IdFacts)>(), 40);
+        assert_eq!(size_of::<(IdKey, usize)>(), 24);
+    }
+
+    #[test]
     fn spilled_lines_of_any_length_read_back_in_a_shared_file() -> std::io::Result<()> {
         // Two spills sharing one file, interleaved (one tallied later), with lines of many
         // lengths and runs past the every-64th mark.
