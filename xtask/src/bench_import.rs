@@ -151,9 +151,11 @@ fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path, keep: bool)
         remove(&dir);
         remove(&work.join(format!("p3-{mb}")));
     }
-    if let (Some(&(small_mb, small)), Some(&(large_mb, large))) =
-        (single_rss.first(), single_rss.last())
-        && single_rss.len() > 1
+    // By size, whatever the order of MEM_BENCH_SINGLE_MB.
+    if let (Some(&(small_mb, small)), Some(&(large_mb, large))) = (
+        single_rss.iter().min_by_key(|s| s.0),
+        single_rss.iter().max_by_key(|s| s.0),
+    ) && single_rss.len() > 1
     {
         println!(
             "\nSingle-session peak RSS, median of the runs: {small_mb} MB {:.1} MiB → {large_mb} \
@@ -259,7 +261,9 @@ fn row(
         });
     };
     rss.sort_unstable();
-    let median_rss_kib = rss[rss.len() / 2];
+    // `rss` has a run at least (`ours` is one); of an even count, the mean of the middle two.
+    let n = rss.len();
+    let median_rss_kib = (rss[(n - 1) / 2] + rss[n / 2]) / 2;
     let fmt_s = |s: f64| format!("{s:.2} s");
     println!(
         "| {label} | {}{} | {} | {:.1} MiB | {} | {} | {} | {} | {load} |",
