@@ -1241,6 +1241,30 @@ mod tests {
     fn result(id: &str) -> Message {
         Message::new(Role::User, vec![ContentBlock::tool_result(id, "ok", false)])
     }
+    /// An assistant message calling each of `ids`.
+    fn uses(ids: &[&str], uuid: &str) -> Message {
+        let blocks = ids
+            .iter()
+            .map(|id| ContentBlock::tool_use(*id, "R", json!({})))
+            .collect();
+        asst(blocks, uuid)
+    }
+    /// A session of `records` from the file `f`.
+    fn session_of(records: Vec<SessionRecord>) -> ImportedSession {
+        ImportedSession {
+            id: "s".into(),
+            title: None,
+            parent_id: None,
+            format: super::super::SourceFormat::ClaudeCode,
+            source_path: "f".into(),
+            source_session_id: None,
+            created: None,
+            last_active: None,
+            cwd: None,
+            records,
+            report: Default::default(),
+        }
+    }
     fn shape(records: &[SessionRecord]) -> Vec<String> {
         records
             .iter()
@@ -1389,47 +1413,15 @@ mod tests {
         let mut b = Builder::default();
         b.push(result("x"), None, Merge::No);
         b.push(result("y"), None, Merge::No);
-        b.push(
-            asst(
-                vec![
-                    ContentBlock::tool_use("y", "R", json!({})),
-                    ContentBlock::tool_use("z", "R", json!({})),
-                ],
-                "1",
-            ),
-            None,
-            Merge::No,
-        );
-        b.push(
-            asst(
-                vec![
-                    ContentBlock::tool_use("z", "R", json!({})),
-                    ContentBlock::tool_use("w", "R", json!({})),
-                ],
-                "2",
-            ),
-            None,
-            Merge::No,
-        );
+        b.push(uses(&["y", "z"], "1"), None, Merge::No);
+        b.push(uses(&["z", "w"], "2"), None, Merge::No);
         b.push(result("z"), None, Merge::No);
         b.push(result("x"), None, Merge::No);
         let mut tally = Tally::default();
         for (i, r) in b.records.iter().enumerate() {
             tally.see(i, r);
         }
-        let mut session = ImportedSession {
-            id: "s".into(),
-            title: None,
-            parent_id: None,
-            format: super::super::SourceFormat::ClaudeCode,
-            source_path: "f".into(),
-            source_session_id: None,
-            created: None,
-            last_active: None,
-            cwd: None,
-            records: b.records,
-            report: Default::default(),
-        };
+        let mut session = session_of(b.records);
         report_orphan_results(&mut session);
         count(&mut session);
         let messages = |d: Vec<Diagnostic>| d.into_iter().map(|d| d.message).collect::<Vec<_>>();
@@ -1449,23 +1441,21 @@ mod tests {
         // then its result twice (both move); `n`: its call kept, its result after (no move:
         // kept calls are not moved to); `p`: a call and its result. Orphans come in order
         // of first result: `o` before `q`.
-        let use_ =
-            |id: &str, uuid: &str| asst(vec![ContentBlock::tool_use(id, "R", json!({}))], uuid);
         let rec = |m: Message| SessionRecord::message(m, None);
         let records = vec![
             rec(result("k")),
             rec(result("o")),
-            rec(use_("m", "1")),
+            rec(uses(&["m"], "1")),
             rec(asst(vec![ContentBlock::text("later")], "2")),
             rec(result("m")),
             rec(result("m")),
             crate::record::make_compact_boundary(
                 "S",
-                vec![use_("k", "3"), result("q"), use_("n", "4")],
+                vec![uses(&["k"], "3"), result("q"), uses(&["n"], "4")],
                 None,
             ),
             rec(result("n")),
-            rec(use_("p", "5")),
+            rec(uses(&["p"], "5")),
             rec(result("p")),
             rec(result("q")),
             rec(result("o")),
@@ -1475,19 +1465,7 @@ mod tests {
         for (i, r) in records.iter().enumerate() {
             tally.see(i, r);
         }
-        let mut session = ImportedSession {
-            id: "s".into(),
-            title: None,
-            parent_id: None,
-            format: super::super::SourceFormat::ClaudeCode,
-            source_path: "f".into(),
-            source_session_id: None,
-            created: None,
-            last_active: None,
-            cwd: None,
-            records,
-            report: Default::default(),
-        };
+        let mut session = session_of(records);
         finish(&mut session);
         let text = |d: &[Diagnostic]| d.iter().map(ToString::to_string).collect::<Vec<_>>();
         let whole = text(&session.report.diagnostics);
