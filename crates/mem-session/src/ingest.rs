@@ -381,10 +381,9 @@ fn commit_sessions(
 /// the end. What every file needs is worked out once: the store's session ids when the lock
 /// was taken, for a batch of several files (a file whose session is not among them is
 /// imported whole without reading its first lines for a sync), and each directory's canonical
-/// path. A kill at any point leaves
-/// each session as it was or whole (staged files are synced before they are renamed); a kill
-/// leaves its temporary files (`.*.tmp`, never read), which the next batch removes
-/// ([`SessionStore::remove_stale_tmp`]) once it holds the lock.
+/// path. A kill at any point leaves each session as it was or whole (staged files are synced
+/// before they are renamed); a kill leaves its temporary files (`.*.tmp`, never read), which
+/// the next batch removes ([`SessionStore::remove_stale_tmp`]) once it holds the lock.
 ///
 /// Errors: taking the import lock, the final directory fsync; each file's own error goes to
 /// `each`.

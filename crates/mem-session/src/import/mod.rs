@@ -468,9 +468,9 @@ pub(crate) enum FileImport {
 /// [`import_file`] with the digest of the source, converting a Claude Code transcript of at
 /// least `min_bytes` as it is read: each session's records are written out as they settle (the
 /// main session's to a new file at `tmp_name()`, sidechains' to an unnamed file beside it), so
-/// memory is bounded by the largest turn, not the file. The output is the same, record for record and byte for
-/// byte, as the conversion in memory. Returns the digest ([`digest_hex`]) of the file's bytes
-/// (one read).
+/// memory is bounded by the largest turn, not the file. The output is the same, record for
+/// record and byte for byte, as the conversion in memory. Returns the digest ([`digest_hex`])
+/// of the file's bytes (one read).
 ///
 /// Errors: those of [`import_file`]; [`Error::Io`] when a spill file cannot be
 /// written or read back (the spill files are removed).
