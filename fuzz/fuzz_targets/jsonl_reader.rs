@@ -4,7 +4,8 @@
 //! importer's reading), the reader gives the same events, except that a value may have its
 //! `payload` object reduced to its `type` field, and only when its top-level `type` is skimmed.
 //! Each line's values are exactly those serde_json reads as `Value`s from the line's text (the
-//! reader builds them its own way: objects and arrays allocated at their final size).
+//! reader builds them its own way: objects and arrays allocated at their final size), and
+//! `mem_session::write_json` writes each of them as serde_json does.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -77,6 +78,10 @@ fuzz_target!(|data: &[u8]| {
         );
         for (g, e) in got.iter().zip(&expected) {
             assert_eq!(g.to_string(), e.to_string(), "key order, line {}", i + 1);
+            // The store's writer (sonic-rs) writes what serde_json writes, on any value.
+            let mut ours = Vec::new();
+            mem_session::write_json(&mut ours, *g).expect("a value serialises");
+            assert!(ours == g.to_string().as_bytes(), "write_json differs, line {}", i + 1);
         }
     }
     let damaged: usize = tally_damaged(&diagnostics).values().sum();

@@ -365,9 +365,18 @@ fn commit_sessions(
 ) -> Result<Vec<Ingested>> {
     let mut out = Vec::with_capacity(sessions.len());
     let mut legacy = LegacySha256::default();
+    // The main session (the first) is committed last: its meta marks the source as imported,
+    // and the next import of an unchanged source stops at it (`sync`). Committed first, a kill
+    // or an error between it and its subagent sessions would leave those missing for good;
+    // last, the next import finds no main session and imports the file again whole (the
+    // subagent sessions already there are unchanged).
+    let mut sessions = sessions;
+    let first = usize::from(!sessions.is_empty());
+    sessions.rotate_left(first);
     for one in sessions {
         out.push(commit_one(store, lock, one, source, &mut legacy, sync_dir)?);
     }
+    out.rotate_right(first);
     Ok(out)
 }
 

@@ -526,7 +526,7 @@ impl<'de> serde::Deserialize<'de> for SizedValue {
 /// [`serde::de::IgnoredAny`], which serde_json skips without these checks, so a skimmed line
 /// would be read where the whole parse reports it malformed. Builds nothing (borrowed
 /// strings are not copied).
-struct Checked;
+pub(crate) struct Checked;
 
 impl<'de> serde::Deserialize<'de> for Checked {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

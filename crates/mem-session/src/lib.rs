@@ -29,7 +29,7 @@ pub use meta::{SessionMeta, TITLE_MAX_CHARS, shorten, title_from};
 pub use record::{
     COMPACT_SUMMARY_MARKER, CompactBoundary, RecordType, Rollback, SessionRecord,
     make_compact_boundary, make_rollback, parse_compact_boundary, parse_rollback,
-    records_to_messages,
+    records_to_messages, write_json,
 };
 pub use store::{
     Durability, ImportLock, META_FLUSH_INTERVAL, MetaMark, PreparedSession, REWRITING_KEY, Resumed,

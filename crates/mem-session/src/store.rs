@@ -894,7 +894,7 @@ impl SessionStore {
         let (mut meta, seeded_title) = counting_from(meta_seed);
         for record in records {
             let offset = bytes.len() as u64;
-            serde_json::to_writer(&mut bytes, record).map_err(|source| Error::Serialize {
+            crate::record::write_json(&mut bytes, record).map_err(|source| Error::Serialize {
                 id: id.clone(),
                 source,
             })?;
@@ -1511,7 +1511,7 @@ pub struct MetaMark {
 
 /// One record as its line in the `.jsonl`, newline included.
 fn encode_record(id: &str, record: &SessionRecord) -> Result<Vec<u8>> {
-    let mut line = serde_json::to_vec(record).map_err(|source| Error::Serialize {
+    let mut line = crate::record::to_json_vec(record).map_err(|source| Error::Serialize {
         id: id.to_owned(),
         source,
     })?;
@@ -1663,7 +1663,7 @@ impl SessionWriter {
     fn encode(&self, records: &[SessionRecord]) -> Result<Vec<u8>> {
         let mut line = Vec::with_capacity(256);
         for record in records {
-            serde_json::to_writer(&mut line, record).map_err(|source| Error::Serialize {
+            crate::record::write_json(&mut line, record).map_err(|source| Error::Serialize {
                 id: self.id.clone(),
                 source,
             })?;

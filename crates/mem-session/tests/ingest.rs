@@ -414,3 +414,48 @@ fn every_session_of_a_source_is_recognised_by_the_former_sha256_digest() {
         );
     }
 }
+
+/// An import that stops between a file's sessions (here: a subagent session's id is taken by
+/// another source, so its commit fails) leaves the file's main session out, so importing the
+/// file again, once the id is free, completes every session. (Committed first, the main
+/// session's meta marked the source as imported: the next import of the unchanged file
+/// stopped at it and the subagent sessions after the failure were never written. A SIGKILL
+/// between the commits did the same.)
+#[test]
+fn an_import_stopped_between_a_files_sessions_is_completed_by_the_next() {
+    let rel = "claude/d-kimuson_claude-code-viewer__sample-project/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl";
+    let reference_dir = tempfile::tempdir().unwrap();
+    let (reference_store, reference_src) = store_and_copy(reference_dir.path(), rel);
+    let reference = import_into(&reference_store, &reference_src).unwrap();
+    assert!(reference.len() > 3, "{} sessions", reference.len());
+    let main = reference[0].meta.id.clone();
+    let blocked = reference[reference.len() / 2].meta.id.clone();
+
+    let dir = tempfile::tempdir().unwrap();
+    let (store, src) = store_and_copy(dir.path(), rel);
+    let other = dir.path().join("other.jsonl");
+    std::fs::copy(
+        fixture("claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl"),
+        &other,
+    )
+    .unwrap();
+    mem_session::ingest::import_into_as(&store, &other, Some(&blocked)).unwrap();
+    let err = import_into(&store, &src).unwrap_err();
+    assert!(matches!(err, Error::IdTaken { .. }), "{err}");
+    assert!(
+        !store.jsonl_path(&main).exists(),
+        "the main session was committed before its subagent sessions"
+    );
+
+    store.delete(&blocked).unwrap();
+    let again = import_into(&store, &src).unwrap();
+    assert_eq!(again.len(), reference.len());
+    for done in &reference {
+        let id = &done.meta.id;
+        assert_eq!(
+            std::fs::read(store.jsonl_path(id)).unwrap(),
+            std::fs::read(reference_store.jsonl_path(id)).unwrap(),
+            "{id}"
+        );
+    }
+}

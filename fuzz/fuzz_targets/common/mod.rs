@@ -33,6 +33,10 @@ pub fn check_import(path: &str, data: &[u8], format: SourceFormat) {
                 .map_or(0, |m| serde_json::to_vec(m).map_or(0, |v| v.len()));
             assert!(kept <= mem_session::import::IMPORTED_KEEP_MAX_BYTES.max(last), "{kept}");
             let line = serde_json::to_string(r).expect("a record serialises");
+            // The store's writer (sonic-rs) writes serde_json's bytes.
+            let mut ours = Vec::new();
+            mem_session::write_json(&mut ours, r).expect("a record serialises");
+            assert!(ours == line.as_bytes(), "write_json differs: {line}");
             let _back: mem_session::SessionRecord =
                 serde_json::from_str(&line).expect("a record reads back");
         }

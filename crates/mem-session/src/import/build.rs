@@ -198,7 +198,7 @@ impl Builder {
         // JSON does not round-trip stays in memory: the output must not change).
         let mut lines = Vec::with_capacity(self.records.len());
         for record in &self.records {
-            match serde_json::to_vec(record) {
+            match crate::record::to_json_vec(record) {
                 Ok(line) if exact(&line).is_ok() => lines.push(line),
                 _ => return,
             }
@@ -343,7 +343,7 @@ pub(crate) fn is_not_exact(e: &std::io::Error) -> bool {
 fn exact(line: &[u8]) -> std::io::Result<SessionRecord> {
     let body = line.strip_suffix(b"\n").unwrap_or(line);
     let record: SessionRecord = serde_json::from_slice(body).map_err(std::io::Error::other)?;
-    match serde_json::to_vec(&record) {
+    match crate::record::to_json_vec(&record) {
         Ok(again) if again == body => Ok(record),
         _ => Err(std::io::Error::other(NotExact)),
     }
@@ -464,7 +464,7 @@ impl Spill {
 
     /// Appends one record, encoded as the session file holds it.
     pub(crate) fn write(&mut self, record: &SessionRecord) {
-        let mut line = match serde_json::to_vec(record) {
+        let mut line = match crate::record::to_json_vec(record) {
             Ok(line) => line,
             Err(e) => {
                 self.error.get_or_insert_with(|| e.to_string());
@@ -924,23 +924,23 @@ pub(crate) fn cap_kept(
     kept
 }
 
-/// The bytes of `message` as JSON.
+/// The bytes of `message` as JSON (as [`crate::record::write_json`] writes it, into a
+/// per-thread buffer that keeps at most 1 MiB between calls).
 pub(crate) fn json_len(message: &Message) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
-    let mut count = Count(0);
-    match serde_json::to_writer(&mut count, message) {
-        Ok(()) => count.0,
-        Err(_) => 0,
-    }
+    SCRATCH.with_borrow_mut(|buf| {
+        buf.clear();
+        let len = match crate::record::write_json(buf, message) {
+            Ok(()) => buf.len(),
+            Err(_) => 0,
+        };
+        if buf.capacity() > 1 << 20 {
+            *buf = Vec::new();
+        }
+        len
+    })
 }
 
 /// [`cap_kept`] for `n` messages (oldest first) whose JSON sizes `size_of` gives, newest

@@ -11,7 +11,7 @@ use super::build::{Builder, Merge};
 use super::text::{TimeSpan, is_real_request, sanitize_id, shorten_title};
 use super::{ImportReport, ImportedSession, SourceFormat, type_of};
 use crate::diagnostic::Diagnostic;
-use crate::jsonl::JsonLine;
+use crate::jsonl::{Checked, JsonLine};
 use crate::record::make_compact_boundary;
 
 /// Boundary summary when Codex's `compacted.message` is empty (remote compaction: the summary
@@ -549,10 +549,18 @@ pub(crate) fn tool_output(output: Option<Value>) -> (ToolResultContent, Option<b
 /// The exit code a Codex shell output reports, in either of its two shapes.
 fn exit_code_of(s: &str) -> Option<i64> {
     let t = s.trim_start();
-    if t.starts_with('{')
-        && let Ok(v) = serde_json::from_str::<Value>(t)
-    {
-        return v.pointer("/metadata/exit_code").and_then(Value::as_i64);
+    if t.starts_with('{') {
+        // A `\u` surrogate escape is left to the `Value` parse, the reference for what is
+        // valid JSON here; everything else is read by `IntAt` with the same result.
+        let surrogate = memchr::memmem::find(t.as_bytes(), b"\\ud").is_some()
+            || memchr::memmem::find(t.as_bytes(), b"\\uD").is_some();
+        if surrogate {
+            if let Ok(v) = serde_json::from_str::<Value>(t) {
+                return v.pointer("/metadata/exit_code").and_then(Value::as_i64);
+            }
+        } else {
+            return IntAt(&["metadata", "exit_code"]).read(t);
+        }
     }
     let rest = t.strip_prefix("Exit code: ")?;
     let digits: String = rest
@@ -560,6 +568,75 @@ fn exit_code_of(s: &str) -> Option<i64> {
         .take_while(|c| c.is_ascii_digit() || *c == '-')
         .collect();
     digits.parse().ok()
+}
+
+/// The integer at a path of object keys in a JSON value, read without building the value:
+/// what `Value::pointer` then `Value::as_i64` give on the whole parse (a repeated key: the last
+/// one counts; a key path through anything but objects, or a number that is not an `i64`:
+/// `None`). Everything else is read by [`Checked`], so the texts refused are those the whole
+/// parse refuses, except a `\u` surrogate escape (left to the whole parse by the caller).
+///
+/// Used on JSON shell outputs (`{"output":"...","metadata":{"exit_code":N}}`, a fifth of a
+/// Codex rollout's bytes): their output text is checked, not copied into a tree.
+#[derive(Clone, Copy)]
+struct IntAt(&'static [&'static str]);
+
+impl IntAt {
+    /// The integer at this path in the JSON text `t`; `None` also when `t` is not JSON.
+    fn read(self, t: &str) -> Option<i64> {
+        let mut de = serde_json::Deserializer::from_str(t);
+        let found = serde::de::DeserializeSeed::deserialize(self, &mut de).ok()?;
+        de.end().ok()?;
+        found
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for IntAt {
+    type Value = Option<i64>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Option<i64>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for IntAt {
+    type Value = Option<i64>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Option<i64>, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Option<i64>, E> {
+        Ok(self.0.is_empty().then_some(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Option<i64>, E> {
+        Ok(i64::try_from(v).ok().filter(|_| self.0.is_empty()))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Option<i64>, E> {
+        Ok(None)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Option<i64>, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Option<i64>, E> {
+        Ok(None)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Option<i64>, A::Error> {
+        while a.next_element::<Checked>()?.is_some() {}
+        Ok(None)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Option<i64>, A::Error> {
+        let mut found = None;
+        while let Some(key) = a.next_key::<String>()? {
+            match self.0.split_first() {
+                Some((first, rest)) if key == *first => found = a.next_value_seed(IntAt(rest))?,
+                _ => {
+                    a.next_value::<Checked>()?;
+                }
+            }
+        }
+        Ok(found)
+    }
 }
 
 /// A message of one block.
@@ -723,5 +800,50 @@ mod tests {
             Some(1)
         );
         assert_eq!(exit_code_of("Plan updated"), None);
+    }
+
+    /// `IntAt` gives what the whole parse gives, on the shapes where the two could part.
+    #[test]
+    fn exit_code_reads_as_the_whole_parse_does() {
+        let reference = |t: &str| {
+            serde_json::from_str::<Value>(t)
+                .ok()
+                .and_then(|v| v.pointer("/metadata/exit_code").and_then(Value::as_i64))
+        };
+        let deep = format!(
+            "{{\"a\":{}1{},\"metadata\":{{\"exit_code\":3}}}}",
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let cases = [
+            r#"{"output":"a\nb","metadata":{"exit_code":0,"duration_seconds":0.1}}"#,
+            r#"{"metadata":{"exit_code":-1}}"#,
+            r#"{"metadata":{"exit_code":1},"metadata":{"exit_code":2}}"#,
+            r#"{"metadata":{"exit_code":1,"exit_code":"x"}}"#,
+            r#"{"metadata":{"exit_code":1.0}}"#,
+            r#"{"metadata":{"exit_code":18446744073709551615}}"#,
+            r#"{"metadata":{"exit_code":9223372036854775807}}"#,
+            r#"{"metadata":{"exit_code":[1]}}"#,
+            r#"{"metadata":[{"exit_code":1}]}"#,
+            r#"{"metadata":"exit_code"}"#,
+            r#"{"meta\u0064ata":{"exit_\u0063ode":4}}"#,
+            r#"{"output":1e400,"metadata":{"exit_code":5}}"#,
+            r#"{"output":"x","metadata":{"exit_code":6}} trailing"#,
+            r#"{"output":"x","metadata":{"exit_code":7}}   "#,
+            r#"{"output":"bad \x escape","metadata":{"exit_code":8}}"#,
+            r#"{"metadata":{"exit_code":9}"#,
+            r#"{}"#,
+            &deep,
+        ];
+        for t in cases {
+            assert_eq!(
+                IntAt(&["metadata", "exit_code"]).read(t),
+                reference(t),
+                "{t}"
+            );
+            assert_eq!(exit_code_of(t), reference(t), "{t}");
+        }
+        let lone = r#"{"output":"\ud800","metadata":{"exit_code":1}}"#;
+        assert_eq!(exit_code_of(lone), reference(lone));
     }
 }

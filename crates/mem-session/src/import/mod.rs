@@ -379,29 +379,48 @@ fn read_all(path: &Path) -> Result<(Vec<JsonLine>, Vec<Diagnostic>)> {
     read_all_hashed(path).map(|(_, values, diagnostics)| (values, diagnostics))
 }
 
-/// A reader that feeds every byte it reads to an XXH3-128 digest (the file is read once:
-/// hashed as it is parsed). The digest only detects an unchanged source on re-import (the
+/// A buffered reader (64 KiB) that feeds every byte it hands out to an XXH3-128 digest (the
+/// file is read once: hashed as it is parsed). The bytes are hashed as they are consumed
+/// ([`BufRead::consume`], or [`Read::read`]), so what is read must be consumed to the end
+/// ([`finish_hash`] does) for the digest to cover the file. The file's bytes go straight into
+/// [`BufReader`]'s buffer (no zeroing of it before each read, as a `BufReader` over a plain
+/// `Read` wrapper would). The digest only detects an unchanged source on re-import (the
 /// meta's `imported.xxh3`), so a fast non-cryptographic hash is enough: SHA-256 here was ~8 %
 /// of an import's CPU.
 struct HashingReader<R> {
-    inner: R,
+    inner: BufReader<R>,
     hasher: xxhash_rust::xxh3::Xxh3,
 }
 
-impl<R> HashingReader<R> {
+impl<R: Read> HashingReader<R> {
     fn new(inner: R) -> Self {
         HashingReader {
-            inner,
+            inner: BufReader::with_capacity(1 << 16, inner),
             hasher: xxhash_rust::xxh3::Xxh3::new(),
         }
     }
 }
 
 impl<R: Read> Read for HashingReader<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.hasher.update(&buf[..n]);
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let available = self.fill_buf()?;
+        let n = available.len().min(out.len());
+        out[..n].copy_from_slice(&available[..n]);
+        self.consume(n);
         Ok(n)
+    }
+}
+
+impl<R: Read> BufRead for HashingReader<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amount: usize) {
+        let buffered = self.inner.buffer();
+        let amount = amount.min(buffered.len());
+        self.hasher.update(&buffered[..amount]);
+        self.inner.consume(amount);
     }
 }
 
@@ -424,8 +443,7 @@ pub(crate) fn xxh3_hex(value: u128) -> String {
 /// describe the file).
 fn read_all_hashed(path: &Path) -> Result<(String, Vec<JsonLine>, Vec<Diagnostic>)> {
     let file = open_transcript(path)?;
-    let hashing = HashingReader::new(file);
-    let mut reader = BufReader::with_capacity(1 << 16, hashing);
+    let mut reader = HashingReader::new(file);
     let mut values = Vec::new();
     let mut diagnostics = Vec::new();
     for event in JsonlReader::new(&mut reader, path).skim_payloads(codex::SKIMMED_TYPES) {
@@ -501,8 +519,7 @@ fn stream_or_memory(
         .metadata()
         .map_err(|e| Error::io("cannot read", path, e))?
         .len();
-    let hashing = HashingReader::new(file);
-    let mut reader = BufReader::with_capacity(1 << 16, hashing);
+    let mut reader = HashingReader::new(file);
     let mut values = Vec::new();
     let mut diagnostics = Vec::new();
     let read_error = |d: &Diagnostic| {
@@ -659,11 +676,11 @@ pub fn import_file_spilled(path: &Path, dir: &Path) -> Result<Vec<ImportedSessio
 
 /// Reads what the JSONL reader left unread into the hash and returns the digest
 /// ([`digest_hex`]).
-fn finish_hash<R: Read>(mut reader: BufReader<HashingReader<R>>, path: &Path) -> Result<String> {
+fn finish_hash<R: Read>(mut reader: HashingReader<R>, path: &Path) -> Result<String> {
     // Whatever the reader left unread (nothing, normally) still belongs to the hash.
     std::io::copy(&mut reader, &mut std::io::sink())
         .map_err(|e| Error::io("cannot read", path, e))?;
-    Ok(digest_hex(&reader.into_inner().hasher))
+    Ok(digest_hex(&reader.hasher))
 }
 
 /// Which of `leaves` are the `uuid` of a JSON value on a line starting before byte `end` of
