@@ -370,6 +370,11 @@ fn commit_sessions(
     // or an error between it and its subagent sessions would leave those missing for good;
     // last, the next import finds no main session and imports the file again whole (the
     // subagent sessions already there are unchanged).
+    // What refuses the main session is checked before anything is written, so a refused
+    // file still writes nothing.
+    if let Some(main) = sessions.first() {
+        check_main_accepted(store, main, source)?;
+    }
     let mut sessions = sessions;
     let first = usize::from(!sessions.is_empty());
     sessions.rotate_left(first);
@@ -1100,6 +1105,41 @@ fn prepare_spilled(
         report,
         format,
     })
+}
+
+/// The refusals [`commit_one`] would give the main session of a file, checked before its
+/// subagent sessions are committed (they are committed first): its id taken by another source
+/// ([`Error::IdTaken`]), or records appended to it since its import
+/// ([`Error::WouldDropAppended`]). A session without provenance beside an encoded payload is
+/// left to the commit (which may put its meta back).
+fn check_main_accepted(store: &SessionStore, main: &PreparedOne, source: &Path) -> Result<()> {
+    let PreparedOne::Write { payload, .. } = main else {
+        return Ok(());
+    };
+    let id = payload.id();
+    if !store.jsonl_path(id).is_file() {
+        return Ok(());
+    }
+    let existing = store.meta_with(id, false)?;
+    let Some(imported) = existing.extra.get(IMPORTED_KEY) else {
+        return match payload {
+            Payload::Encoded(_) => Ok(()),
+            Payload::Staged(_) => check_same_source(&existing, source),
+        };
+    };
+    check_same_source(&existing, source)?;
+    let appended = imported
+        .get("bytes")
+        .and_then(Value::as_u64)
+        .is_some_and(|bytes| existing.jsonl_bytes > bytes)
+        && !existing.extra.contains_key(REWRITING_KEY);
+    if appended {
+        return Err(Error::WouldDropAppended {
+            id: existing.id.clone(),
+            source_path: source.to_owned(),
+        });
+    }
+    Ok(())
 }
 
 fn commit_one(

@@ -459,3 +459,33 @@ fn an_import_stopped_between_a_files_sessions_is_completed_by_the_next() {
         );
     }
 }
+
+/// A file whose main session is refused (its id is another source's) writes none of its
+/// subagent sessions either, though they are committed before the main session.
+#[test]
+fn a_refused_main_session_writes_no_subagent_session() {
+    let rel = "claude/d-kimuson_claude-code-viewer__sample-project/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl";
+    let reference_dir = tempfile::tempdir().unwrap();
+    let (reference_store, reference_src) = store_and_copy(reference_dir.path(), rel);
+    let reference = import_into(&reference_store, &reference_src).unwrap();
+    assert!(reference.len() > 3, "{} sessions", reference.len());
+    let main = reference[0].meta.id.clone();
+
+    let dir = tempfile::tempdir().unwrap();
+    let (store, src) = store_and_copy(dir.path(), rel);
+    let other = dir.path().join("other.jsonl");
+    std::fs::copy(
+        fixture("claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl"),
+        &other,
+    )
+    .unwrap();
+    mem_session::ingest::import_into_as(&store, &other, Some(&main)).unwrap();
+    let before = store.ids().unwrap();
+    let err = import_into(&store, &src).unwrap_err();
+    assert!(matches!(err, Error::IdTaken { .. }), "{err}");
+    assert_eq!(
+        store.ids().unwrap(),
+        before,
+        "a refused file wrote sessions"
+    );
+}
