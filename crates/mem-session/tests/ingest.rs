@@ -415,21 +415,27 @@ fn every_session_of_a_source_is_recognised_by_the_former_sha256_digest() {
     }
 }
 
-/// An import that stops between a file's sessions (here: a subagent session's id is taken by
-/// another source, so its commit fails) leaves the file's main session out, so importing the
-/// file again, once the id is free, completes every session. (Committed first, the main
-/// session's meta marked the source as imported: the next import of the unchanged file
-/// stopped at it and the subagent sessions after the failure were never written. A SIGKILL
-/// between the commits did the same.)
-#[test]
-fn an_import_stopped_between_a_files_sessions_is_completed_by_the_next() {
+/// A transcript with subagent sessions, imported whole into a reference store, and a second
+/// store in which another source's session already holds one of the transcript's ids (`taken`
+/// picks it from the reference's ids, main session first). The transcript is copied beside
+/// that store as `t.jsonl`.
+struct Blocked {
+    _dirs: (tempfile::TempDir, tempfile::TempDir),
+    reference_store: SessionStore,
+    reference: Vec<mem_session::ingest::Ingested>,
+    store: SessionStore,
+    src: PathBuf,
+    taken: String,
+}
+
+fn blocked(taken: impl Fn(&[String]) -> String) -> Blocked {
     let rel = "claude/d-kimuson_claude-code-viewer__sample-project/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl";
     let reference_dir = tempfile::tempdir().unwrap();
     let (reference_store, reference_src) = store_and_copy(reference_dir.path(), rel);
     let reference = import_into(&reference_store, &reference_src).unwrap();
     assert!(reference.len() > 3, "{} sessions", reference.len());
-    let main = reference[0].meta.id.clone();
-    let blocked = reference[reference.len() / 2].meta.id.clone();
+    let ids: Vec<String> = reference.iter().map(|d| d.meta.id.clone()).collect();
+    let taken = taken(&ids);
 
     let dir = tempfile::tempdir().unwrap();
     let (store, src) = store_and_copy(dir.path(), rel);
@@ -439,22 +445,42 @@ fn an_import_stopped_between_a_files_sessions_is_completed_by_the_next() {
         &other,
     )
     .unwrap();
-    mem_session::ingest::import_into_as(&store, &other, Some(&blocked)).unwrap();
-    let err = import_into(&store, &src).unwrap_err();
+    mem_session::ingest::import_into_as(&store, &other, Some(&taken)).unwrap();
+    Blocked {
+        _dirs: (reference_dir, dir),
+        reference_store,
+        reference,
+        store,
+        src,
+        taken,
+    }
+}
+
+/// An import that stops between a file's sessions (here: a subagent session's id is taken by
+/// another source, so its commit fails) leaves the file's main session out, so importing the
+/// file again, once the id is free, completes every session. (Committed first, the main
+/// session's meta marked the source as imported: the next import of the unchanged file
+/// stopped at it and the subagent sessions after the failure were never written. A SIGKILL
+/// between the commits did the same.)
+#[test]
+fn an_import_stopped_between_a_files_sessions_is_completed_by_the_next() {
+    let b = blocked(|ids| ids[ids.len() / 2].clone());
+    let main = &b.reference[0].meta.id;
+    let err = import_into(&b.store, &b.src).unwrap_err();
     assert!(matches!(err, Error::IdTaken { .. }), "{err}");
     assert!(
-        !store.jsonl_path(&main).exists(),
+        !b.store.jsonl_path(main).exists(),
         "the main session was committed before its subagent sessions"
     );
 
-    store.delete(&blocked).unwrap();
-    let again = import_into(&store, &src).unwrap();
-    assert_eq!(again.len(), reference.len());
-    for done in &reference {
+    b.store.delete(&b.taken).unwrap();
+    let again = import_into(&b.store, &b.src).unwrap();
+    assert_eq!(again.len(), b.reference.len());
+    for done in &b.reference {
         let id = &done.meta.id;
         assert_eq!(
-            std::fs::read(store.jsonl_path(id)).unwrap(),
-            std::fs::read(reference_store.jsonl_path(id)).unwrap(),
+            std::fs::read(b.store.jsonl_path(id)).unwrap(),
+            std::fs::read(b.reference_store.jsonl_path(id)).unwrap(),
             "{id}"
         );
     }
@@ -464,27 +490,12 @@ fn an_import_stopped_between_a_files_sessions_is_completed_by_the_next() {
 /// subagent sessions either, though they are committed before the main session.
 #[test]
 fn a_refused_main_session_writes_no_subagent_session() {
-    let rel = "claude/d-kimuson_claude-code-viewer__sample-project/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl";
-    let reference_dir = tempfile::tempdir().unwrap();
-    let (reference_store, reference_src) = store_and_copy(reference_dir.path(), rel);
-    let reference = import_into(&reference_store, &reference_src).unwrap();
-    assert!(reference.len() > 3, "{} sessions", reference.len());
-    let main = reference[0].meta.id.clone();
-
-    let dir = tempfile::tempdir().unwrap();
-    let (store, src) = store_and_copy(dir.path(), rel);
-    let other = dir.path().join("other.jsonl");
-    std::fs::copy(
-        fixture("claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl"),
-        &other,
-    )
-    .unwrap();
-    mem_session::ingest::import_into_as(&store, &other, Some(&main)).unwrap();
-    let before = store.ids().unwrap();
-    let err = import_into(&store, &src).unwrap_err();
+    let b = blocked(|ids| ids[0].clone());
+    let before = b.store.ids().unwrap();
+    let err = import_into(&b.store, &b.src).unwrap_err();
     assert!(matches!(err, Error::IdTaken { .. }), "{err}");
     assert_eq!(
-        store.ids().unwrap(),
+        b.store.ids().unwrap(),
         before,
         "a refused file wrote sessions"
     );
