@@ -26,6 +26,12 @@
 //! row (the machine is shared). Prints a Markdown table for `docs/BENCHMARKS.md`. A size of 0
 //! skips that input (`MEM_BENCH_IMPORT_MB=0 MEM_BENCH_CODEX_MB=0 MEM_BENCH_SINGLE_MB=100,1024`
 //! runs the single sessions alone); without the peer, mem's numbers are reported alone.
+//!
+//! Start it at least 5 minutes after deleting many files on the file system the projects are
+//! made on (a previous run's, which deletes its projects at its end, counts): on ext4 without a
+//! journal each new inode skips the ones freed in the last 60–300 s, which slows our side only
+//! (two new files per session; the peer writes none): 27.6 % of a Codex import's samples right
+//! after a delete (`docs/BENCHMARKS.md`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
