@@ -369,11 +369,10 @@ fn commit_sessions(
     // and the next import of an unchanged source stops at it (`sync`). Committed first, a kill
     // or an error between it and its subagent sessions would leave those missing for good;
     // last, the next import finds no main session and imports the file again whole (the
-    // subagent sessions already there are unchanged).
-    // What refuses the main session is checked before anything is written, so a refused
-    // file still writes nothing.
-    if let Some(main) = sessions.first() {
-        check_main_accepted(store, main, source)?;
+    // subagent sessions already there are unchanged). So that a refused file still writes
+    // nothing, what would refuse the main session is checked before the others are written.
+    if sessions.len() > 1 {
+        check_main_accepted(store, &sessions[0], source)?;
     }
     let mut sessions = sessions;
     let first = usize::from(!sessions.is_empty());
@@ -1121,15 +1120,21 @@ fn check_main_accepted(store: &SessionStore, main: &PreparedOne, source: &Path) 
         return Ok(());
     }
     let existing = store.meta_with(id, false)?;
-    let Some(imported) = existing.extra.get(IMPORTED_KEY) else {
-        return match payload {
-            Payload::Encoded(_) => Ok(()),
-            Payload::Staged(_) => check_same_source(&existing, source),
-        };
-    };
-    check_same_source(&existing, source)?;
-    let appended = imported
-        .get("bytes")
+    if !existing.extra.contains_key(IMPORTED_KEY) && matches!(payload, Payload::Encoded(_)) {
+        return Ok(());
+    }
+    check_replaceable(&existing, source)
+}
+
+/// Whether an import of `source` may replace the session `existing`: it came from the same
+/// source ([`check_same_source`]) and nothing was appended to it since that import (else
+/// [`Error::WouldDropAppended`], unless the session is being rewritten on purpose).
+fn check_replaceable(existing: &SessionMeta, source: &Path) -> Result<()> {
+    check_same_source(existing, source)?;
+    let appended = existing
+        .extra
+        .get(IMPORTED_KEY)
+        .and_then(|i| i.get("bytes"))
         .and_then(Value::as_u64)
         .is_some_and(|bytes| existing.jsonl_bytes > bytes)
         && !existing.extra.contains_key(REWRITING_KEY);
@@ -1189,24 +1194,7 @@ fn commit_one(
             });
         }
     }
-    let keep = |existing: &SessionMeta| {
-        check_same_source(existing, source)?;
-        let appended = existing
-            .extra
-            .get(IMPORTED_KEY)
-            .and_then(|i| i.get("bytes"))
-            .and_then(Value::as_u64)
-            .is_some_and(|bytes| existing.jsonl_bytes > bytes)
-            && !existing.extra.contains_key(REWRITING_KEY);
-        if appended {
-            Err(Error::WouldDropAppended {
-                id: existing.id.clone(),
-                source_path: source.to_owned(),
-            })
-        } else {
-            Ok(())
-        }
-    };
+    let keep = |existing: &SessionMeta| check_replaceable(existing, source);
     let (outcome, meta) = match payload {
         Payload::Encoded(prepared) => store.write_prepared(lock, prepared, keep, sync_dir)?,
         Payload::Staged(staged) => store.commit_staged(lock, staged, keep, sync_dir)?,

@@ -338,15 +338,21 @@ fn skim_line(text: &str, types: &[&str]) -> Option<Value> {
             break true;
         }
     };
-    if !named
-        || memchr::memmem::find(text.as_bytes(), b"\\ud").is_some()
-        || memchr::memmem::find(text.as_bytes(), b"\\uD").is_some()
-    {
+    if !named || has_surrogate_escape(text) {
         return None;
     }
     let Skimmed(map) = serde_json::from_str(text).ok()?;
     let ty = map.get("type").and_then(Value::as_str)?;
     types.contains(&ty).then_some(Value::Object(map))
+}
+
+/// Whether `text` holds a `\u` escape of a UTF-16 surrogate (`\uD800`–`\uDFFF`, any case),
+/// or something that looks like one (an escaped backslash before `ud`): the readers that skip
+/// values without building them leave such texts to the whole `Value` parse, the reference for
+/// which of them are valid.
+pub(crate) fn has_surrogate_escape(text: &str) -> bool {
+    memchr::memmem::find(text.as_bytes(), b"\\ud").is_some()
+        || memchr::memmem::find(text.as_bytes(), b"\\uD").is_some()
 }
 
 /// A top-level object read with its `payload` skimmed (see [`skim_line`]).

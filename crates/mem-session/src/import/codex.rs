@@ -11,7 +11,7 @@ use super::build::{Builder, Merge};
 use super::text::{TimeSpan, is_real_request, sanitize_id, shorten_title};
 use super::{ImportReport, ImportedSession, SourceFormat, type_of};
 use crate::diagnostic::Diagnostic;
-use crate::jsonl::{Checked, JsonLine};
+use crate::jsonl::{Checked, JsonLine, has_surrogate_escape};
 use crate::record::make_compact_boundary;
 
 /// Boundary summary when Codex's `compacted.message` is empty (remote compaction: the summary
@@ -552,9 +552,7 @@ fn exit_code_of(s: &str) -> Option<i64> {
     if t.starts_with('{') {
         // A `\u` surrogate escape is left to the `Value` parse, the reference for what is
         // valid JSON here; everything else is read by `IntAt` with the same result.
-        let surrogate = memchr::memmem::find(t.as_bytes(), b"\\ud").is_some()
-            || memchr::memmem::find(t.as_bytes(), b"\\uD").is_some();
-        if surrogate {
+        if has_surrogate_escape(t) {
             if let Ok(v) = serde_json::from_str::<Value>(t) {
                 return v.pointer("/metadata/exit_code").and_then(Value::as_i64);
             }
