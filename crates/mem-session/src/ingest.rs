@@ -120,24 +120,6 @@ enum Payload {
     Staged(StagedSession),
 }
 
-impl PreparedFile {
-    /// fsyncs the staged `.jsonl` of each new session ([`StagedSession::sync`]).
-    fn sync_staged(&mut self) -> Result<()> {
-        if let Prepared::Sessions(sessions) = &mut self.state {
-            for one in sessions {
-                if let PreparedOne::Write {
-                    payload: Payload::Staged(staged),
-                    ..
-                } = one
-                {
-                    staged.sync()?;
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
 impl Payload {
     fn id(&self) -> &str {
         match self {
@@ -438,28 +420,27 @@ pub fn import_many(
     let next = AtomicUsize::new(0);
     let committed = (Mutex::new(0usize), Condvar::new());
     let mut wrote = false;
-    // Workers → sync threads (fsync the staged files, many waiting on the disk at once, off
-    // the workers' CPU) → the ordered commits below.
-    let (to_sync, synced_rx) = mpsc::channel::<(usize, Result<PreparedFile>)>();
-    let synced_rx = Mutex::new(synced_rx);
+    // Staged files are made durable a batch at a time, right before their commits: one sync of
+    // the whole file system for all the files prepared so far (`sync_batch`).
+    let file_system = crate::store::file_system_handle(store.dir());
     std::thread::scope(|scope| {
-        let (tx, rx) = mpsc::channel::<(usize, Result<PreparedFile>)>();
-        for _ in 0..SYNC_THREADS {
-            let tx = tx.clone();
-            let synced_rx = &synced_rx;
-            scope.spawn(move || {
-                loop {
-                    let next = synced_rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
-                    let Ok((i, prepared)) = next else { break };
-                    let prepared = prepared.and_then(|mut p| p.sync_staged().map(|()| p));
-                    if tx.send((i, prepared)).is_err() {
-                        break;
+        // Workers → the sync thread (one sync per batch of whatever files arrived while the
+        // last batch synced) → the ordered commits below.
+        let (tx, to_sync) = mpsc::channel::<(usize, Result<PreparedFile>)>();
+        let (synced, rx) = mpsc::channel::<(usize, Result<PreparedFile>)>();
+        let file_system = &file_system;
+        scope.spawn(move || {
+            while let Ok(first) = to_sync.recv() {
+                let mut batch = vec![first];
+                batch.extend(to_sync.try_iter());
+                sync_batch(store, file_system.as_ref(), &mut batch);
+                for item in batch {
+                    if synced.send(item).is_err() {
+                        return;
                     }
                 }
-            });
-        }
-        drop(tx);
-        let tx = to_sync;
+            }
+        });
         for _ in 0..threads {
             let tx = tx.clone();
             let (next, committed, batch) = (&next, &committed, &batch);
@@ -509,9 +490,56 @@ pub fn import_many(
     Ok(())
 }
 
-/// Threads of [`import_many`] that fsync staged sessions: an fsync mostly waits on the disk,
-/// and several waiting at once overlap (measured in `docs/BENCHMARKS.md`).
-const SYNC_THREADS: usize = 8;
+/// Makes the staged sessions of `ready` (files in commit order) durable before their
+/// commits: with a handle on the store's file system, one `syncfs` for all of them (every one
+/// was written before this call); a file with staged sessions then fails whole if that sync
+/// fails (its staged files are removed when it is dropped). Without a handle, nothing is done
+/// here and each commit fsyncs its own `.jsonl` ([`SessionStore::commit_staged`]).
+fn sync_batch(
+    store: &SessionStore,
+    file_system: Option<&File>,
+    ready: &mut [(usize, Result<PreparedFile>)],
+) {
+    fn staged(p: &mut PreparedFile) -> Vec<&mut StagedSession> {
+        match &mut p.state {
+            Prepared::Sessions(sessions) => sessions
+                .iter_mut()
+                .filter_map(|one| match one {
+                    PreparedOne::Write {
+                        payload: Payload::Staged(staged),
+                        ..
+                    } => Some(staged),
+                    _ => None,
+                })
+                .collect(),
+            Prepared::Done(_) => Vec::new(),
+        }
+    }
+    let Some(handle) = file_system else { return };
+    let any = ready
+        .iter_mut()
+        .any(|(_, p)| p.as_mut().is_ok_and(|p| !staged(p).is_empty()));
+    if !any {
+        return;
+    }
+    let outcome = crate::store::sync_file_system(handle);
+    for (_, p) in ready.iter_mut() {
+        let Ok(file) = p else { continue };
+        let sessions = staged(file);
+        if sessions.is_empty() {
+            continue;
+        }
+        match &outcome {
+            Ok(()) => sessions
+                .into_iter()
+                .for_each(StagedSession::synced_with_file_system),
+            Err(e) => {
+                let e = std::io::Error::new(e.kind(), e.to_string());
+                *p = Err(Error::io("cannot sync", store.dir(), e));
+            }
+        }
+    }
+}
 
 /// Claude Code transcripts of at least this many bytes (16 MiB) are converted as they are read
 /// and their sessions written out as they are converted, so memory stays flat whatever the
