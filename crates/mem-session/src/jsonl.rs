@@ -27,8 +27,11 @@ pub struct JsonLine {
     pub line: usize,
     /// Byte offset of the start of the line, relative to where reading started.
     pub offset: u64,
-    /// The value.
+    /// The value; `Null` when the line was read by the Codex line reader instead
+    /// ([`JsonlReader::read_codex_lines`]), which then holds it in `codex`.
     pub value: Value,
+    /// The line as the Codex line reader read it (without building `value`).
+    pub(crate) codex: Option<Box<crate::import::codex_line::CodexLine>>,
 }
 
 /// What [`JsonlReader`] yields: a value, or a problem that was stepped over.
@@ -55,6 +58,7 @@ pub struct JsonlReader<R> {
     queue: VecDeque<JsonlEvent>,
     done: bool,
     skim: &'static [&'static str],
+    codex: bool,
 }
 
 impl<R: BufRead> JsonlReader<R> {
@@ -81,6 +85,7 @@ impl<R: BufRead> JsonlReader<R> {
             queue: VecDeque::new(),
             done: false,
             skim: &[],
+            codex: false,
         }
     }
 
@@ -92,6 +97,15 @@ impl<R: BufRead> JsonlReader<R> {
     pub fn skim_payloads(mut self, types: &'static [&'static str]) -> Self {
         self.skim = types;
         self
+    }
+
+    /// From the next line on, Codex `response_item` lines and the lines of the skimmed types
+    /// come out read by the Codex line reader (`crate::import::codex_line`: `value` is `Null`,
+    /// `codex` holds the line), when it can read them with the same result as the whole
+    /// parse; every other line, and every diagnostic, stays as without it. For the Codex
+    /// importer only, once the file is known to be a rollout.
+    pub(crate) fn read_codex_lines(&mut self) {
+        self.codex = true;
     }
 
     fn read_next_line(&mut self) {
@@ -137,7 +151,7 @@ impl<R: BufRead> JsonlReader<R> {
                     self.line,
                     start,
                     complete,
-                    self.skim,
+                    (self.skim, self.codex),
                     &mut self.queue,
                 );
             }
@@ -206,7 +220,7 @@ fn parse_line(
     line: usize,
     offset: u64,
     complete: bool,
-    skim: &[&str],
+    (skim, codex): (&[&str], bool),
     out: &mut VecDeque<JsonlEvent>,
 ) {
     let mut bytes = raw;
@@ -248,6 +262,15 @@ fn parse_line(
         }
     };
     bytes = text.as_bytes();
+    if codex && let Some(line_read) = crate::import::codex_line::read(text) {
+        out.push_back(JsonlEvent::Value(JsonLine {
+            line,
+            offset,
+            value: Value::Null,
+            codex: Some(line_read),
+        }));
+        return;
+    }
     if !skim.is_empty()
         && let Some(value) = skim_line(text, skim)
     {
@@ -255,6 +278,7 @@ fn parse_line(
             line,
             offset,
             value,
+            codex: None,
         }));
         return;
     }
@@ -287,6 +311,7 @@ fn parse_line(
             line,
             offset,
             value,
+            codex: None,
         }));
     }
     if let Some(e) = failure {
@@ -351,8 +376,15 @@ fn skim_line(text: &str, types: &[&str]) -> Option<Value> {
 /// values without building them leave such texts to the whole `Value` parse, the reference for
 /// which of them are valid.
 pub(crate) fn has_surrogate_escape(text: &str) -> bool {
-    memchr::memmem::find(text.as_bytes(), b"\\ud").is_some()
-        || memchr::memmem::find(text.as_bytes(), b"\\uD").is_some()
+    // Built once: `memmem::find` builds its searcher on every call (~1 % of a Codex import).
+    static FINDERS: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 2]> =
+        std::sync::LazyLock::new(|| {
+            [
+                memchr::memmem::Finder::new(b"\\ud"),
+                memchr::memmem::Finder::new(b"\\uD"),
+            ]
+        });
+    FINDERS.iter().any(|f| f.find(text.as_bytes()).is_some())
 }
 
 /// A top-level object read with its `payload` skimmed (see [`skim_line`]).
@@ -424,7 +456,7 @@ impl<'de> serde::Deserialize<'de> for PayloadType {
 /// per-thread stack and moved into a map or vector of exactly their count. serde_json's own
 /// `Value` grows them entry by entry, which re-indexed every object of a transcript several
 /// times (~5 % of an import's CPU).
-pub(crate) struct SizedValue(pub Value);
+pub(crate) struct SizedValue(pub(crate) Value);
 
 /// How many entries (elements) a per-thread stack of [`SizedValue`] keeps room for once it is
 /// empty again: a line with one huge object or array would otherwise keep its stack's memory

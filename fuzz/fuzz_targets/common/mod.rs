@@ -8,7 +8,8 @@ use mem_session::import::{SourceFormat, import_bytes};
 /// every importer promises: never panics, never fails on a forced format; every session id is
 /// a valid file name; each damaged line is tallied once (no more damaged lines than lines);
 /// every boundary's kept tail is bounded by `IMPORTED_KEEP_MAX_BYTES` (or its last message);
-/// the records serialise and read back; the conversion is deterministic.
+/// the records serialise and read back; the conversion is deterministic and gives what the
+/// reference conversion (every line parsed whole) gives.
 pub fn check_import(path: &str, data: &[u8], format: SourceFormat) {
     let path = Path::new(path);
     let Ok(sessions) = import_bytes(path, data, Some(format)) else {
@@ -41,6 +42,18 @@ pub fn check_import(path: &str, data: &[u8], format: SourceFormat) {
                 serde_json::from_str(&line).expect("a record reads back");
         }
     }
+    // The faster readers (skimmed payloads, the Codex line reader) give what the whole parse
+    // of every line gives, down to the bytes written (`==` on maps ignores key order).
+    let whole = mem_session::import::import_bytes_whole(path, data, Some(format))
+        .expect("a forced format never fails");
+    assert!(sessions == whole, "not what the whole parse gives");
+    let written = |s: &[mem_session::import::ImportedSession]| -> Vec<String> {
+        s.iter()
+            .flat_map(|s| &s.records)
+            .map(|r| serde_json::to_string(r).expect("a record serialises"))
+            .collect()
+    };
+    assert_eq!(written(&sessions), written(&whole), "not the bytes of the whole parse");
     let again = import_bytes(path, data, Some(format)).ok();
     assert_eq!(again.as_ref().map(Vec::len), Some(sessions.len()));
     for (a, b) in sessions.iter().zip(again.iter().flatten()) {

@@ -182,6 +182,7 @@ impl Converter {
             line: n,
             value,
             offset,
+            ..
         } = line;
         self.titles.see(&value, offset);
         let Value::Object(obj) = value else {
@@ -829,6 +830,7 @@ mod tests {
                 line: i + 1,
                 offset: 0,
                 value: v.clone(),
+                codex: None,
             })
             .collect();
         let mut out = import(Path::new(name), lines, Vec::new());

@@ -8,6 +8,7 @@ use mem_core::{ContentBlock, Message, Role, ToolResultContent};
 use serde_json::{Map, Value};
 
 use super::build::{Builder, Merge};
+use super::codex_line::{CodexLine, Fields};
 use super::text::{TimeSpan, is_real_request, sanitize_id, shorten_title};
 use super::{ImportReport, ImportedSession, SourceFormat, type_of};
 use crate::diagnostic::Diagnostic;
@@ -59,6 +60,25 @@ pub(crate) fn import(
     for line in lines {
         im.report.lines += 1;
         let n = line.line;
+        if let Some(read) = line.codex {
+            match *read {
+                CodexLine::Counted {
+                    kind,
+                    payload_type,
+                    timestamp,
+                } => {
+                    im.see(n, timestamp);
+                    im.counted(kind, payload_type.as_deref().unwrap_or(""));
+                }
+                CodexLine::Item { timestamp, payload } => {
+                    let seen = im.see(n, timestamp);
+                    let mut b = std::mem::take(&mut im.builder);
+                    im.item(&mut b, n, payload, seen, true);
+                    im.builder = b;
+                }
+            }
+            continue;
+        }
         let Value::Object(mut obj) = line.value else {
             im.report.diagnostics.push(
                 Diagnostic::error(path, n, "a JSON value that is not an object; skipped")
@@ -103,12 +123,7 @@ pub(crate) fn import(
                 ("response_item".to_owned(), obj, ts)
             }
         };
-        let seen = im.times.see(ts.as_deref());
-        if let Some(raw) = ts
-            && seen.is_none()
-        {
-            im.times.note_bad(n, &Value::String(raw));
-        }
+        let seen = im.see(n, ts);
         im.line(n, &kind, payload, seen);
     }
     if let Some(d) = im.times.bad_diagnostic(path) {
@@ -133,6 +148,28 @@ pub(crate) fn import(
 }
 
 impl Importer<'_> {
+    /// Takes in line `n`'s timestamp: the timestamp to give its records, `None` when it has
+    /// none or one that does not parse (noted for the report).
+    fn see(&mut self, n: usize, ts: Option<String>) -> Option<String> {
+        let seen = self.times.see(ts.as_deref());
+        if let Some(raw) = ts
+            && seen.is_none()
+        {
+            self.times.note_bad(n, &Value::String(raw));
+        }
+        seen
+    }
+
+    /// A line of a type that is only counted ([`SKIMMED_TYPES`]), by its payload's type
+    /// (`""` when it has none).
+    fn counted(&mut self, kind: &str, payload_type: &str) {
+        if kind == "event_msg" {
+            self.report.skip(format!("event_msg:{payload_type}"));
+        } else {
+            self.report.skip(kind.to_owned());
+        }
+    }
+
     fn line(&mut self, n: usize, kind: &str, payload: Map<String, Value>, ts: Option<String>) {
         match kind {
             "session_meta" => self.session_meta(n, payload, ts),
@@ -142,9 +179,8 @@ impl Importer<'_> {
                 self.builder = b;
             }
             "compacted" => self.compacted(n, payload, ts),
-            "event_msg" => {
-                let t = type_of(&payload);
-                self.report.skip(format!("event_msg:{t}"));
+            "event_msg" | "turn_context" | "world_state" => {
+                self.counted(kind, type_of(&payload));
             }
             "" => {
                 self.report.skip("no type");
@@ -203,12 +239,12 @@ impl Importer<'_> {
     }
 
     fn compacted(&mut self, n: usize, mut p: Map<String, Value>, ts: Option<String>) {
-        let summary = match p.remove("message") {
+        let summary = match p.shift_remove("message") {
             Some(Value::String(s)) if !s.trim().is_empty() => s,
             _ => ENCRYPTED_SUMMARY.to_owned(),
         };
         let mut kept = Builder::default();
-        if let Some(Value::Array(items)) = p.remove("replacement_history") {
+        if let Some(Value::Array(items)) = p.shift_remove("replacement_history") {
             for item in items {
                 match item {
                     Value::Object(o) => self.item(&mut kept, n, o, None, false),
@@ -247,11 +283,15 @@ impl Importer<'_> {
         &mut self,
         b: &mut Builder,
         n: usize,
-        mut item: Map<String, Value>,
+        mut item: impl Object,
         ts: Option<String>,
         count: bool,
     ) {
-        let ty = type_of(&item).to_owned();
+        let ty = item
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
         let mut meta = Map::new();
         meta.insert("source_line".to_owned(), Value::from(n));
         if let Some(id) = item.get("id").filter(|v| !v.is_null()) {
@@ -276,7 +316,7 @@ impl Importer<'_> {
                 if role == Role::System {
                     meta.insert("original_role".to_owned(), Value::from(role_name.clone()));
                 }
-                let content = match item.remove("content") {
+                let content = match item.take("content") {
                     Some(Value::Array(items)) => items.into_iter().map(content_item).collect(),
                     Some(Value::String(s)) => vec![ContentBlock::text(s)],
                     _ => Vec::new(),
@@ -342,10 +382,10 @@ impl Importer<'_> {
                     .map(str::to_owned)
                     .unwrap_or_else(|| ty.trim_end_matches("_call").to_owned());
                 let input = match ty.as_str() {
-                    "function_call" => parse_arguments(item.remove("arguments")),
-                    "custom_tool_call" => item.remove("input").unwrap_or(Value::Null),
-                    "local_shell_call" => item.remove("action").unwrap_or(Value::Null),
-                    _ => parse_arguments(item.remove("arguments")),
+                    "function_call" => parse_arguments(item.take("arguments")),
+                    "custom_tool_call" => item.take("input").unwrap_or(Value::Null),
+                    "local_shell_call" => item.take("action").unwrap_or(Value::Null),
+                    _ => parse_arguments(item.take("arguments")),
                 };
                 let mut extra = leftovers(item, &["type", "call_id", "name", "id"]);
                 if ty != "function_call" {
@@ -365,7 +405,7 @@ impl Importer<'_> {
             | "tool_search_output"
                 if call_id.is_some() =>
             {
-                let output = item.remove("output").or_else(|| item.remove("tools"));
+                let output = item.take("output").or_else(|| item.take("tools"));
                 let (content, is_error) = tool_output(output);
                 let mut extra = leftovers(item, &["type", "call_id", "id"]);
                 if ty != "function_call_output" {
@@ -389,7 +429,7 @@ impl Importer<'_> {
                 b.push(
                     single(
                         Role::Assistant,
-                        ContentBlock::Other(Value::Object(item)),
+                        ContentBlock::Other(Value::Object(item.into_map())),
                         meta,
                     ),
                     ts,
@@ -398,13 +438,17 @@ impl Importer<'_> {
             }
             "compaction" | "compaction_summary" => {
                 b.push(
-                    single(Role::User, ContentBlock::Other(Value::Object(item)), meta),
+                    single(
+                        Role::User,
+                        ContentBlock::Other(Value::Object(item.into_map())),
+                        meta,
+                    ),
                     ts,
                     Merge::No,
                 );
             }
             "agent_message" => {
-                let content = match item.remove("content") {
+                let content = match item.take("content") {
                     Some(Value::Array(items)) => items.into_iter().map(content_item).collect(),
                     Some(Value::String(s)) => vec![ContentBlock::text(s)],
                     _ => Vec::new(),
@@ -449,12 +493,52 @@ impl Importer<'_> {
     }
 }
 
-/// The fields of `item` other than `drop`.
-fn leftovers(mut item: Map<String, Value>, drop: &[&str]) -> Map<String, Value> {
-    for k in drop {
-        item.remove(*k);
+/// A JSON object the importer takes apart, field by field: a `serde_json::Map`, or the
+/// [`Fields`] of a payload read by the Codex line reader. Taking a field out keeps the order
+/// of the others (so both give the same leftovers, in the order of the line).
+pub(crate) trait Object {
+    /// The value of `key`.
+    fn get(&self, key: &str) -> Option<&Value>;
+    /// Takes `key` out; the other fields keep their order.
+    fn take(&mut self, key: &str) -> Option<Value>;
+    /// The fields left, in order.
+    fn into_map(self) -> Map<String, Value>;
+    /// Whether `key` is there.
+    fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
     }
-    item
+}
+
+impl Object for Map<String, Value> {
+    fn get(&self, key: &str) -> Option<&Value> {
+        Map::get(self, key)
+    }
+    fn take(&mut self, key: &str) -> Option<Value> {
+        self.shift_remove(key)
+    }
+    fn into_map(self) -> Map<String, Value> {
+        self
+    }
+}
+
+impl Object for Fields {
+    fn get(&self, key: &str) -> Option<&Value> {
+        Fields::get(self, key)
+    }
+    fn take(&mut self, key: &str) -> Option<Value> {
+        Fields::take(self, key)
+    }
+    fn into_map(self) -> Map<String, Value> {
+        Fields::into_map(self)
+    }
+}
+
+/// The fields of `item` other than `drop`, in order.
+fn leftovers(mut item: impl Object, drop: &[&str]) -> Map<String, Value> {
+    for k in drop {
+        item.take(k);
+    }
+    item.into_map()
 }
 
 /// `function_call.arguments`: a JSON string parsed into an object; any other string is kept
@@ -479,7 +563,7 @@ fn content_item(v: Value) -> ContentBlock {
         "input_text" | "output_text" | "text" | "summary_text" | "reasoning_text"
             if o.get("text").is_some_and(Value::is_string) =>
         {
-            let text = match o.remove("text") {
+            let text = match o.shift_remove("text") {
                 Some(Value::String(s)) => s,
                 _ => String::new(),
             };
@@ -488,7 +572,7 @@ fn content_item(v: Value) -> ContentBlock {
             ContentBlock::Text { text, extra }
         }
         "input_image" if o.get("image_url").is_some_and(Value::is_string) => {
-            let url = match o.remove("image_url") {
+            let url = match o.shift_remove("image_url") {
                 Some(Value::String(s)) => s,
                 _ => String::new(),
             };
@@ -660,6 +744,7 @@ mod tests {
                 line: i + 1,
                 offset: 0,
                 value: v.clone(),
+                codex: None,
             })
             .collect();
         let mut s = import(Path::new("r.jsonl"), SourceFormat::Codex, lines, Vec::new());

@@ -15,6 +15,7 @@
 mod build;
 mod claude;
 mod codex;
+pub(crate) mod codex_line;
 mod discover;
 mod mewmem;
 mod text;
@@ -56,6 +57,11 @@ pub enum SourceFormat {
 }
 
 impl SourceFormat {
+    /// A Codex rollout, with or without the envelope.
+    pub(crate) fn is_codex(self) -> bool {
+        matches!(self, SourceFormat::Codex | SourceFormat::CodexLegacy)
+    }
+
     /// The name used in reports and metadata: `claude-code`, `codex`, `codex-legacy` or
     /// `mewmem`.
     pub fn as_str(self) -> &'static str {
@@ -259,7 +265,37 @@ pub fn import_bytes(
 ) -> Result<Vec<ImportedSession>> {
     let mut values = Vec::new();
     let mut diagnostics = Vec::new();
-    for event in JsonlReader::new(bytes, path).skim_payloads(codex::SKIMMED_TYPES) {
+    let mut reader = JsonlReader::new(bytes, path).skim_payloads(codex::SKIMMED_TYPES);
+    if format.is_some_and(SourceFormat::is_codex) {
+        reader.read_codex_lines();
+    }
+    for event in reader {
+        match event {
+            JsonlEvent::Value(v) => values.push(v),
+            JsonlEvent::Diagnostic(d) => diagnostics.push(d),
+        }
+    }
+    let format = match format {
+        Some(f) => f,
+        None => classify(path, &values, &diagnostics)?,
+    };
+    Ok(convert(path, format, values, diagnostics))
+}
+
+/// [`import_bytes`] with every line parsed whole into a `Value`: no skimmed payloads, no
+/// Codex line reader. The reference the faster readers are checked against (tests and the
+/// importer fuzz targets); the result is the same.
+///
+/// Errors: as [`import_bytes`].
+#[doc(hidden)]
+pub fn import_bytes_whole(
+    path: &Path,
+    bytes: &[u8],
+    format: Option<SourceFormat>,
+) -> Result<Vec<ImportedSession>> {
+    let mut values = Vec::new();
+    let mut diagnostics = Vec::new();
+    for event in JsonlReader::new(bytes, path) {
         match event {
             JsonlEvent::Value(v) => values.push(v),
             JsonlEvent::Diagnostic(d) => diagnostics.push(d),
@@ -322,9 +358,12 @@ pub(crate) fn import_tail(
         .map_err(|e| Error::io("cannot read", path, e))?;
     let mut values = Vec::new();
     let mut diagnostics = Vec::new();
-    for event in JsonlReader::starting_at(&bytes[..], path, first_line, offset)
-        .skim_payloads(codex::SKIMMED_TYPES)
-    {
+    let mut reader = JsonlReader::starting_at(&bytes[..], path, first_line, offset)
+        .skim_payloads(codex::SKIMMED_TYPES);
+    if format.is_codex() {
+        reader.read_codex_lines();
+    }
+    for event in reader {
         match event {
             JsonlEvent::Value(v) => values.push(v),
             JsonlEvent::Diagnostic(d) => diagnostics.push(d),
@@ -548,6 +587,9 @@ fn stream_or_memory(
         }
     }
     let format = classify(path, &values, &diagnostics)?;
+    if format.is_codex() {
+        events.read_codex_lines();
+    }
     let spill_dir = if format == SourceFormat::ClaudeCode && size >= min_bytes {
         Some(tmp_name().map_err(|e| Error::io("cannot create", path, e))?)
     } else {
@@ -897,18 +939,8 @@ pub(crate) fn type_of(obj: &Map<String, Value>) -> &str {
 mod tests {
     use super::*;
 
-    /// [`import_bytes`] without [`JsonlReader::skim_payloads`]: every line parsed whole.
     fn import_unskimmed(path: &Path, bytes: &[u8]) -> Result<Vec<ImportedSession>> {
-        let mut values = Vec::new();
-        let mut diagnostics = Vec::new();
-        for event in JsonlReader::new(bytes, path) {
-            match event {
-                JsonlEvent::Value(v) => values.push(v),
-                JsonlEvent::Diagnostic(d) => diagnostics.push(d),
-            }
-        }
-        let format = classify(path, &values, &diagnostics)?;
-        Ok(convert(path, format, values, diagnostics))
+        import_bytes_whole(path, bytes, None)
     }
 
     fn codex_fixtures() -> Vec<PathBuf> {
@@ -933,6 +965,98 @@ mod tests {
             let whole = import_unskimmed(&path, &bytes).unwrap();
             assert!(!whole.is_empty(), "{path:?}");
             assert_eq!(skimmed, whole, "{path:?}");
+        }
+    }
+
+    /// The same sessions, and the same bytes once written (`==` on JSON objects ignores the
+    /// order of their keys).
+    fn assert_same(a: &[ImportedSession], b: &[ImportedSession], what: &str) {
+        assert_eq!(a, b, "{what}");
+        let bytes = |s: &[ImportedSession]| -> Vec<String> {
+            s.iter()
+                .flat_map(|s| &s.records)
+                .map(|r| serde_json::to_string(r).unwrap())
+                .collect()
+        };
+        assert_eq!(bytes(a), bytes(b), "{what}");
+    }
+
+    /// The Codex line reader (on once the file is known to be a rollout) changes nothing in
+    /// what an import gives, on every fixture: its lines are read by it from the first.
+    #[test]
+    fn the_codex_line_reader_changes_no_codex_import() {
+        let mut read_by_it = 0;
+        for path in codex_fixtures() {
+            let bytes = std::fs::read(&path).unwrap();
+            let format = import_unskimmed(&path, &bytes).unwrap()[0].format;
+            let fast = import_bytes(&path, &bytes, Some(format)).unwrap();
+            let whole = import_bytes_whole(&path, &bytes, Some(format)).unwrap();
+            assert_same(&fast, &whole, &path.display().to_string());
+            let mut reader = JsonlReader::new(&bytes[..], &path);
+            reader.read_codex_lines();
+            read_by_it += reader
+                .filter(|e| matches!(e, JsonlEvent::Value(v) if v.codex.is_some()))
+                .count();
+        }
+        assert!(
+            read_by_it > 300,
+            "{read_by_it} lines read by the Codex line reader"
+        );
+    }
+
+    /// Lines the Codex line reader must leave to the whole parse, or read with the same
+    /// result: repeated keys (the last counts), the type after the payload, payloads that are
+    /// not objects, timestamps that are not strings, surrogate escapes, escaped keys, numbers
+    /// beyond `f64`, glued, damaged and torn lines, unknown item types, many fields.
+    #[test]
+    fn the_codex_line_reader_reads_odd_lines_as_the_whole_parse_does() {
+        let path = Path::new("rollout.jsonl");
+        let meta = r#"{"timestamp":"2025-01-01T00:00:00Z","type":"session_meta","payload":{"id":"s1","cwd":"/w"}}"#;
+        let many: String = (0..40).map(|i| format!(r#","f{i}":{i}"#)).collect();
+        let odd = [
+            r#"{"timestamp":"2025-01-01T00:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}],"id":"a","end_turn":true}}"#.to_owned(),
+            r#"{"timestamp":"2025-01-01T00:00:01Z","type":"response_item","payload":{"type":"message","role":"developer","content":[{"type":"input_text","text":"x","z":1,"y":2}],"a":1,"b":2,"c":3,"d":4}}"#.to_owned(),
+            r#"{"timestamp":"2025-01-01T00:00:02Z","type":"response_item","payload":{"type":"message","role":"user","role":"assistant","content":"x"}}"#.to_owned(),
+            r#"{"timestamp":"2025-01-01T00:00:03Z","payload":{"type":"message","role":"user","content":"late type"},"type":"response_item"}"#.to_owned(),
+            r#"{"timestamp":"2025-01-01T00:00:04Z","type":"response_item","type":"event_msg","payload":{"type":"x"}}"#.to_owned(),
+            r#"{"timestamp":5,"type":"response_item","payload":{"type":"reasoning","summary":[],"content":null,"encrypted_content":"e"}}"#.to_owned(),
+            r#"{"timestamp":"2025-01-01T00:00:06Z","type":"response_item","payload":[1,2]}"#.to_owned(),
+            r#"{"timestamp":"2025-01-01T00:00:07Z","type":"response_item","payload":{"type":"message","role":"user","content":"\ud83d\ude00 and \ud800"}}"#.to_owned(),
+            r#"{"timestamp":"2025-01-01T00:00:08Z","type":"response_item","payload":{"typ\u0065":"message","role":"user","content":"escaped key"}}"#.to_owned(),
+            r#"{"timestamp":"2025-01-01T00:00:09Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{}","call_id":"c1","n":1e400}}"#.to_owned(),
+            r#"{"timestamp":"2025-01-01T00:00:10Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"Exit code: 2"}}{"type":"x"}"#.to_owned(),
+            r#"{"timestamp":"2025-01-01T00:00:11Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"ok"}} trailing"#.to_owned(),
+            r#"{"timestamp":"2025-01-01T00:00:12Z","type":"response_item","payload":{"type":"brand_new_item","x":1}}"#.to_owned(),
+            format!(r#"{{"timestamp":"2025-01-01T00:00:13Z","type":"response_item","payload":{{"type":"message","role":"user","content":"many"{many}}}}}"#),
+            r#"{"timestamp":"2025-01-01T00:00:14Z","type":"event_msg","payload":{"type":"token_count","type":"other"}}"#.to_owned(),
+            r#"{"timestamp":"2025-01-01T00:00:15Z","type":"event_msg","payload":{"info":{"n":1},"type":7}}"#.to_owned(),
+            r#"{"timestamp":"2025-01-01T00:00:16Z","type":"turn_context","payload":{"cwd":"/w"},"extra":[1,{"a":null}]}"#.to_owned(),
+            r#"{"timestamp":"not a time","type":"world_state","payload":{"type":"s"}}"#.to_owned(),
+            r#"{"timestamp":"2025-01-01T00:00:18Z","type":"response_item","payload":{"type":"reasoning","id":"r1","summary":[{"type":"summary_text","text":"a"}],"content":null,"encrypted_content":"e","z":null}}"#.to_owned(),
+            r#"{"timestamp":"2025-01-01T00:00:19Z","type":"response_item","payload":{"call_id":"c9","type":"custom_tool_call","name":"apply_patch","input":"*** Begin","status":"completed"}}"#.to_owned(),
+            r#"{"timestamp":"2025-01-01T00:00:20Z","type":"response_item","payload":{"type":"custom_tool_call_output","call_id":"c9","output":{"success":false,"content":"no"},"tools":[1]}}"#.to_owned(),
+            r#"{"timestamp":"2025-01-01T00:00:21Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{}","call_id":"c1"}"#.to_owned(),
+        ];
+        let mut text = format!("{meta}\n");
+        for line in &odd {
+            text.push_str(line);
+            text.push('\n');
+        }
+        let bytes = text.as_bytes();
+        for format in [SourceFormat::Codex, SourceFormat::CodexLegacy] {
+            let fast = import_bytes(path, bytes, Some(format)).unwrap();
+            let whole = import_bytes_whole(path, bytes, Some(format)).unwrap();
+            assert_same(&fast, &whole, &format!("{format:?}"));
+        }
+        // Each line alone too, and torn (no final newline).
+        for line in &odd {
+            for tail in ["\n", ""] {
+                let bytes = format!("{line}{tail}");
+                let fast = import_bytes(path, bytes.as_bytes(), Some(SourceFormat::Codex)).unwrap();
+                let whole =
+                    import_bytes_whole(path, bytes.as_bytes(), Some(SourceFormat::Codex)).unwrap();
+                assert_same(&fast, &whole, line);
+            }
         }
     }
 

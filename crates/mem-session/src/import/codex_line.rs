@@ -1,0 +1,251 @@
+//! A reader for the two kinds of Codex rollout line that make up nearly all of a rollout:
+//! `response_item` lines (the conversation) and the lines the importer only counts
+//! (`event_msg`, `turn_context`, `world_state`). It reads them without building the `Value`
+//! tree of the line and of its payload object (a hashed, ordered map each, with every key
+//! allocated); the payload's fields keep their order in a plain list and their values are
+//! built as usual.
+//!
+//! It only says yes to a line whose whole parse would give the same conversion: exactly one
+//! JSON object; `timestamp`, `type` and `payload` at most once each; `type` a string naming
+//! one of those kinds; a payload object (of at most [`MAX_FIELDS`] fields, none repeated); no
+//! `\u` surrogate escape anywhere (some values are checked, not built: see
+//! [`has_surrogate_escape`]). For any other line it says `None` and the line is parsed whole
+//! as before, with the same diagnostics. Tested against the whole parse on every fixture and
+//! by the `import_codex` fuzz target.
+
+use std::borrow::Cow;
+
+use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, Visitor};
+use serde_json::{Map, Value};
+
+use super::codex::SKIMMED_TYPES;
+use crate::jsonl::{Checked, SizedValue, has_surrogate_escape};
+
+/// The most fields a payload read here may have (real response items have at most ~8); a
+/// payload with more is parsed whole (which also keeps the repeated-key check linear).
+pub(crate) const MAX_FIELDS: usize = 32;
+
+/// How far into a line its top-level `type` is looked for (Codex writes
+/// `{"timestamp":"...","type":"...","payload":...}`).
+const TYPE_PREFIX: usize = 160;
+
+/// One Codex line read without its tree.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum CodexLine {
+    /// A line of one of [`SKIMMED_TYPES`]: only its payload's `type` is kept (the rest of the
+    /// payload is checked as JSON, not built).
+    Counted {
+        /// The line's `type` (one of [`SKIMMED_TYPES`]).
+        kind: &'static str,
+        /// The payload's `type` when it is a string.
+        payload_type: Option<String>,
+        /// The line's `timestamp` when it is a string.
+        timestamp: Option<String>,
+    },
+    /// A `response_item` line.
+    Item {
+        /// The line's `timestamp` when it is a string.
+        timestamp: Option<String>,
+        /// The payload's fields, in order.
+        payload: Fields,
+    },
+}
+
+/// The fields of a JSON object in their order, keys unique: what a `serde_json::Map` holds,
+/// without its hash index (lookups are linear; payloads have a handful of fields).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Fields(Vec<(String, Value)>);
+
+impl Fields {
+    /// The value of `key`.
+    pub(crate) fn get(&self, key: &str) -> Option<&Value> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// Takes `key` out; the other fields keep their order.
+    pub(crate) fn take(&mut self, key: &str) -> Option<Value> {
+        let i = self.0.iter().position(|(k, _)| k == key)?;
+        Some(self.0.remove(i).1)
+    }
+
+    /// The fields as a map, in order.
+    pub(crate) fn into_map(self) -> Map<String, Value> {
+        self.0.into_iter().collect()
+    }
+}
+
+/// What the line's `type` says the line is, from the first [`TYPE_PREFIX`] bytes.
+#[derive(Clone, Copy)]
+enum Kind {
+    Counted(&'static str),
+    Item,
+}
+
+/// `text` (one line, without its newline) read as a [`CodexLine`], or `None` when it must be
+/// parsed whole (see the module documentation).
+pub(crate) fn read(text: &str) -> Option<Box<CodexLine>> {
+    let kind = kind_of(text)?;
+    if has_surrogate_escape(text) {
+        return None;
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let line = de.deserialize_map(Top(kind)).ok()?;
+    de.end().ok()?;
+    Some(Box::new(line))
+}
+
+/// The kind named by the first `"type":"..."` in the line's head that names one.
+fn kind_of(text: &str) -> Option<Kind> {
+    const KEY: &[u8] = b"\"type\":\"";
+    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(KEY));
+    let head = &text.as_bytes()[..text.len().min(TYPE_PREFIX)];
+    let mut at = 0;
+    loop {
+        let i = FINDER.find(&head[at..])?;
+        at += i + KEY.len();
+        let rest = &head[at..];
+        let named = |t: &str| rest.starts_with(t.as_bytes()) && rest.get(t.len()) == Some(&b'"');
+        if named("response_item") {
+            return Some(Kind::Item);
+        }
+        if let Some(t) = SKIMMED_TYPES.iter().find(|t| named(t)) {
+            return Some(Kind::Counted(t));
+        }
+    }
+}
+
+/// A key, borrowed from the line when it has no escape.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// Sets `slot` once; a second time is an error (the line is then parsed whole, where the last
+/// value counts).
+fn once<T, E: serde::de::Error>(slot: &mut Option<T>, value: T) -> Result<(), E> {
+    if slot.is_some() {
+        return Err(E::custom("repeated key"));
+    }
+    *slot = Some(value);
+    Ok(())
+}
+
+/// The line's top-level object, for the kind its head names.
+struct Top(Kind);
+
+impl<'de> Visitor<'de> for Top {
+    type Value = CodexLine;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a Codex line object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<CodexLine, A::Error> {
+        let mut timestamp: Option<Value> = None;
+        let mut ty: Option<Value> = None;
+        let mut counted: Option<Option<String>> = None;
+        let mut item: Option<Fields> = None;
+        while let Some(Key(key)) = access.next_key::<Key>()? {
+            match key.as_ref() {
+                "timestamp" => once(&mut timestamp, access.next_value::<SizedValue>()?.0)?,
+                "type" => once(&mut ty, access.next_value::<SizedValue>()?.0)?,
+                "payload" => match self.0 {
+                    Kind::Counted(_) => once(&mut counted, access.next_value::<PayloadType>()?.0)?,
+                    Kind::Item => once(&mut item, access.next_value::<Fields>()?)?,
+                },
+                _ => {
+                    access.next_value::<Checked>()?;
+                }
+            }
+        }
+        let timestamp = match timestamp {
+            Some(Value::String(s)) => Some(s),
+            _ => None,
+        };
+        let ty = ty.as_ref().and_then(Value::as_str);
+        match self.0 {
+            Kind::Counted(kind) if ty == Some(kind) => Ok(CodexLine::Counted {
+                kind,
+                payload_type: counted.ok_or_else(|| A::Error::custom("no payload"))?,
+                timestamp,
+            }),
+            Kind::Item if ty == Some("response_item") => Ok(CodexLine::Item {
+                timestamp,
+                payload: item.ok_or_else(|| A::Error::custom("no payload"))?,
+            }),
+            _ => Err(A::Error::custom("not the type the line's head names")),
+        }
+    }
+}
+
+/// A payload object reduced to its `type` when that is a string (a repeated `type`: an error).
+struct PayloadType(Option<String>);
+
+impl<'de> Deserialize<'de> for PayloadType {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = PayloadType;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<PayloadType, A::Error> {
+                let mut ty: Option<Value> = None;
+                while let Some(Key(key)) = access.next_key::<Key>()? {
+                    if key == "type" {
+                        once(&mut ty, access.next_value::<SizedValue>()?.0)?;
+                    } else {
+                        access.next_value::<Checked>()?;
+                    }
+                }
+                Ok(PayloadType(match ty {
+                    Some(Value::String(s)) => Some(s),
+                    _ => None,
+                }))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for Fields {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Fields;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Fields, A::Error> {
+                let mut fields: Vec<(String, Value)> = Vec::with_capacity(8);
+                while let Some(Key(key)) = access.next_key::<Key>()? {
+                    if fields.len() == MAX_FIELDS || fields.iter().any(|(k, _)| *k == key) {
+                        return Err(A::Error::custom("too many or repeated keys"));
+                    }
+                    let value = access.next_value::<SizedValue>()?.0;
+                    fields.push((key.into_owned(), value));
+                }
+                Ok(Fields(fields))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
