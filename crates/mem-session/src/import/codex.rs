@@ -8,7 +8,7 @@ use mem_core::{ContentBlock, Message, Role, ToolResultContent};
 use serde_json::{Map, Value};
 
 use super::build::{Builder, Merge};
-use super::codex_line::{CodexLine, Fields};
+use super::codex_line::{CodexLine, Entry, Fields};
 use super::text::{TimeSpan, is_real_request, sanitize_id, shorten_title};
 use super::{ImportReport, ImportedSession, SourceFormat, type_of};
 use crate::diagnostic::Diagnostic;
@@ -75,6 +75,14 @@ pub(crate) fn import(
                     let mut b = std::mem::take(&mut im.builder);
                     im.item(&mut b, n, payload, seen, true);
                     im.builder = b;
+                }
+                CodexLine::Compacted {
+                    timestamp,
+                    payload,
+                    history,
+                } => {
+                    let seen = im.see(n, timestamp);
+                    im.compacted(n, payload, history, seen);
                 }
             }
             continue;
@@ -178,7 +186,11 @@ impl Importer<'_> {
                 self.item(&mut b, n, payload, ts, true);
                 self.builder = b;
             }
-            "compacted" => self.compacted(n, payload, ts),
+            "compacted" => {
+                let mut payload = payload;
+                let history = Entry::all_of(payload.shift_remove("replacement_history"));
+                self.compacted(n, payload, history, ts);
+            }
             "event_msg" | "turn_context" | "world_state" => {
                 self.counted(kind, type_of(&payload));
             }
@@ -238,22 +250,23 @@ impl Importer<'_> {
         }
     }
 
-    fn compacted(&mut self, n: usize, mut p: Map<String, Value>, ts: Option<String>) {
-        let summary = match p.shift_remove("message") {
+    /// A compaction: `p` is its payload without `replacement_history`, whose entries are
+    /// `history`.
+    fn compacted(&mut self, n: usize, mut p: impl Object, history: Vec<Entry>, ts: Option<String>) {
+        let summary = match p.take("message") {
             Some(Value::String(s)) if !s.trim().is_empty() => s,
             _ => ENCRYPTED_SUMMARY.to_owned(),
         };
         let mut kept = Builder::default();
-        if let Some(Value::Array(items)) = p.shift_remove("replacement_history") {
-            for item in items {
-                match item {
-                    Value::Object(o) => self.item(&mut kept, n, o, None, false),
-                    other => kept.push(
-                        Message::new(Role::User, vec![ContentBlock::Other(other)]),
-                        None,
-                        Merge::No,
-                    ),
-                }
+        for entry in history {
+            match entry {
+                Entry::Map(o) => self.item(&mut kept, n, o, None, false),
+                Entry::Fields(o) => self.item(&mut kept, n, o, None, false),
+                Entry::Other(other) => kept.push(
+                    Message::new(Role::User, vec![ContentBlock::Other(other)]),
+                    None,
+                    Merge::No,
+                ),
             }
         }
         let kept = super::build::cap_kept(
@@ -269,6 +282,7 @@ impl Importer<'_> {
         record
             .extra
             .insert("source_line".to_owned(), Value::from(n));
+        let p = p.into_map();
         if !p.is_empty() {
             record
                 .extra

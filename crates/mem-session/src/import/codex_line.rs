@@ -1,6 +1,7 @@
-//! A reader for the two kinds of Codex rollout line that make up nearly all of a rollout:
-//! `response_item` lines (the conversation) and the lines the importer only counts
-//! (`event_msg`, `turn_context`, `world_state`). It reads them without building the `Value`
+//! A reader for the kinds of Codex rollout line that make up nearly all of a rollout:
+//! `response_item` lines (the conversation), `compacted` lines (a compaction and the history it
+//! keeps) and the lines the importer only counts (`event_msg`, `turn_context`,
+//! `world_state`). It reads them without building the `Value`
 //! tree of the line and of its payload object (a hashed, ordered map each, with every key
 //! allocated); the payload's fields keep their order in a plain list and their values are
 //! built as usual.
@@ -49,6 +50,42 @@ pub(crate) enum CodexLine {
         /// The payload's fields, in order.
         payload: Fields,
     },
+    /// A `compacted` line.
+    Compacted {
+        /// The line's `timestamp` when it is a string.
+        timestamp: Option<String>,
+        /// The payload's fields but `replacement_history`, in order.
+        payload: Fields,
+        /// The entries of `replacement_history` when it is an array (else none).
+        history: Vec<Entry>,
+    },
+}
+
+/// An entry of a compaction's `replacement_history`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Entry {
+    /// An object, as the whole parse reads it.
+    Map(Map<String, Value>),
+    /// An object, as this reader reads it.
+    Fields(Fields),
+    /// Any other value.
+    Other(Value),
+}
+
+impl Entry {
+    /// The entries of a `replacement_history` value read whole: none unless it is an array.
+    pub(crate) fn all_of(history: Option<Value>) -> Vec<Entry> {
+        match history {
+            Some(Value::Array(items)) => items
+                .into_iter()
+                .map(|v| match v {
+                    Value::Object(o) => Entry::Map(o),
+                    other => Entry::Other(other),
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// The fields of a JSON object in their order, keys unique: what a `serde_json::Map` holds,
@@ -79,6 +116,7 @@ impl Fields {
 enum Kind {
     Counted(&'static str),
     Item,
+    Compacted,
 }
 
 /// `text` (one line, without its newline) read as a [`CodexLine`], or `None` when it must be
@@ -108,6 +146,9 @@ fn kind_of(text: &str) -> Option<Kind> {
         let named = |t: &str| rest.starts_with(t.as_bytes()) && rest.get(t.len()) == Some(&b'"');
         if named("response_item") {
             return Some(Kind::Item);
+        }
+        if named("compacted") {
+            return Some(Kind::Compacted);
         }
         if let Some(t) = SKIMMED_TYPES.iter().find(|t| named(t)) {
             return Some(Kind::Counted(t));
@@ -163,6 +204,7 @@ impl<'de> Visitor<'de> for Top {
         let mut ty: Option<Value> = None;
         let mut counted: Option<Option<String>> = None;
         let mut item: Option<Fields> = None;
+        let mut compacted: Option<CompactedPayload> = None;
         while let Some(Key(key)) = access.next_key::<Key>()? {
             match key.as_ref() {
                 "timestamp" => once(&mut timestamp, access.next_value::<SizedValue>()?.0)?,
@@ -170,6 +212,9 @@ impl<'de> Visitor<'de> for Top {
                 "payload" => match self.0 {
                     Kind::Counted(_) => once(&mut counted, access.next_value::<PayloadType>()?.0)?,
                     Kind::Item => once(&mut item, access.next_value::<Fields>()?)?,
+                    Kind::Compacted => {
+                        once(&mut compacted, access.next_value::<CompactedPayload>()?)?
+                    }
                 },
                 _ => {
                     access.next_value::<Checked>()?;
@@ -191,6 +236,15 @@ impl<'de> Visitor<'de> for Top {
                 timestamp,
                 payload: item.ok_or_else(|| A::Error::custom("no payload"))?,
             }),
+            Kind::Compacted if ty == Some("compacted") => {
+                let CompactedPayload { fields, history } =
+                    compacted.ok_or_else(|| A::Error::custom("no payload"))?;
+                Ok(CodexLine::Compacted {
+                    timestamp,
+                    payload: fields,
+                    history: history.flatten().unwrap_or_default(),
+                })
+            }
             _ => Err(A::Error::custom("not the type the line's head names")),
         }
     }
@@ -226,6 +280,20 @@ impl<'de> Deserialize<'de> for PayloadType {
     }
 }
 
+/// Adds a field read from `access` to `fields` (too many fields or a repeated key: an error).
+fn push_field<'de, A: MapAccess<'de>>(
+    fields: &mut Vec<(String, Value)>,
+    key: Cow<'de, str>,
+    access: &mut A,
+) -> Result<(), A::Error> {
+    if fields.len() == MAX_FIELDS || fields.iter().any(|(k, _)| *k == key) {
+        return Err(A::Error::custom("too many or repeated keys"));
+    }
+    let value = access.next_value::<SizedValue>()?.0;
+    fields.push((key.into_owned(), value));
+    Ok(())
+}
+
 impl<'de> Deserialize<'de> for Fields {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
@@ -237,15 +305,155 @@ impl<'de> Deserialize<'de> for Fields {
             fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Fields, A::Error> {
                 let mut fields: Vec<(String, Value)> = Vec::with_capacity(8);
                 while let Some(Key(key)) = access.next_key::<Key>()? {
-                    if fields.len() == MAX_FIELDS || fields.iter().any(|(k, _)| *k == key) {
-                        return Err(A::Error::custom("too many or repeated keys"));
-                    }
-                    let value = access.next_value::<SizedValue>()?.0;
-                    fields.push((key.into_owned(), value));
+                    push_field(&mut fields, key, &mut access)?;
                 }
                 Ok(Fields(fields))
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+/// A `compacted` payload object: its `replacement_history` apart (its entries when it is an
+/// array), the other fields in order.
+struct CompactedPayload {
+    fields: Fields,
+    /// `Some` when the payload has a `replacement_history`; `Some(None)` when that is not
+    /// an array.
+    history: Option<Option<Vec<Entry>>>,
+}
+
+impl<'de> Deserialize<'de> for CompactedPayload {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = CompactedPayload;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut access: A,
+            ) -> Result<CompactedPayload, A::Error> {
+                let mut fields: Vec<(String, Value)> = Vec::with_capacity(8);
+                let mut history = None;
+                while let Some(Key(key)) = access.next_key::<Key>()? {
+                    if key == "replacement_history" {
+                        once(&mut history, access.next_value::<History>()?.0)?;
+                    } else {
+                        push_field(&mut fields, key, &mut access)?;
+                    }
+                }
+                Ok(CompactedPayload {
+                    fields: Fields(fields),
+                    history,
+                })
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// A `replacement_history` value: its entries when it is an array; any other value is checked
+/// (refused where the whole parse refuses it) and dropped, as the importer drops it.
+struct History(Option<Vec<Entry>>);
+
+impl<'de> Deserialize<'de> for History {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = History;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<History, E> {
+                Ok(History(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<History, E> {
+                Ok(History(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<History, E> {
+                Ok(History(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<History, E> {
+                Ok(History(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<History, E> {
+                Ok(History(None))
+            }
+            fn visit_unit<E>(self) -> Result<History, E> {
+                Ok(History(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<History, A::Error> {
+                while access.next_entry::<Checked, Checked>()?.is_some() {}
+                Ok(History(None))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut access: A,
+            ) -> Result<History, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = access.next_element::<Entry>()? {
+                    entries.push(entry);
+                }
+                Ok(History(Some(entries)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// An entry of a `replacement_history` array: an object's [`Fields`], or any other value
+/// built as the whole parse builds it.
+impl<'de> Deserialize<'de> for Entry {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Entry;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Entry, E> {
+                Ok(Entry::Other(Value::Bool(v)))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Entry, E> {
+                Ok(Entry::Other(Value::Number(v.into())))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Entry, E> {
+                Ok(Entry::Other(Value::Number(v.into())))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Entry, E> {
+                Ok(Entry::Other(
+                    serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number),
+                ))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Entry, E> {
+                Ok(Entry::Other(Value::String(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Entry, E> {
+                Ok(Entry::Other(Value::String(v)))
+            }
+            fn visit_unit<E>(self) -> Result<Entry, E> {
+                Ok(Entry::Other(Value::Null))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut access: A,
+            ) -> Result<Entry, A::Error> {
+                let mut items = Vec::new();
+                while let Some(SizedValue(v)) = access.next_element()? {
+                    items.push(v);
+                }
+                Ok(Entry::Other(Value::Array(items)))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Entry, A::Error> {
+                let mut fields: Vec<(String, Value)> = Vec::with_capacity(8);
+                while let Some(Key(key)) = access.next_key::<Key>()? {
+                    push_field(&mut fields, key, &mut access)?;
+                }
+                Ok(Entry::Fields(Fields(fields)))
+            }
+        }
+        d.deserialize_any(V)
     }
 }

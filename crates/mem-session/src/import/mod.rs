@@ -1007,7 +1007,8 @@ mod tests {
     /// Lines the Codex line reader must leave to the whole parse, or read with the same
     /// result: repeated keys (the last counts), the type after the payload, payloads that are
     /// not objects, timestamps that are not strings, surrogate escapes, escaped keys, numbers
-    /// beyond `f64`, glued, damaged and torn lines, unknown item types, many fields.
+    /// beyond `f64`, glued, damaged and torn lines, unknown item types, many fields, and
+    /// compactions whose history holds anything (or is not an array, or comes twice).
     #[test]
     fn the_codex_line_reader_reads_odd_lines_as_the_whole_parse_does() {
         let path = Path::new("rollout.jsonl");
@@ -1036,6 +1037,13 @@ mod tests {
             r#"{"timestamp":"2025-01-01T00:00:19Z","type":"response_item","payload":{"call_id":"c9","type":"custom_tool_call","name":"apply_patch","input":"*** Begin","status":"completed"}}"#.to_owned(),
             r#"{"timestamp":"2025-01-01T00:00:20Z","type":"response_item","payload":{"type":"custom_tool_call_output","call_id":"c9","output":{"success":false,"content":"no"},"tools":[1]}}"#.to_owned(),
             r#"{"timestamp":"2025-01-01T00:00:21Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{}","call_id":"c1"}"#.to_owned(),
+            r#"{"timestamp":"2025-01-01T00:00:22Z","type":"compacted","payload":{"message":"sum","replacement_history":[{"type":"message","role":"user","content":[{"type":"input_text","text":"a"}]},7,"s",[1,{"b":2}],null,{"type":"reasoning","summary":[],"encrypted_content":"e","x":1,"y":2}],"window_id":3,"first_window_id":1}}"#.to_owned(),
+            r#"{"timestamp":"2025-01-01T00:00:23Z","type":"compacted","payload":{"window":1,"replacement_history":{"not":"an array"},"message":""}}"#.to_owned(),
+            r#"{"timestamp":"2025-01-01T00:00:24Z","type":"compacted","payload":{"message":"m","replacement_history":[],"replacement_history":[{"type":"message","role":"user","content":"x"}]}}"#.to_owned(),
+            r#"{"timestamp":"2025-01-01T00:00:25Z","type":"compacted","payload":{"message":"m","replacement_history":[{"type":"message","type":"compaction","content":"x"}]}}"#.to_owned(),
+            r#"{"timestamp":"2025-01-01T00:00:26Z","type":"compacted","payload":{"message":7,"replacement_history":[{"type":"compaction","encrypted_content":"e"},{"type":"ghost_snapshot"}],"z":[1e400]}}"#.to_owned(),
+            r#"{"timestamp":"2025-01-01T00:00:27Z","type":"compacted","payload":{"message":"m","replacement_history":5}}"#.to_owned(),
+            r#"{"timestamp":"2025-01-01T00:00:28Z","type":"compacted","payload":{"message":"m","replacement_history":[[[1.5,-2,true]]]}}"#.to_owned(),
         ];
         let mut text = format!("{meta}\n");
         for line in &odd {
