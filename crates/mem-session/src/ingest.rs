@@ -368,11 +368,13 @@ fn commit_sessions(
 
 /// Imports many files as one batch: the store's import lock is taken once for the whole batch;
 /// files are prepared in parallel on up to `threads` threads (reading, converting, encoding,
-/// and writing each new session's `.jsonl` and `.meta` under temporary names, each synced
-/// once: [`SessionStore::stage_session`]); the commits (checks and two renames per session)
-/// run one by one in the order of `files` (so which file wins an id, the output and the ids
-/// are the same as a sequential import), with at most `8 × threads` files prepared ahead of
-/// them. `each` gets every file's result, in order. The sessions directory is fsynced once at
+/// and writing each new session's `.jsonl` and `.meta` under temporary names:
+/// [`SessionStore::stage_session`]); one thread makes the staged files durable a batch at a
+/// time (whatever files were prepared while the last batch synced: one `syncfs` of the
+/// store's file system on Linux, elsewhere each commit fsyncs its `.jsonl`); the commits
+/// (checks and two renames per session) run one by one in the order of `files` (so which
+/// file wins an id, the output and the ids are the same as a sequential import), with at most
+/// `8 × threads` files prepared ahead of them. `each` gets every file's result, in order. The sessions directory is fsynced once at
 /// the end. What every file needs is worked out once: the store's session ids when the lock
 /// was taken, for a batch of several files (a file whose session is not among them is
 /// imported whole without reading its first lines for a sync), and each directory's canonical
