@@ -28,7 +28,7 @@ pub struct JsonLine {
     /// Byte offset of the start of the line, relative to where reading started.
     pub offset: u64,
     /// The value; `Null` when the line was read by the Codex line reader instead
-    /// ([`JsonlReader::read_codex_lines`]), which then holds it in `codex`.
+    /// (`JsonlReader::read_codex_lines`, crate-internal), which then holds it in `codex`.
     pub value: Value,
     /// The line as the Codex line reader read it (without building `value`).
     pub(crate) codex: Option<Box<crate::import::codex_line::CodexLine>>,
