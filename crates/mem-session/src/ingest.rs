@@ -433,8 +433,15 @@ pub fn import_many(
         let file_system = &file_system;
         scope.spawn(move || {
             while let Ok(first) = to_sync.recv() {
+                // Each sync has a cost of its own: a batch takes the files that come within
+                // `BATCH_WAIT` of each other, up to the window.
                 let mut batch = vec![first];
-                batch.extend(to_sync.try_iter());
+                while batch.len() < window {
+                    match to_sync.recv_timeout(BATCH_WAIT) {
+                        Ok(more) => batch.push(more),
+                        Err(_) => break,
+                    }
+                }
                 sync_batch(store, file_system.as_ref(), &mut batch);
                 for item in batch {
                     if synced.send(item).is_err() {
@@ -491,6 +498,10 @@ pub fn import_many(
     }
     Ok(())
 }
+
+/// How long [`import_many`]'s sync thread waits for one more file before it syncs the batch it
+/// holds (1 ms: the workers prepare a small rollout in well under that).
+const BATCH_WAIT: std::time::Duration = std::time::Duration::from_millis(1);
 
 /// Makes the staged sessions of `ready` (files in commit order) durable before their
 /// commits: with a handle on the store's file system, one `syncfs` for all of them (every one
