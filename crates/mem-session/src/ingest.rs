@@ -370,12 +370,12 @@ fn commit_sessions(
 /// files are prepared in parallel on up to `threads` threads (reading, converting, encoding,
 /// and writing each new session's `.jsonl` and `.meta` under temporary names:
 /// [`SessionStore::stage_session`]); one thread makes the staged files durable a batch at a
-/// time (whatever files were prepared while the last batch synced: one `syncfs` of the
+/// time (the files that arrive within [`BATCH_WAIT`] of each other: one `syncfs` of the
 /// store's file system on Linux, elsewhere each commit fsyncs its `.jsonl`); the commits
 /// (checks and two renames per session) run one by one in the order of `files` (so which
 /// file wins an id, the output and the ids are the same as a sequential import), with at most
-/// `8 × threads` files prepared ahead of them. `each` gets every file's result, in order. The sessions directory is fsynced once at
-/// the end. What every file needs is worked out once: the store's session ids when the lock
+/// `8 × threads` files prepared ahead of them. `each` gets every file's result, in order. The
+/// sessions directory is fsynced once at the end. What every file needs is worked out once: the store's session ids when the lock
 /// was taken, for a batch of several files (a file whose session is not among them is
 /// imported whole without reading its first lines for a sync), and each directory's canonical
 /// path. A kill at any point leaves each session as it was or whole (staged files are synced
@@ -422,12 +422,11 @@ pub fn import_many(
     let next = AtomicUsize::new(0);
     let committed = (Mutex::new(0usize), Condvar::new());
     let mut wrote = false;
-    // Staged files are made durable a batch at a time, right before their commits: one sync of
-    // the whole file system for all the files prepared so far (`sync_batch`).
+    // Staged files are made durable a batch at a time, before their commits: one sync of the
+    // whole file system for a batch (`sync_batch`).
     let file_system = crate::store::file_system_handle(store.dir());
     std::thread::scope(|scope| {
-        // Workers → the sync thread (one sync per batch of whatever files arrived while the
-        // last batch synced) → the ordered commits below.
+        // Workers → the sync thread (one sync per batch of files) → the ordered commits below.
         let (tx, to_sync) = mpsc::channel::<(usize, Result<PreparedFile>)>();
         let (synced, rx) = mpsc::channel::<(usize, Result<PreparedFile>)>();
         let file_system = &file_system;
