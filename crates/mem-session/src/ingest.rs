@@ -370,7 +370,7 @@ fn commit_sessions(
 /// files are prepared in parallel on up to `threads` threads (reading, converting, encoding,
 /// and writing each new session's `.jsonl` and `.meta` under temporary names:
 /// [`SessionStore::stage_session`]); one thread makes the staged files durable a batch at a
-/// time (the files that arrive within [`BATCH_WAIT`] of each other: one `syncfs` of the
+/// time (the files that arrive within 1 ms of each other: one `syncfs` of the
 /// store's file system on Linux, elsewhere each commit fsyncs its `.jsonl`); the commits
 /// (checks and two renames per session) run one by one in the order of `files` (so which
 /// file wins an id, the output and the ids are the same as a sequential import), with at most
