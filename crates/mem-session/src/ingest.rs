@@ -370,14 +370,15 @@ fn commit_sessions(
 /// files are prepared in parallel on up to `threads` threads (reading, converting, encoding,
 /// and writing each new session's `.jsonl` and `.meta` under temporary names:
 /// [`SessionStore::stage_session`]); one thread makes the staged files durable a batch at a
-/// time (the files that arrive within 1 ms of each other: one `syncfs` of the
-/// store's file system on Linux, elsewhere each commit fsyncs its `.jsonl`); the commits
-/// (checks and two renames per session) run one by one in the order of `files` (so which
-/// file wins an id, the output and the ids are the same as a sequential import), with at most
-/// `8 × threads` files prepared ahead of them. `each` gets every file's result, in order. The
-/// sessions directory is fsynced once at the end. What every file needs is worked out once: the store's session ids when the lock
-/// was taken, for a batch of several files (a file whose session is not among them is
-/// imported whole without reading its first lines for a sync), and each directory's canonical
+/// time (the files that arrive within 1 ms of each other, at most half the window: one
+/// `syncfs` of the store's file system on Linux, elsewhere each commit fsyncs its `.jsonl`);
+/// the commits (checks and two renames per session) run one by one in the order of `files`
+/// (so which file wins an id, the output and the ids are the same as a sequential import),
+/// with at most `max(8 × threads, 64)` files (the window) prepared ahead of them. `each` gets
+/// every file's result, in order. The sessions directory is fsynced once at the end. What
+/// every file needs is worked out once: the store's session ids when the lock was taken, for
+/// a batch of several files (a file whose session is not among them is imported whole
+/// without reading its first lines for a sync), and each directory's canonical
 /// path. A kill at any point leaves each session as it was or whole (staged files are synced
 /// before they are renamed); a kill leaves its temporary files (`.*.tmp`, never read), which
 /// the next batch removes ([`SessionStore::remove_stale_tmp`]) once it holds the lock.
@@ -395,9 +396,11 @@ pub fn import_many(
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Condvar, mpsc};
     let threads = threads.clamp(1, files.len().max(1));
-    // Prepared files hold only their metas and reports (new sessions are staged on disk), so
-    // the window can run well ahead of the commits.
-    let window = 8 * threads;
+    // Prepared files hold only their metas and reports (new sessions are staged on disk, one
+    // open file each until its commit), so the window can run well ahead of the commits: far
+    // enough that the workers go on while a batch syncs (with 16 files on 2 cores they waited
+    // for the syncs: 11 % more wall time on 100 MB of rollouts, `docs/BENCHMARKS.md`).
+    let window = (8 * threads).max(MIN_WINDOW);
     // Taken once for the whole import: the workers' incremental syncs and the commits use it.
     let lock = store.lock_imports()?;
     // What a killed import (or writer) left: never read, but it takes space.
@@ -426,7 +429,8 @@ pub fn import_many(
     // whole file system for a batch (`sync_batch`).
     let file_system = crate::store::file_system_handle(store.dir());
     std::thread::scope(|scope| {
-        // Workers → the sync thread (one sync per batch of files) → the ordered commits below.
+        // Workers → the sync thread (one sync per batch of files, at most half the window) →
+        // the ordered commits below.
         let (tx, to_sync) = mpsc::channel::<(usize, Result<PreparedFile>)>();
         let (synced, rx) = mpsc::channel::<(usize, Result<PreparedFile>)>();
         let file_system = &file_system;
@@ -435,7 +439,7 @@ pub fn import_many(
                 // Each sync has a cost of its own: a batch takes the files that come within
                 // `BATCH_WAIT` of each other, up to the window.
                 let mut batch = vec![first];
-                while batch.len() < window {
+                while batch.len() < window / 2 {
                     match to_sync.recv_timeout(BATCH_WAIT) {
                         Ok(more) => batch.push(more),
                         Err(_) => break,
@@ -497,6 +501,9 @@ pub fn import_many(
     }
     Ok(())
 }
+
+/// The fewest files [`import_many`] prepares ahead of its commits (64).
+const MIN_WINDOW: usize = 64;
 
 /// How long [`import_many`]'s sync thread waits for one more file before it syncs the batch it
 /// holds (1 ms: the workers prepare a small rollout in well under that).
