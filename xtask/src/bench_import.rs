@@ -31,7 +31,9 @@
 //! made on (a previous run's, which deletes its projects at its end, counts): on ext4 without a
 //! journal each new inode skips the ones freed in the last 60–300 s, which slows our side only
 //! (two new files per session; the peer writes none): 27.6 % of a Codex import's samples right
-//! after a delete (`docs/BENCHMARKS.md`).
+//! after a delete (`docs/BENCHMARKS.md`). With `MEM_BENCH_KEEP`, delete the projects that earlier
+//! runs kept there first (then wait those minutes): a page cache filled with them made our
+//! writes (not the peer's: it writes nothing) up to ~40 % slower in this VM.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
