@@ -263,23 +263,11 @@ pub fn import_bytes(
     bytes: &[u8],
     format: Option<SourceFormat>,
 ) -> Result<Vec<ImportedSession>> {
-    let mut values = Vec::new();
-    let mut diagnostics = Vec::new();
     let mut reader = JsonlReader::new(bytes, path).skim_payloads(codex::SKIMMED_TYPES);
     if format.is_some_and(SourceFormat::is_codex) {
         reader.read_codex_lines();
     }
-    for event in reader {
-        match event {
-            JsonlEvent::Value(v) => values.push(v),
-            JsonlEvent::Diagnostic(d) => diagnostics.push(d),
-        }
-    }
-    let format = match format {
-        Some(f) => f,
-        None => classify(path, &values, &diagnostics)?,
-    };
-    Ok(convert(path, format, values, diagnostics))
+    convert_events(path, reader, format)
 }
 
 /// [`import_bytes`] with every line parsed whole into a `Value`: no skimmed payloads, no
@@ -293,9 +281,18 @@ pub fn import_bytes_whole(
     bytes: &[u8],
     format: Option<SourceFormat>,
 ) -> Result<Vec<ImportedSession>> {
+    convert_events(path, JsonlReader::new(bytes, path), format)
+}
+
+/// Converts what a reader of `path` yields, in `format` or in the format sniffed from it.
+fn convert_events(
+    path: &Path,
+    events: impl Iterator<Item = JsonlEvent>,
+    format: Option<SourceFormat>,
+) -> Result<Vec<ImportedSession>> {
     let mut values = Vec::new();
     let mut diagnostics = Vec::new();
-    for event in JsonlReader::new(bytes, path) {
+    for event in events {
         match event {
             JsonlEvent::Value(v) => values.push(v),
             JsonlEvent::Diagnostic(d) => diagnostics.push(d),
