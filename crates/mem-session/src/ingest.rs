@@ -120,6 +120,26 @@ enum Payload {
     Staged(StagedSession),
 }
 
+impl PreparedFile {
+    /// The bytes of encoded sessions it holds in memory until its commit (sessions that exist
+    /// already; new ones are staged on disk).
+    fn held_bytes(&self) -> usize {
+        match &self.state {
+            Prepared::Sessions(sessions) => sessions
+                .iter()
+                .map(|one| match one {
+                    PreparedOne::Write {
+                        payload: Payload::Encoded(p),
+                        ..
+                    } => p.encoded_len(),
+                    _ => 0,
+                })
+                .sum(),
+            Prepared::Done(_) => 0,
+        }
+    }
+}
+
 impl Payload {
     fn id(&self) -> &str {
         match self {
@@ -371,10 +391,12 @@ fn commit_sessions(
 /// and writing each new session's `.jsonl` and `.meta` under temporary names:
 /// [`SessionStore::stage_session`]); one thread makes the staged files durable a batch at a
 /// time (the files that arrive within 1 ms of each other, at most half the window: one
-/// `syncfs` of the store's file system on Linux, elsewhere each commit fsyncs its `.jsonl`);
+/// `syncfs` of the store's file system where that is sure, i.e. a local disk file system on
+/// Linux 5.8 or later, until a sync fails; else each commit fsyncs its `.jsonl`);
 /// the commits (checks and two renames per session) run one by one in the order of `files`
 /// (so which file wins an id, the output and the ids are the same as a sequential import),
-/// with at most `max(8 × threads, 64)` files (the window) prepared ahead of them. `each` gets
+/// with at most `max(8 × threads, 64)` files (the window) prepared ahead of them, fewer while
+/// those hold over 256 MiB of encoded sessions in memory. `each` gets
 /// every file's result, in order. The sessions directory is fsynced once at the end. What
 /// every file needs is worked out once: the store's session ids when the lock was taken, for
 /// a batch of several files (a file whose session is not among them is imported whole
@@ -424,6 +446,8 @@ pub fn import_many(
     };
     let next = AtomicUsize::new(0);
     let committed = (Mutex::new(0usize), Condvar::new());
+    // Bytes of encoded sessions the prepared files hold in memory until their commits.
+    let held = AtomicUsize::new(0);
     let mut wrote = false;
     // Staged files are made durable a batch at a time, before their commits: one sync of the
     // whole file system for a batch (`sync_batch`).
@@ -435,6 +459,7 @@ pub fn import_many(
         let (synced, rx) = mpsc::channel::<(usize, Result<PreparedFile>)>();
         let file_system = &file_system;
         scope.spawn(move || {
+            let mut file_system = file_system.as_ref();
             while let Ok(first) = to_sync.recv() {
                 // Each sync has a cost of its own: a batch takes the files that come within
                 // `BATCH_WAIT` of each other, up to the window.
@@ -445,7 +470,12 @@ pub fn import_many(
                         Err(_) => break,
                     }
                 }
-                sync_batch(store, file_system.as_ref(), &mut batch);
+                if !sync_batch(file_system, &mut batch) {
+                    // What failed may be any file on the file system, ours or not, and the
+                    // next `syncfs` would not report it again: from now on each commit
+                    // fsyncs its own files, which reports their own errors.
+                    file_system = None;
+                }
                 for item in batch {
                     if synced.send(item).is_err() {
                         return;
@@ -455,7 +485,7 @@ pub fn import_many(
         });
         for _ in 0..threads {
             let tx = tx.clone();
-            let (next, committed, batch) = (&next, &committed, &batch);
+            let (next, committed, batch, held) = (&next, &committed, &batch, &held);
             scope.spawn(move || {
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
@@ -466,12 +496,20 @@ pub fn import_many(
                     {
                         let (lock, cv) = committed;
                         let mut done = lock.lock().unwrap_or_else(|e| e.into_inner());
-                        while i >= *done + window {
+                        // Also while the files ahead hold more than `HELD_MAX` bytes of
+                        // encoded sessions (re-imports of changed transcripts); never for the
+                        // file the commits wait for.
+                        while i >= *done + window
+                            || (i > *done && held.load(Ordering::SeqCst) > HELD_MAX)
+                        {
                             done = cv.wait(done).unwrap_or_else(|e| e.into_inner());
                         }
                     }
                     let prepared =
                         prepare_file_with(store, batch, &files[i], id, true, STREAM_MIN_BYTES);
+                    if let Ok(p) = &prepared {
+                        held.fetch_add(p.held_bytes(), Ordering::SeqCst);
+                    }
                     if tx.send((i, prepared)).is_err() {
                         break;
                     }
@@ -484,12 +522,14 @@ pub fn import_many(
         for (i, prepared) in rx {
             pending.insert(i, prepared);
             while let Some(prepared) = pending.remove(&want) {
+                let held_here = prepared.as_ref().map_or(0, PreparedFile::held_bytes);
                 let result = prepared.and_then(|p| {
                     wrote |= matches!(p.state, Prepared::Sessions(_));
                     commit_file_locked(store, &lock, p, false)
                 });
                 each(want, result);
                 want += 1;
+                held.fetch_sub(held_here, Ordering::SeqCst);
                 let (lock, cv) = &committed;
                 *lock.lock().unwrap_or_else(|e| e.into_inner()) = want;
                 cv.notify_all();
@@ -505,20 +545,20 @@ pub fn import_many(
 /// The fewest files [`import_many`] prepares ahead of its commits (64).
 const MIN_WINDOW: usize = 64;
 
+/// The most bytes of encoded sessions (those that exist already and are replaced: they are
+/// held in memory, not staged on disk) [`import_many`] lets files prepared ahead of the
+/// commits hold before its workers wait (256 MiB; one file may go past it).
+const HELD_MAX: usize = 256 << 20;
+
 /// How long [`import_many`]'s sync thread waits for one more file before it syncs the batch it
 /// holds (1 ms: the workers prepare a small rollout in well under that).
 const BATCH_WAIT: std::time::Duration = std::time::Duration::from_millis(1);
 
-/// Makes the staged sessions of `ready` (files in commit order) durable before their
-/// commits: with a handle on the store's file system, one `syncfs` for all of them (every one
-/// was written before this call); a file with staged sessions then fails whole if that sync
-/// fails (its staged files are removed when it is dropped). Without a handle, nothing is done
-/// here and each commit fsyncs its own `.jsonl` ([`SessionStore::commit_staged`]).
-fn sync_batch(
-    store: &SessionStore,
-    file_system: Option<&File>,
-    ready: &mut [(usize, Result<PreparedFile>)],
-) {
+/// Makes the staged sessions of `ready` durable before their commits with one `syncfs` of the
+/// store's file system (every one was written before this call), and marks them synced;
+/// `false` when that sync failed: nothing is marked, and each commit then fsyncs its own
+/// `.jsonl` ([`SessionStore::commit_staged`]), as it does without a handle.
+fn sync_batch(file_system: Option<&File>, ready: &mut [(usize, Result<PreparedFile>)]) -> bool {
     fn staged(p: &mut PreparedFile) -> Vec<&mut StagedSession> {
         match &mut p.state {
             Prepared::Sessions(sessions) => sessions
@@ -534,30 +574,26 @@ fn sync_batch(
             Prepared::Done(_) => Vec::new(),
         }
     }
-    let Some(handle) = file_system else { return };
+    let Some(handle) = file_system else {
+        return true;
+    };
     let any = ready
         .iter_mut()
         .any(|(_, p)| p.as_mut().is_ok_and(|p| !staged(p).is_empty()));
     if !any {
-        return;
+        return true;
     }
-    let outcome = crate::store::sync_file_system(handle);
+    if crate::store::sync_file_system(handle).is_err() {
+        return false;
+    }
     for (_, p) in ready.iter_mut() {
-        let Ok(file) = p else { continue };
-        let sessions = staged(file);
-        if sessions.is_empty() {
-            continue;
-        }
-        match &outcome {
-            Ok(()) => sessions
+        if let Ok(file) = p {
+            staged(file)
                 .into_iter()
-                .for_each(StagedSession::synced_with_file_system),
-            Err(e) => {
-                let e = std::io::Error::new(e.kind(), e.to_string());
-                *p = Err(Error::io("cannot sync", store.dir(), e));
-            }
+                .for_each(StagedSession::synced_with_file_system);
         }
     }
+    true
 }
 
 /// Claude Code transcripts of at least this many bytes (16 MiB) are converted as they are read

@@ -1237,13 +1237,38 @@ impl StagedSession {
     }
 }
 
-/// A handle on the file system that holds `dir`, for [`sync_file_system`]: `None` where a
-/// file system cannot be synced as a whole (not Linux) or `dir` cannot be opened; callers then
-/// fsync each file ([`StagedSession::sync`]).
+/// A handle on the file system that holds `dir`, for [`sync_file_system`]: `None` (callers
+/// then fsync each file, [`StagedSession::sync`]) unless this is Linux 5.8 or later (before,
+/// `syncfs` reported no writeback error) and `dir` is on a local disk file system whose
+/// `syncfs` writes everything back and flushes the disk (ext2/3/4, XFS, Btrfs, F2FS; not FUSE,
+/// virtiofs or network file systems, where only an fsync of the file itself is sure).
 pub(crate) fn file_system_handle(dir: &Path) -> Option<File> {
-    if cfg!(target_os = "linux") {
-        File::open(dir).ok()
-    } else {
+    #[cfg(target_os = "linux")]
+    {
+        const LOCAL: &[i64] = &[
+            0xEF53,      // ext2, ext3, ext4
+            0x5846_5342, // XFS
+            0x9123_683E, // Btrfs
+            0xF2F5_2010, // F2FS
+        ];
+        let release = rustix::system::uname();
+        let release = release.release().to_string_lossy();
+        let mut parts = release
+            .split(['.', '-'])
+            .map(|p| p.parse::<u32>().unwrap_or(0));
+        let version = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+        if version < (5, 8) {
+            return None;
+        }
+        let handle = File::open(dir).ok()?;
+        let kind = rustix::fs::fstatfs(&handle).ok()?.f_type;
+        #[allow(clippy::useless_conversion)] // `f_type` is an `i32` on some targets
+        let kind = i64::from(kind);
+        LOCAL.contains(&kind).then_some(handle)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = dir;
         None
     }
 }
@@ -1251,10 +1276,11 @@ pub(crate) fn file_system_handle(dir: &Path) -> Option<File> {
 /// Makes everything written so far on the file system of `handle` durable: one `syncfs(2)`.
 /// For a batch of new files this replaces an fsync of each. On ext4 each fsync of a new file
 /// writes its inode block and waits for it alone; `syncfs` writes the batch's data and
-/// inodes back together and flushes the disk once (a Codex import's fsyncs were ~20 % of its
-/// CPU: `docs/BENCHMARKS.md`). It also writes back what other programs wrote there.
+/// inodes back together and flushes the disk once (a Codex import's fsyncs were ~7 % of its
+/// samples: `docs/BENCHMARKS.md`). It also writes back what other programs wrote there, and an
+/// error it reports may be theirs: callers then fsync each of their files instead.
 ///
-/// Errors: I/O, as `syncfs` reports it (Linux 5.8 or later reports writeback errors).
+/// Errors: I/O, as `syncfs` reports it (writeback errors since the last call on `handle`).
 #[cfg(target_os = "linux")]
 pub(crate) fn sync_file_system(handle: &File) -> std::io::Result<()> {
     rustix::fs::syncfs(handle).map_err(std::io::Error::from)
@@ -1287,6 +1313,13 @@ pub struct PreparedSession {
     pub meta: SessionMeta,
     /// The `.jsonl` bytes.
     bytes: Vec<u8>,
+}
+
+impl PreparedSession {
+    /// The size of the encoded `.jsonl` it holds, in bytes.
+    pub(crate) fn encoded_len(&self) -> usize {
+        self.bytes.len()
+    }
 }
 
 impl SessionStore {
@@ -2478,6 +2511,19 @@ fn counted(meta: &mut SessionMeta, seeded_title: Option<String>, bytes: u64, tai
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A batch syncs the whole file system only where that is sure: never on procfs or
+    /// tmpfs (nor FUSE, virtiofs, network file systems: only local disk file systems).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_file_system_is_synced_as_a_whole_only_on_local_disks() {
+        assert!(file_system_handle(Path::new("/proc")).is_none());
+        let shm = Path::new("/dev/shm");
+        if shm.is_dir() {
+            assert!(file_system_handle(shm).is_none());
+        }
+        assert!(file_system_handle(Path::new("/nonexistent-dir-for-this-test")).is_none());
+    }
 
     /// The tail kept by the backward search is exactly the file's bytes from the line found
     /// (or from the start) to `end`, whatever the chunk a line starts in; past `keep_max` it
