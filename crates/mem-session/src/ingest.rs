@@ -37,7 +37,7 @@ use crate::import::{
 use crate::meta::{IMPORTED_KEY, SessionMeta};
 use crate::record::{RecordType, SessionRecord};
 use crate::store::{
-    ImportLock, MetaMark, REWRITING_KEY, SessionStore, StagedSession, WriteOutcome,
+    FileSystem, ImportLock, MetaMark, REWRITING_KEY, SessionStore, StagedSession, WriteOutcome,
 };
 
 /// What happened to one session of an imported file.
@@ -137,6 +137,23 @@ impl PreparedFile {
                 .sum(),
             Prepared::Done(_) => 0,
         }
+    }
+}
+
+impl PreparedFile {
+    /// Its new sessions, staged on disk.
+    fn staged_mut(&mut self) -> impl Iterator<Item = &mut StagedSession> {
+        let sessions = match &mut self.state {
+            Prepared::Sessions(sessions) => &mut sessions[..],
+            Prepared::Done(_) => &mut [],
+        };
+        sessions.iter_mut().filter_map(|one| match one {
+            PreparedOne::Write {
+                payload: Payload::Staged(staged),
+                ..
+            } => Some(staged),
+            _ => None,
+        })
     }
 }
 
@@ -396,14 +413,14 @@ fn commit_sessions(
 /// the commits (checks and two renames per session) run one by one in the order of `files`
 /// (so which file wins an id, the output and the ids are the same as a sequential import),
 /// with at most `max(8 × threads, 64)` files (the window) prepared ahead of them, fewer while
-/// those hold over 256 MiB of encoded sessions in memory. `each` gets
-/// every file's result, in order. The sessions directory is fsynced once at the end. What
-/// every file needs is worked out once: the store's session ids when the lock was taken, for
-/// a batch of several files (a file whose session is not among them is imported whole
-/// without reading its first lines for a sync), and each directory's canonical
-/// path. A kill at any point leaves each session as it was or whole (staged files are synced
-/// before they are renamed); a kill leaves its temporary files (`.*.tmp`, never read), which
-/// the next batch removes ([`SessionStore::remove_stale_tmp`]) once it holds the lock.
+/// those hold over 256 MiB of encoded sessions in memory. `each` gets every file's result, in
+/// order. The sessions directory is fsynced once at the end. What every file needs is worked
+/// out once: the store's session ids when the lock was taken, for a batch of several files (a
+/// file whose session is not among them is imported whole without reading its first lines
+/// for a sync), and each directory's canonical path. A kill at any point leaves each session
+/// as it was or whole (staged files are synced before they are renamed); a kill leaves its
+/// temporary files (`.*.tmp`, never read), which the next batch removes
+/// ([`SessionStore::remove_stale_tmp`]) once it holds the lock.
 ///
 /// Errors: taking the import lock, the final directory fsync; each file's own error goes to
 /// `each`.
@@ -451,7 +468,7 @@ pub fn import_many(
     let mut wrote = false;
     // Staged files are made durable a batch at a time, before their commits: one sync of the
     // whole file system for a batch (`sync_batch`).
-    let file_system = crate::store::file_system_handle(store.dir());
+    let file_system = FileSystem::of(store.dir());
     std::thread::scope(|scope| {
         // Workers → the sync thread (one sync per batch of files, at most half the window) →
         // the ordered commits below.
@@ -462,7 +479,8 @@ pub fn import_many(
             let mut file_system = file_system.as_ref();
             while let Ok(first) = to_sync.recv() {
                 // Each sync has a cost of its own: a batch takes the files that come within
-                // `BATCH_WAIT` of each other, up to the window.
+                // `BATCH_WAIT` of each other, up to half the window (the workers go on with
+                // the other half while it syncs).
                 let mut batch = vec![first];
                 while batch.len() < window / 2 {
                     match to_sync.recv_timeout(BATCH_WAIT) {
@@ -558,38 +576,25 @@ const BATCH_WAIT: std::time::Duration = std::time::Duration::from_millis(1);
 /// store's file system (every one was written before this call), and marks them synced;
 /// `false` when that sync failed: nothing is marked, and each commit then fsyncs its own
 /// `.jsonl` ([`SessionStore::commit_staged`]), as it does without a handle.
-fn sync_batch(file_system: Option<&File>, ready: &mut [(usize, Result<PreparedFile>)]) -> bool {
-    fn staged(p: &mut PreparedFile) -> Vec<&mut StagedSession> {
-        match &mut p.state {
-            Prepared::Sessions(sessions) => sessions
-                .iter_mut()
-                .filter_map(|one| match one {
-                    PreparedOne::Write {
-                        payload: Payload::Staged(staged),
-                        ..
-                    } => Some(staged),
-                    _ => None,
-                })
-                .collect(),
-            Prepared::Done(_) => Vec::new(),
-        }
-    }
-    let Some(handle) = file_system else {
+fn sync_batch(
+    file_system: Option<&FileSystem>,
+    ready: &mut [(usize, Result<PreparedFile>)],
+) -> bool {
+    let Some(file_system) = file_system else {
         return true;
     };
     let any = ready
         .iter_mut()
-        .any(|(_, p)| p.as_mut().is_ok_and(|p| !staged(p).is_empty()));
+        .any(|(_, p)| p.as_mut().is_ok_and(|p| p.staged_mut().next().is_some()));
     if !any {
         return true;
     }
-    if crate::store::sync_file_system(handle).is_err() {
+    if file_system.sync().is_err() {
         return false;
     }
     for (_, p) in ready.iter_mut() {
         if let Ok(file) = p {
-            staged(file)
-                .into_iter()
+            file.staged_mut()
                 .for_each(StagedSession::synced_with_file_system);
         }
     }

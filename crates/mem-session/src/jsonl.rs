@@ -338,32 +338,38 @@ fn parse_line(
     }
 }
 
-/// How far into a line its top-level `type` is looked for before skimming is tried (Codex
-/// writes `{"timestamp":"...","type":"event_msg","payload":...}`).
-const SKIM_PREFIX: usize = 160;
+/// How far into a line its top-level `type` is looked for (Codex writes
+/// `{"timestamp":"...","type":"event_msg","payload":...}`).
+const TYPE_PREFIX: usize = 160;
+
+/// The first of `names` that a `"type":"<name>"` in the first [`TYPE_PREFIX`] bytes of `text`
+/// names (occurrences in order), or `None`: the cheap look the skimming and the Codex line
+/// reader take before they try a line (the parse then checks the real top-level `type`).
+pub(crate) fn type_in_head<'n>(text: &str, names: &[&'n str]) -> Option<&'n str> {
+    const KEY: &[u8] = b"\"type\":\"";
+    // Built once: `memmem::find` builds its searcher on every call.
+    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(KEY));
+    let head = &text.as_bytes()[..text.len().min(TYPE_PREFIX)];
+    let mut at = 0;
+    loop {
+        at += FINDER.find(&head[at..])? + KEY.len();
+        let rest = &head[at..];
+        if let Some(name) = names
+            .iter()
+            .find(|t| rest.starts_with(t.as_bytes()) && rest.get(t.len()) == Some(&b'"'))
+        {
+            return Some(name);
+        }
+    }
+}
 
 /// The line as one object whose `payload` object keeps only its `type`, when the line is
 /// exactly one JSON object whose top-level `type` is one of `types`; `None` (the line is then
 /// parsed whole, as usual) otherwise: glued or malformed lines, a payload that is not an
 /// object, a `\u` surrogate escape anywhere (checked by the whole parse only).
 fn skim_line(text: &str, types: &[&str]) -> Option<Value> {
-    const KEY: &[u8] = b"\"type\":\"";
-    let head = &text.as_bytes()[..text.len().min(SKIM_PREFIX)];
-    let mut at = 0;
-    let named = loop {
-        let Some(i) = memchr::memmem::find(&head[at..], KEY) else {
-            break false;
-        };
-        at += i + KEY.len();
-        let rest = &head[at..];
-        if types
-            .iter()
-            .any(|t| rest.starts_with(t.as_bytes()) && rest.get(t.len()) == Some(&b'"'))
-        {
-            break true;
-        }
-    };
-    if !named || has_surrogate_escape(text) {
+    if type_in_head(text, types).is_none() || has_surrogate_escape(text) {
         return None;
     }
     let Skimmed(map) = serde_json::from_str(text).ok()?;

@@ -954,7 +954,7 @@ impl SessionStore {
             file: None,
             synced: false,
         };
-        // Synced by `StagedSession::sync` (an import's sync threads) or by the commit.
+        // Synced with its batch by an import (`FileSystem::sync`) or by the commit.
         let file = write_new_file(&jsonl_tmp, &bytes, false)?;
         recycle_encode_buffer(bytes);
         self.stage_file_and_meta(&mut staged, file, &jsonl_tmp, &meta_bytes)?;
@@ -1226,71 +1226,80 @@ impl StagedSession {
         self.synced = true;
         Ok(())
     }
-}
 
-impl StagedSession {
     /// Marks the staged `.jsonl` as on the disk: the caller synced the whole file system that
-    /// holds it ([`sync_file_system`]) after it was written, so its commit does not fsync it
+    /// holds it ([`FileSystem::sync`]) after it was written, so its commit does not fsync it
     /// again.
     pub(crate) fn synced_with_file_system(&mut self) {
         self.synced = true;
     }
 }
 
-/// A handle on the file system that holds `dir`, for [`sync_file_system`]: `None` (callers
-/// then fsync each file, [`StagedSession::sync`]) unless this is Linux 5.8 or later (before,
-/// `syncfs` reported no writeback error) and `dir` is on a local disk file system whose
-/// `syncfs` writes everything back and flushes the disk (ext2/3/4, XFS, Btrfs, F2FS; not FUSE,
-/// virtiofs or network file systems, where only an fsync of the file itself is sure).
-pub(crate) fn file_system_handle(dir: &Path) -> Option<File> {
-    #[cfg(target_os = "linux")]
-    {
-        const LOCAL: &[i64] = &[
-            0xEF53,      // ext2, ext3, ext4
-            0x5846_5342, // XFS
-            0x9123_683E, // Btrfs
-            0xF2F5_2010, // F2FS
-        ];
-        let release = rustix::system::uname();
-        let release = release.release().to_string_lossy();
-        let mut parts = release
-            .split(['.', '-'])
-            .map(|p| p.parse::<u32>().unwrap_or(0));
-        let version = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-        if version < (5, 8) {
-            return None;
-        }
-        let handle = File::open(dir).ok()?;
-        let kind = rustix::fs::fstatfs(&handle).ok()?.f_type;
-        #[allow(clippy::useless_conversion)] // `f_type` is an `i32` on some targets
-        let kind = i64::from(kind);
-        LOCAL.contains(&kind).then_some(handle)
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = dir;
-        None
-    }
-}
-
-/// Makes everything written so far on the file system of `handle` durable: one `syncfs(2)`.
-/// For a batch of new files this replaces an fsync of each. On ext4 each fsync of a new file
-/// writes its inode block and waits for it alone; `syncfs` writes the batch's data and
-/// inodes back together and flushes the disk once (a Codex import's fsyncs were ~7 % of its
-/// samples: `docs/BENCHMARKS.md`). It also writes back what other programs wrote there, and an
-/// error it reports may be theirs: callers then fsync each of their files instead.
-///
-/// Errors: I/O, as `syncfs` reports it (writeback errors since the last call on `handle`).
+/// The file system of a store, to make everything written on it durable at once
+/// ([`FileSystem::sync`]); only where that is sure ([`FileSystem::of`]). Elsewhere than Linux
+/// there is none (the type has no value): callers fsync each file.
 #[cfg(target_os = "linux")]
-pub(crate) fn sync_file_system(handle: &File) -> std::io::Result<()> {
-    rustix::fs::syncfs(handle).map_err(std::io::Error::from)
-}
+pub(crate) struct FileSystem(File);
 
-/// See the Linux version: elsewhere [`file_system_handle`] gives no handle, so this is never
-/// called; it fails rather than pretend.
+/// See the Linux version: no file system is synced as a whole here.
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn sync_file_system(_handle: &File) -> std::io::Result<()> {
-    Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
+pub(crate) enum FileSystem {}
+
+impl FileSystem {
+    /// The file system that holds `dir`: `None` (callers then fsync each file,
+    /// [`StagedSession::sync`]) unless this is Linux 5.8 or later (before, `syncfs` reported no
+    /// writeback error) and `dir` is on a local disk file system whose `syncfs` writes
+    /// everything back and flushes the disk (ext2/3/4, XFS, Btrfs, F2FS; not FUSE, virtiofs or
+    /// network file systems, where only an fsync of the file itself is sure).
+    pub(crate) fn of(dir: &Path) -> Option<FileSystem> {
+        #[cfg(target_os = "linux")]
+        {
+            const LOCAL: &[i64] = &[
+                0xEF53,      // ext2, ext3, ext4
+                0x5846_5342, // XFS
+                0x9123_683E, // Btrfs
+                0xF2F5_2010, // F2FS
+            ];
+            let release = rustix::system::uname();
+            let release = release.release().to_string_lossy();
+            let mut parts = release
+                .split(['.', '-'])
+                .map(|p| p.parse::<u32>().unwrap_or(0));
+            let version = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+            if version < (5, 8) {
+                return None;
+            }
+            let handle = File::open(dir).ok()?;
+            let kind = rustix::fs::fstatfs(&handle).ok()?.f_type;
+            #[allow(clippy::useless_conversion)] // `f_type` is an `i32` on some targets
+            let kind = i64::from(kind);
+            LOCAL.contains(&kind).then_some(FileSystem(handle))
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = dir;
+            None
+        }
+    }
+
+    /// Makes everything written so far on this file system durable: one `syncfs(2)`. For a
+    /// batch of new files this replaces an fsync of each. On ext4 each fsync of a new file
+    /// writes its inode block and waits for it alone; `syncfs` writes the batch's data and
+    /// inodes back together and flushes the disk once (a Codex import's fsyncs were ~7 % of
+    /// its samples: `docs/BENCHMARKS.md`). It also writes back what other programs wrote
+    /// there, and an error it reports may be theirs: callers then fsync each of their files.
+    ///
+    /// Errors: I/O, as `syncfs` reports it (writeback errors since the last call).
+    pub(crate) fn sync(&self) -> std::io::Result<()> {
+        #[cfg(target_os = "linux")]
+        {
+            rustix::fs::syncfs(&self.0).map_err(std::io::Error::from)
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            match *self {}
+        }
+    }
 }
 
 impl Drop for StagedSession {
@@ -2517,12 +2526,12 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn the_file_system_is_synced_as_a_whole_only_on_local_disks() {
-        assert!(file_system_handle(Path::new("/proc")).is_none());
+        assert!(FileSystem::of(Path::new("/proc")).is_none());
         let shm = Path::new("/dev/shm");
         if shm.is_dir() {
-            assert!(file_system_handle(shm).is_none());
+            assert!(FileSystem::of(shm).is_none());
         }
-        assert!(file_system_handle(Path::new("/nonexistent-dir-for-this-test")).is_none());
+        assert!(FileSystem::of(Path::new("/nonexistent-dir-for-this-test")).is_none());
     }
 
     /// The tail kept by the backward search is exactly the file's bytes from the line found

@@ -8,7 +8,7 @@ use mem_core::{ContentBlock, Message, Role, ToolResultContent};
 use serde_json::{Map, Value};
 
 use super::build::{Builder, Merge};
-use super::codex_line::{CodexLine, Entry, Fields};
+use super::codex_line::{CodexLine, Entry, Object};
 use super::text::{TimeSpan, is_real_request, sanitize_id, shorten_title};
 use super::{ImportReport, ImportedSession, SourceFormat, type_of};
 use crate::diagnostic::Diagnostic;
@@ -72,9 +72,7 @@ pub(crate) fn import(
                 }
                 CodexLine::Item { timestamp, payload } => {
                     let seen = im.see(n, timestamp);
-                    let mut b = std::mem::take(&mut im.builder);
-                    im.item(&mut b, n, payload, seen, true);
-                    im.builder = b;
+                    im.response_item(n, payload, seen);
                 }
                 CodexLine::Compacted {
                     timestamp,
@@ -178,14 +176,17 @@ impl Importer<'_> {
         }
     }
 
+    /// A `response_item` line: one item of the conversation.
+    fn response_item(&mut self, n: usize, item: impl Object, ts: Option<String>) {
+        let mut b = std::mem::take(&mut self.builder);
+        self.item(&mut b, n, item, ts, true);
+        self.builder = b;
+    }
+
     fn line(&mut self, n: usize, kind: &str, payload: Map<String, Value>, ts: Option<String>) {
         match kind {
             "session_meta" => self.session_meta(n, payload, ts),
-            "response_item" => {
-                let mut b = std::mem::take(&mut self.builder);
-                self.item(&mut b, n, payload, ts, true);
-                self.builder = b;
-            }
+            "response_item" => self.response_item(n, payload, ts),
             "compacted" => {
                 let mut payload = payload;
                 let history = Entry::all_of(payload.shift_remove("replacement_history"));
@@ -504,46 +505,6 @@ impl Importer<'_> {
                 }
             }
         }
-    }
-}
-
-/// A JSON object the importer takes apart, field by field: a `serde_json::Map`, or the
-/// [`Fields`] of a payload read by the Codex line reader. Taking a field out keeps the order
-/// of the others (so both give the same leftovers, in the order of the line).
-pub(crate) trait Object {
-    /// The value of `key`.
-    fn get(&self, key: &str) -> Option<&Value>;
-    /// Takes `key` out; the other fields keep their order.
-    fn take(&mut self, key: &str) -> Option<Value>;
-    /// The fields left, in order.
-    fn into_map(self) -> Map<String, Value>;
-    /// Whether `key` is there.
-    fn contains_key(&self, key: &str) -> bool {
-        self.get(key).is_some()
-    }
-}
-
-impl Object for Map<String, Value> {
-    fn get(&self, key: &str) -> Option<&Value> {
-        Map::get(self, key)
-    }
-    fn take(&mut self, key: &str) -> Option<Value> {
-        self.shift_remove(key)
-    }
-    fn into_map(self) -> Map<String, Value> {
-        self
-    }
-}
-
-impl Object for Fields {
-    fn get(&self, key: &str) -> Option<&Value> {
-        Fields::get(self, key)
-    }
-    fn take(&mut self, key: &str) -> Option<Value> {
-        Fields::take(self, key)
-    }
-    fn into_map(self) -> Map<String, Value> {
-        Fields::into_map(self)
     }
 }
 

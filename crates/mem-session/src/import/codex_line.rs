@@ -19,24 +19,30 @@ use std::borrow::Cow;
 use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::codex::SKIMMED_TYPES;
-use crate::jsonl::{Checked, SizedValue, has_surrogate_escape};
+use crate::jsonl::{Checked, SizedValue, has_surrogate_escape, type_in_head};
 
 /// The most fields a payload read here may have (real response items have at most ~8); a
 /// payload with more is parsed whole (which also keeps the repeated-key check linear).
 pub(crate) const MAX_FIELDS: usize = 32;
 
-/// How far into a line its top-level `type` is looked for (Codex writes
-/// `{"timestamp":"...","type":"...","payload":...}`).
-const TYPE_PREFIX: usize = 160;
+/// The line types read here: `response_item`, `compacted` and the skimmed types
+/// ([`SKIMMED_TYPES`](super::codex::SKIMMED_TYPES), checked by a test).
+const READ_TYPES: &[&str] = &[
+    "response_item",
+    "compacted",
+    "event_msg",
+    "turn_context",
+    "world_state",
+];
 
 /// One Codex line read without its tree.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum CodexLine {
-    /// A line of one of [`SKIMMED_TYPES`]: only its payload's `type` is kept (the rest of the
-    /// payload is checked as JSON, not built).
+    /// A line of one of the skimmed types ([`SKIMMED_TYPES`](super::codex::SKIMMED_TYPES)):
+    /// only its payload's `type` is kept (the rest of the payload is checked as JSON, not
+    /// built).
     Counted {
-        /// The line's `type` (one of [`SKIMMED_TYPES`]).
+        /// The line's `type` (one of the skimmed types).
         kind: &'static str,
         /// The payload's `type` when it is a string.
         payload_type: Option<String>,
@@ -93,25 +99,48 @@ impl Entry {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Fields(Vec<(String, Value)>);
 
-impl Fields {
+/// A JSON object the importer takes apart, field by field: a `serde_json::Map`, or the
+/// [`Fields`] of a payload read here. Taking a field out keeps the order of the others (so both
+/// give the same leftovers, in the order of the line).
+pub(crate) trait Object {
     /// The value of `key`.
-    pub(crate) fn get(&self, key: &str) -> Option<&Value> {
+    fn get(&self, key: &str) -> Option<&Value>;
+    /// Takes `key` out; the other fields keep their order.
+    fn take(&mut self, key: &str) -> Option<Value>;
+    /// The fields left, in order.
+    fn into_map(self) -> Map<String, Value>;
+    /// Whether `key` is there.
+    fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+}
+
+impl Object for Map<String, Value> {
+    fn get(&self, key: &str) -> Option<&Value> {
+        Map::get(self, key)
+    }
+    fn take(&mut self, key: &str) -> Option<Value> {
+        self.shift_remove(key)
+    }
+    fn into_map(self) -> Map<String, Value> {
+        self
+    }
+}
+
+impl Object for Fields {
+    fn get(&self, key: &str) -> Option<&Value> {
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
-
-    /// Takes `key` out; the other fields keep their order.
-    pub(crate) fn take(&mut self, key: &str) -> Option<Value> {
+    fn take(&mut self, key: &str) -> Option<Value> {
         let i = self.0.iter().position(|(k, _)| k == key)?;
         Some(self.0.remove(i).1)
     }
-
-    /// The fields as a map, in order.
-    pub(crate) fn into_map(self) -> Map<String, Value> {
+    fn into_map(self) -> Map<String, Value> {
         self.0.into_iter().collect()
     }
 }
 
-/// What the line's `type` says the line is, from the first [`TYPE_PREFIX`] bytes.
+/// What the line's `type` says the line is, from its head ([`type_in_head`]).
 #[derive(Clone, Copy)]
 enum Kind {
     Counted(&'static str),
@@ -134,26 +163,11 @@ pub(crate) fn read(text: &str) -> Option<Box<CodexLine>> {
 
 /// The kind named by the first `"type":"..."` in the line's head that names one.
 fn kind_of(text: &str) -> Option<Kind> {
-    const KEY: &[u8] = b"\"type\":\"";
-    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(KEY));
-    let head = &text.as_bytes()[..text.len().min(TYPE_PREFIX)];
-    let mut at = 0;
-    loop {
-        let i = FINDER.find(&head[at..])?;
-        at += i + KEY.len();
-        let rest = &head[at..];
-        let named = |t: &str| rest.starts_with(t.as_bytes()) && rest.get(t.len()) == Some(&b'"');
-        if named("response_item") {
-            return Some(Kind::Item);
-        }
-        if named("compacted") {
-            return Some(Kind::Compacted);
-        }
-        if let Some(t) = SKIMMED_TYPES.iter().find(|t| named(t)) {
-            return Some(Kind::Counted(t));
-        }
-    }
+    Some(match type_in_head(text, READ_TYPES)? {
+        "response_item" => Kind::Item,
+        "compacted" => Kind::Compacted,
+        counted => Kind::Counted(counted),
+    })
 }
 
 /// A key, borrowed from the line when it has no escape.
@@ -455,5 +469,17 @@ impl<'de> Deserialize<'de> for Entry {
             }
         }
         d.deserialize_any(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The types read here are the two conversation types and exactly the skimmed ones.
+    #[test]
+    fn the_types_read_are_the_conversation_and_the_skimmed_ones() {
+        assert_eq!(&READ_TYPES[..2], &["response_item", "compacted"]);
+        assert_eq!(&READ_TYPES[2..], super::super::codex::SKIMMED_TYPES);
     }
 }
