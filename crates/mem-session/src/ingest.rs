@@ -315,7 +315,14 @@ fn prepare_file_with(
                 // of the file are re-imported whole when new sidechain lines appear).
                 let index = (i == 0).then_some(&index);
                 out.push(prepare_one(
-                    store, session, &source, &digest, path, index, stage,
+                    store,
+                    batch.existing,
+                    session,
+                    &source,
+                    &digest,
+                    path,
+                    index,
+                    stage,
                 )?);
             }
         }
@@ -649,7 +656,7 @@ impl SyncMark {
         let Some(offset) = index.offset_of(line) else {
             return Ok(None);
         };
-        let (head, before) = fingerprints(path, offset, Fingerprint::Xxh3)?;
+        let (head, before) = fingerprints(path, index.source(), offset, Fingerprint::Xxh3)?;
         Ok(Some(SyncMark {
             offset,
             line,
@@ -714,8 +721,24 @@ impl Fingerprint {
 }
 
 /// The `hash` fingerprints of the source's first (up to) 64 KiB before `offset`, and of the
-/// (up to) 64 KiB right before `offset`.
-fn fingerprints(path: &Path, offset: u64, hash: Fingerprint) -> Result<(String, String)> {
+/// (up to) 64 KiB right before `offset`: of `source`, the file's bytes as they were read, when
+/// it holds them (its first `offset` bytes at least), else read from the file at `path`.
+fn fingerprints(
+    path: &Path,
+    source: Option<&[u8]>,
+    offset: u64,
+    hash: Fingerprint,
+) -> Result<(String, String)> {
+    let in_memory = source.and_then(|bytes| Some((bytes, usize::try_from(offset).ok()?)));
+    if let Some((bytes, end)) = in_memory
+        && end <= bytes.len()
+    {
+        let window = usize::try_from(FINGERPRINT_WINDOW).unwrap_or(usize::MAX);
+        return Ok((
+            hash.hex(&bytes[..end.min(window)]),
+            hash.hex(&bytes[end.saturating_sub(window)..end]),
+        ));
+    }
     let file = crate::import::open_transcript(path)?;
     let window = |start: u64, end: u64| -> Result<String> {
         let mut buf = vec![0u8; usize::try_from(end - start).unwrap_or(0)];
@@ -862,7 +885,7 @@ fn sync(
         .map_err(|e| Error::io("cannot read", path, e))?
         .len();
     if len < mark.offset
-        || fingerprints(path, mark.offset, Fingerprint::of_mark(&mark.head))?
+        || fingerprints(path, None, mark.offset, Fingerprint::of_mark(&mark.head))?
             != (mark.head.clone(), mark.before.clone())
     {
         tracing::debug!(
@@ -1052,8 +1075,10 @@ impl LegacySha256 {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn prepare_one(
     store: &SessionStore,
+    existing: Option<&HashSet<String>>,
     session: ImportedSession,
     source: &Path,
     digest: &str,
@@ -1092,8 +1117,16 @@ fn prepare_one(
         }
     }
     // A session that exists already may be unchanged (nothing to write): the commit decides,
-    // from the bytes in memory. A new one is written (and synced) now, when asked.
-    let payload = if stage && !store.jsonl_path(&prepared.meta.id).is_file() {
+    // from the bytes in memory. A new one is written (and synced) now, when asked. In a batch,
+    // "exists" is the listing taken at its start: no look up of a name not in the directory,
+    // which waits for the directory's lock while other sessions are created and renamed in it
+    // (~100 waits a worker on 100 MB of rollouts). A session made since by another writer is
+    // staged all the same, and the commit, which looks again, decides as for any other.
+    let exists = |id: &str| match existing {
+        Some(ids) => ids.contains(id),
+        None => store.jsonl_path(id).is_file(),
+    };
+    let payload = if stage && !exists(&prepared.meta.id) {
         Payload::Staged(store.stage_session(prepared)?)
     } else {
         Payload::Encoded(prepared)
@@ -1321,6 +1354,44 @@ fn check_same_source(existing: &SessionMeta, source: &Path) -> Result<()> {
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    /// The fingerprints taken from a file's bytes in memory are those read from the file, for
+    /// offsets inside, at and around both windows; bytes that stop short of the offset are not
+    /// used.
+    #[test]
+    fn fingerprints_from_memory_are_those_of_the_file() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("t.jsonl");
+        let bytes: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let w = FINGERPRINT_WINDOW;
+        for offset in [
+            0,
+            1,
+            100,
+            w - 1,
+            w,
+            w + 1,
+            2 * w,
+            2 * w + 5,
+            199_999,
+            200_000,
+        ] {
+            for hash in [Fingerprint::Xxh3, Fingerprint::Sha256] {
+                let read = fingerprints(&path, None, offset, hash).unwrap();
+                let held = fingerprints(&path, Some(&bytes), offset, hash).unwrap();
+                assert_eq!(held, read, "offset {offset}");
+                // Short bytes: read from the file instead.
+                let short = fingerprints(&path, Some(&bytes[..10]), offset, hash).unwrap();
+                assert_eq!(short, read, "offset {offset}, short");
+            }
+        }
+        // The windows differ with the offset (the test is not comparing constants).
+        let a = fingerprints(&path, Some(&bytes), 2 * w, Fingerprint::Xxh3).unwrap();
+        let b = fingerprints(&path, Some(&bytes), 2 * w + 5, Fingerprint::Xxh3).unwrap();
+        assert_eq!(a.0, b.0);
+        assert_ne!(a.1, b.1);
+    }
 
     /// Imports `file` into a fresh store under `dir`, converted as read (`stream_min` 0) or in
     /// memory (`u64::MAX`); returns the store's files (metas with `created`/`last_active`

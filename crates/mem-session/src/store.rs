@@ -941,7 +941,6 @@ impl SessionStore {
     pub fn stage_session(&self, prepared: PreparedSession) -> Result<StagedSession> {
         let PreparedSession { meta, bytes } = prepared;
         validate_id(&meta.id)?;
-        self.ensure_dir()?;
         let meta_bytes = serde_json::to_vec_pretty(&meta).map_err(|source| Error::Serialize {
             id: meta.id.clone(),
             source,
@@ -2367,9 +2366,19 @@ fn recycle_encode_buffer(bytes: Vec<u8>) {
     }
 }
 
-/// Creates `path` with `bytes`, `fsync`ed when `sync`.
+/// Creates `path` with `bytes`, `fsync`ed when `sync`; its directory is made when missing.
 fn write_new_file(path: &Path, bytes: &[u8], sync: bool) -> Result<File> {
-    let mut f = File::create(path).map_err(|e| Error::io("cannot create", path, e))?;
+    // The directory is made only when the file cannot be created without it: a `mkdir` and a
+    // `stat` before each of an import's thousands of files would find it there every time.
+    let create = || File::create(path);
+    let mut f = match create() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match path.parent() {
+            Some(dir) => fs::create_dir_all(dir).and_then(|()| create()),
+            None => Err(e),
+        },
+        other => other,
+    }
+    .map_err(|e| Error::io("cannot create", path, e))?;
     f.write_all(bytes)
         .map_err(|e| Error::io("cannot write", path, e))?;
     if sync {
@@ -2388,7 +2397,14 @@ fn unique_tmp(path: &Path) -> PathBuf {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    path.with_file_name(format!(".{name}.{}.{n}.tmp", std::process::id()))
+    path.with_file_name(format!(".{name}.{}.{n}.tmp", process_id()))
+}
+
+/// This process's id, asked of the system once (each ask is a system call; an import names
+/// two temporary files a session).
+fn process_id() -> u32 {
+    static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *PID.get_or_init(std::process::id)
 }
 
 /// Age past which [`SessionStore::remove_stale_tmp`] removes a temporary file whose process

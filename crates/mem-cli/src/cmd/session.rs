@@ -105,7 +105,17 @@ pub fn run(args: SessionArgs, settings: &Settings) -> Result<()> {
                 id: id.as_deref(),
                 verbose,
             };
-            import(&store, &paths, &options, settings, &mut out)
+            // Piped or redirected, the report is written in blocks rather than a system call
+            // a line (four a session); stdout is flushed before anything goes to stderr, so
+            // the two keep their order when they share a file.
+            if io::IsTerminal::is_terminal(&out) {
+                import(&store, &paths, &options, settings, &mut out)
+            } else {
+                let mut buffered = io::BufWriter::with_capacity(1 << 16, &mut out);
+                let imported = import(&store, &paths, &options, settings, &mut buffered);
+                let flushed = buffered.flush();
+                imported.and(flushed.map_err(Into::into))
+            }
         }
         SessionCommand::Delete { id } => delete(&store, &id, settings, &mut out),
     }
@@ -519,7 +529,11 @@ fn import(
                     if settings.json {
                         json_items.push(json!({"file": file, "skipped": err.to_string()}));
                     } else {
-                        bar.suspend(|| eprintln!("skipped: {}", safe_line(&err.to_string())));
+                        bar.suspend(|| {
+                            out.flush()?;
+                            eprintln!("skipped: {}", safe_line(&err.to_string()));
+                            io::Result::Ok(())
+                        })?;
                     }
                 }
                 Err(err) => {
@@ -527,7 +541,11 @@ fn import(
                     if settings.json {
                         json_items.push(json!({"file": file, "error": err.to_string()}));
                     } else {
-                        bar.suspend(|| eprintln!("error: {}", safe_line(&err.to_string())));
+                        bar.suspend(|| {
+                            out.flush()?;
+                            eprintln!("error: {}", safe_line(&err.to_string()));
+                            io::Result::Ok(())
+                        })?;
                     }
                 }
             }
@@ -707,11 +725,15 @@ fn print_import(
     }
     // Diagnostics to stderr, after the file's report (at most DIAGNOSTICS_SHOWN per file
     // unless --verbose).
-    let mut err = io::stderr().lock();
     let mut all: Vec<&Diagnostic> = sessions
         .iter()
         .flat_map(|s| &s.report.diagnostics)
         .collect();
+    if all.is_empty() {
+        return Ok(());
+    }
+    out.flush()?;
+    let mut err = io::stderr().lock();
     // In line order (the reader's and the importer's findings interleaved); file-wide last.
     all.sort_by_key(|d| (d.line == 0, d.line));
     let shown = if verbose {

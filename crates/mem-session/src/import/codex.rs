@@ -74,6 +74,10 @@ pub(crate) fn import(
                     let seen = im.see(n, timestamp);
                     im.response_item(n, payload, seen);
                 }
+                CodexLine::Meta { timestamp, payload } => {
+                    let seen = im.see(n, timestamp);
+                    im.session_meta(n, payload, seen);
+                }
                 CodexLine::Compacted {
                     timestamp,
                     payload,
@@ -207,14 +211,15 @@ impl Importer<'_> {
         }
     }
 
-    fn session_meta(&mut self, n: usize, mut p: Map<String, Value>, ts: Option<String>) {
+    /// A `session_meta` line: the rollout's id, working directory, parent and instructions.
+    /// Reads only the payload's [`META_FIELDS`](super::codex_line::META_FIELDS).
+    fn session_meta<O: Object>(&mut self, n: usize, mut p: O, ts: Option<String>) {
         if self.id.is_some() {
             // Forked and subagent rollouts repeat their parent's session_meta: not ours.
             self.report.skip("session_meta (repeated)");
             return;
         }
-        let s =
-            |p: &Map<String, Value>, k: &str| p.get(k).and_then(Value::as_str).map(str::to_owned);
+        let s = |p: &O, k: &str| p.get(k).and_then(Value::as_str).map(str::to_owned);
         self.id = s(&p, "id");
         self.cwd = s(&p, "cwd");
         self.times.see(p.get("timestamp").and_then(Value::as_str));
@@ -231,7 +236,7 @@ impl Importer<'_> {
             }
         });
         self.parent = parent.map(|id| sanitize_id(&id, "session"));
-        let instructions = match p.remove("base_instructions") {
+        let instructions = match p.take("base_instructions") {
             Some(Value::Object(mut o)) => match o.remove("text") {
                 Some(Value::String(t)) => Some(t),
                 _ => None,
@@ -239,7 +244,7 @@ impl Importer<'_> {
             Some(Value::String(t)) => Some(t),
             _ => None,
         }
-        .or_else(|| match p.remove("instructions") {
+        .or_else(|| match p.take("instructions") {
             Some(Value::String(t)) => Some(t),
             _ => None,
         });

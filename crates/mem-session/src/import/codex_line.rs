@@ -1,7 +1,8 @@
 //! A reader for the kinds of Codex rollout line that make up nearly all of a rollout:
 //! `response_item` lines (the conversation), `compacted` lines (a compaction and the history it
-//! keeps) and the lines the importer only counts (`event_msg`, `turn_context`,
-//! `world_state`). It reads them without building the `Value`
+//! keeps), `session_meta` lines (of whose payload only the fields the importer reads are
+//! built: [`META_FIELDS`]) and the lines the importer only counts (`event_msg`,
+//! `turn_context`, `world_state`). It reads them without building the `Value`
 //! tree of the line and of its payload object (a hashed, ordered map each, with every key
 //! allocated); the payload's fields keep their order in a plain list and their values are
 //! built as usual.
@@ -25,14 +26,29 @@ use crate::jsonl::{Checked, SizedValue, has_surrogate_escape, type_in_head};
 /// payload with more is parsed whole (which also keeps the repeated-key check linear).
 pub(crate) const MAX_FIELDS: usize = 32;
 
-/// The line types read here: `response_item`, `compacted` and the skimmed types
-/// ([`SKIMMED_TYPES`](super::codex::SKIMMED_TYPES), checked by a test).
+/// The line types read here: `response_item`, `compacted`, `session_meta` and the skimmed
+/// types ([`SKIMMED_TYPES`](super::codex::SKIMMED_TYPES), checked by a test).
 const READ_TYPES: &[&str] = &[
     "response_item",
     "compacted",
+    "session_meta",
     "event_msg",
     "turn_context",
     "world_state",
+];
+
+/// The fields of a `session_meta` payload the importer reads (`Importer::session_meta`: keep
+/// them in step; the fixtures' and the fuzz target's rollouts are imported both ways and
+/// compared); the others (the tools offered, the git state: most of the line) are checked as
+/// JSON, not built.
+pub(crate) const META_FIELDS: &[&str] = &[
+    "id",
+    "cwd",
+    "timestamp",
+    "source",
+    "parent_thread_id",
+    "base_instructions",
+    "instructions",
 ];
 
 /// One Codex line read without its tree.
@@ -54,6 +70,13 @@ pub(crate) enum CodexLine {
         /// The line's `timestamp` when it is a string.
         timestamp: Option<String>,
         /// The payload's fields, in order.
+        payload: Fields,
+    },
+    /// A `session_meta` line.
+    Meta {
+        /// The line's `timestamp` when it is a string.
+        timestamp: Option<String>,
+        /// The payload's [`META_FIELDS`] that it has, in order.
         payload: Fields,
     },
     /// A `compacted` line.
@@ -145,6 +168,7 @@ impl Object for Fields {
 enum Kind {
     Counted(&'static str),
     Item,
+    Meta,
     Compacted,
 }
 
@@ -166,6 +190,7 @@ fn kind_of(text: &str) -> Option<Kind> {
     Some(match type_in_head(text, READ_TYPES)? {
         "response_item" => Kind::Item,
         "compacted" => Kind::Compacted,
+        "session_meta" => Kind::Meta,
         counted => Kind::Counted(counted),
     })
 }
@@ -218,6 +243,7 @@ impl<'de> Visitor<'de> for Top {
         let mut ty: Option<Value> = None;
         let mut counted: Option<Option<String>> = None;
         let mut item: Option<Fields> = None;
+        let mut meta: Option<MetaPayload> = None;
         let mut compacted: Option<CompactedPayload> = None;
         while let Some(Key(key)) = access.next_key::<Key>()? {
             match key.as_ref() {
@@ -226,6 +252,7 @@ impl<'de> Visitor<'de> for Top {
                 "payload" => match self.0 {
                     Kind::Counted(_) => once(&mut counted, access.next_value::<PayloadType>()?.0)?,
                     Kind::Item => once(&mut item, access.next_value::<Fields>()?)?,
+                    Kind::Meta => once(&mut meta, access.next_value::<MetaPayload>()?)?,
                     Kind::Compacted => {
                         once(&mut compacted, access.next_value::<CompactedPayload>()?)?
                     }
@@ -249,6 +276,10 @@ impl<'de> Visitor<'de> for Top {
             Kind::Item if ty == Some("response_item") => Ok(CodexLine::Item {
                 timestamp,
                 payload: item.ok_or_else(|| A::Error::custom("no payload"))?,
+            }),
+            Kind::Meta if ty == Some("session_meta") => Ok(CodexLine::Meta {
+                timestamp,
+                payload: meta.ok_or_else(|| A::Error::custom("no payload"))?.0,
             }),
             Kind::Compacted if ty == Some("compacted") => {
                 let CompactedPayload { fields, history } =
@@ -322,6 +353,34 @@ impl<'de> Deserialize<'de> for Fields {
                     push_field(&mut fields, key, &mut access)?;
                 }
                 Ok(Fields(fields))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// A `session_meta` payload object: its [`META_FIELDS`], in order; the other fields are checked,
+/// not built (a repeated one among them is dropped all the same).
+struct MetaPayload(Fields);
+
+impl<'de> Deserialize<'de> for MetaPayload {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = MetaPayload;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<MetaPayload, A::Error> {
+                let mut fields: Vec<(String, Value)> = Vec::with_capacity(META_FIELDS.len());
+                while let Some(Key(key)) = access.next_key::<Key>()? {
+                    if META_FIELDS.contains(&key.as_ref()) {
+                        push_field(&mut fields, key, &mut access)?;
+                    } else {
+                        access.next_value::<Checked>()?;
+                    }
+                }
+                Ok(MetaPayload(Fields(fields)))
             }
         }
         d.deserialize_map(V)
@@ -479,7 +538,10 @@ mod tests {
     /// The types read here are the two conversation types and exactly the skimmed ones.
     #[test]
     fn the_types_read_are_the_conversation_and_the_skimmed_ones() {
-        assert_eq!(&READ_TYPES[..2], &["response_item", "compacted"]);
-        assert_eq!(&READ_TYPES[2..], super::super::codex::SKIMMED_TYPES);
+        assert_eq!(
+            &READ_TYPES[..3],
+            &["response_item", "compacted", "session_meta"]
+        );
+        assert_eq!(&READ_TYPES[3..], super::super::codex::SKIMMED_TYPES);
     }
 }

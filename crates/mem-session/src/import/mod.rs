@@ -308,21 +308,34 @@ fn convert_events(
 /// Byte offsets of the lines a conversion read: line number → offset of the line's first byte
 /// in the file. Used to find where an incremental re-import restarts.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct LineIndex(Vec<(usize, u64)>);
+pub(crate) struct LineIndex {
+    lines: Vec<(usize, u64)>,
+    /// The file's bytes as they were read and converted, when it was read whole.
+    source: Option<Vec<u8>>,
+}
 
 impl LineIndex {
     fn of(values: &[JsonLine]) -> LineIndex {
-        let mut v: Vec<(usize, u64)> = values.iter().map(|l| (l.line, l.offset)).collect();
-        v.dedup_by_key(|(line, _)| *line);
-        LineIndex(v)
+        let mut lines: Vec<(usize, u64)> = values.iter().map(|l| (l.line, l.offset)).collect();
+        lines.dedup_by_key(|(line, _)| *line);
+        LineIndex {
+            lines,
+            source: None,
+        }
+    }
+
+    /// The file's bytes as they were read and converted, when it was read whole (a small
+    /// file): what its sync mark's fingerprints are taken from.
+    pub(crate) fn source(&self) -> Option<&[u8]> {
+        self.source.as_deref()
     }
 
     /// The byte offset where line `line` starts, if a value was read from it.
     pub(crate) fn offset_of(&self, line: usize) -> Option<u64> {
-        self.0
+        self.lines
             .binary_search_by_key(&line, |(l, _)| *l)
             .ok()
-            .map(|i| self.0[i].1)
+            .map(|i| self.lines[i].1)
     }
 }
 
@@ -545,6 +558,107 @@ pub(crate) fn is_not_exact(e: &Error) -> bool {
     matches!(e, Error::Io { source, .. } if build::is_not_exact(source))
 }
 
+/// Files smaller than this many bytes (and than the streaming threshold) are read whole
+/// before they are parsed: one copy out of the page cache instead of two (into a buffer, then
+/// line by line), one call of the hash, and the sync mark's fingerprints taken from the bytes
+/// in memory ([`LineIndex::source`]) rather than read again (on 100 MB of rollouts, 1,414
+/// files, the two 64 KiB windows of each read up to 0.6 times the input a second time).
+const WHOLE_READ_MAX: u64 = 4 << 20;
+
+/// The error a reader's `read-error` diagnostic stands for.
+fn read_error(path: &Path, d: &Diagnostic) -> Option<Error> {
+    (d.kind == Some("read-error")).then(|| {
+        Error::io(
+            "cannot read",
+            path,
+            std::io::Error::other(d.message.clone()),
+        )
+    })
+}
+
+/// Reads the first lines of `events`, up to the first that tells the format: the format, and
+/// the values and diagnostics read. `classify` of the lines so far, once it names a format,
+/// names the one it names of the first [`SNIFF_LINES`] (it takes the first line with a known
+/// shape, and the lines before the first value are all read). In a real file that is the first
+/// line, so the Codex line reader reads all the others.
+///
+/// Errors: those of [`classify`]; a read error.
+fn sniff<R: BufRead>(
+    events: &mut JsonlReader<R>,
+    path: &Path,
+) -> Result<(SourceFormat, Vec<JsonLine>, Vec<Diagnostic>)> {
+    let mut values = Vec::new();
+    let mut diagnostics = Vec::new();
+    while values.len() < SNIFF_LINES {
+        match events.next() {
+            Some(JsonlEvent::Value(v)) => {
+                values.push(v);
+                if let Ok(format) = classify(path, &values, &diagnostics) {
+                    return Ok((format, values, diagnostics));
+                }
+            }
+            Some(JsonlEvent::Diagnostic(d)) => {
+                if let Some(e) = read_error(path, &d) {
+                    return Err(e);
+                }
+                diagnostics.push(d);
+            }
+            None => break,
+        }
+    }
+    let format = classify(path, &values, &diagnostics)?;
+    Ok((format, values, diagnostics))
+}
+
+/// The rest of `events` into `values` and `diagnostics`.
+///
+/// Errors: a read error.
+fn read_rest<R: BufRead>(
+    events: JsonlReader<R>,
+    path: &Path,
+    values: &mut Vec<JsonLine>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Result<()> {
+    for event in events {
+        match event {
+            JsonlEvent::Value(v) => values.push(v),
+            JsonlEvent::Diagnostic(d) => {
+                if let Some(e) = read_error(path, &d) {
+                    return Err(e);
+                }
+                diagnostics.push(d);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A transcript of fewer than [`WHOLE_READ_MAX`] bytes (`size` when opened), read whole and
+/// converted in memory.
+///
+/// Errors: [`Error::Io`] when it cannot be read; those of [`classify`].
+fn read_whole(path: &Path, mut file: File, size: u64) -> Result<(String, FileImport, LineIndex)> {
+    // One byte more than its size, so a file that did not grow is read with no reallocation.
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0).saturating_add(1));
+    file.read_to_end(&mut bytes)
+        .map_err(|e| Error::io("cannot read", path, e))?;
+    drop(file);
+    let digest = xxh3_hex(xxhash_rust::xxh3::xxh3_128(&bytes));
+    let mut events = JsonlReader::new(&bytes[..], path).skim_payloads(codex::SKIMMED_TYPES);
+    let (format, mut values, mut diagnostics) = sniff(&mut events, path)?;
+    if format.is_codex() {
+        events.read_codex_lines();
+    }
+    read_rest(events, path, &mut values, &mut diagnostics)?;
+    let mut index = LineIndex::of(&values);
+    index.source = Some(bytes);
+    Ok((
+        digest,
+        FileImport::Memory(convert(path, format, values, diagnostics)),
+        index,
+    ))
+}
+
 fn stream_or_memory(
     path: &Path,
     min_bytes: u64,
@@ -555,35 +669,14 @@ fn stream_or_memory(
         .metadata()
         .map_err(|e| Error::io("cannot read", path, e))?
         .len();
+    if size < min_bytes.min(WHOLE_READ_MAX) {
+        return read_whole(path, file, size);
+    }
     let mut reader = HashingReader::new(file);
-    let mut values = Vec::new();
-    let mut diagnostics = Vec::new();
-    let read_error = |d: &Diagnostic| {
-        (d.kind == Some("read-error")).then(|| {
-            Error::io(
-                "cannot read",
-                path,
-                std::io::Error::other(d.message.clone()),
-            )
-        })
-    };
     // Skimmed as every other whole read is (the Codex `event_msg` payloads, a fifth of a
     // rollout's bytes, are not built as trees); the output is the same either way.
     let mut events = JsonlReader::new(&mut reader, path).skim_payloads(codex::SKIMMED_TYPES);
-    // The lines the format is told from (as `classify` sees them in a whole read).
-    while values.len() < SNIFF_LINES {
-        match events.next() {
-            Some(JsonlEvent::Value(v)) => values.push(v),
-            Some(JsonlEvent::Diagnostic(d)) => {
-                if let Some(e) = read_error(&d) {
-                    return Err(e);
-                }
-                diagnostics.push(d);
-            }
-            None => break,
-        }
-    }
-    let format = classify(path, &values, &diagnostics)?;
+    let (format, mut values, mut diagnostics) = sniff(&mut events, path)?;
     if format.is_codex() {
         events.read_codex_lines();
     }
@@ -593,17 +686,7 @@ fn stream_or_memory(
         None
     };
     let Some(main_path) = spill_dir else {
-        for event in events {
-            match event {
-                JsonlEvent::Value(v) => values.push(v),
-                JsonlEvent::Diagnostic(d) => {
-                    if let Some(e) = read_error(&d) {
-                        return Err(e);
-                    }
-                    diagnostics.push(d);
-                }
-            }
-        }
+        read_rest(events, path, &mut values, &mut diagnostics)?;
         let digest = finish_hash(reader, path)?;
         let index = LineIndex::of(&values);
         return Ok((
@@ -637,7 +720,7 @@ fn stream_or_memory(
         match event {
             JsonlEvent::Value(v) => conv.line(v),
             JsonlEvent::Diagnostic(d) => {
-                if let Some(e) = read_error(&d) {
+                if let Some(e) = read_error(path, &d) {
                     return Err(e);
                 }
                 conv.reader_diagnostics.push(d);
@@ -674,7 +757,10 @@ fn stream_or_memory(
         }
         out.push(SpilledSession { session, spill });
     }
-    let index = LineIndex(restart.into_iter().collect());
+    let index = LineIndex {
+        lines: restart.into_iter().collect(),
+        source: None,
+    };
     Ok((digest, FileImport::Spilled(out), index))
 }
 
