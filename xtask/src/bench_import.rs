@@ -113,6 +113,7 @@ fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path, keep: bool)
     if claude_mb > 0 {
         let claude = work.join("claude");
         let (files, bytes) = build_claude(root, &claude.join("projects"), claude_mb << 20)?;
+        written_back()?;
         ok &= row(
             &format!("Claude Code folder, {} MB, {files} files", bytes >> 20),
             mem,
@@ -128,6 +129,7 @@ fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path, keep: bool)
     if codex_mb > 0 {
         let codex = work.join("codex");
         let (files, bytes) = build_codex(root, &codex.join("sessions/2025/01/01"), codex_mb << 20)?;
+        written_back()?;
         ok &= row(
             &format!("Codex rollouts, {} MB, {files} files", bytes >> 20),
             mem,
@@ -147,6 +149,7 @@ fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path, keep: bool)
         let project = dir.join("projects/one");
         std::fs::create_dir_all(&project)?;
         let bytes = build_single(root, &project.join("single.jsonl"), mb << 20)?;
+        written_back()?;
         let done = row(
             &format!("one Claude Code session, {} MB", bytes >> 20),
             mem,
@@ -177,6 +180,18 @@ fn run_in(root: &Path, mem: &Path, peer: Option<&Path>, work: &Path, keep: bool)
         let _ = std::fs::remove_dir_all(p);
     }
     Ok(ok)
+}
+
+/// Writes back everything written so far (`sync`): the inputs just built are on the disk
+/// before either side is timed, as a user's transcripts are. Left dirty, the first import's
+/// durability writes would have waited for them (the peer writes nothing): 200 MiB written
+/// just before made a 100 MB Codex import 0.99 s instead of 0.33 s when each batch synced the
+/// whole file system.
+fn written_back() -> Result<()> {
+    if !run_status(&mut Command::new("sync"))? {
+        bail!("sync failed");
+    }
+    Ok(())
 }
 
 /// What [`row`] measured of our side.

@@ -582,7 +582,10 @@ const BATCH_WAIT: std::time::Duration = std::time::Duration::from_millis(1);
 /// Makes the staged sessions of `ready` durable before their commits with one `syncfs` of the
 /// store's file system (every one was written before this call), and marks them synced;
 /// `false` when that sync failed: nothing is marked, and each commit then fsyncs its own
-/// `.jsonl` ([`SessionStore::commit_staged`]), as it does without a handle.
+/// `.jsonl` ([`SessionStore::commit_staged`]), as it does without a handle. A batch synced
+/// while other programs' data waits to be written back ([`FileSystem::little_else_dirty`]) is
+/// left to those fsyncs too: the `syncfs` would write back (and wait for) far more than the
+/// batch.
 fn sync_batch(
     file_system: Option<&FileSystem>,
     ready: &mut [(usize, Result<PreparedFile>)],
@@ -590,10 +593,16 @@ fn sync_batch(
     let Some(file_system) = file_system else {
         return true;
     };
-    let any = ready
-        .iter_mut()
-        .any(|(_, p)| p.as_mut().is_ok_and(|p| p.staged_mut().next().is_some()));
-    if !any {
+    let (mut staged, mut bytes) = (0usize, 0u64);
+    for (_, p) in ready.iter_mut() {
+        if let Ok(file) = p {
+            for s in file.staged_mut() {
+                staged += 1;
+                bytes += s.meta().jsonl_bytes;
+            }
+        }
+    }
+    if staged == 0 || !file_system.little_else_dirty(bytes) {
         return true;
     }
     if file_system.sync().is_err() {
