@@ -207,7 +207,8 @@ struct Batch<'a> {
     /// a file whose session is not among them has no sync mark to sync from, and a store
     /// without sessions needs no look at a file's first lines for its id (that look converts
     /// up to 16 lines; a Codex rollout's first lines, its instructions, are a large part of a
-    /// small one).
+    /// small one); a session not among them is staged as new (`prepare_one`; its commit looks
+    /// again).
     existing: Option<&'a HashSet<String>>,
     /// Canonical paths of the directories of the batch's files, each resolved once: as the
     /// directory resolved at the batch's first file in it (a symbolic link retargeted, a
@@ -262,7 +263,7 @@ impl Batch<'_> {
     }
 }
 
-/// [`prepare_file`] within `batch`; `stage`: write and sync each new session's files under
+/// [`prepare_file`] within `batch`; `stage`: write each new session's files under
 /// temporary names now ([`SessionStore::stage_session`]), leaving only the renames to the
 /// commit.
 fn prepare_file_with(
@@ -416,7 +417,8 @@ fn commit_sessions(
 /// [`SessionStore::stage_session`]); one thread makes the staged files durable a batch at a
 /// time (the files that arrive within 1 ms of each other, at most half the window: one
 /// `syncfs` of the store's file system where that is sure, i.e. a local disk file system on
-/// Linux 5.8 or later, until a sync fails; else each commit fsyncs its `.jsonl`);
+/// Linux 5.8 or later, until a sync fails, and while little else waits to be written back:
+/// [`FileSystem::little_else_dirty`]; else each commit fsyncs its `.jsonl`);
 /// the commits (checks and two renames per session) run one by one in the order of `files`
 /// (so which file wins an id, the output and the ids are the same as a sequential import),
 /// with at most `max(8 × threads, 64)` files (the window) prepared ahead of them, fewer while
@@ -593,10 +595,12 @@ fn sync_batch(
     let Some(file_system) = file_system else {
         return true;
     };
+    // Only the files not synced yet (a session converted as it was read is synced when
+    // staged): their bytes are the batch's own in the unwritten page cache.
     let (mut staged, mut bytes) = (0usize, 0u64);
     for (_, p) in ready.iter_mut() {
         if let Ok(file) = p {
-            for s in file.staged_mut() {
+            for s in file.staged_mut().filter(|s| !s.is_synced()) {
                 staged += 1;
                 bytes += s.meta().jsonl_bytes;
             }
@@ -1126,7 +1130,8 @@ fn prepare_one(
         }
     }
     // A session that exists already may be unchanged (nothing to write): the commit decides,
-    // from the bytes in memory. A new one is written (and synced) now, when asked. In a batch,
+    // from the bytes in memory. A new one is written now (synced by its batch or its commit),
+    // when asked. In a batch,
     // "exists" is the listing taken at its start: no look up of a name not in the directory,
     // which waits for the directory's lock while other sessions are created and renamed in it
     // (~100 waits a worker on 100 MB of rollouts). A session made since by another writer is

@@ -1210,8 +1210,7 @@ impl StagedSession {
     }
 
     /// fsyncs the staged `.jsonl` (once; [`SessionStore::commit_staged`] does it if nobody
-    /// did). An import runs this on threads of their own, so that many fsyncs wait on the disk
-    /// at once instead of one per worker thread.
+    /// did: in an import, for the sessions whose batch was not synced as a whole).
     ///
     /// Errors: I/O naming the temporary file.
     pub fn sync(&mut self) -> Result<()> {
@@ -1224,6 +1223,12 @@ impl StagedSession {
         }
         self.synced = true;
         Ok(())
+    }
+
+    /// Whether the staged `.jsonl` is known to be on the disk (fsynced, or its file system
+    /// synced after it was written).
+    pub(crate) fn is_synced(&self) -> bool {
+        self.synced
     }
 
     /// Marks the staged `.jsonl` as on the disk: the caller synced the whole file system that
@@ -1305,7 +1310,7 @@ impl FileSystem {
     /// writeback, all file systems together (`Dirty` + `Writeback` in `/proc/meminfo`), is at
     /// most twice `own_bytes`, or [`FOREIGN_DIRTY_MAX`] more. A `syncfs` writes back the
     /// whole file system and waits for it: with 400 MB another program had just written, a
-    /// one-file import (a hook's, on every turn) took 0.27 s instead of under 0.01 s
+    /// one-file import (a hook's, on every turn) took 0.23–0.29 s instead of under 0.01 s
     /// (`docs/BENCHMARKS.md`). `false` when the counts cannot be read.
     pub(crate) fn little_else_dirty(&self, own_bytes: u64) -> bool {
         std::fs::read_to_string("/proc/meminfo")

@@ -106,8 +106,9 @@ pub fn run(args: SessionArgs, settings: &Settings) -> Result<()> {
                 verbose,
             };
             // Piped or redirected, the report is written in blocks rather than a system call
-            // a line (four a session); stdout is flushed before anything goes to stderr, so
-            // the two keep their order when they share a file.
+            // a line (four a session); stdout is flushed before the import's diagnostics and
+            // errors go to stderr, so they keep their order when the two share a file (log
+            // warnings from the store may come ahead of buffered report lines).
             if io::IsTerminal::is_terminal(&out) {
                 import(&store, &paths, &options, settings, &mut out)
             } else {
@@ -530,9 +531,10 @@ fn import(
                         json_items.push(json!({"file": file, "skipped": err.to_string()}));
                     } else {
                         bar.suspend(|| {
-                            out.flush()?;
+                            // Printed even when stdout fails (its error is returned after).
+                            let flushed = out.flush();
                             eprintln!("skipped: {}", safe_line(&err.to_string()));
-                            io::Result::Ok(())
+                            flushed
                         })?;
                     }
                 }
@@ -542,9 +544,9 @@ fn import(
                         json_items.push(json!({"file": file, "error": err.to_string()}));
                     } else {
                         bar.suspend(|| {
-                            out.flush()?;
+                            let flushed = out.flush();
                             eprintln!("error: {}", safe_line(&err.to_string()));
-                            io::Result::Ok(())
+                            flushed
                         })?;
                     }
                 }

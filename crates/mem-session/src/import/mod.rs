@@ -592,8 +592,13 @@ fn sniff<R: BufRead>(
     while values.len() < SNIFF_LINES {
         match events.next() {
             Some(JsonlEvent::Value(v)) => {
+                // Only a value of a known shape can end it: `classify` then gives what it gives
+                // on all the lines (its refusals do not depend on later lines), and is not run
+                // on every line of a file it refuses (its reason can read the whole file).
+                let shaped = shape_of(&v.value).is_some();
                 values.push(v);
-                if let Ok(format) = classify(path, &values, &diagnostics) {
+                if shaped {
+                    let format = classify(path, &values, &diagnostics)?;
                     return Ok((format, values, diagnostics));
                 }
             }
