@@ -546,8 +546,8 @@ pub(crate) fn import_file_streaming(
     min_bytes: u64,
     tmp_name: &dyn Fn() -> std::io::Result<PathBuf>,
 ) -> Result<(String, FileImport, LineIndex)> {
-    match stream_or_memory(path, min_bytes, tmp_name) {
-        Err(e) if is_not_exact(&e) => stream_or_memory(path, u64::MAX, tmp_name),
+    match stream_or_memory(path, min_bytes, WHOLE_READ_MAX, tmp_name) {
+        Err(e) if is_not_exact(&e) => stream_or_memory(path, u64::MAX, WHOLE_READ_MAX, tmp_name),
         other => other,
     }
 }
@@ -664,9 +664,12 @@ fn read_whole(path: &Path, mut file: File, size: u64) -> Result<(String, FileImp
     ))
 }
 
+/// [`import_file_streaming`]'s one try: files under `whole_max` bytes (and `min_bytes`) are
+/// read whole ([`read_whole`]), others in 64 KiB blocks.
 fn stream_or_memory(
     path: &Path,
     min_bytes: u64,
+    whole_max: u64,
     tmp_name: &dyn Fn() -> std::io::Result<PathBuf>,
 ) -> Result<(String, FileImport, LineIndex)> {
     let file = open_transcript(path)?;
@@ -674,7 +677,7 @@ fn stream_or_memory(
         .metadata()
         .map_err(|e| Error::io("cannot read", path, e))?
         .len();
-    if size < min_bytes.min(WHOLE_READ_MAX) {
+    if size < min_bytes.min(whole_max) {
         return read_whole(path, file, size);
     }
     let mut reader = HashingReader::new(file);
@@ -767,6 +770,25 @@ fn stream_or_memory(
         source: None,
     };
     Ok((digest, FileImport::Spilled(out), index))
+}
+
+/// The digest ([`digest_hex`]) and the sessions of `path` converted in memory, read the two
+/// ways a store import reads a file: whole (a file under 4 MiB), and in 64 KiB blocks (a larger
+/// one): for tests and fuzzing, which compare them with each other and with [`import_file`].
+#[doc(hidden)]
+pub fn import_file_both_reads(path: &Path) -> [Result<(String, Vec<ImportedSession>)>; 2] {
+    let no_spill = || -> std::io::Result<PathBuf> { Err(std::io::Error::other("no spill")) };
+    [u64::MAX, 0].map(|whole_max| {
+        let (digest, imported, _) = stream_or_memory(path, u64::MAX, whole_max, &no_spill)?;
+        match imported {
+            FileImport::Memory(sessions) => Ok((digest, sessions)),
+            FileImport::Spilled(_) => Err(Error::io(
+                "cannot convert in memory",
+                path,
+                std::io::Error::other("spilled"),
+            )),
+        }
+    })
 }
 
 /// The conversion [`crate::ingest`] runs on large Claude Code transcripts (each session's
@@ -1041,6 +1063,37 @@ mod tests {
         files.sort();
         assert!(files.len() >= 5, "codex fixtures: {files:?}");
         files
+    }
+
+    /// A store import's two reads of a file, whole and in 64 KiB blocks, give the same digest
+    /// (the XXH3 of the file's bytes) and the same sessions as `import_file`, on every bundled
+    /// transcript of both formats (the block read keeps its 16-line sniff's early stop).
+    #[test]
+    fn both_reads_give_the_same_digest_and_sessions() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/transcripts");
+        let mut files: Vec<PathBuf> = walkdir::WalkDir::new(&root)
+            .into_iter()
+            .flatten()
+            .map(walkdir::DirEntry::into_path)
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .collect();
+        files.sort();
+        assert!(files.len() >= 10, "{files:?}");
+        for path in files {
+            let bytes = std::fs::read(&path).unwrap();
+            let digest = xxh3_hex(xxhash_rust::xxh3::xxh3_128(&bytes));
+            let reference = import_file(&path);
+            for read in import_file_both_reads(&path) {
+                match (&reference, read) {
+                    (Ok(a), Ok((d, b))) => {
+                        assert_eq!(d, digest, "{path:?}");
+                        assert_same(a, &b, &path.display().to_string());
+                    }
+                    (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{path:?}"),
+                    (a, b) => panic!("{path:?}: {:?} / {:?}", a.as_ref().err(), b.err()),
+                }
+            }
+        }
     }
 
     /// Skimming the payloads of the lines the Codex importer only counts changes nothing in
