@@ -8,7 +8,9 @@ use mem_recall::frontmatter::{FRONTMATTER_MAX_LINES, candidate, parse};
 use mem_recall::{NewNote, render_note};
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
 
     let (file, _warning) = parse(text);
     if file.frontmatter != Default::default() {
@@ -42,7 +44,11 @@ fuzz_target!(|data: &[u8]| {
     let written = render_note(&note);
     let (back, warning) = parse(&written);
     assert_eq!(warning, None, "{written:?}");
-    assert_eq!(back.frontmatter.name.as_deref(), Some(one_line(name).as_str()), "{written:?}");
+    assert_eq!(
+        back.frontmatter.name.as_deref(),
+        Some(one_line(name).as_str()),
+        "{written:?}"
+    );
     assert_eq!(
         back.frontmatter.description.as_deref(),
         Some(one_line(description).as_str()),

@@ -10,5 +10,9 @@ use libfuzzer_sys::fuzz_target;
 use mem_session::import::SourceFormat;
 
 fuzz_target!(|data: &[u8]| {
-    common::check_import("/nonexistent-fuzz-dir/session.jsonl", data, SourceFormat::ClaudeCode);
+    common::check_import(
+        "/nonexistent-fuzz-dir/session.jsonl",
+        data,
+        SourceFormat::ClaudeCode,
+    );
 });

@@ -11,5 +11,9 @@ use libfuzzer_sys::fuzz_target;
 use mem_session::import::SourceFormat;
 
 fuzz_target!(|data: &[u8]| {
-    common::check_import("/nonexistent-fuzz-dir/rollout.jsonl", data, SourceFormat::Codex);
+    common::check_import(
+        "/nonexistent-fuzz-dir/rollout.jsonl",
+        data,
+        SourceFormat::Codex,
+    );
 });

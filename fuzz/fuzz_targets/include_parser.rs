@@ -6,14 +6,19 @@ use libfuzzer_sys::fuzz_target;
 use mem_instructions::{IncludeKind, find_includes};
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     let refs = find_includes(text);
     let mut last_line = 0;
     let mut last_end = 0;
     for r in &refs {
         // Spans are in order, inside the text, on character boundaries, start at an `@`.
         assert!(r.span.start >= last_end, "{r:?}");
-        assert!(r.span.end <= text.len() && r.span.start < r.span.end, "{r:?}");
+        assert!(
+            r.span.end <= text.len() && r.span.start < r.span.end,
+            "{r:?}"
+        );
         assert!(text.is_char_boundary(r.span.start) && text.is_char_boundary(r.span.end));
         assert_eq!(&text[r.span.start..r.span.start + 1], "@");
         // The line number is the span's line; a reference never spans lines.

@@ -45,10 +45,17 @@ fuzz_target!(|data: &[u8]| {
                 assert!(v.line >= last, "values out of order");
                 last = v.line;
                 let off = v.offset as usize;
-                assert!(off == 0 || data[off - 1] == b'\n', "offset {off} is not a line start");
+                assert!(
+                    off == 0 || data[off - 1] == b'\n',
+                    "offset {off} is not a line start"
+                );
             }
             JsonlEvent::Diagnostic(d) => {
-                assert!(d.line >= 1 && d.line <= lines + 1, "diagnostic line {}", d.line);
+                assert!(
+                    d.line >= 1 && d.line <= lines + 1,
+                    "diagnostic line {}",
+                    d.line
+                );
                 diagnostics.push(d.clone());
             }
         }
@@ -81,7 +88,11 @@ fuzz_target!(|data: &[u8]| {
             // The store's writer (sonic-rs) writes what serde_json writes, on any value.
             let mut ours = Vec::new();
             mem_session::write_json(&mut ours, *g).expect("a value serialises");
-            assert!(ours == g.to_string().as_bytes(), "write_json differs, line {}", i + 1);
+            assert!(
+                ours == g.to_string().as_bytes(),
+                "write_json differs, line {}",
+                i + 1
+            );
         }
     }
     let damaged: usize = tally_damaged(&diagnostics).values().sum();
@@ -91,13 +102,21 @@ fuzz_target!(|data: &[u8]| {
     let skimmed: Vec<_> = JsonlReader::new(data, "fuzz.jsonl")
         .skim_payloads(SKIMMED)
         .collect();
-    assert_eq!(skimmed.len(), events.len(), "skimming changed the number of events");
+    assert_eq!(
+        skimmed.len(),
+        events.len(),
+        "skimming changed the number of events"
+    );
     for (s, e) in skimmed.iter().zip(&events) {
         match (s, e) {
             (JsonlEvent::Value(s), JsonlEvent::Value(e)) => {
                 assert_eq!((s.line, s.offset), (e.line, e.offset));
                 if s.value != e.value {
-                    assert_eq!(Some(&s.value), reduced(&e.value).as_ref(), "skimmed wrongly");
+                    assert_eq!(
+                        Some(&s.value),
+                        reduced(&e.value).as_ref(),
+                        "skimmed wrongly"
+                    );
                 }
             }
             (JsonlEvent::Diagnostic(s), JsonlEvent::Diagnostic(e)) => assert_eq!(s, e),

@@ -32,7 +32,10 @@ pub fn check_import(path: &str, data: &[u8], format: SourceFormat) {
                 .flatten()
                 .last()
                 .map_or(0, |m| serde_json::to_vec(m).map_or(0, |v| v.len()));
-            assert!(kept <= mem_session::import::IMPORTED_KEEP_MAX_BYTES.max(last), "{kept}");
+            assert!(
+                kept <= mem_session::import::IMPORTED_KEEP_MAX_BYTES.max(last),
+                "{kept}"
+            );
             let line = serde_json::to_string(r).expect("a record serialises");
             // The store's writer (sonic-rs) writes serde_json's bytes.
             let mut ours = Vec::new();
@@ -53,7 +56,11 @@ pub fn check_import(path: &str, data: &[u8], format: SourceFormat) {
             .map(|r| serde_json::to_string(r).expect("a record serialises"))
             .collect()
     };
-    assert_eq!(written(&sessions), written(&whole), "not the bytes of the whole parse");
+    assert_eq!(
+        written(&sessions),
+        written(&whole),
+        "not the bytes of the whole parse"
+    );
     let again = import_bytes(path, data, Some(format)).ok();
     assert_eq!(again.as_ref().map(Vec::len), Some(sessions.len()));
     for (a, b) in sessions.iter().zip(again.iter().flatten()) {
