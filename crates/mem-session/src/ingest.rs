@@ -418,7 +418,7 @@ fn commit_sessions(
 /// time (the files that arrive within 1 ms of each other, at most half the window: one
 /// `syncfs` of the store's file system where that is sure, i.e. a local disk file system on
 /// Linux 5.8 or later, until a sync fails, and while little else waits to be written back:
-/// [`FileSystem::little_else_dirty`]; else each commit fsyncs its `.jsonl`);
+/// `FileSystem::little_else_dirty`; else each commit fsyncs its `.jsonl`);
 /// the commits (checks and two renames per session) run one by one in the order of `files`
 /// (so which file wins an id, the output and the ids are the same as a sequential import),
 /// with at most `max(8 × threads, 64)` files (the window) prepared ahead of them, fewer while
