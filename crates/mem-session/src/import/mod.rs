@@ -615,27 +615,34 @@ fn sniff<R: BufRead>(
     Ok((format, values, diagnostics))
 }
 
-/// The rest of `events` into `values` and `diagnostics`.
+/// The rest of `events`, each given to `sink`, up to the first read error.
 ///
-/// Errors: a read error.
+/// Errors: that read error.
 fn read_rest<R: BufRead>(
     events: JsonlReader<R>,
     path: &Path,
-    values: &mut Vec<JsonLine>,
-    diagnostics: &mut Vec<Diagnostic>,
+    mut sink: impl FnMut(JsonlEvent),
 ) -> Result<()> {
     for event in events {
-        match event {
-            JsonlEvent::Value(v) => values.push(v),
-            JsonlEvent::Diagnostic(d) => {
-                if let Some(e) = read_error(path, &d) {
-                    return Err(e);
-                }
-                diagnostics.push(d);
-            }
+        if let JsonlEvent::Diagnostic(d) = &event
+            && let Some(e) = read_error(path, d)
+        {
+            return Err(e);
         }
+        sink(event);
     }
     Ok(())
+}
+
+/// A sink for [`read_rest`] that collects into `values` and `diagnostics`.
+fn collect_into<'a>(
+    values: &'a mut Vec<JsonLine>,
+    diagnostics: &'a mut Vec<Diagnostic>,
+) -> impl FnMut(JsonlEvent) + 'a {
+    move |event| match event {
+        JsonlEvent::Value(v) => values.push(v),
+        JsonlEvent::Diagnostic(d) => diagnostics.push(d),
+    }
 }
 
 /// A transcript of fewer than [`WHOLE_READ_MAX`] bytes (`size` when opened), read whole and
@@ -654,7 +661,7 @@ fn read_whole(path: &Path, mut file: File, size: u64) -> Result<(String, FileImp
     if format.is_codex() {
         events.read_codex_lines();
     }
-    read_rest(events, path, &mut values, &mut diagnostics)?;
+    read_rest(events, path, collect_into(&mut values, &mut diagnostics))?;
     let mut index = LineIndex::of(&values);
     index.source = Some(bytes);
     Ok((
@@ -694,7 +701,7 @@ fn stream_or_memory(
         None
     };
     let Some(main_path) = spill_dir else {
-        read_rest(events, path, &mut values, &mut diagnostics)?;
+        read_rest(events, path, collect_into(&mut values, &mut diagnostics))?;
         let digest = finish_hash(reader, path)?;
         let index = LineIndex::of(&values);
         return Ok((
@@ -724,17 +731,10 @@ fn stream_or_memory(
     for v in values {
         conv.line(v);
     }
-    for event in events {
-        match event {
-            JsonlEvent::Value(v) => conv.line(v),
-            JsonlEvent::Diagnostic(d) => {
-                if let Some(e) = read_error(path, &d) {
-                    return Err(e);
-                }
-                conv.reader_diagnostics.push(d);
-            }
-        }
-    }
+    read_rest(events, path, |event| match event {
+        JsonlEvent::Value(v) => conv.line(v),
+        JsonlEvent::Diagnostic(d) => conv.reader_diagnostics.push(d),
+    })?;
     let spill_error = |e: std::io::Error| Error::io("cannot write a temporary file for", path, e);
     if let Some(e) = conv.take_error() {
         return Err(spill_error(e));
