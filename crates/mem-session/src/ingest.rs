@@ -138,9 +138,7 @@ impl PreparedFile {
             Prepared::Done(_) => 0,
         }
     }
-}
 
-impl PreparedFile {
     /// Its new sessions, staged on disk.
     fn staged_mut(&mut self) -> impl Iterator<Item = &mut StagedSession> {
         let sessions = match &mut self.state {
@@ -742,21 +740,25 @@ fn fingerprints(
     offset: u64,
     hash: Fingerprint,
 ) -> Result<(String, String)> {
-    let in_memory = source.and_then(|bytes| Some((bytes, usize::try_from(offset).ok()?)));
-    if let Some((bytes, end)) = in_memory
-        && end <= bytes.len()
-    {
-        let window = usize::try_from(FINGERPRINT_WINDOW).unwrap_or(usize::MAX);
-        return Ok((
-            hash.hex(&bytes[..end.min(window)]),
-            hash.hex(&bytes[end.saturating_sub(window)..end]),
-        ));
+    enum Bytes<'a> {
+        Held(&'a [u8]),
+        InFile(File),
     }
-    let file = crate::import::open_transcript(path)?;
+    let bytes = match source.filter(|bytes| offset <= bytes.len() as u64) {
+        Some(held) => Bytes::Held(held),
+        None => Bytes::InFile(crate::import::open_transcript(path)?),
+    };
     let window = |start: u64, end: u64| -> Result<String> {
-        let mut buf = vec![0u8; usize::try_from(end - start).unwrap_or(0)];
-        read_exact_at(&file, &mut buf, start).map_err(|e| Error::io("cannot read", path, e))?;
-        Ok(hash.hex(&buf))
+        match &bytes {
+            // Both ends are at most `offset`, within the bytes held.
+            Bytes::Held(held) => Ok(hash.hex(&held[start as usize..end as usize])),
+            Bytes::InFile(file) => {
+                let mut buf = vec![0u8; usize::try_from(end - start).unwrap_or(0)];
+                read_exact_at(file, &mut buf, start)
+                    .map_err(|e| Error::io("cannot read", path, e))?;
+                Ok(hash.hex(&buf))
+            }
+        }
     };
     Ok((
         window(0, offset.min(FINGERPRINT_WINDOW))?,
@@ -1131,11 +1133,11 @@ fn prepare_one(
     }
     // A session that exists already may be unchanged (nothing to write): the commit decides,
     // from the bytes in memory. A new one is written now (synced by its batch or its commit),
-    // when asked. In a batch,
-    // "exists" is the listing taken at its start: no look up of a name not in the directory,
-    // which waits for the directory's lock while other sessions are created and renamed in it
-    // (~100 waits a worker on 100 MB of rollouts). A session made since by another writer is
-    // staged all the same, and the commit, which looks again, decides as for any other.
+    // when asked. In a batch, "exists" is the listing taken at its start: no lookup of a name
+    // not in the directory, which waits for the directory's lock while other sessions are
+    // created and renamed in it (~100 waits a worker on 100 MB of rollouts). A session made
+    // since by another writer is staged all the same, and the commit, which looks again,
+    // decides as for any other.
     let exists = |id: &str| match existing {
         Some(ids) => ids.contains(id),
         None => store.jsonl_path(id).is_file(),

@@ -100,10 +100,11 @@ impl<R: BufRead> JsonlReader<R> {
     }
 
     /// From the next line on, Codex `response_item`, `compacted` and `session_meta` lines and
-    /// the lines of the skimmed types come out read by the Codex line reader (`crate::import::codex_line`: `value` is `Null`,
-    /// `codex` holds the line), when it can read them with the same result as the whole
-    /// parse; every other line, and every diagnostic, stays as without it. For the Codex
-    /// importer only, once the file is known to be a rollout.
+    /// the lines of the skimmed types come out read by the Codex line reader
+    /// (`crate::import::codex_line`: `value` is `Null`, `codex` holds the line), when it can
+    /// read them with the same result as the whole parse; every other line, and every
+    /// diagnostic, stays as without it. For the Codex importer only, once the file is known to
+    /// be a rollout.
     pub(crate) fn read_codex_lines(&mut self) {
         self.codex = true;
     }

@@ -600,7 +600,7 @@ impl SessionStore {
             let Some(tmp) = name.to_str().and_then(stale_tmp_name) else {
                 continue;
             };
-            if tmp.pid == std::process::id() {
+            if tmp.pid == process_id() {
                 continue;
             }
             let dead = if have_proc {

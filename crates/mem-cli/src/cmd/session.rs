@@ -531,10 +531,9 @@ fn import(
                         json_items.push(json!({"file": file, "skipped": err.to_string()}));
                     } else {
                         bar.suspend(|| {
-                            // Printed even when stdout fails (its error is returned after).
-                            let flushed = out.flush();
-                            eprintln!("skipped: {}", safe_line(&err.to_string()));
-                            flushed
+                            after_report(out, || {
+                                eprintln!("skipped: {}", safe_line(&err.to_string()));
+                            })
                         })?;
                     }
                 }
@@ -544,9 +543,9 @@ fn import(
                         json_items.push(json!({"file": file, "error": err.to_string()}));
                     } else {
                         bar.suspend(|| {
-                            let flushed = out.flush();
-                            eprintln!("error: {}", safe_line(&err.to_string()));
-                            flushed
+                            after_report(out, || {
+                                eprintln!("error: {}", safe_line(&err.to_string()));
+                            })
                         })?;
                     }
                 }
@@ -630,6 +629,15 @@ fn import(
         .into());
     }
     Ok(())
+}
+
+/// Runs `to_stderr` once the report written so far to `out` (buffered when stdout is not a
+/// terminal) is flushed, so the two keep their order when they share a file; runs it even when
+/// that flush fails, whose error it returns.
+fn after_report(out: &mut impl Write, to_stderr: impl FnOnce()) -> io::Result<()> {
+    let flushed = out.flush();
+    to_stderr();
+    flushed
 }
 
 /// `3 damaged lines (malformed-json 2, torn-line 1)`.
@@ -734,7 +742,8 @@ fn print_import(
     if all.is_empty() {
         return Ok(());
     }
-    out.flush()?;
+    // Flushed first: on a failing stdout its error is returned after the diagnostics.
+    let flushed = out.flush();
     let mut err = io::stderr().lock();
     // In line order (the reader's and the importer's findings interleaved); file-wide last.
     all.sort_by_key(|d| (d.line == 0, d.line));
@@ -759,7 +768,7 @@ fn print_import(
             }
         )?;
     }
-    Ok(())
+    flushed
 }
 
 /// `1 file`, `2 files`, `3 boundaries`.

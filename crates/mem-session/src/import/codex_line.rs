@@ -243,7 +243,7 @@ impl<'de> Visitor<'de> for Top {
         let mut ty: Option<Value> = None;
         let mut counted: Option<Option<String>> = None;
         let mut item: Option<Fields> = None;
-        let mut meta: Option<MetaPayload> = None;
+        let mut meta: Option<Fields> = None;
         let mut compacted: Option<CompactedPayload> = None;
         while let Some(Key(key)) = access.next_key::<Key>()? {
             match key.as_ref() {
@@ -252,7 +252,7 @@ impl<'de> Visitor<'de> for Top {
                 "payload" => match self.0 {
                     Kind::Counted(_) => once(&mut counted, access.next_value::<PayloadType>()?.0)?,
                     Kind::Item => once(&mut item, access.next_value::<Fields>()?)?,
-                    Kind::Meta => once(&mut meta, access.next_value::<MetaPayload>()?)?,
+                    Kind::Meta => once(&mut meta, access.next_value_seed(FieldsOf(meta_field))?)?,
                     Kind::Compacted => {
                         once(&mut compacted, access.next_value::<CompactedPayload>()?)?
                     }
@@ -279,7 +279,7 @@ impl<'de> Visitor<'de> for Top {
             }),
             Kind::Meta if ty == Some("session_meta") => Ok(CodexLine::Meta {
                 timestamp,
-                payload: meta.ok_or_else(|| A::Error::custom("no payload"))?.0,
+                payload: meta.ok_or_else(|| A::Error::custom("no payload"))?,
             }),
             Kind::Compacted if ty == Some("compacted") => {
                 let CompactedPayload { fields, history } =
@@ -339,51 +339,57 @@ fn push_field<'de, A: MapAccess<'de>>(
     Ok(())
 }
 
-impl<'de> Deserialize<'de> for Fields {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Fields;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Fields, A::Error> {
-                let mut fields: Vec<(String, Value)> = Vec::with_capacity(8);
-                while let Some(Key(key)) = access.next_key::<Key>()? {
-                    push_field(&mut fields, key, &mut access)?;
-                }
-                Ok(Fields(fields))
-            }
+/// The fields of an object read from `access`, in order: those `keep` says yes to are built
+/// ([`push_field`]: at most [`MAX_FIELDS`], none repeated), the others are checked, not built
+/// (a repeated one among them is dropped all the same).
+fn read_fields<'de, A: MapAccess<'de>>(
+    mut access: A,
+    keep: fn(&str) -> bool,
+) -> Result<Fields, A::Error> {
+    let mut fields: Vec<(String, Value)> = Vec::with_capacity(8);
+    while let Some(Key(key)) = access.next_key::<Key>()? {
+        if keep(&key) {
+            push_field(&mut fields, key, &mut access)?;
+        } else {
+            access.next_value::<Checked>()?;
         }
-        d.deserialize_map(V)
+    }
+    Ok(Fields(fields))
+}
+
+/// Reads a JSON object as its [`Fields`] that a filter keeps ([`read_fields`]).
+struct FieldsOf(fn(&str) -> bool);
+
+impl<'de> Visitor<'de> for FieldsOf {
+    type Value = Fields;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, access: A) -> Result<Fields, A::Error> {
+        read_fields(access, self.0)
     }
 }
 
-/// A `session_meta` payload object: its [`META_FIELDS`], in order; the other fields are checked,
-/// not built (a repeated one among them is dropped all the same).
-struct MetaPayload(Fields);
+impl<'de> serde::de::DeserializeSeed<'de> for FieldsOf {
+    type Value = Fields;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Fields, D::Error> {
+        d.deserialize_map(self)
+    }
+}
 
-impl<'de> Deserialize<'de> for MetaPayload {
+/// Every field of an object.
+fn all_fields(_: &str) -> bool {
+    true
+}
+
+/// The fields of a `session_meta` payload the importer reads ([`META_FIELDS`]).
+fn meta_field(key: &str) -> bool {
+    META_FIELDS.contains(&key)
+}
+
+impl<'de> Deserialize<'de> for Fields {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = MetaPayload;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<MetaPayload, A::Error> {
-                let mut fields: Vec<(String, Value)> = Vec::with_capacity(META_FIELDS.len());
-                while let Some(Key(key)) = access.next_key::<Key>()? {
-                    if META_FIELDS.contains(&key.as_ref()) {
-                        push_field(&mut fields, key, &mut access)?;
-                    } else {
-                        access.next_value::<Checked>()?;
-                    }
-                }
-                Ok(MetaPayload(Fields(fields)))
-            }
-        }
-        d.deserialize_map(V)
+        d.deserialize_map(FieldsOf(all_fields))
     }
 }
 
@@ -519,12 +525,8 @@ impl<'de> Deserialize<'de> for Entry {
                 }
                 Ok(Entry::Other(Value::Array(items)))
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Entry, A::Error> {
-                let mut fields: Vec<(String, Value)> = Vec::with_capacity(8);
-                while let Some(Key(key)) = access.next_key::<Key>()? {
-                    push_field(&mut fields, key, &mut access)?;
-                }
-                Ok(Entry::Fields(Fields(fields)))
+            fn visit_map<A: MapAccess<'de>>(self, access: A) -> Result<Entry, A::Error> {
+                read_fields(access, all_fields).map(Entry::Fields)
             }
         }
         d.deserialize_any(V)
@@ -535,7 +537,8 @@ impl<'de> Deserialize<'de> for Entry {
 mod tests {
     use super::*;
 
-    /// The types read here are the two conversation types and exactly the skimmed ones.
+    /// The types read here are the conversation's two, `session_meta` and exactly the skimmed
+    /// ones.
     #[test]
     fn the_types_read_are_the_conversation_and_the_skimmed_ones() {
         assert_eq!(
