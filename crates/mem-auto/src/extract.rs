@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use mem_core::secrets::redact;
-use mem_core::{ContentBlock, Message, Role, TokenCounter, ToolResultContent};
+use mem_core::{ContentBlock, Message, TokenCounter, ToolResultContent};
 use mem_instructions::Scope;
 use mem_llm::{CurrentEntry, EntryChange, ExtractRequest, Job, Llm, MemoryCategory};
 use mem_session::SessionStore;
@@ -157,18 +157,12 @@ pub fn session_messages(sessions: &SessionStore, id: &str) -> Result<Vec<Message
     Ok(mem_session::message_records(records))
 }
 
-/// `true` when the user typed something in `messages` (a user text that is not harness meta).
+/// `true` when the user said something in `messages`: a user text that is neither harness meta
+/// nor client-injected context ([`mem_core::speech::user_speech_of`]).
 fn user_spoke(messages: &[Message]) -> bool {
-    messages.iter().any(|m| {
-        m.role == Role::User
-            && m.metadata
-                .get(mem_core::metadata_keys::IS_META)
-                .and_then(Value::as_bool)
-                != Some(true)
-            && m.content
-                .iter()
-                .any(|b| b.as_text().is_some_and(|t| !t.trim().is_empty()))
-    })
+    messages
+        .iter()
+        .any(|m| mem_core::speech::user_speech_of(m).is_some())
 }
 
 /// Redacts every string of a JSON value; returns the number of secrets withheld.

@@ -15,6 +15,7 @@
 //!   behind instruction, memory, note and transcript reads.
 //! - [`sha256_hex`]: the one content hash (lowercase hex SHA-256) of the layers that fingerprint
 //!   files.
+//! - [`speech`]: what the user said in a user turn, as opposed to client-injected context.
 //! - [`terminal`]: escaping text from transcripts, memories and models before it is printed.
 //! - [`render_long_term_memory`] / [`Conversation::inject_long_term_memory`]: seed §6, exactly.
 
@@ -25,6 +26,7 @@ mod inject;
 pub mod lockfile;
 mod message;
 pub mod secrets;
+pub mod speech;
 pub mod terminal;
 mod tokens;
 

@@ -80,8 +80,31 @@ pub fn render_transcript(messages: &[Message]) -> String {
     let mut items: Vec<String> = Vec::new();
     for message in messages {
         let who = message.role.as_str();
+        let summary = message
+            .metadata
+            .contains_key(mem_core::metadata_keys::COMPACT_SUMMARY);
+        let whole_injected = message.role == Role::User
+            && !summary
+            && mem_core::speech::is_injected_message(message);
         for block in &message.content {
             let line = match block {
+                ContentBlock::Text { text, .. } if summary => {
+                    format!("[earlier summary] {}", cut(text.trim(), MAX_BLOCK_CHARS))
+                }
+                ContentBlock::Text { text, .. } if message.role == Role::User => {
+                    // What the client injected in the user's name (AGENTS.md, reminders,
+                    // command output, mewmem's own context) is not shown as the user's words.
+                    let speech = mem_core::speech::user_speech(text);
+                    if whole_injected || speech.said.is_empty() {
+                        let kind = speech.injected.first().map_or("client", |k| k.name());
+                        format!(
+                            "[injected context: {kind}] ({} characters left out: not the user's words)",
+                            text.chars().count()
+                        )
+                    } else {
+                        format!("[{who}] {}", cut(&speech.said, MAX_BLOCK_CHARS))
+                    }
+                }
                 ContentBlock::Text { text, .. } => {
                     format!("[{who}] {}", cut(text.trim(), MAX_BLOCK_CHARS))
                 }
@@ -360,6 +383,37 @@ mod tests {
         assert_eq!(
             render_transcript(&messages),
             "[user] fix it\n    please\n[assistant] tool Bash {\"command\":\"ls\"}\n[tool error] boom\n"
+        );
+    }
+
+    #[test]
+    fn injected_context_is_not_rendered_as_the_users_words() {
+        let messages = vec![
+            Message::new(
+                Role::User,
+                vec![
+                    ContentBlock::text(
+                        "# AGENTS.md instructions for /r\n\n<INSTRUCTIONS>\nNever commit to main.\n</INSTRUCTIONS>",
+                    ),
+                    ContentBlock::text("<environment_context>cwd</environment_context>"),
+                ],
+            ),
+            Message::user("<system-reminder>be brief</system-reminder>\nuse uv here"),
+            Message::user("Earlier: set up uv.")
+                .with_metadata(mem_core::metadata_keys::COMPACT_SUMMARY, json!(true)),
+        ];
+        let out = render_transcript(&messages);
+        assert!(!out.contains("Never commit"), "{out}");
+        assert!(!out.contains("be brief"), "{out}");
+        assert!(out.contains("[injected context: agents_md]"), "{out}");
+        assert!(
+            out.contains("[injected context: environment_context]"),
+            "{out}"
+        );
+        assert!(out.contains("[user] use uv here"), "{out}");
+        assert!(
+            out.contains("[earlier summary] Earlier: set up uv."),
+            "{out}"
         );
     }
 

@@ -560,3 +560,107 @@ fn a_leaf_uuid_with_bytes_that_are_not_utf8_titles_both_conversions_alike() {
     assert_eq!(streamed[0].title, memory[0].title);
     assert_eq!(streamed[0].report, memory[0].report);
 }
+
+/// The `injected_context` kinds the importer marked in `path`'s sessions, with a count each;
+/// checks on the way that a marked message holds no words of the user's and that an unmarked
+/// user text message (not meta, not a tool result) does.
+fn injected_kinds(path: &Path) -> std::collections::BTreeMap<String, usize> {
+    use mem_core::speech::{
+        INJECTED_BLOCKS, INJECTED_CONTEXT, is_injected_message, user_speech_of,
+    };
+    let mut kinds = std::collections::BTreeMap::new();
+    for s in import_ok(path) {
+        for m in s.records.iter().filter_map(|r| r.message.as_ref()) {
+            if let Some(kind) = m.metadata.get(INJECTED_CONTEXT) {
+                let kind = kind.as_str().expect("a kind name").to_owned();
+                assert_eq!(user_speech_of(m), None, "{}: {kind}", path.display());
+                *kinds.entry(kind).or_insert(0) += 1;
+                continue;
+            }
+            for pair in m
+                .metadata
+                .get(INJECTED_BLOCKS)
+                .and_then(serde_json::Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let i = pair[0].as_u64().expect("an index") as usize;
+                let kind = pair[1].as_str().expect("a kind name").to_owned();
+                let text = m.content[i].as_text().expect("a text block");
+                assert_eq!(
+                    mem_core::speech::user_speech(text).said,
+                    "",
+                    "{}: {kind}",
+                    path.display()
+                );
+                *kinds.entry(kind).or_insert(0) += 1;
+            }
+            if m.role == mem_core::Role::User
+                && !is_injected_message(m)
+                && !m.is_tool_result_only()
+                && m.content.iter().any(|b| b.as_text().is_some())
+            {
+                let text = m.text_content();
+                assert!(
+                    user_speech_of(m).is_some() || text.trim().is_empty(),
+                    "{}: an unmarked user message with no speech: {text:?}",
+                    path.display()
+                );
+            }
+        }
+    }
+    kinds
+}
+
+#[test]
+fn client_injected_context_is_marked_in_real_transcripts() {
+    let count = |path: PathBuf, kind: &str| injected_kinds(&path).get(kind).copied().unwrap_or(0);
+    // Codex: <environment_context> sent as a user message.
+    assert!(
+        count(
+            codex("jazzyalex_agent-sessions__codex_large.jsonl"),
+            "environment_context"
+        ) >= 1
+    );
+    // Claude Code: slash-command wrappers and their output, IDE context, interruptions.
+    let entire = claude("entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl");
+    assert!(count(entire, "slash_command") >= 1);
+    let entire = claude("entireio_cli__ckpt-44785715c3f5-2.full.jsonl");
+    assert!(count(entire, "command_output") >= 1);
+    let ide = claude(
+        "daaain_claude-code-log__real_projects/-Users-dev-workspace-coderabbit-review-helper/cb2e607c-c758-415a-8b45-c49e4631906a.jsonl",
+    );
+    assert!(count(ide, "ide_context") >= 1);
+    assert!(
+        count(
+            claude("entireio_cli__ckpt-37995ebed6e4-2.full.jsonl"),
+            "interruption"
+        ) >= 1
+    );
+    // Every bundled transcript: marked messages hold no speech, unmarked ones do.
+    let (files, _) = discover(&[fixtures()]);
+    for f in files.iter().filter(|f| detect_format(f).is_ok()) {
+        injected_kinds(f);
+    }
+}
+
+#[test]
+fn the_user_s_own_words_are_never_marked() {
+    let path = claude("entireio_cli__ckpt-44785715c3f5-2.full.jsonl");
+    let s = &import_ok(&path)[0];
+    let typed = s
+        .records
+        .iter()
+        .filter_map(|r| r.message.as_ref())
+        .find(|m| m.text_content().starts_with("yeah let's do it"))
+        .expect("the user's reply");
+    assert!(
+        !typed
+            .metadata
+            .contains_key(mem_core::speech::INJECTED_CONTEXT)
+    );
+    assert_eq!(
+        mem_core::speech::user_speech_of(typed).as_deref(),
+        Some(typed.text_content().trim())
+    );
+}

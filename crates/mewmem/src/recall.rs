@@ -25,7 +25,9 @@ pub struct Recalled {
 /// Recalls the notes of `dirs` for `query` (at most 5, through `llm.select`, 8 s deadline),
 /// leaving out those `log` says this session already surfaced, and renders the reminder within
 /// `budget_chars` (UTF-16 code units) by dropping the least relevant notes. The notes shown are
-/// added to `log`. Never fails: every problem gives fewer notes and a line in `problems`.
+/// added to `log`. The query is the user's words in `query` ([`mem_core::speech::user_speech`]:
+/// client-injected blocks left out). Never fails: every problem gives fewer notes and a line
+/// in `problems`.
 pub async fn recall_reminder(
     llm: Arc<dyn Llm>,
     dirs: &MemoryDirs,
@@ -35,6 +37,10 @@ pub async fn recall_reminder(
     now: SystemTime,
 ) -> Recalled {
     let mut out = Recalled::default();
+    // Only the user's words are the query: a reminder or command output a client put into the
+    // prompt would otherwise pull in notes about itself.
+    let said = mem_core::speech::user_speech(query).said;
+    let query = said.as_str();
     let scanned = scan_cached(dirs);
     let surfaced = match log.map(SurfacedLog::load) {
         Some(Ok(s)) => s,

@@ -1,6 +1,6 @@
 //! Text helpers shared by the offline jobs: cleaning harness markup, shortening, sentences.
 
-use mem_core::{ContentBlock, Message, Role};
+use mem_core::Message;
 
 /// Tags whose whole element is harness noise, not something the user wrote.
 const NOISE_TAGS: &[&str] = &[
@@ -88,39 +88,12 @@ pub(crate) fn first_line(text: &str) -> &str {
 /// What the user typed in a message: its text blocks without harness markup; `None` for a
 /// message that is not the user's (assistant, tool results only, meta messages, empty).
 pub(crate) fn user_text(message: &Message) -> Option<String> {
-    if message.role != Role::User {
-        return None;
-    }
-    // Harness-written user messages: meta lines and the summaries of earlier compactions.
-    let flagged = |key: &str| {
-        message
-            .metadata
-            .get(key)
-            .and_then(serde_json::Value::as_bool)
-            == Some(true)
-    };
-    if flagged(mem_core::metadata_keys::IS_META)
-        || flagged(mem_core::metadata_keys::COMPACT_SUMMARY)
-    {
-        return None;
-    }
-    let parts: Vec<&str> = message
-        .content
-        .iter()
-        .filter_map(ContentBlock::as_text)
-        .collect();
-    if parts.is_empty() {
-        return None;
-    }
-    let cleaned = strip_markup(&parts.join("\n"));
+    // Client-injected context (AGENTS.md, reminders, command output, summaries) is not the
+    // user's; what is left may still hold markup the client wraps around typed text.
+    let said = mem_core::speech::user_speech_of(message)?;
+    let cleaned = strip_markup(&said);
     let trimmed = cleaned.trim();
-    if trimmed.is_empty()
-        || trimmed.starts_with("[Request interrupted")
-        || trimmed.starts_with("This session is being continued from a previous conversation")
-    {
-        return None;
-    }
-    Some(trimmed.to_owned())
+    (!trimmed.is_empty()).then(|| trimmed.to_owned())
 }
 
 /// Splits text into sentences at line breaks and at `.`, `!`, `?` followed by a space, and at

@@ -9,11 +9,12 @@ use mem_core::{ContentBlock, Message, Role};
 use serde_json::{Map, Value};
 
 use super::build::{Builder, IdKey, Merge, Spill, SpillFile, task_key};
-use super::text::{TimeSpan, command_title, is_real_request, sanitize_id, shorten_title};
+use super::text::{TimeSpan, command_title, sanitize_id, shorten_title};
 use super::{ImportReport, ImportedSession, SourceFormat, type_of};
 use crate::diagnostic::Diagnostic;
 use crate::jsonl::JsonLine;
 use crate::record::{RecordType, SessionRecord, make_compact_boundary};
+use mem_core::speech::user_speech;
 
 /// Summary used when a `compact_boundary` line has no `isCompactSummary` message after it.
 const MISSING_SUMMARY: &str =
@@ -465,6 +466,10 @@ impl Stream {
             }
         }
         if role == Role::User && !flag("isMeta") {
+            // Kept as it was written, marked where it is the client's words, not the user's.
+            mem_core::speech::mark_injected(&mut message);
+        }
+        if role == Role::User && !flag("isMeta") {
             self.note_title(&message);
         }
         let merge_id = msg.get("id").and_then(Value::as_str).map(str::to_owned);
@@ -486,11 +491,12 @@ impl Stream {
             }
             let command = command_title(text);
             if self.title.is_none() {
-                if is_real_request(text) {
-                    self.title = shorten_title(text);
-                } else if command.as_ref().is_some_and(|c| c.contains(' ')) {
+                let said = user_speech(text).said;
+                if command.as_ref().is_some_and(|c| c.contains(' ')) {
                     // A slash command with arguments is the request (`/review fix the parser`).
                     self.title.clone_from(&command);
+                } else if !said.is_empty() {
+                    self.title = shorten_title(&said);
                 }
             }
             if self.command_title.is_none() {

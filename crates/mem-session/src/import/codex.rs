@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::build::{Builder, Merge};
 use super::codex_line::{CodexLine, Entry, Object};
-use super::text::{TimeSpan, is_real_request, sanitize_id, shorten_title};
+use super::text::{TimeSpan, sanitize_id, shorten_title};
 use super::{ImportReport, ImportedSession, SourceFormat, type_of};
 use crate::diagnostic::Diagnostic;
 use crate::jsonl::{Checked, JsonLine, has_surrogate_escape};
@@ -345,17 +345,17 @@ impl Importer<'_> {
                 if !rest.is_empty() {
                     meta.insert("codex_fields".to_owned(), Value::Object(rest));
                 }
-                let m = Message {
+                let mut m = Message {
                     role,
                     content,
                     metadata: meta,
                 };
+                // AGENTS.md, the environment, a compaction summary: kept, marked as the
+                // client's words.
+                mem_core::speech::mark_injected(&mut m);
                 if count && role == Role::User && self.title.is_none() {
-                    self.title = m
-                        .content
-                        .iter()
-                        .filter_map(ContentBlock::as_text)
-                        .find(|t| is_real_request(t))
+                    self.title = mem_core::speech::user_speech_of(&m)
+                        .as_deref()
                         .and_then(shorten_title);
                 }
                 let merge = if role == Role::Assistant {

@@ -56,20 +56,6 @@ pub(crate) fn shorten_title(text: &str) -> Option<String> {
     Some(out)
 }
 
-/// `true` for user text a person typed, as opposed to harness wrappers: slash-command and
-/// local-command wrappers, `<system-reminder>`, `<environment_context>`, `<user_instructions>`
-/// (anything starting with `<`), Claude's "Caveat:" preamble, interruption notes and Codex's
-/// `# AGENTS.md instructions` block.
-pub(crate) fn is_real_request(text: &str) -> bool {
-    let t = text.trim_start();
-    !(t.is_empty()
-        || t.starts_with('<')
-        || t.starts_with("Caveat:")
-        || t.starts_with("[Request interrupted")
-        || t.starts_with("# AGENTS.md instructions")
-        || t.starts_with("This session is being continued from a previous conversation"))
-}
-
 /// From a slash-command wrapper (`<command-name>/x</command-name><command-args>y</command-args>`),
 /// `"/x y"`; used as a title when a session holds nothing else.
 pub(crate) fn command_title(text: &str) -> Option<String> {
@@ -181,9 +167,6 @@ mod tests {
         assert_eq!(long.chars().count(), 80);
         assert!(long.ends_with('…'));
         assert_eq!(shorten_title(" \n "), None);
-        assert!(!is_real_request("<command-message>x</command-message>"));
-        assert!(!is_real_request("Caveat: The messages below"));
-        assert!(is_real_request("add a test"));
         assert_eq!(
             command_title("<command-name>/init</command-name>\n<command-args>now</command-args>"),
             Some("/init now".to_owned())
