@@ -96,3 +96,47 @@ fn hook_install_usage_errors_still_exit_two() {
     let out = run_hook(&["hook", "install", "--no-such-flag"], &[]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A payload over the 8 MiB stdin cap, streamed (64 MiB, never held by the test): the hook stops
+/// reading at the cap, says so on one line, exits 0, quickly.
+#[test]
+fn hook_stdin_over_the_cap_exits_zero_without_reading_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = std::time::Instant::now();
+    let mut child = Command::new(MEM)
+        .arg("--project")
+        .arg(dir.path())
+        .arg("--home")
+        .arg(dir.path())
+        .args(["hook", "claude", "SessionStart"])
+        .env("HOME", dir.path())
+        .env("MEM_LOG", "off")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let chunk = vec![b' '; 1 << 20];
+        let mut sent = 0usize;
+        for _ in 0..64 {
+            if stdin.write_all(&chunk).is_err() {
+                break; // the hook closed its stdin: it stopped reading
+            }
+            sent += chunk.len();
+        }
+        sent
+    });
+    let out = child.wait_with_output().unwrap();
+    let sent = writer.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("over 8388608 bytes"), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        sent < 64 << 20,
+        "the hook read the whole payload ({sent} bytes)"
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+}
