@@ -1,6 +1,11 @@
 //! `mem hook claude|codex ...`: every argument or environment error is one line on stderr and
 //! exit 0 (Claude Code treats exit 2 as "block the turn"), never clap's usage exit 2.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::type_complexity,
+    reason = "a test: a failed spawn or pipe is a failed test"
+)]
 use std::io::Write;
 use std::process::{Command, Stdio};
 
