@@ -57,6 +57,18 @@ fn usage_error(err: &clap::Error) -> ExitCode {
             | ErrorKind::DisplayVersion
             | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
     );
+    if !informational && is_agent_hook_args() {
+        // Claude Code treats exit 2 as "block the turn": a hook never fails the agent's turn.
+        let text = err.render().to_string();
+        let first = text.lines().next().unwrap_or_default();
+        let first = first.trim_start_matches("error: ");
+        let _ = writeln!(
+            io::stderr().lock(),
+            "mem hook: {}; nothing added",
+            mem_core::terminal::safe_line(first)
+        );
+        return ExitCode::SUCCESS;
+    }
     let json = std::env::args_os().skip(1).any(|a| a == "--json");
     if informational || !json {
         let _ = err.print();
@@ -71,6 +83,14 @@ fn usage_error(err: &clap::Error) -> ExitCode {
         .to_owned();
     print_json_error("usage", &message, &[]);
     ExitCode::from(2)
+}
+
+/// `true` when the raw arguments are `mem [GLOBAL...] hook claude|codex ...` (an agent hook run),
+/// so that a parse error there exits 0 like every other hook failure.
+fn is_agent_hook_args() -> bool {
+    let args: Vec<_> = std::env::args_os().skip(1).collect();
+    args.windows(2)
+        .any(|w| w[0] == "hook" && (w[1] == "claude" || w[1] == "codex"))
 }
 
 fn init_logging() {

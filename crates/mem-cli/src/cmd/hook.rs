@@ -286,6 +286,26 @@ fn hook_project(settings: &Settings, input: Option<&HookInput>) -> PathBuf {
     settings.project.clone()
 }
 
+/// The most bytes of a hook payload read (stdin or `--input`): Claude Code's payloads are a few
+/// KiB; past this the hook logs, adds nothing and exits 0 without reading the rest.
+pub const HOOK_STDIN_MAX_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Reads at most [`HOOK_STDIN_MAX_BYTES`] + 1 bytes of `from` (named `what` in errors).
+///
+/// Errors: a read error, or a payload over the cap (the rest is never read or buffered).
+fn read_capped(from: impl Read, what: &str) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    from.take(HOOK_STDIN_MAX_BYTES + 1)
+        .read_to_end(&mut buf)
+        .with_context(|| format!("cannot read {what}"))?;
+    if buf.len() as u64 > HOOK_STDIN_MAX_BYTES {
+        bail!(
+            "{what} is over {HOOK_STDIN_MAX_BYTES} bytes: not a hook payload, nothing read past that"
+        );
+    }
+    Ok(buf)
+}
+
 /// One hook run for `agent` (`claude` or `codex`: the same wire format); with `max_tokens`,
 /// SessionStart's context is cut further until it has at most that many tokens. Every failure
 /// is logged and reported on stderr, never returned.
@@ -297,17 +317,10 @@ async fn agent_hook(
 ) {
     let event = args.event;
     let raw = match &args.input {
-        Some(path) => {
-            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
-        }
-        None => {
-            let mut buf = Vec::new();
-            io::stdin()
-                .lock()
-                .read_to_end(&mut buf)
-                .map(|_| buf)
-                .context("cannot read stdin")
-        }
+        Some(path) => std::fs::File::open(path)
+            .with_context(|| format!("cannot read {}", path.display()))
+            .and_then(|f| read_capped(f, &path.display().to_string())),
+        None => read_capped(io::stdin().lock(), "stdin"),
     };
     let input = raw.and_then(|bytes| Ok(HookInput::parse(&bytes)?));
     let project = hook_project(settings, input.as_ref().ok());

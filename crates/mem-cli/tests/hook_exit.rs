@@ -1,0 +1,147 @@
+//! `mem hook claude|codex ...`: every argument or environment error is one line on stderr and
+//! exit 0 (Claude Code treats exit 2 as "block the turn"), never clap's usage exit 2.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::type_complexity,
+    reason = "a test: a failed spawn or pipe is a failed test"
+)]
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+const MEM: &str = env!("CARGO_BIN_EXE_mem");
+
+/// Runs `mem --project P --home H ARGS` with `env` set and an empty JSON payload on stdin.
+fn run_hook(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = Command::new(MEM);
+    c.arg("--project")
+        .arg(dir.path())
+        .arg("--home")
+        .arg(dir.path());
+    for (k, _) in std::env::vars() {
+        if k.starts_with("MEM_") {
+            c.env_remove(k);
+        }
+    }
+    c.env("HOME", dir.path()).env("MEM_LOG", "off");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut child = c
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = child.stdin.take().unwrap().write_all(b"{}");
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn hook_argument_and_env_errors_exit_zero_with_one_line() {
+    let cases: &[(&[&str], &[(&str, &str)])] = &[
+        (
+            &["hook", "claude", "SessionStart"],
+            &[("MEM_HOOK_BUDGET", "")],
+        ),
+        (
+            &["hook", "claude", "SessionStart"],
+            &[("MEM_HOOK_BUDGET", "lots")],
+        ),
+        (
+            &["hook", "claude", "SessionStart"],
+            &[("MEM_HOOK_BUDGET", "-5")],
+        ),
+        (
+            &["hook", "codex", "SessionStart"],
+            &[("MEM_CODEX_HOOK_TOKENS", "x")],
+        ),
+        (
+            &["hook", "codex", "SessionStart"],
+            &[("MEM_CODEX_HOOK_TOKENS", "")],
+        ),
+        (&["hook", "claude", "NoSuchEvent"], &[]),
+        (&["hook", "claude", "sessionstart"], &[]),
+        (&["hook", "codex", "userpromptsubmit"], &[]),
+        (&["hook", "claude"], &[]),
+        (&["hook", "claude", "SessionStart", "--no-such-flag"], &[]),
+        (&["hook", "claude", "SessionStart", "--budget"], &[]),
+        (
+            &["hook", "codex", "SessionStart", "--max-tokens", "many"],
+            &[],
+        ),
+        (&["--json", "hook", "claude", "Bogus"], &[]),
+    ];
+    for (args, env) in cases {
+        let out = run_hook(args, env);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?} {env:?} exited {:?}: {stderr}",
+            out.status
+        );
+        assert_eq!(
+            stderr.trim_end().lines().count(),
+            1,
+            "{args:?} {env:?}: one line expected, got: {stderr}"
+        );
+        assert!(stderr.contains("mem hook"), "{args:?}: {stderr}");
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?}: nothing added to the context"
+        );
+    }
+}
+
+#[test]
+fn hook_install_usage_errors_still_exit_two() {
+    let out = run_hook(&["hook", "install", "--no-such-flag"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// A payload over the 8 MiB stdin cap, streamed (64 MiB, never held by the test): the hook stops
+/// reading at the cap, says so on one line, exits 0, quickly.
+#[test]
+fn hook_stdin_over_the_cap_exits_zero_without_reading_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = std::time::Instant::now();
+    let mut child = Command::new(MEM)
+        .arg("--project")
+        .arg(dir.path())
+        .arg("--home")
+        .arg(dir.path())
+        .args(["hook", "claude", "SessionStart"])
+        .env("HOME", dir.path())
+        .env("MEM_LOG", "off")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let chunk = vec![b' '; 1 << 20];
+        let mut sent = 0usize;
+        for _ in 0..64 {
+            if stdin.write_all(&chunk).is_err() {
+                break; // the hook closed its stdin: it stopped reading
+            }
+            sent += chunk.len();
+        }
+        sent
+    });
+    let out = child.wait_with_output().unwrap();
+    let sent = writer.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("over 8388608 bytes"), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        sent < 64 << 20,
+        "the hook read the whole payload ({sent} bytes)"
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+}
