@@ -609,3 +609,40 @@ fn team_learnings_open_and_forget_from_every_project_of_the_team() {
     assert!(alice.show(&p).is_ok(), "the private one is untouched");
     drop_schema(&url, &schema);
 }
+
+/// Issue 27 item 20: an immediate refusal (closed port, wrong or missing password) fails at
+/// once with the default 10 s connect timeout, not after it; a missing password says to set
+/// PGPASSWORD.
+#[test]
+fn an_immediate_refusal_fails_fast_with_a_hint() {
+    let Some(url) = server() else { return };
+    let o = opts(&fresh_schema("fast"), "alice", None);
+    assert_eq!(o.connect_timeout, Duration::from_secs(10));
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let wrong = url.replacen("mem-test@", "wrong-password-xyz@", 1);
+    let missing = url.replacen(":mem-test@", "@", 1);
+    assert_ne!(missing, url);
+    for (what, u) in [
+        (
+            "closed port",
+            format!("postgresql://mem:pw@127.0.0.1:{port}/mem_test"),
+        ),
+        ("wrong password", wrong),
+        ("missing password", missing.clone()),
+    ] {
+        let t = Instant::now();
+        let e = PgStore::open(&u, &o).unwrap_err();
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "{what}: {:?} ({e})",
+            t.elapsed()
+        );
+        assert!(matches!(e, Error::Server { .. }), "{what}: {e}");
+    }
+    let e = PgStore::open(&missing, &o).unwrap_err().to_string();
+    assert!(e.contains("PGPASSWORD"), "{e}");
+}
