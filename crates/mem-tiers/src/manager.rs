@@ -815,8 +815,12 @@ impl<S: MemoryStore> MemoryManager<S> {
         Ok(hits)
     }
 
+    /// Visible from the current project: user-wide, of this project, or shared with the team
+    /// (the store returns team rows only to its team's members), as search and archive decide.
     fn visible(&self, d: &Document) -> bool {
-        d.project_key.is_none() || d.project_key.as_deref() == self.project_key()
+        d.project_key.is_none()
+            || d.scope == "team"
+            || d.project_key.as_deref() == self.project_key()
     }
 
     /// The item with this id (index synced first), if visible from the current project.

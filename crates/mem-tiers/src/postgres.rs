@@ -382,7 +382,23 @@ impl PgStore {
             .get_connect_timeout()
             .unwrap_or(&options.connect_timeout);
         let last = Arc::new(std::sync::Mutex::new(None));
+        let no_password = config.get_password().is_none();
         let manager = PostgresConnectionManager::new(config, MakeRustlsConnect::new(tls));
+        // One direct attempt first: the pool retries a failed connect until its timeout, so a
+        // refused connection, a wrong or missing password would otherwise cost the whole
+        // connect timeout (~10 s) although the answer came at once.
+        if let Err(e) = r2d2::ManageConnection::connect(&manager) {
+            let mut reason = format!("cannot connect: {}", chain(&e));
+            if no_password && reason.contains("password") {
+                reason.push_str(
+                    " (no password given: put it in the URL or set PGPASSWORD, see docs/TEAM.md)",
+                );
+            }
+            return Err(Error::Server {
+                url: shown,
+                reason: server_reason(&reason),
+            });
+        }
         let pool = r2d2::Pool::builder()
             .max_size(options.pool_size.max(1))
             .min_idle(Some(0))

@@ -620,3 +620,53 @@ fn archive_holds_entries_and_notes_and_import_writes_them_back_to_their_files() 
     .unwrap();
     assert!(v1.entries.is_empty() && v1.notes.is_empty());
 }
+
+/// Issue 27 item 19, SQLite half: `show` and `forget` see what search sees — user-wide and
+/// this project's learnings — and never another project's (SQLite has no team scope).
+#[test]
+fn show_and_forget_see_what_search_sees_on_sqlite() {
+    let e = env();
+    let other = e._tmp.path().join("proj-bob");
+    std::fs::create_dir_all(other.join(".git")).unwrap();
+    let a = manager(&e);
+    let b = MemoryManager::from_project(&other, MemoryConfig::for_home(&e.home)).unwrap();
+    let private = a
+        .add_learning_in(
+            "alpha private",
+            "x",
+            "general",
+            &[],
+            None,
+            LearningScope::Project,
+        )
+        .unwrap()
+        .learning;
+    let user = a
+        .add_learning_in(
+            "alpha user wide",
+            "y",
+            "general",
+            &[],
+            None,
+            LearningScope::User,
+        )
+        .unwrap()
+        .learning;
+    let team = a.add_learning_in("t", "z", "general", &[], None, LearningScope::Team);
+    assert!(matches!(team, Err(Error::Invalid { .. })), "{team:?}");
+    let p = MemoryId::Learning(private.id);
+    let u = MemoryId::Learning(user.id);
+    let listed: Vec<String> = b
+        .recall("alpha", 10)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.id)
+        .collect();
+    assert_eq!(listed, [u.to_string()]);
+    assert!(matches!(b.show(&p), Err(Error::NotFound(_))));
+    assert!(matches!(b.forget(&p), Err(Error::NotFound(_))));
+    assert!(a.show(&p).is_ok(), "still there for its project");
+    assert_eq!(b.show(&u).unwrap().document.title, "alpha user wide");
+    b.forget(&u).unwrap();
+    assert!(matches!(a.show(&u), Err(Error::NotFound(_))));
+}

@@ -518,3 +518,131 @@ fn forget_and_stats_name_the_server_without_its_password() {
     drop(mm);
     drop_schema(&url, &schema);
 }
+
+/// Issue 27 item 19: a team learning listed in another project of the same team opens and
+/// forgets there (show, forget, as search lists it); private ones of another project stay
+/// hidden, and another team sees nothing.
+#[test]
+fn team_learnings_open_and_forget_from_every_project_of_the_team() {
+    let Some(url) = server() else { return };
+    let schema = fresh_schema("teamshow");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = |name: &str| {
+        let d = tmp.path().join(name);
+        std::fs::create_dir_all(d.join(".git")).unwrap();
+        d
+    };
+    let (pa, pb, pc) = (dir("proj-alice"), dir("proj-bob"), dir("proj-carol"));
+    let home = |name: &str| MemoryConfig::for_home(&tmp.path().join(format!("home-{name}")));
+    let alice = MemoryManager::from_project_with(
+        &pa,
+        home("alice"),
+        open(&url, &schema, "alice", Some("core")),
+    )
+    .unwrap();
+    let bob = MemoryManager::from_project_with(
+        &pb,
+        home("bob"),
+        open(&url, &schema, "bob", Some("core")),
+    )
+    .unwrap();
+    let carol = MemoryManager::from_project_with(
+        &pc,
+        home("carol"),
+        open(&url, &schema, "carol", Some("other")),
+    )
+    .unwrap();
+    let alice_elsewhere = MemoryManager::from_project_with(
+        &pb,
+        home("alice"),
+        open(&url, &schema, "alice", Some("core")),
+    )
+    .unwrap();
+    let team = alice
+        .add_learning_in(
+            "staging needs the VPN",
+            "connect first",
+            "general",
+            &[],
+            None,
+            LearningScope::Team,
+        )
+        .unwrap()
+        .learning;
+    let private = alice
+        .add_learning_in(
+            "staging private note",
+            "alice only",
+            "general",
+            &[],
+            None,
+            LearningScope::Project,
+        )
+        .unwrap()
+        .learning;
+    let t = MemoryId::Learning(team.id);
+    let p = MemoryId::Learning(private.id);
+
+    // Listed in bob's project, and opened there too.
+    assert!(
+        bob.recall("staging", 10)
+            .unwrap()
+            .iter()
+            .any(|h| h.id == t.to_string())
+    );
+    let shown = bob.show(&t).unwrap();
+    assert_eq!(shown.document.title, "staging needs the VPN");
+    assert_eq!(shown.learning.unwrap().author.as_deref(), Some("alice"));
+    // The author's own team learning opens from another of her projects; her project one not.
+    assert!(alice_elsewhere.show(&t).is_ok());
+    assert!(matches!(alice_elsewhere.show(&p), Err(Error::NotFound(_))));
+    assert!(matches!(bob.show(&p), Err(Error::NotFound(_))));
+    assert!(matches!(bob.forget(&p), Err(Error::NotFound(_))));
+    // Another team sees nothing and forgets nothing.
+    assert!(matches!(carol.show(&t), Err(Error::NotFound(_))));
+    assert!(matches!(carol.forget(&t), Err(Error::NotFound(_))));
+
+    // Any member forgets it (TEAM.md), from their own project.
+    let f = bob.forget(&t).unwrap();
+    assert_eq!(f.id, t.to_string());
+    assert!(matches!(alice.show(&t), Err(Error::NotFound(_))));
+    assert!(alice.show(&p).is_ok(), "the private one is untouched");
+    drop_schema(&url, &schema);
+}
+
+/// Issue 27 item 20: an immediate refusal (closed port, wrong or missing password) fails at
+/// once with the default 10 s connect timeout, not after it; a missing password says to set
+/// PGPASSWORD.
+#[test]
+fn an_immediate_refusal_fails_fast_with_a_hint() {
+    let Some(url) = server() else { return };
+    let o = opts(&fresh_schema("fast"), "alice", None);
+    assert_eq!(o.connect_timeout, Duration::from_secs(10));
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let wrong = url.replacen("mem-test@", "wrong-password-xyz@", 1);
+    let missing = url.replacen(":mem-test@", "@", 1);
+    assert_ne!(missing, url);
+    for (what, u) in [
+        (
+            "closed port",
+            format!("postgresql://mem:pw@127.0.0.1:{port}/mem_test"),
+        ),
+        ("wrong password", wrong),
+        ("missing password", missing.clone()),
+    ] {
+        let t = Instant::now();
+        let e = PgStore::open(&u, &o).unwrap_err();
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "{what}: {:?} ({e})",
+            t.elapsed()
+        );
+        assert!(matches!(e, Error::Server { .. }), "{what}: {e}");
+    }
+    let e = PgStore::open(&missing, &o).unwrap_err().to_string();
+    assert!(e.contains("PGPASSWORD"), "{e}");
+}
