@@ -64,6 +64,9 @@ pub enum SecretKind {
     UrlPassword,
     /// An `Authorization: Bearer` / `Basic` credential.
     AuthHeader,
+    /// A password given to a command on its command line (`curl -u user:pw`, `mysql -pPW`,
+    /// `sshpass -p PW`, `docker login -p PW`, `--password PW`).
+    CliPassword,
     /// A value assigned to a secret-named key (`password=`, `api_key:`, `token=`...).
     Assignment,
     /// A long random-looking string shaped like a credential.
@@ -87,6 +90,7 @@ impl SecretKind {
             Self::Jwt => "jwt",
             Self::UrlPassword => "url-password",
             Self::AuthHeader => "auth-header",
+            Self::CliPassword => "cli-password",
             Self::Assignment => "secret-assignment",
             Self::HighEntropy => "high-entropy-string",
         }
@@ -248,9 +252,70 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         // user:password@host in any URL; only the password is withheld.
         rule(
             UrlPassword,
-            r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@]+:([^\s/@]+)@",
+            // The password runs to the last `@` before the host (an unencoded `@` in it, as in
+            // `mongodb+srv://admin:p@ssw0rd@host`); the user may be empty (`redis://:pw@host`).
+            r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@]*:([^\s/]+)@[^\s/@:]+",
             1,
             not_placeholder,
+        ),
+        // Credentials on the command line: `curl -u user:pw`, `--user user:pw`.
+        rule(
+            CliPassword,
+            r#"(?:^|[\s;|&(])(?:-u|--user)(?:\s+|=)["']?[^\s:"']+:([^\s"']+)"#,
+            1,
+            not_placeholder,
+        ),
+        // `mysql -pPW` (the password glued to `-p`), `sshpass -p PW`, `docker login -p PW`,
+        // `--password PW` / `--password=PW` of any tool.
+        rule(
+            CliPassword,
+            r#"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?\s-p([^\s"'-][^\s"']*)"#,
+            1,
+            not_placeholder,
+        ),
+        rule(
+            CliPassword,
+            r#"\b(?:sshpass\s+-p|(?:docker|podman|helm)\s+(?:registry\s+)?login\b[^\n|;&]*?\s(?:-p|--password))\s*["']?([^\s"']+)"#,
+            1,
+            not_placeholder,
+        ),
+        rule(
+            CliPassword,
+            r#"(?:^|\s)--password=["']?([^\s"'-][^\s"']*)"#,
+            1,
+            not_placeholder,
+        ),
+        // `--password PW` after a space could be prose ("the --password flag"): a value with a
+        // digit or a symbol only.
+        rule(
+            CliPassword,
+            r#"(?:^|\s)--password\s+["']?([^\s"'-][^\s"']*)"#,
+            1,
+            prose_secret,
+        ),
+        // An environment or config key in capitals (`DB_PASSWORD=letmein`,
+        // `MYSQL_ROOT_PASSWORD: rootpassword`, `APP_SIGNING_KEY=…`) holds a literal: withheld
+        // whatever its shape.
+        rule(
+            Assignment,
+            concat!(
+                r#"\b[A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|PASS|PWD|SECRET|TOKEN|KEY|CREDENTIALS?|AUTH)[A-Z0-9_]*"#,
+                r#"["']?[ \t]*(?:=|:[ \t])[ \t]*(?:"([^"\n]+)"|'([^'\n]+)'|([^\s"'&,;<>)\]}]+))"#
+            ),
+            usize::MAX,
+            literal_secret,
+        ),
+        // A quoted key and a quoted value (`{"password": "…"}`, `'api_key': '…'`), or a quoted
+        // value after `=`: a literal as well.
+        rule(
+            Assignment,
+            concat!(
+                r#"(?i)(?:["'][A-Za-z0-9_.\-]*(?:password|passwd|pass|pwd|secret|token|api[_\-]?key|apikey|private[_\-]?key|signing[_\-]?key|credentials?)["']\s*:\s*|"#,
+                r#"\b[A-Za-z0-9_.\-]*(?:password|passwd|pwd|secret|token|api[_\-]?key|apikey|private[_\-]?key|signing[_\-]?key)\s*=\s*)"#,
+                r#"(?:"([^"\n]+)"|'([^'\n]+)')"#
+            ),
+            usize::MAX,
+            literal_secret,
         ),
         rule(
             AuthHeader,
@@ -263,7 +328,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         rule(
             Assignment,
             concat!(
-                r#"(?i)[A-Za-z0-9_.\-]*(?:password|passwd|passphrase|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|auth[_\-]?key|private[_\-]?key|credentials?)[A-Za-z0-9_\-]*"#,
+                r#"(?i)[A-Za-z0-9_.\-]*(?:password|passwd|passphrase|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|auth[_\-]?key|private[_\-]?key|signing[_\-]?key|credentials?)[A-Za-z0-9_\-]*"#,
                 r#"["']?\s*(?::=|=>|[:=])\s*(?:"([^"\n]{4,})"|'([^'\n]{4,})'|([^\s"'&,;<>)\]}]{4,}))"#
             ),
             usize::MAX,
@@ -272,7 +337,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         // "the password is hunter2", "password was s3cr3t!"
         rule(
             Assignment,
-            r#"(?i)(?:\b(?:password|passphrase|passcode|pin|secret|token|api key)\s+(?:is|was|=)\s+|(?:密码|口令|令牌|密钥|秘钥)\s*(?:是|为|[:：])\s*)["'`“]?([^\s"'`”，。；]{4,})"#,
+            r#"(?i)(?:\b(?:password|passphrase|passcode|pin|secret|token|api key)\s+(?:is|was|=)\s+|(?:密码|口令|令牌|密钥|秘钥)(?:\s*(?:是|为|[:：=])\s*|\s+))["'`“]?([^\s"'`”，。；]{4,})"#,
             1,
             prose_secret,
         ),
@@ -501,6 +566,19 @@ fn assigned_secret(value: &str) -> bool {
     has_digit || has_symbol || looks_random(v) || v.len() >= 12 && !is_identifier_like(v)
 }
 
+/// The value of a key that holds a literal (quoted, or an environment key in capitals): a
+/// secret whatever its shape, unless it names where the secret lives (`$VAR`, `<your-key>`,
+/// `***`) or is a boolean or null.
+fn literal_secret(value: &str) -> bool {
+    let v = value.trim();
+    let lower = v.to_ascii_lowercase();
+    !is_placeholder(v)
+        && !matches!(
+            lower.as_str(),
+            "true" | "false" | "null" | "none" | "nil" | "undefined" | "yes" | "no" | "on" | "off"
+        )
+}
+
 fn prose_secret(value: &str) -> bool {
     let v = value.trim_end_matches(['.', ',', ';', ':', '!', '?', ')']);
     !is_placeholder(v)
@@ -614,7 +692,7 @@ mod tests {
 
     #[test]
     fn every_rule_compiles() {
-        assert_eq!(RULES.len(), 15, "a rule failed to compile");
+        assert_eq!(RULES.len(), 22, "a rule failed to compile");
         assert!(CANDIDATE.is_some());
     }
 
@@ -674,6 +752,78 @@ mod tests {
         }
         let r = redact("use ghp_16C7e42F292c6912E7710c838347Ae178B4a for pushes");
         assert_eq!(r.text, "use [REDACTED] for pushes");
+    }
+
+    #[test]
+    fn every_credential_form_of_the_hostile_test_is_withheld() {
+        let cases = [
+            (
+                "curl -u admin:Sup3rS3cret https://api.example.com",
+                "Sup3rS3cret",
+            ),
+            (
+                "curl --user deploy:plainword https://x.example.com",
+                "plainword",
+            ),
+            ("redis://:redispass@cache.internal:6379/0", "redispass"),
+            (
+                "mongodb+srv://admin:p@ssw0rd@cluster0.example.net/db",
+                "p@ssw0rd",
+            ),
+            ("mysql -uroot -pletmein shop", "letmein"),
+            ("sshpass -p hunter two ssh host", "hunter"),
+            (
+                "docker login -u bot -p dockerpass registry.example.com",
+                "dockerpass",
+            ),
+            (
+                "helm registry login ghcr.io --password plainword",
+                "plainword",
+            ),
+            ("vault login --password=plainword", "plainword"),
+            ("psql --password s3cret!x", "s3cret!x"),
+            ("DB_PASS=hunterxy", "hunterxy"),
+            ("DB_PASSWORD=letmein", "letmein"),
+            ("POSTGRES_PASSWORD=postgres", "postgres"),
+            ("    MYSQL_ROOT_PASSWORD: rootpassword", "rootpassword"),
+            (
+                r#"{"user": "bob", "password": "correcthorse"}"#,
+                "correcthorse",
+            ),
+            ("APP_SIGNING_KEY=abcdefghijkl", "abcdefghijkl"),
+            (
+                "curl -H 'X-Auth-Token: 9f86d081884c7d659a2feaa0c55ad015'",
+                "9f86d081884c7d659a2feaa0c55ad015",
+            ),
+            ("数据库密码 hunter22", "hunter22"),
+            ("密码：opensesame1", "opensesame1"),
+            ("db_password = \"plainword\"", "plainword"),
+        ];
+        for (text, secret) in cases {
+            let r = redact(text);
+            assert!(!r.text.contains(secret), "{text} -> {}", r.text);
+            assert!(r.withheld() >= 1, "{text}");
+        }
+    }
+
+    #[test]
+    fn names_and_references_of_credentials_stay() {
+        for text in [
+            "the password is in vault.yml",
+            "set DB_PASSWORD in .env before you start",
+            "DB_PASSWORD=$DB_PASSWORD",
+            "POSTGRES_PASSWORD: ${POSTGRES_PASSWORD}",
+            "API_KEY=%API_KEY%",
+            "USE_AUTH=true",
+            "password: <your password>",
+            "curl -u $USER:$TOKEN https://x.example.com",
+            "mysql -p shop (it asks for the password)",
+            "the --password flag reads from stdin",
+            "密码在 vault 里",
+        ] {
+            let r = redact(text);
+            assert_eq!(r.text, text, "{text}");
+        }
     }
 
     #[test]
