@@ -145,3 +145,86 @@ fn hook_stdin_over_the_cap_exits_zero_without_reading_the_rest() {
     );
     assert!(start.elapsed() < std::time::Duration::from_secs(20));
 }
+
+/// Issue 27 item 20: a team store that refuses at once (a closed loopback port) leaves Tier 0
+/// out and nothing else: the start context still holds the instructions and `memories.md`, the
+/// hook exits 0 well within Claude Code's 10 s hook timeout, and its log says what was left out.
+#[test]
+fn a_team_store_that_is_down_leaves_the_local_start_context() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("p");
+    let home = dir.path().join("h");
+    std::fs::create_dir_all(project.join(".mewcode")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        project.join("CLAUDE.md"),
+        "Run make check before committing.\n",
+    )
+    .unwrap();
+    std::fs::write(project.join("AGENTS.md"), "Use pnpm, never npm.\n").unwrap();
+    std::fs::write(
+        project.join(".mewcode/memories.md"),
+        "### 用户偏好\n- Short answers, no closing summary.\n",
+    )
+    .unwrap();
+    // A port nothing listens on: the refusal comes back at once.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut c = Command::new(MEM);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("MEM_") {
+            c.env_remove(k);
+        }
+    }
+    let started = std::time::Instant::now();
+    let mut child = c
+        .arg("--project")
+        .arg(&project)
+        .arg("--home")
+        .arg(&home)
+        .args(["hook", "claude", "SessionStart"])
+        .env("HOME", &home)
+        .env(
+            "MEM_STORE_URL",
+            format!("postgres://mem:pw@127.0.0.1:{port}/mem"),
+        )
+        .env("MEM_STORE_AUTHOR", "alice")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let payload = format!(
+        r#"{{"session_id":"s1","hook_event_name":"SessionStart","source":"startup","cwd":{}}}"#,
+        serde_json::Value::from(project.to_string_lossy().into_owned())
+    );
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let elapsed = started.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stdout.contains("Use pnpm, never npm."),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    assert!(
+        stdout.contains("Short answers, no closing summary."),
+        "{stdout}"
+    );
+    assert!(
+        elapsed < std::time::Duration::from_secs(5),
+        "took {elapsed:?}; the hook timeout is 10 s"
+    );
+    let log = std::fs::read_to_string(project.join(".mewcode/logs/hooks.log")).unwrap_or_default();
+    assert!(log.contains("Tier 0 left out"), "log: {log}");
+}

@@ -387,7 +387,24 @@ impl PgStore {
         // One direct attempt first: the pool retries a failed connect until its timeout, so a
         // refused connection, a wrong or missing password would otherwise cost the whole
         // connect timeout (~10 s) although the answer came at once.
-        if let Err(e) = r2d2::ManageConnection::connect(&manager) {
+        // The synchronous client runs its own runtime: on a thread of its own, so that opening
+        // the store from async code (the hooks, MCP) does not panic ("Cannot start a runtime
+        // from within a runtime"); the connection is closed on that thread too.
+        let attempt = std::thread::scope(|scope| {
+            scope
+                .spawn(|| r2d2::ManageConnection::connect(&manager).map(drop))
+                .join()
+        });
+        let attempt = match attempt {
+            Ok(result) => result,
+            Err(_) => {
+                return Err(Error::Server {
+                    url: shown,
+                    reason: "the connection attempt panicked".to_owned(),
+                });
+            }
+        };
+        if let Err(e) = attempt {
             let mut reason = format!("cannot connect: {}", chain(&e));
             if no_password && reason.contains("password") {
                 reason.push_str(
