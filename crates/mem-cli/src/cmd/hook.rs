@@ -58,8 +58,9 @@ struct ClaudeArgs {
     /// shows the model only a preview).
     #[arg(long, value_name = "CHARS", env = "MEM_HOOK_BUDGET", default_value_t = CLAUDE_HOOK_MAX_CHARS)]
     budget: usize,
-    /// Instruction file names for the start context, comma-separated (CLAUDE.md is left out by
-    /// default: Claude Code loads it itself).
+    /// Instruction file names for the start context, comma-separated. Whatever the names, the
+    /// files the client loads itself are left out (Claude Code: CLAUDE.md, and AGENTS.md when
+    /// there is no CLAUDE.md; Codex: AGENTS.md).
     #[arg(
         long,
         value_name = "NAMES",
@@ -338,6 +339,12 @@ async fn agent_hook(
             .unwrap_or_else(|| chrono::Local::now().date_naive());
         let mut context = ContextOptions::new(&project, &settings.home, date);
         context.instructions.names = args.names.clone();
+        let client = if agent == "codex" {
+            Agent::Codex
+        } else {
+            Agent::Claude
+        };
+        context.instructions.skip = client.loads_itself(&project);
         context.budget_chars = Some(args.budget);
         let here = in_project(settings, &project);
         if event == ClaudeEvent::SessionStart {
