@@ -438,7 +438,7 @@ impl ContextLog {
 
     fn record(&self, digest: &str, source: Option<&str>) -> Result<()> {
         let body = json!({"sha256": digest, "source": source});
-        crate::install::write_atomic(&self.path, body.to_string().as_bytes())
+        crate::install::write_atomic(&self.path, format!("{body}\n").as_bytes())
     }
 }
 

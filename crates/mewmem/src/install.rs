@@ -470,6 +470,31 @@ mod tests {
     }
 
     #[test]
+    fn each_client_leaves_out_the_files_it_loads_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        let names = |agent: Agent| -> Vec<String> {
+            agent
+                .loads_itself(p)
+                .iter()
+                .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+                .collect()
+        };
+        assert!(names(Agent::Claude).is_empty());
+        assert!(names(Agent::Codex).is_empty());
+        fs::write(p.join("AGENTS.md"), "a").unwrap();
+        // AGENTS.md alone: both clients load it.
+        assert_eq!(names(Agent::Claude), ["AGENTS.md"]);
+        assert_eq!(names(Agent::Codex), ["AGENTS.md"]);
+        // With a CLAUDE.md, Claude Code loads that one and not AGENTS.md.
+        fs::write(p.join("CLAUDE.md"), "c").unwrap();
+        assert_eq!(names(Agent::Claude), ["CLAUDE.md"]);
+        assert_eq!(names(Agent::Codex), ["AGENTS.md"]);
+        fs::write(p.join("AGENTS.override.md"), "o").unwrap();
+        assert_eq!(names(Agent::Codex), ["AGENTS.override.md", "AGENTS.md"]);
+    }
+
+    #[test]
     fn codex_hooks_are_merged_beside_claude_ones_and_removed_alone() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let path = dir.path().join(".codex").join("hooks.json");

@@ -254,12 +254,23 @@ fn print_plan(
         write!(out, "{}", plan.text)?;
     }
     if agent == Agent::Codex && plan.changes.iter().any(|c| matches!(c, Change::Added(_))) {
+        // As observed with Codex CLI 0.169.0 (the real-client suite's pinned version).
         writeln!(
             out,
-            "Codex runs new hooks only once trusted: review them with /hooks in Codex. Codex \
-             versions before hooks were on by default also need `[features] codex_hooks = true` \
-             in config.toml."
+            "Codex runs new hooks only once trusted: review them with /hooks in Codex. Headless \
+             `codex exec` runs hooks only with --dangerously-bypass-hook-trust (without it none \
+             runs, and nothing says so). Hooks are on by default since Codex 0.169.0; older \
+             versions need `[features] hooks = true` (earlier `codex_hooks = true`, now \
+             deprecated) in config.toml."
         )?;
+        if plan.path.starts_with(&settings.project) {
+            writeln!(
+                out,
+                "Codex reads {} only in a trusted project (`[projects.\"<path>\"] trust_level = \
+                 \"trusted\"` in ~/.codex/config.toml, written when you trust the folder).",
+                plan.path.display()
+            )?;
+        }
     }
     Ok(())
 }
