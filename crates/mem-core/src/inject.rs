@@ -57,6 +57,28 @@ pub fn render_long_term_memory(instructions: &str, memories: &str, date: NaiveDa
     format!("{OPENING}{}{CLOSING}", sections.join("\n\n"))
 }
 
+/// The body of one `<system-reminder>` … `</system-reminder>` block (the tags and the newline
+/// inside each removed), for a client that frames a hook's added context itself: Claude Code
+/// shows `additionalContext` to the model as `SessionStart hook additional context: …` and
+/// escapes a `<` that opens a tag there (`&lt;system-reminder>`), so mewmem's hooks send the
+/// bare sections. A text that is not exactly one such block is returned unchanged. The
+/// library's block (seed §6, [`render_long_term_memory`]) stays byte-exact for agents that
+/// embed mewmem.
+pub fn unwrap_system_reminder(block: &str) -> &str {
+    let inner = block
+        .strip_prefix("<system-reminder>")
+        .and_then(|b| b.strip_suffix("</system-reminder>"));
+    match inner {
+        Some(body)
+            if !body.contains("<system-reminder>") && !body.contains("</system-reminder>") =>
+        {
+            let body = body.strip_prefix('\n').unwrap_or(body);
+            body.strip_suffix('\n').unwrap_or(body)
+        }
+        _ => block,
+    }
+}
+
 /// `true` when `message` is a block made by [`crate::Conversation::inject_long_term_memory`].
 pub fn is_long_term_memory(message: &Message) -> bool {
     message
@@ -102,5 +124,35 @@ mod tests {
             "{got}"
         );
         assert!(!got.contains("mewcodeMd"));
+    }
+}
+
+#[cfg(test)]
+mod unwrap_tests {
+    use super::*;
+
+    #[test]
+    fn one_block_loses_its_tags_and_anything_else_stays() {
+        let date = NaiveDate::from_ymd_opt(2026, 12, 3).unwrap();
+        let block = render_long_term_memory("- rule", "- memory", date);
+        let bare = unwrap_system_reminder(&block);
+        assert!(
+            bare.starts_with("As you answer the user's questions"),
+            "{bare}"
+        );
+        assert!(bare.ends_with("relevant to your tasks."), "{bare}");
+        assert!(!bare.contains("system-reminder"));
+        assert_eq!(
+            format!("<system-reminder>\n{bare}\n</system-reminder>"),
+            block
+        );
+        for other in [
+            "plain text",
+            "<system-reminder>a</system-reminder>\n<system-reminder>b</system-reminder>",
+            "<system-reminder>unclosed",
+            "",
+        ] {
+            assert_eq!(unwrap_system_reminder(other), other);
+        }
     }
 }

@@ -32,7 +32,9 @@ mod tokens;
 
 pub use conversation::Conversation;
 pub use digest::sha256_hex;
-pub use inject::{LONG_TERM_MEMORY_MARKER, is_long_term_memory, render_long_term_memory};
+pub use inject::{
+    LONG_TERM_MEMORY_MARKER, is_long_term_memory, render_long_term_memory, unwrap_system_reminder,
+};
 pub use message::{ContentBlock, Message, Role, ToolResultContent, metadata_keys};
 pub use tokens::{
     Encoding, IMAGE_TOKENS, MESSAGE_OVERHEAD_TOKENS, TokenCounter, max_message_tokens,

@@ -108,6 +108,12 @@ pub const PREFIX_MARKERS: &[(&str, InjectedKind)] = &[
         InjectedKind::CompactSummary,
     ),
     ("[Request interrupted by user", InjectedKind::Interruption),
+    // mewmem's own start context as its hooks send it (the bare sections, without the
+    // `<system-reminder>` tags: see `mem_core::unwrap_system_reminder`).
+    (
+        "As you answer the user's questions, you can use the following context:\n# ",
+        InjectedKind::SystemReminder,
+    ),
 ];
 
 /// Elements whose whole content is injected (tag names are matched exactly, case included).

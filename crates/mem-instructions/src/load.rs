@@ -62,6 +62,11 @@ pub struct LoadOptions {
     /// File names, most preferred first. In each of the three places (`<root>/`,
     /// `<root>/.mewcode/`, `<home>/.mewcode/`) the first name that exists is loaded.
     pub names: Vec<String>,
+    /// Files never loaded here, because the agent client puts them in the model's context
+    /// itself (a Claude Code or Codex hook: see `mewmem::install::Agent::loads_itself`). A
+    /// skipped file is passed over silently, as if absent: the next name present in its place
+    /// is loaded instead, and it shadows nothing. Compared after resolving symlinks.
+    pub skip: Vec<PathBuf>,
     /// Size and depth limits.
     pub limits: Limits,
 }
@@ -73,6 +78,7 @@ impl LoadOptions {
             project_root: project_root.into(),
             home: home.into(),
             names: DEFAULT_NAMES.iter().map(|n| (*n).to_owned()).collect(),
+            skip: Vec::new(),
             limits: Limits::default(),
         }
     }
@@ -232,6 +238,11 @@ pub fn load(options: &LoadOptions) -> Result<Instructions> {
         (root.join(".mewcode"), Scope::Project),
         (user_dir_logical, Scope::User),
     ];
+    let skipped: HashSet<PathBuf> = options
+        .skip
+        .iter()
+        .filter_map(|p| p.canonicalize().ok())
+        .collect();
     let mut texts = Vec::new();
     let mut files = Vec::new();
     for (dir, scope) in places {
@@ -239,7 +250,8 @@ pub fn load(options: &LoadOptions) -> Result<Instructions> {
             .names
             .iter()
             .map(|n| dir.join(n))
-            .filter(|p| p.exists());
+            .filter(|p| p.exists())
+            .filter(|p| p.canonicalize().map_or(true, |c| !skipped.contains(&c)));
         let Some(path) = present.next() else {
             continue;
         };

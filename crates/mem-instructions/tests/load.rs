@@ -89,6 +89,30 @@ fn seed_places_in_priority_order_joined_by_rule() {
 }
 
 #[test]
+fn a_skipped_file_is_passed_over_as_if_absent() {
+    let t = Tree::new();
+    t.file("project/AGENTS.md", "agents\n")
+        .file("project/CLAUDE.md", "claude\n")
+        .file("project/.mewcode/AGENTS.md", "dot agents\n");
+    let mut opts = t.options();
+    opts.skip = vec![t.path("project/AGENTS.md")];
+    // The next name present in the same place is loaded, the skipped file shadows nothing and
+    // is not warned about; the same name elsewhere is still read.
+    check(&load(&opts).unwrap(), "claude\n\n---\ndot agents\n", &[]);
+    // Compared after resolving symlinks: a path through a link names the same file.
+    t.symlink(&t.path("project"), "link");
+    opts.skip = vec![t.path("link/AGENTS.md"), t.path("project/CLAUDE.md")];
+    check(&load(&opts).unwrap(), "dot agents\n", &[]);
+    // A skip entry that does not exist changes nothing.
+    opts.skip = vec![t.path("project/NOPE.md")];
+    check(
+        &load(&opts).unwrap(),
+        "agents\n\n---\ndot agents\n",
+        &["CLAUDE.md: Shadowed"],
+    );
+}
+
+#[test]
 fn first_existing_name_wins_in_each_place_and_names_are_configurable() {
     let t = Tree::new();
     t.file("project/AGENTS.md", "agents\n")

@@ -231,6 +231,9 @@ pub struct HookOutcome {
 
 /// Runs one event. Every error is returned to the caller, who logs it and exits 0.
 ///
+/// Added context is the bare sections of each `<system-reminder>` block
+/// ([`mem_core::unwrap_system_reminder`]): the client frames it itself.
+///
 /// - `SessionStart`: the start context ([`start_context`]) as `additionalContext`, for every
 ///   `source` (after `compact` the context Claude Code dropped is added again). Nothing when
 ///   there are neither instructions nor memories.
@@ -270,7 +273,28 @@ pub async fn run_claude(
                 ));
             }
             if !ctx.is_empty() {
-                out.stdout = Some(additional_context(event, &ctx.text));
+                let text = mem_core::unwrap_system_reminder(&ctx.text);
+                let log = input
+                    .session_id
+                    .as_deref()
+                    .filter(|id| mem_session::validate_id(id).is_ok())
+                    .map(|id| ContextLog::for_session(&config.project, id));
+                let digest = ContextLog::digest(text);
+                let resumed = input.source.as_deref() == Some("resume");
+                if resumed && log.as_ref().and_then(ContextLog::last).as_deref() == Some(&digest) {
+                    out.notes.push(
+                        "start context unchanged since it was added to this session: not added \
+                         again on resume"
+                            .to_owned(),
+                    );
+                } else {
+                    out.stdout = Some(additional_context(event, text));
+                    if let Some(log) = &log
+                        && let Err(e) = log.record(&digest, input.source.as_deref())
+                    {
+                        out.problems.push(format!("{e}"));
+                    }
+                }
             }
         }
         ClaudeEvent::UserPromptSubmit => {
@@ -317,7 +341,10 @@ pub async fn run_claude(
             out.notes
                 .push(format!("recalled: {}", recalled.ids.join(", ")));
             if !recalled.reminder.is_empty() {
-                out.stdout = Some(additional_context(event, &recalled.reminder));
+                out.stdout = Some(additional_context(
+                    event,
+                    mem_core::unwrap_system_reminder(&recalled.reminder),
+                ));
             }
         }
         ClaudeEvent::PreCompact | ClaudeEvent::Stop | ClaudeEvent::SessionEnd => {
@@ -368,6 +395,51 @@ pub async fn run_claude(
         }
     }
     Ok(out)
+}
+
+/// What the SessionStart hook last added to one client session:
+/// `<project>/.mewcode/sessions/<session_id>.context.json`, `{"sha256": "<hex of the added
+/// text>", "source": "<the event's source>"}`.
+///
+/// A resumed session (`source: resume`) already holds the context added before, in the
+/// history the client restores; adding the same text again would put it in front of the model
+/// twice. Codex CLI 0.169.0 also runs SessionStart twice when a resumed session compacts at
+/// once (`compact`, then `resume`, or the other way round). So on `resume` the context is left
+/// out when it is byte-identical to the last one added to that session; `startup`, `clear` and
+/// `compact` always add it (the client starts from an empty or summarised history).
+struct ContextLog {
+    path: PathBuf,
+}
+
+impl ContextLog {
+    fn for_session(project: &Path, session_id: &str) -> ContextLog {
+        let dir = mem_session::SessionStore::for_project(project)
+            .dir()
+            .to_path_buf();
+        ContextLog {
+            path: dir.join(format!("{session_id}.context.json")),
+        }
+    }
+
+    fn digest(text: &str) -> String {
+        use sha2::Digest;
+        sha2::Sha256::digest(text.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    /// The digest last recorded; `None` when there is none or the file is unreadable.
+    fn last(&self) -> Option<String> {
+        let read = mem_core::fsread::read_prefix(&self.path, 64 * 1024).ok()?;
+        let v: Value = serde_json::from_slice(&read.bytes).ok()?;
+        v.get("sha256").and_then(Value::as_str).map(str::to_owned)
+    }
+
+    fn record(&self, digest: &str, source: Option<&str>) -> Result<()> {
+        let body = json!({"sha256": digest, "source": source});
+        crate::install::write_atomic(&self.path, format!("{body}\n").as_bytes())
+    }
 }
 
 /// `{"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}`.

@@ -42,6 +42,31 @@ impl Agent {
         }
     }
 
+    /// The instruction files of `project`'s root that this client itself puts in the model's
+    /// context, so that the SessionStart hook leaves them out (each would reach the model
+    /// twice); measured with the pinned clients of the real-client suite
+    /// (`crates/mem-cli/tests/real_clients.rs`, `docs/INTEGRATION.md`):
+    ///
+    /// - Claude Code 2.1.328 loads `CLAUDE.md`, and `AGENTS.md` when the folder has no
+    ///   `CLAUDE.md` ("Contents of …/AGENTS.md");
+    /// - Codex CLI 0.169.0 loads `AGENTS.override.md`, else `AGENTS.md` (as a user message
+    ///   `# AGENTS.md instructions for …`).
+    ///
+    /// Only existing files are listed; `project/.mewcode/` and `~/.mewcode/` are mewmem's own
+    /// places, which neither client reads.
+    pub fn loads_itself(self, project: &Path) -> Vec<PathBuf> {
+        let names: &[&str] = match self {
+            Agent::Claude if project.join("CLAUDE.md").exists() => &["CLAUDE.md"],
+            Agent::Claude => &["CLAUDE.md", "AGENTS.md"],
+            Agent::Codex => &["AGENTS.override.md", "AGENTS.md"],
+        };
+        names
+            .iter()
+            .map(|n| project.join(n))
+            .filter(|p| p.exists())
+            .collect()
+    }
+
     /// The events mewmem installs a hook for.
     pub fn events(self) -> &'static [ClaudeEvent] {
         match self {
@@ -326,7 +351,7 @@ fn finish(
 
 /// Writes `bytes` to a temporary file beside `path`, syncs it and renames it over `path`
 /// (creating the folder when needed).
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
     fs::create_dir_all(dir).map_err(|e| Error::io("cannot create", dir, e))?;
     let tmp = dir.join(format!(
@@ -442,6 +467,31 @@ mod tests {
         let removed = uninstall(&path, false).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(removed.changes.len(), 5);
         assert_eq!(fs::read_to_string(&path).unwrap_or_default(), original);
+    }
+
+    #[test]
+    fn each_client_leaves_out_the_files_it_loads_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        let names = |agent: Agent| -> Vec<String> {
+            agent
+                .loads_itself(p)
+                .iter()
+                .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+                .collect()
+        };
+        assert!(names(Agent::Claude).is_empty());
+        assert!(names(Agent::Codex).is_empty());
+        fs::write(p.join("AGENTS.md"), "a").unwrap();
+        // AGENTS.md alone: both clients load it.
+        assert_eq!(names(Agent::Claude), ["AGENTS.md"]);
+        assert_eq!(names(Agent::Codex), ["AGENTS.md"]);
+        // With a CLAUDE.md, Claude Code loads that one and not AGENTS.md.
+        fs::write(p.join("CLAUDE.md"), "c").unwrap();
+        assert_eq!(names(Agent::Claude), ["CLAUDE.md"]);
+        assert_eq!(names(Agent::Codex), ["AGENTS.md"]);
+        fs::write(p.join("AGENTS.override.md"), "o").unwrap();
+        assert_eq!(names(Agent::Codex), ["AGENTS.override.md", "AGENTS.md"]);
     }
 
     #[test]

@@ -58,8 +58,9 @@ struct ClaudeArgs {
     /// shows the model only a preview).
     #[arg(long, value_name = "CHARS", env = "MEM_HOOK_BUDGET", default_value_t = CLAUDE_HOOK_MAX_CHARS)]
     budget: usize,
-    /// Instruction file names for the start context, comma-separated (CLAUDE.md is left out by
-    /// default: Claude Code loads it itself).
+    /// Instruction file names for the start context, comma-separated. Whatever the names, the
+    /// files the client loads itself are left out (Claude Code: CLAUDE.md, and AGENTS.md when
+    /// there is no CLAUDE.md; Codex: AGENTS.md).
     #[arg(
         long,
         value_name = "NAMES",
@@ -253,12 +254,23 @@ fn print_plan(
         write!(out, "{}", plan.text)?;
     }
     if agent == Agent::Codex && plan.changes.iter().any(|c| matches!(c, Change::Added(_))) {
+        // As observed with Codex CLI 0.169.0 (the real-client suite's pinned version).
         writeln!(
             out,
-            "Codex runs new hooks only once trusted: review them with /hooks in Codex. Codex \
-             versions before hooks were on by default also need `[features] codex_hooks = true` \
-             in config.toml."
+            "Codex runs new hooks only once trusted: review them with /hooks in Codex. Headless \
+             `codex exec` runs hooks only with --dangerously-bypass-hook-trust (without it none \
+             runs, and nothing says so). Hooks are on by default since Codex 0.169.0; older \
+             versions need `[features] hooks = true` (earlier `codex_hooks = true`, now \
+             deprecated) in config.toml."
         )?;
+        if plan.path.starts_with(&settings.project) {
+            writeln!(
+                out,
+                "Codex reads {} only in a trusted project (`[projects.\"<path>\"] trust_level = \
+                 \"trusted\"` in ~/.codex/config.toml, written when you trust the folder).",
+                plan.path.display()
+            )?;
+        }
     }
     Ok(())
 }
@@ -338,6 +350,12 @@ async fn agent_hook(
             .unwrap_or_else(|| chrono::Local::now().date_naive());
         let mut context = ContextOptions::new(&project, &settings.home, date);
         context.instructions.names = args.names.clone();
+        let client = if agent == "codex" {
+            Agent::Codex
+        } else {
+            Agent::Claude
+        };
+        context.instructions.skip = client.loads_itself(&project);
         context.budget_chars = Some(args.budget);
         let here = in_project(settings, &project);
         if event == ClaudeEvent::SessionStart {
