@@ -211,6 +211,21 @@ mod tests {
         ));
     }
 
+    /// Issue 27 item 14: an entry from the offline engine or a model's reply is stored without
+    /// escape sequences, BEL or bidi controls.
+    #[test]
+    fn entries_are_stored_without_control_characters() {
+        match clean(
+            "Always run \u{1b}[31mpnpm\u{1b}[0m install\u{7} before \u{1b}]0;pwned\u{7}the tests \u{202E}here",
+        ) {
+            Cleaned::Keep { text, withheld } => {
+                assert_eq!(withheld, 0);
+                assert_eq!(text, "Always run pnpm install before the tests here");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn texts_repeating_themselves_are_not_kept() {
         for t in [
