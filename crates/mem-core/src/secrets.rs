@@ -418,12 +418,12 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             literal_secret,
         ),
         // A quoted key and a quoted value (`{"password": "…"}`, `'api_key': '…'`), or a quoted
-        // value after `=`: a literal as well.
+        // value after `=` or `:` (`api_key: '…'` in YAML): a literal as well.
         rule(
             Assignment,
             concat!(
                 r#"(?i)(?:["'][A-Za-z0-9_.\-]*(?:password|passwd|pass|pwd|secret|token|api[_\-]?key|apikey|private[_\-]?key|signing[_\-]?key|credentials?)["']\s*:\s*|"#,
-                r#"\b[A-Za-z0-9_.\-]*(?:password|passwd|pwd|secret|token|api[_\-]?key|apikey|private[_\-]?key|signing[_\-]?key)\s*=\s*)"#,
+                r#"\b[A-Za-z0-9_.\-]*(?:password|passwd|pwd|secret|token|api[_\-]?key|apikey|private[_\-]?key|signing[_\-]?key)\s*[:=]\s*)"#,
                 r#"(?:"([^"\n]+)"|'([^'\n]+)')"#
             ),
             usize::MAX,
@@ -959,6 +959,41 @@ mod tests {
             let r = redact(text);
             assert!(!r.text.contains(secret), "{text} -> {}", r.text);
             assert!(r.withheld() >= 1, "{text}");
+        }
+    }
+
+    /// The corpus lines of `fixtures/secrets/`: comments and blank lines skipped.
+    fn corpus(text: &str) -> impl Iterator<Item = &str> {
+        text.lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+    }
+
+    /// `fixtures/secrets/positive.txt`: every credential form is withheld (the value is gone),
+    /// and redacting again changes nothing.
+    #[test]
+    fn the_positive_corpus_is_withheld() {
+        let text = include_str!("../../../fixtures/secrets/positive.txt");
+        let mut n = 0;
+        for line in corpus(text) {
+            let (input, secret) = line
+                .split_once('\t')
+                .unwrap_or_else(|| panic!("no TAB in corpus line {line:?}"));
+            let r = redact(input);
+            assert!(!r.text.contains(secret), "{input} -> {}", r.text);
+            assert!(r.withheld() >= 1, "{input}");
+            assert_eq!(redact(&r.text).text, r.text, "not idempotent: {input}");
+            n += 1;
+        }
+        assert!(n >= 40, "{n} cases");
+    }
+
+    /// `fixtures/secrets/safe.txt`: names, references and placeholders are kept as they are.
+    #[test]
+    fn the_safe_corpus_stays() {
+        let text = include_str!("../../../fixtures/secrets/safe.txt");
+        for line in corpus(text) {
+            let r = redact(line);
+            assert_eq!(r.text, line, "{:?}", r.found);
         }
     }
 
