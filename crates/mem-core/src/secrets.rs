@@ -429,6 +429,38 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             usize::MAX,
             literal_secret,
         ),
+        // A bare value assigned to a key whose name ends in a password word (`db_password =
+        // letmein`, `password: hunter`, `dbPassword=...`, `pwd=...`): a literal whatever its
+        // shape, unless it is code, a reference or the first word of prose
+        // ([`password_value`]). `password_length = 12` (another suffix) is judged below.
+        rule(
+            Assignment,
+            concat!(
+                r#"(?i)(?:^|[^A-Za-z0-9_.\-])["']?[A-Za-z0-9_.\-]*(?:password|passwd|passphrase|pwd)["']?"#,
+                r#"[ \t]*(?::=|=>|[:=])[ \t]*([^\s"'`&,;<>)\]}#]+)"#
+            ),
+            1,
+            password_value,
+        ),
+        // The same for a key whose name ends in `pass` as a part of its own (`pass:`,
+        // `db_pass =`, `smtp-pass:`; not `bypass`); a bare number there is a count.
+        rule(
+            Assignment,
+            concat!(
+                r#"(?i)(?:^|[^A-Za-z0-9_.\-])["']?(?:[A-Za-z0-9.\-]*[_.\-])?pass["']?"#,
+                r#"[ \t]*(?::=|=>|[:=])[ \t]*([^\s"'`&,;<>)\]}#]+)"#
+            ),
+            1,
+            pass_value,
+        ),
+        // Chinese key forms (`密码：opensesame`, `口令=...`, `令牌: ...`): the ASCII value after the
+        // key and its colon or `=` is a literal whatever its shape.
+        rule(
+            Assignment,
+            r#"(?:密码|口令|密钥|秘钥|令牌)[ \t]*[:：=][ \t]*["'“]?([!-~&&[^"'”，。；]]+)"#,
+            1,
+            password_value,
+        ),
         rule(
             AuthHeader,
             r"(?i)\b(?:bearer|basic|token)\s+([A-Za-z0-9_\-.~+/]{16,}=*)",
@@ -691,9 +723,132 @@ fn literal_secret(value: &str) -> bool {
         )
 }
 
+/// The value of a password-named key: a secret whatever its shape, except what is code or
+/// names where the secret lives: a placeholder ([`is_placeholder`]: `$VAR`, `<password>`,
+/// `***`, `changeme`...), a boolean, null or type word ([`NOT_VALUES`]), a call
+/// (`get_password()`), a path, a member access (`self.password`, `config.db.pwd`), or another
+/// variable of the same name (`user_password`, `dbPassword`).
+fn password_value(value: &str) -> bool {
+    let v = value.trim();
+    if is_placeholder(v) {
+        return false;
+    }
+    let lower = v.to_ascii_lowercase();
+    let word = lower.trim_end_matches([',', ';', ')', '.']);
+    if NOT_VALUES.contains(&word) || matches!(word, "yes" | "no" | "on" | "off" | "str" | "int") {
+        return false;
+    }
+    if v.contains('(') || v.starts_with('/') || v.starts_with("./") || v.starts_with("~/") {
+        return false;
+    }
+    // "password: stored in vault.yml", "Password: see the wiki": prose, not a value.
+    if PROSE_WORDS.contains(&word) {
+        return false;
+    }
+    let has_digit = v.bytes().any(|b| b.is_ascii_digit());
+    let ident = |seg: &str| {
+        seg.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && seg.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    if !has_digit && v.contains('.') && v.split('.').all(ident) {
+        return false;
+    }
+    let names_a_secret = ["password", "passwd", "pwd", "pass", "secret"]
+        .iter()
+        .any(|k| lower.contains(k));
+    let inner_upper = v.chars().skip(1).any(|c| c.is_ascii_uppercase());
+    if !has_digit && names_a_secret && ident(v) && (v.contains('_') || inner_upper) {
+        return false;
+    }
+    true
+}
+
+/// Words that start prose after `password:` ("stored in the vault", "see the wiki").
+const PROSE_WORDS: &[&str] = &[
+    "a",
+    "an",
+    "the",
+    "is",
+    "are",
+    "was",
+    "be",
+    "in",
+    "on",
+    "at",
+    "of",
+    "to",
+    "from",
+    "via",
+    "by",
+    "see",
+    "ask",
+    "use",
+    "read",
+    "stored",
+    "kept",
+    "saved",
+    "managed",
+    "set",
+    "sent",
+    "given",
+    "provided",
+    "found",
+    "same",
+    "not",
+    "no",
+    "never",
+    "your",
+    "our",
+    "my",
+    "their",
+    "its",
+    "check",
+    "look",
+    "get",
+    "taken",
+    "defined",
+    "configured",
+    "loaded",
+    "rotated",
+    "changed",
+    "reset",
+    "held",
+    "under",
+    "per",
+    "generated",
+    "random",
+    "unchanged",
+    "prompted",
+    "asked",
+    "entered",
+    "typed",
+    "supplied",
+    "passed",
+    "injected",
+    "mounted",
+    "like",
+    "as",
+    "and",
+    "or",
+    "if",
+    "when",
+    "then",
+    "for",
+    "with",
+    "without",
+];
+
+/// [`password_value`], and a bare number is a count (`max_pass = 3`), not a password.
+fn pass_value(value: &str) -> bool {
+    !value.trim().bytes().all(|b| b.is_ascii_digit()) && password_value(value)
+}
+
 fn prose_secret(value: &str) -> bool {
     let v = value.trim_end_matches(['.', ',', ';', ':', '!', '?', ')']);
-    !is_placeholder(v)
+    // `password = get_password()`, `= self.password`: code, not a literal.
+    password_value(v)
         && v.len() >= 4
         && (v.bytes().any(|b| b.is_ascii_digit())
             || v.bytes()
@@ -848,7 +1003,7 @@ mod tests {
 
     #[test]
     fn every_rule_compiles() {
-        assert_eq!(RULES.len(), 22, "a rule failed to compile");
+        assert_eq!(RULES.len(), 25, "a rule failed to compile");
         assert!(CANDIDATE.is_some());
     }
 
