@@ -28,7 +28,8 @@ pub enum Cleaned {
 pub const MAX_ENTRY_CHARS: usize = 300;
 
 /// Cleans one extracted entry: one line, at most [`MAX_ENTRY_CHARS`], every secret replaced by
-/// `[REDACTED]` ([`mem_core::secrets`]); an entry with fewer than 3 words or 12 characters left
+/// `[REDACTED]` ([`mem_core::secrets`]). `withheld` counts the secrets found here and the
+/// `[REDACTED]` markers already in `text` (secrets withheld earlier, from the prompt); an entry with fewer than 3 words or 12 characters left
 /// once the secrets are taken out is dropped, and so is a one-off detail ([`one_off`]) and a
 /// text repeating itself ([`repeats_itself`], checked on the part that would be kept).
 pub fn clean(text: &str) -> Cleaned {
@@ -41,7 +42,9 @@ pub fn clean(text: &str) -> Cleaned {
         return Cleaned::Empty;
     }
     let redacted = redact(&line);
-    let withheld = redacted.withheld();
+    // A secret taken out before (the messages are redacted before any engine reads them) left
+    // its marker: it counts as withheld here, and weighs the same in "mostly a secret".
+    let withheld = redacted.withheld() + line.matches(REDACTED).count();
     if withheld > 0 {
         let rest = redacted.text.replace(REDACTED, " ");
         let words = rest
@@ -206,6 +209,21 @@ mod tests {
             clean("ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
             Cleaned::Secret { withheld: 1 }
         ));
+    }
+
+    /// Issue 27 item 14: an entry from the offline engine or a model's reply is stored without
+    /// escape sequences, BEL or bidi controls.
+    #[test]
+    fn entries_are_stored_without_control_characters() {
+        match clean(
+            "Always run \u{1b}[31mpnpm\u{1b}[0m install\u{7} before \u{1b}]0;pwned\u{7}the tests \u{202E}here",
+        ) {
+            Cleaned::Keep { text, withheld } => {
+                assert_eq!(withheld, 0);
+                assert_eq!(text, "Always run pnpm install before the tests here");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

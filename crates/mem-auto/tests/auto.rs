@@ -469,3 +469,26 @@ fn a_correction_replaces_the_entry_it_corrects() {
     );
     assert!(read(&p.user_file()).contains("pnpm, not npm"));
 }
+
+/// Issue 27 item 4: the report counts the secrets withheld from what the extraction wrote
+/// (entries kept with `[REDACTED]`) and the entries dropped as mostly secret, whichever stage
+/// (prompt redaction, the engine, [`mem_auto::clean`]) took the secret out.
+#[test]
+fn the_report_counts_the_secrets_that_were_withheld() {
+    let p = Project::new();
+    let id = p.session(&[
+        // Kept with the secret replaced: one secret withheld.
+        Message::user(
+            "We deploy with https://deploy:hunter2Secret9@git.example.com/acme/app.git from the main branch.",
+        ),
+        // Mostly a secret: dropped, one more.
+        Message::user("Always use ghp_Xy7Zq3Wv9Ut5Sr1Qp8On4Ml6KxYz2Ab4Cd6E"),
+    ]);
+    let r = p.extract(&id);
+    let all = p.memory_files_text();
+    let written = all.matches(mem_core::secrets::REDACTED).count();
+    assert!(written >= 1, "{all}");
+    assert!(!all.contains("ghp_Xy7Zq3"), "{all}");
+    assert_eq!(r.secret_entries, 1, "{r:?}\n{all}");
+    assert_eq!(r.withheld, written + 1, "{r:?}\n{all}");
+}

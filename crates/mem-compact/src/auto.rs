@@ -695,6 +695,7 @@ impl AutoCompact {
                 dropped: Vec::new(),
             };
             let summary = compose(cut.prefix.len(), &previous, &reply.value.text, &notes, None);
+            let summary = mem_core::secrets::redact(&summary).text;
             (reply, summary, coverage::Facts::default(), false)
         } else {
             let reply = self.summarize(&session.id, &request).await?;
@@ -715,6 +716,10 @@ impl AutoCompact {
                 (summary, missing) =
                     compose_covered(cut.prefix.len(), &[], &reply.value.text, &notes, &facts);
             }
+            // The summary is persisted in the boundary and re-injected: the one secret filter
+            // runs on all of it (the summariser's text, earlier summaries, the commands and
+            // files of the appendix), before it is cut so no half secret is left.
+            let summary = mem_core::secrets::redact(&summary).text;
             let (summary, cut) = fit_to_budget(summary, summary_budget, &self.counter);
             (reply, summary, missing, cut)
         };

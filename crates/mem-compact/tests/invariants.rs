@@ -761,3 +761,88 @@ fn a_summary_never_names_a_spill_file_that_was_not_written() {
         );
     }
 }
+
+/// A summariser that writes the secrets it was shown into its summary, as a model may.
+struct Echoing;
+
+impl Llm for Echoing {
+    fn engine_name(&self, _job: Job) -> String {
+        "echo:model".into()
+    }
+    fn summarize<'a>(
+        &'a self,
+        r: &'a SummarizeRequest,
+    ) -> BoxFuture<'a, mem_llm::Result<Reply<Summary>>> {
+        let text = serde_json::to_string(&r.messages[..r.messages.len().min(6)]).unwrap();
+        Box::pin(async move {
+            Ok(Reply {
+                value: Summary { text },
+                engine: "echo:model".into(),
+                fallback: None,
+                dropped: Vec::new(),
+            })
+        })
+    }
+    fn extract<'a>(
+        &'a self,
+        _r: &'a ExtractRequest,
+    ) -> BoxFuture<'a, mem_llm::Result<Reply<Memories>>> {
+        Box::pin(async { Ok(Reply::offline(Memories::default())) })
+    }
+    fn select<'a>(
+        &'a self,
+        _r: &'a SelectRequest,
+    ) -> BoxFuture<'a, mem_llm::Result<Reply<Selection>>> {
+        Box::pin(async { Ok(Reply::offline(Selection::default())) })
+    }
+}
+
+/// Issue 27 item 2: the summary written into the boundary (and re-injected) passes the secret
+/// filter, whoever wrote it (the offline engine copying tool commands into its lists or the
+/// appendix, a model echoing its input), and so do earlier summaries carried forward.
+#[test]
+fn the_summary_in_the_boundary_holds_no_secret() {
+    let secrets = [
+        "ghp_Xy7Zq3Wv9Ut5Sr1Qp8On4Ml6KxYz2Ab4Cd6E",
+        "sk_live_51Hx9QmLk2Vb8Nc4Xz7Ad3Fg6Jh0Ty5Ru1Ei9Ow2Pq8Sa4Df",
+        "hunter2Secret9",
+    ];
+    let mut messages = vec![Message::user(format!(
+        "please deploy with GITHUB_TOKEN={} and remember it",
+        secrets[0]
+    ))];
+    messages.push(call(
+        "s0",
+        &format!(
+            "curl -H 'Authorization: Bearer {}' https://api.stripe.com/v1/charges",
+            secrets[1]
+        ),
+    ));
+    messages.push(result("s0", "ok".into(), false));
+    messages.push(call(
+        "s1",
+        &format!(
+            "git push https://bob:{}@git.example.com/acme/app.git",
+            secrets[2]
+        ),
+    ));
+    messages.push(result("s1", "ok".into(), false));
+    messages.extend(conversation(3, 6, 800));
+    let engines: [Arc<dyn Llm>; 2] = [Arc::new(OfflineEngine), Arc::new(Echoing)];
+    for llm in engines {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, id) = store_with(dir.path(), &messages);
+        let mut session = CompactSession::open(&store, &id, dir.path().into()).unwrap();
+        let mut ac = AutoCompact::new(AutoCompactConfig::default(), llm.clone());
+        rt().block_on(ac.check_and_compact(&mut session, true, false))
+            .unwrap();
+        let summary = summary_of(session.conversation.messages()).text_content();
+        let jsonl = std::fs::read_to_string(store.jsonl_path(&id)).unwrap();
+        let boundary = jsonl.lines().last().unwrap();
+        for s in secrets {
+            assert!(!summary.contains(s), "{s} in the summary:\n{summary}");
+            assert!(!boundary.contains(s), "{s} in the boundary:\n{boundary}");
+        }
+        assert!(summary.contains(mem_core::secrets::REDACTED), "{summary}");
+    }
+}

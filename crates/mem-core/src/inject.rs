@@ -42,7 +42,13 @@ const CLOSING: &str = "\n\n      IMPORTANT: this context may or may not be relev
 ///       IMPORTANT: this context may or may not be relevant to your tasks.
 /// </system-reminder>
 /// ```
+///
+/// Control characters and escape sequences in the instructions and memories (a hand-edited
+/// file, an old entry) are stripped ([`crate::secrets::strip_controls`]): the block goes to an
+/// agent and to `mem context`'s stdout, never with raw ESC, BEL, OSC or bidi controls.
 pub fn render_long_term_memory(instructions: &str, memories: &str, date: NaiveDate) -> String {
+    let instructions = &*crate::secrets::strip_controls(instructions);
+    let memories = &*crate::secrets::strip_controls(memories);
     let mut sections: Vec<String> = Vec::with_capacity(3);
     if !instructions.trim().is_empty() {
         sections.push(format!("# mewcodeMd\n{}", instructions.trim_end()));
@@ -109,6 +115,22 @@ mod tests {
         let got = render_long_term_memory("Use uv.\n", "### 用户偏好\n- snake_case\n", date());
         let want = "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n# mewcodeMd\nUse uv.\n\n# autoMemory\n### 用户偏好\n- snake_case\n\n# currentDate\nToday's date is 2026-06-18.\n\n      IMPORTANT: this context may or may not be relevant to your tasks.\n</system-reminder>";
         assert_eq!(got, want);
+    }
+
+    /// Issue 27 item 14: a memory file holding escape sequences is not passed on raw.
+    #[test]
+    fn control_characters_are_not_passed_on() {
+        let got = render_long_term_memory(
+            "Use uv.\u{1b}]0;pwned\u{7}\n",
+            "- snake\u{1b}[2J_case\u{202E}\u{7}\n",
+            date(),
+        );
+        assert!(got.contains("Use uv.\n"), "{got:?}");
+        assert!(got.contains("- snake_case\n"), "{got:?}");
+        assert!(
+            !got.contains(|c: char| c != '\n' && crate::terminal::is_unsafe_char(c)),
+            "{got:?}"
+        );
     }
 
     #[test]

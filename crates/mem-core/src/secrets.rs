@@ -25,6 +25,7 @@
 //!
 //! Pure functions: no I/O. Linear-time regexes (the `regex` crate), so any input is safe.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::LazyLock;
 
@@ -120,10 +121,13 @@ impl Redacted {
     }
 }
 
-/// Replaces every secret in `text` with [`REDACTED`] and says what was found.
+/// Replaces every secret in `text` with [`REDACTED`] and says what was found; control
+/// characters and escape sequences are stripped first ([`strip_controls`]), so what is stored
+/// or sent never holds them and a secret split by an escape sequence is still found.
 ///
 /// Idempotent: redacting the output again finds nothing. Cost is linear in the length of `text`.
 pub fn redact(text: &str) -> Redacted {
+    let text = &*strip_controls(text);
     let spans = find(text);
     if spans.is_empty() {
         return Redacted {
@@ -146,7 +150,115 @@ pub fn redact(text: &str) -> Redacted {
 
 /// Whether `text` holds at least one secret [`redact`] would withhold.
 pub fn contains_secret(text: &str) -> bool {
-    !find(text).is_empty()
+    !find(&strip_controls(text)).is_empty()
+}
+
+/// `text` without the characters that could drive a terminal or reorder text when it is shown
+/// again (issue 27 item 14): whole escape sequences (CSI `ESC [ … final`, OSC `ESC ] … BEL` or
+/// `… ESC \`, DCS/SOS/PM/APC strings, two- and three-byte escapes, and their C1 forms
+/// U+009B / U+009D / U+0090…), every other C0 and C1 control, DEL, and the Unicode bidi
+/// controls (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C). Kept: `\n`, `\t`, and
+/// `\r` when it ends a line (`\r\n`). Borrowed when there was nothing to strip.
+///
+/// An unterminated string sequence (an OSC without its BEL) ends at the next control
+/// character, so a stray `ESC ]` never swallows the lines after it. Linear in `text`.
+pub fn strip_controls(text: &str) -> Cow<'_, str> {
+    let strip = |c: char| c != '\n' && c != '\t' && c != '\r' && crate::terminal::is_unsafe_char(c);
+    let lone_cr = text
+        .match_indices('\r')
+        .any(|(i, _)| !text[i..].starts_with("\r\n"));
+    if !lone_cr && !text.contains(strip) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        // What follows the introducer: a control sequence or a string.
+        let kind = match c {
+            '\u{1b}' => match chars.peek().copied() {
+                Some('[') => {
+                    chars.next();
+                    Some(Seq::Csi)
+                }
+                Some(']' | 'P' | 'X' | '^' | '_') => {
+                    chars.next();
+                    Some(Seq::Str)
+                }
+                Some(n @ ' '..='~') => {
+                    chars.next();
+                    // `ESC ( B` and the like: intermediates, then one final byte.
+                    if (' '..='/').contains(&n) {
+                        while chars.peek().is_some_and(|c| (' '..='/').contains(c)) {
+                            chars.next();
+                        }
+                        if chars.peek().is_some_and(|c| ('0'..='~').contains(c)) {
+                            chars.next();
+                        }
+                    }
+                    None
+                }
+                _ => None,
+            },
+            '\u{9b}' => Some(Seq::Csi),
+            '\u{9d}' | '\u{90}' | '\u{98}' | '\u{9e}' | '\u{9f}' => Some(Seq::Str),
+            '\r' if chars.peek() == Some(&'\n') => {
+                out.push(c);
+                continue;
+            }
+            '\r' => continue,
+            c if strip(c) => continue,
+            c => {
+                out.push(c);
+                continue;
+            }
+        };
+        match kind {
+            Some(Seq::Csi) => {
+                // Parameter and intermediate bytes, then the final byte.
+                while chars
+                    .peek()
+                    .is_some_and(|c| ('0'..='?').contains(c) || (' '..='/').contains(c))
+                {
+                    chars.next();
+                }
+                if chars.peek().is_some_and(|c| ('@'..='~').contains(c)) {
+                    chars.next();
+                }
+            }
+            Some(Seq::Str) => {
+                // To BEL, ST (`ESC \\` or U+009C), or the next other control, which is then
+                // handled as usual (a newline is kept).
+                while let Some(&n) = chars.peek() {
+                    if n == '\u{7}' || n == '\u{9c}' {
+                        chars.next();
+                        break;
+                    }
+                    if n == '\u{1b}' {
+                        // `ESC \\` ends it; any other escape starts the next sequence.
+                        let mut ahead = chars.clone();
+                        ahead.next();
+                        if ahead.next() == Some('\\') {
+                            chars.next();
+                            chars.next();
+                        }
+                        break;
+                    }
+                    if n.is_control() {
+                        break;
+                    }
+                    chars.next();
+                }
+            }
+            None => {}
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[derive(Clone, Copy)]
+enum Seq {
+    Csi,
+    Str,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -306,16 +418,48 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             literal_secret,
         ),
         // A quoted key and a quoted value (`{"password": "…"}`, `'api_key': '…'`), or a quoted
-        // value after `=`: a literal as well.
+        // value after `=` or `:` (`api_key: '…'` in YAML): a literal as well.
         rule(
             Assignment,
             concat!(
                 r#"(?i)(?:["'][A-Za-z0-9_.\-]*(?:password|passwd|pass|pwd|secret|token|api[_\-]?key|apikey|private[_\-]?key|signing[_\-]?key|credentials?)["']\s*:\s*|"#,
-                r#"\b[A-Za-z0-9_.\-]*(?:password|passwd|pwd|secret|token|api[_\-]?key|apikey|private[_\-]?key|signing[_\-]?key)\s*=\s*)"#,
+                r#"\b[A-Za-z0-9_.\-]*(?:password|passwd|pwd|secret|token|api[_\-]?key|apikey|private[_\-]?key|signing[_\-]?key)\s*[:=]\s*)"#,
                 r#"(?:"([^"\n]+)"|'([^'\n]+)')"#
             ),
             usize::MAX,
             literal_secret,
+        ),
+        // A bare value assigned to a key whose name ends in a password word (`db_password =
+        // letmein`, `password: hunter`, `dbPassword=...`, `pwd=...`): a literal whatever its
+        // shape, unless it is code, a reference or the first word of prose
+        // ([`password_value`]). `password_length = 12` (another suffix) is judged below.
+        rule(
+            Assignment,
+            concat!(
+                r#"(?i)(?:^|[^A-Za-z0-9_.\-])["']?[A-Za-z0-9_.\-]*(?:password|passwd|passphrase|pwd)["']?"#,
+                r#"[ \t]*(?::=|=>|[:=])[ \t]*([^\s"'`&,;<>)\]}#]+)"#
+            ),
+            1,
+            password_value,
+        ),
+        // The same for a key whose name ends in `pass` as a part of its own (`pass:`,
+        // `db_pass =`, `smtp-pass:`; not `bypass`); a bare number there is a count.
+        rule(
+            Assignment,
+            concat!(
+                r#"(?i)(?:^|[^A-Za-z0-9_.\-])["']?(?:[A-Za-z0-9.\-]*[_.\-])?pass["']?"#,
+                r#"[ \t]*(?::=|=>|[:=])[ \t]*([^\s"'`&,;<>)\]}#]+)"#
+            ),
+            1,
+            pass_value,
+        ),
+        // Chinese key forms (`密码：opensesame`, `口令=...`, `令牌: ...`): the ASCII value after the
+        // key and its colon or `=` is a literal whatever its shape.
+        rule(
+            Assignment,
+            r#"(?:密码|口令|密钥|秘钥|令牌)[ \t]*[:：=][ \t]*["'“]?([!-~&&[^"'”，。；]]+)"#,
+            1,
+            password_value,
         ),
         rule(
             AuthHeader,
@@ -579,9 +723,132 @@ fn literal_secret(value: &str) -> bool {
         )
 }
 
+/// The value of a password-named key: a secret whatever its shape, except what is code or
+/// names where the secret lives: a placeholder ([`is_placeholder`]: `$VAR`, `<password>`,
+/// `***`, `changeme`...), a boolean, null or type word ([`NOT_VALUES`]), a call
+/// (`get_password()`), a path, a member access (`self.password`, `config.db.pwd`), or another
+/// variable of the same name (`user_password`, `dbPassword`).
+fn password_value(value: &str) -> bool {
+    let v = value.trim();
+    if is_placeholder(v) {
+        return false;
+    }
+    let lower = v.to_ascii_lowercase();
+    let word = lower.trim_end_matches([',', ';', ')', '.']);
+    if NOT_VALUES.contains(&word) || matches!(word, "yes" | "no" | "on" | "off" | "str" | "int") {
+        return false;
+    }
+    if v.contains('(') || v.starts_with('/') || v.starts_with("./") || v.starts_with("~/") {
+        return false;
+    }
+    // "password: stored in vault.yml", "Password: see the wiki": prose, not a value.
+    if PROSE_WORDS.contains(&word) {
+        return false;
+    }
+    let has_digit = v.bytes().any(|b| b.is_ascii_digit());
+    let ident = |seg: &str| {
+        seg.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && seg.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    if !has_digit && v.contains('.') && v.split('.').all(ident) {
+        return false;
+    }
+    let names_a_secret = ["password", "passwd", "pwd", "pass", "secret"]
+        .iter()
+        .any(|k| lower.contains(k));
+    let inner_upper = v.chars().skip(1).any(|c| c.is_ascii_uppercase());
+    if !has_digit && names_a_secret && ident(v) && (v.contains('_') || inner_upper) {
+        return false;
+    }
+    true
+}
+
+/// Words that start prose after `password:` ("stored in the vault", "see the wiki").
+const PROSE_WORDS: &[&str] = &[
+    "a",
+    "an",
+    "the",
+    "is",
+    "are",
+    "was",
+    "be",
+    "in",
+    "on",
+    "at",
+    "of",
+    "to",
+    "from",
+    "via",
+    "by",
+    "see",
+    "ask",
+    "use",
+    "read",
+    "stored",
+    "kept",
+    "saved",
+    "managed",
+    "set",
+    "sent",
+    "given",
+    "provided",
+    "found",
+    "same",
+    "not",
+    "no",
+    "never",
+    "your",
+    "our",
+    "my",
+    "their",
+    "its",
+    "check",
+    "look",
+    "get",
+    "taken",
+    "defined",
+    "configured",
+    "loaded",
+    "rotated",
+    "changed",
+    "reset",
+    "held",
+    "under",
+    "per",
+    "generated",
+    "random",
+    "unchanged",
+    "prompted",
+    "asked",
+    "entered",
+    "typed",
+    "supplied",
+    "passed",
+    "injected",
+    "mounted",
+    "like",
+    "as",
+    "and",
+    "or",
+    "if",
+    "when",
+    "then",
+    "for",
+    "with",
+    "without",
+];
+
+/// [`password_value`], and a bare number is a count (`max_pass = 3`), not a password.
+fn pass_value(value: &str) -> bool {
+    !value.trim().bytes().all(|b| b.is_ascii_digit()) && password_value(value)
+}
+
 fn prose_secret(value: &str) -> bool {
     let v = value.trim_end_matches(['.', ',', ';', ':', '!', '?', ')']);
-    !is_placeholder(v)
+    // `password = get_password()`, `= self.password`: code, not a literal.
+    password_value(v)
         && v.len() >= 4
         && (v.bytes().any(|b| b.is_ascii_digit())
             || v.bytes()
@@ -690,9 +957,53 @@ mod tests {
         redact(text).found
     }
 
+    /// Issue 27 item 14: every class of control is stripped, whole sequences at once.
+    #[test]
+    fn control_characters_and_escape_sequences_are_stripped() {
+        let cases = [
+            // CSI: clear screen, SGR colours, cursor moves, private modes.
+            ("a\u{1b}[2Jb", "ab"),
+            ("\u{1b}[1;31mred\u{1b}[0m", "red"),
+            ("x\u{1b}[10;20Hy\u{1b}[?25l", "xy"),
+            // OSC title / hyperlink, ended by BEL or ST, and a C1 OSC.
+            ("\u{1b}]0;pwned\u{7}title", "title"),
+            (
+                "\u{1b}]8;;http://e.vil\u{1b}\\link\u{1b}]8;;\u{1b}\\",
+                "link",
+            ),
+            ("\u{9d}0;t\u{9c}ok", "ok"),
+            // An unterminated OSC stops at the newline; nothing after it is lost.
+            ("a\u{1b}]0;title\nnext line", "a\nnext line"),
+            // DCS, two- and three-byte escapes, C1 CSI.
+            ("\u{1b}Pq#0\u{1b}\\d", "d"),
+            ("\u{1b}7s\u{1b}8\u{1b}(Bt", "st"),
+            ("\u{9b}2Jz", "z"),
+            // Other C0 and C1, DEL, a lone CR; CRLF, LF and TAB kept.
+            ("b\u{7}e\u{8}l\u{0}l\u{7f}\u{85}", "bell"),
+            ("over\rwrite", "overwrite"),
+            ("l1\r\nl2\n\tl3", "l1\r\nl2\n\tl3"),
+            // Bidi overrides, embeddings, isolates and marks.
+            ("evil\u{202E}txt.exe", "eviltxt.exe"),
+            (
+                "\u{202A}\u{202B}\u{202C}\u{202D}a\u{2066}\u{2067}\u{2068}\u{2069}\u{200F}",
+                "a",
+            ),
+            ("trailing \u{1b}", "trailing "),
+        ];
+        for (input, want) in cases {
+            assert_eq!(strip_controls(input), want, "{input:?}");
+            assert_eq!(redact(input).text, want, "{input:?}");
+        }
+        let plain = "café e\u{301} 👩\u{200d}💻 记忆 \"q\" [x]";
+        assert!(matches!(strip_controls(plain), Cow::Borrowed(_)));
+        // A secret split by an escape sequence is found once it is gone.
+        let r = redact("token ghp_Xy7Zq3Wv9Ut5\u{1b}[0mSr1Qp8On4Ml6KxYz2Ab4Cd6E here");
+        assert_eq!(r.text, "token [REDACTED] here");
+    }
+
     #[test]
     fn every_rule_compiles() {
-        assert_eq!(RULES.len(), 22, "a rule failed to compile");
+        assert_eq!(RULES.len(), 25, "a rule failed to compile");
         assert!(CANDIDATE.is_some());
     }
 
@@ -803,6 +1114,41 @@ mod tests {
             let r = redact(text);
             assert!(!r.text.contains(secret), "{text} -> {}", r.text);
             assert!(r.withheld() >= 1, "{text}");
+        }
+    }
+
+    /// The corpus lines of `fixtures/secrets/`: comments and blank lines skipped.
+    fn corpus(text: &str) -> impl Iterator<Item = &str> {
+        text.lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+    }
+
+    /// `fixtures/secrets/positive.txt`: every credential form is withheld (the value is gone),
+    /// and redacting again changes nothing.
+    #[test]
+    fn the_positive_corpus_is_withheld() {
+        let text = include_str!("../../../fixtures/secrets/positive.txt");
+        let mut n = 0;
+        for line in corpus(text) {
+            let (input, secret) = line
+                .split_once('\t')
+                .unwrap_or_else(|| panic!("no TAB in corpus line {line:?}"));
+            let r = redact(input);
+            assert!(!r.text.contains(secret), "{input} -> {}", r.text);
+            assert!(r.withheld() >= 1, "{input}");
+            assert_eq!(redact(&r.text).text, r.text, "not idempotent: {input}");
+            n += 1;
+        }
+        assert!(n >= 40, "{n} cases");
+    }
+
+    /// `fixtures/secrets/safe.txt`: names, references and placeholders are kept as they are.
+    #[test]
+    fn the_safe_corpus_stays() {
+        let text = include_str!("../../../fixtures/secrets/safe.txt");
+        for line in corpus(text) {
+            let r = redact(line);
+            assert_eq!(r.text, line, "{:?}", r.found);
         }
     }
 

@@ -25,7 +25,9 @@ pub struct SessionMeta {
     pub id: String,
     /// From the first user message (one line, at most [`TITLE_MAX_CHARS`] characters), or set by
     /// an importer.
-    #[serde(default)]
+    /// Written through the secret filter (a first message often holds a command with its
+    /// credential): the `.meta` file never stores one.
+    #[serde(default, serialize_with = "redacted_title")]
     pub title: Option<String>,
     /// Message records in the whole file (user, assistant, tool_result), boundaries excluded.
     #[serde(default)]
@@ -189,6 +191,17 @@ impl SessionMeta {
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
+}
+
+/// Serializes a title with its secrets withheld ([`mem_core::secrets::redact`]).
+fn redacted_title<S: serde::Serializer>(
+    title: &Option<String>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    match title {
+        Some(t) => s.serialize_some(&mem_core::secrets::redact(t).text),
+        None => s.serialize_none(),
+    }
 }
 
 /// A one-line title from a message's text, or `None` when it has no text.

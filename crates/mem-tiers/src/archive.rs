@@ -277,17 +277,23 @@ pub fn import<S: MemoryStore + ?Sized>(store: &S, a: &Archive) -> Result<ImportR
         }
     }
     let mut prefs = Vec::new();
+    // Keys are filtered before they are lower-cased anywhere.
     for (k, v) in &a.user_preferences {
-        prefs.push((k.clone(), red(v)));
+        prefs.push((red(k), red(v)));
     }
+    // Every string shown in Tier 0 and the start context; the key and path are the identity.
     let mut projects = Vec::new();
     for p in &a.projects {
         let mut p = p.clone();
+        p.name = red(&p.name);
+        p.language = p.language.as_deref().map(&mut red);
+        p.framework = p.framework.as_deref().map(&mut red);
+        p.test_command = p.test_command.as_deref().map(&mut red);
         p.notes = p.notes.iter().map(|n| red(n)).collect();
         p.custom_commands = p
             .custom_commands
             .iter()
-            .map(|(k, v)| (k.clone(), red(v)))
+            .map(|(k, v)| (red(k), red(v)))
             .collect();
         projects.push(p);
     }
@@ -300,7 +306,7 @@ pub fn import<S: MemoryStore + ?Sized>(store: &S, a: &Archive) -> Result<ImportR
         learnings.push(NewLearning {
             title: red(l.title.trim()),
             content: red(&l.content),
-            category: red(&l.category.trim().to_lowercase()),
+            category: crate::manager::lowercase_outside_markers(&red(l.category.trim())),
             tags: l.tags.iter().map(|t| red(t)).collect(),
             context: l.context.as_deref().map(&mut red),
             project_key: l.project_key.clone(),

@@ -291,6 +291,14 @@ fn invalid(what: &'static str, reason: impl Into<String>) -> Error {
     }
 }
 
+/// `text` lowercased, each [`mem_core::secrets::REDACTED`] marker kept as it is.
+pub(crate) fn lowercase_outside_markers(text: &str) -> String {
+    text.split(mem_core::secrets::REDACTED)
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(mem_core::secrets::REDACTED)
+}
+
 fn redact(text: &str, withheld: &mut usize) -> String {
     let r = mem_core::secrets::redact(text);
     *withheld += r.withheld();
@@ -395,7 +403,7 @@ impl<S: MemoryStore> MemoryManager<S> {
                 ));
             }
         }
-        let category = validate_name("category", category)?;
+        let category = validate_name("category", category, &mut withheld)?;
         let mut clean_tags: Vec<String> = Vec::new();
         for t in tags {
             for t in t.split(',') {
@@ -403,7 +411,7 @@ impl<S: MemoryStore> MemoryManager<S> {
                 if t.is_empty() {
                     continue;
                 }
-                let t = validate_name("tag", t)?;
+                let t = validate_name("tag", t, &mut withheld)?;
                 if !clean_tags.contains(&t) {
                     clean_tags.push(t);
                 }
@@ -418,11 +426,8 @@ impl<S: MemoryStore> MemoryManager<S> {
         let new = NewLearning {
             title: redact(title, &mut withheld),
             content: redact(content, &mut withheld),
-            category: redact(&category, &mut withheld),
-            tags: clean_tags
-                .iter()
-                .map(|t| redact(t, &mut withheld))
-                .collect(),
+            category,
+            tags: clean_tags,
             context: context
                 .map(str::trim)
                 .filter(|c| !c.is_empty())
@@ -467,8 +472,8 @@ impl<S: MemoryStore> MemoryManager<S> {
     /// [`Error::Invalid`] for a key that is not `[a-z][a-z0-9_.-]*` (≤ 64 chars) or a value over
     /// [`MAX_CONTENT_BYTES`]; store errors.
     pub fn set_preference(&self, key: &str, value: Option<&str>) -> Result<usize> {
-        let key = validate_name("preference key", key)?;
         let mut withheld = 0;
+        let key = validate_name("preference key", key, &mut withheld)?;
         let value = match value {
             Some(v) if v.len() > MAX_CONTENT_BYTES => {
                 return Err(invalid(
@@ -982,10 +987,12 @@ impl<S: MemoryStore> MemoryManager<S> {
     }
 }
 
-/// A category, tag or preference key: trimmed, lowercased, 1..=64 characters, no whitespace or
-/// control characters.
-fn validate_name(what: &'static str, s: &str) -> Result<String> {
-    let s = s.trim().to_lowercase();
+/// A category, tag or preference key: trimmed, through the secret filter (before lowercasing:
+/// a key id or a capitals assignment is only recognised in its own case; the count is added to
+/// `withheld`), lowercased outside the `[REDACTED]` markers, 1..=64 characters, no whitespace
+/// or control characters.
+fn validate_name(what: &'static str, s: &str, withheld: &mut usize) -> Result<String> {
+    let s = lowercase_outside_markers(&redact(s.trim(), withheld));
     if s.is_empty() {
         return Err(invalid(what, "it is empty"));
     }

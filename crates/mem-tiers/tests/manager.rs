@@ -670,3 +670,104 @@ fn show_and_forget_see_what_search_sees_on_sqlite() {
     b.forget(&u).unwrap();
     assert!(matches!(a.show(&u), Err(Error::NotFound(_))));
 }
+
+/// Issue 27 item 2: case-sensitive secrets (an AWS key id, a capitals env assignment) in tags,
+/// categories and preference keys: the filter runs before the text is lower-cased.
+#[test]
+fn tags_categories_and_preference_keys_are_filtered_before_lower_casing() {
+    let e = env();
+    let m = manager(&e);
+    let aws = "AKIAQ7ZK3VX9M2WB5NRT";
+    let a = m
+        .add_learning(
+            "cache the build",
+            "use sccache",
+            &format!("cat-{aws}"),
+            &[format!("aws-{aws}"), format!("DB_PASSWORD={aws}")],
+            None,
+            false,
+        )
+        .unwrap();
+    assert_eq!(a.withheld, 3, "{:?}", a.learning);
+    let dump = serde_json::to_string(&a.learning).unwrap().to_lowercase();
+    assert!(!dump.contains(&aws.to_lowercase()), "{dump}");
+    assert!(
+        a.learning
+            .tags
+            .iter()
+            .all(|t| t.contains(mem_core::secrets::REDACTED)),
+        "{:?}",
+        a.learning.tags
+    );
+    assert_eq!(
+        m.set_preference(&format!("key-{aws}"), Some("helix"))
+            .unwrap(),
+        1
+    );
+    let prefs = serde_json::to_string(&m.preferences().unwrap())
+        .unwrap()
+        .to_lowercase();
+    assert!(!prefs.contains(&aws.to_lowercase()), "{prefs}");
+}
+
+/// Issue 27 item 2: `memory import` of an archive filters every string it stores: preference
+/// keys and values, each project's name, language, framework, test command, custom command
+/// names and commands, notes, and the learnings' fields (tags and category before lower-casing).
+#[test]
+fn archive_import_filters_every_string_field() {
+    let e = env();
+    let m = manager(&e);
+    m.add_learning("seed", "seed", "tip", &[], None, false)
+        .unwrap();
+    let mut archive = m.get_tier2_archive().unwrap();
+    let secrets = [
+        "ghp_0123456789abcdefghijABCDEFGHIJ012345",
+        "sk_live_51Hx9QmLk2Vb8Nc4Xz7Ad3Fg6Jh0Ty5Ru1Ei9Ow2Pq8Sa4Df",
+        "AKIAQ7ZK3VX9M2WB5NRT",
+        "glpat-Xy7Zq3Wv9Ut5Sr1Qp8On",
+        "xoxb-2048217739-1234567890123-Xy7Zq3Wv9Ut5Sr1Qp8On4Ml6",
+        "AIzaSyD4x9Lm2Qp7Rs8Tv1Wx3Yz6Ab0Cd5Ef8Gh",
+        "npm_Ab3Cd5Ef7Gh9Ij1Kl3Mn5Op7Qr9St1Uv3Wx5",
+        "hf_Ab3Cd5Ef7Gh9Ij1Kl3Mn5Op7Qr9St1Uv3",
+        "sk-ant-api03-Hq7Lm2Zx9Cv4Bn8Mw1Qe5Rt3Yu6Io0Pa2Sd7Fg4Hj9Kl1-AbCdEfGh",
+        "xoxp-9988776655-1122334455-Zq3Wv9Ut5Sr1Qp8On4Ml6K",
+        "AKIAZ3WQ8RT5YU2IO9PL",
+    ];
+    let [s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10] = secrets;
+    archive
+        .user_preferences
+        .insert(format!("key-{s2}"), format!("value {s0}"));
+    let mut p = archive.projects[0].clone();
+    p.key = "path:/elsewhere/imported".into();
+    p.path = "/elsewhere/imported".into();
+    p.name = format!("app {s1}");
+    p.language = Some(format!("Rust {s3}"));
+    p.framework = Some(format!("axum {s4}"));
+    p.test_command = Some(format!("GITHUB_TOKEN={s5} cargo test"));
+    p.custom_commands.insert(
+        format!("deploy-{s10}"),
+        format!("curl -H 'Authorization: Bearer {s6}' x"),
+    );
+    p.notes = vec![format!("the CI uses {s7}")];
+    archive.projects.push(p);
+    archive.learnings[0].tags = vec![format!("t-{s2}")];
+    archive.learnings[0].category = format!("c-{s10}");
+    archive.learnings[0].title = format!("t {s8}");
+    archive.learnings[0].content = format!("c {s9}");
+    let dir = tempfile::tempdir().unwrap();
+    let e2 = Env {
+        home: dir.path().join("h"),
+        project: dir.path().join("p"),
+        _tmp: dir,
+    };
+    std::fs::create_dir_all(&e2.project).unwrap();
+    let m2 = manager(&e2);
+    let r = m2.import(&archive).unwrap();
+    let dump = serde_json::to_string(&m2.get_tier2_archive().unwrap())
+        .unwrap()
+        .to_lowercase();
+    for s in secrets {
+        assert!(!dump.contains(&s.to_lowercase()), "{s} stored:\n{dump}");
+    }
+    assert!(r.withheld > secrets.len(), "{r:?}");
+}

@@ -74,6 +74,9 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
             said.extend(message.content.iter().filter_map(rejection_feedback));
         }
         for text in said {
+            // Redacted before it is split: a password holding `! ` or `. ` would otherwise be
+            // cut into sentences the filter no longer recognises.
+            let text = redact(&text).text;
             for sentence in sentences(&text) {
                 let sentence = strip_filler(&one_line(&sentence));
                 if sentence.chars().count() > MAX_SENTENCE_CHARS {
@@ -103,7 +106,8 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
 /// The entry with its secrets replaced; `None` when little is left without them.
 fn without_secrets(entry: &str) -> Option<String> {
     let r = redact(entry);
-    if r.withheld() == 0 {
+    // Secrets withheld before (the text is redacted before it is split) count as well.
+    if r.withheld() == 0 && !entry.contains(REDACTED) {
         return Some(r.text);
     }
     let rest = r.text.replace(REDACTED, " ");
@@ -631,6 +635,29 @@ mod tests {
             // The fact is kept without the secret; an entry that is mostly a secret is dropped.
             "### 用户偏好\n- Always export API_KEY=[REDACTED] before running.\n",
         );
+    }
+
+    /// Issue 27 item 1: a password with `! ` (or `. `) in it is withheld whole: the text is
+    /// redacted before it is split into sentences.
+    #[test]
+    fn a_password_holding_a_sentence_end_is_withheld_whole() {
+        for secret in [
+            "correct! horse battery",
+            "correct. horse battery",
+            "正确！马电池",
+        ] {
+            let m = extract(
+                &[Message::user(format!(
+                    "Always export DB_PASSWORD=\"{secret}\" before you run the deploy script."
+                ))],
+                "",
+            )
+            .to_markdown();
+            for part in secret.split([' ', '!', '.', '！']).filter(|p| p.len() > 2) {
+                assert!(!m.contains(part), "{part} of {secret} kept:\n{m}");
+            }
+            assert!(m.contains("before you run the deploy script"), "{m}");
+        }
     }
 
     #[test]
