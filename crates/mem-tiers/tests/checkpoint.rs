@@ -931,3 +931,98 @@ impl MemoryStore for PgRef {
         self.0.describe()
     }
 }
+
+/// Copies folder `from` into `to` (files and folders only).
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap().flatten() {
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else {
+            fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_checkpoint_of_another_project_is_refused_and_nothing_is_deleted() {
+    // Two projects of one user: one database, rows told apart by project key.
+    let a = env();
+    let b = Env {
+        project: {
+            let p = a.project.parent().unwrap().join("other");
+            fs::create_dir_all(&p).unwrap();
+            p.canonicalize().unwrap()
+        },
+        home: a.home.clone(),
+        _root: tempfile::tempdir().unwrap(),
+    };
+    a.manager()
+        .add_learning("a's lesson", "kept", "testing", &[], None, false)
+        .unwrap();
+    a.add_entry(Scope::Project, MemoryCategory::Project, "A's fact");
+    b.manager()
+        .add_learning("b's lesson", "kept too", "testing", &[], None, false)
+        .unwrap();
+    b.add_entry(Scope::Project, MemoryCategory::Project, "B's fact");
+    let cps_a = a.checkpoints();
+    let cps_b = b.checkpoints();
+    assert_ne!(cps_a.project_key(), cps_b.project_key());
+    for user in [false, true] {
+        let name = format!("a-{user}");
+        cps_a
+            .create(&CreateOptions {
+                name: Some(name.clone()),
+                user,
+                ..CreateOptions::default()
+            })
+            .unwrap();
+        // Committed with project A, checked out in project B.
+        copy_tree(&cps_a.dir().join(&name), &cps_b.dir().join(&name));
+    }
+    // B's own checkpoint, its manifest tampered to name A's key.
+    cps_b
+        .create(&CreateOptions {
+            name: Some("tampered".into()),
+            ..CreateOptions::default()
+        })
+        .unwrap();
+    let manifest = cps_b.dir().join("tampered/manifest.json");
+    let text = fs::read_to_string(&manifest).unwrap();
+    let key_b = serde_json::to_string(cps_b.project_key()).unwrap();
+    let key_a = serde_json::to_string(cps_a.project_key()).unwrap();
+    assert!(text.contains(&key_b));
+    fs::write(&manifest, text.replace(&key_b, &key_a)).unwrap();
+
+    // Changes in B since, so a restore would have something to do.
+    b.manager()
+        .add_learning("b's later lesson", "also kept", "testing", &[], None, false)
+        .unwrap();
+    let rows = a.rows();
+    assert_eq!(rows.len(), 3);
+    let files_a = a.files();
+    let files_b = b.files();
+    for name in ["a-false", "a-true", "tampered"] {
+        for (dry, force) in [(true, false), (false, false), (false, true)] {
+            let err = cps_b.restore(name, dry, force).unwrap_err();
+            assert!(matches!(err, Error::ForeignProject { .. }), "{name}: {err}");
+            let msg = err.to_string();
+            let path = cps_b.dir().join(name).join("manifest.json");
+            assert!(msg.contains(&path.display().to_string()), "{msg}");
+            assert!(msg.contains(cps_a.project_key()), "{msg}");
+            assert!(msg.contains("nothing was changed"), "{msg}");
+        }
+        assert_eq!(a.rows(), rows, "{name}: every row of both projects kept");
+        assert_eq!(a.files(), files_a);
+        assert_eq!(b.files(), files_b);
+    }
+    // No pre-restore checkpoint was taken: nothing happened.
+    let (list, _) = cps_b.list().unwrap();
+    assert!(
+        list.iter().all(|s| !s.name.starts_with("pre-restore")),
+        "{list:?}"
+    );
+    // The same checkpoints restore in their own project.
+    cps_a.restore("a-true", false, false).unwrap();
+}

@@ -104,6 +104,23 @@ pub enum Error {
         /// The newest this build reads.
         known: u32,
     },
+    /// A checkpoint whose rows belong to another project (a checkpoint folder committed with
+    /// another project, or a tampered manifest): restoring it would delete this project's rows
+    /// and write another's.
+    #[error(
+        "checkpoint {name:?} is not this project's: {path} names project key {found:?}, this \
+         project's key is {expected:?}; it cannot be restored here (nothing was changed)"
+    )]
+    ForeignProject {
+        /// The checkpoint.
+        name: String,
+        /// Its manifest file.
+        path: PathBuf,
+        /// The project key the manifest names (`store.scope.project_key`).
+        found: String,
+        /// This project's key.
+        expected: String,
+    },
     /// Things changed by hand since the checkpoint: a restore would lose them.
     #[error(
         "restoring checkpoint {name:?} would overwrite changes made by hand since it was taken:\n{}\nnothing was restored; look at them, then pass --force to restore anyway (a checkpoint of the current state is taken first, so the hand edits stay recoverable)",
@@ -1016,6 +1033,21 @@ impl Checkpoints {
         Ok(pruned)
     }
 
+    /// Refuses a manifest whose rows are another project's: its `store.scope.project_key` must be
+    /// this project's key ([`Error::ForeignProject`], naming the manifest file). A manifest
+    /// without a store part has no rows to put back, so nothing to check.
+    fn check_project(&self, manifest: &Manifest) -> Result<()> {
+        match &manifest.store {
+            Some(s) if s.scope.project_key != self.project_key => Err(Error::ForeignProject {
+                name: manifest.name.clone(),
+                path: self.dir.join(&manifest.name).join(MANIFEST_FILE),
+                found: s.scope.project_key.clone(),
+                expected: self.project_key.clone(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// Verifies every copy of checkpoint `name` against its manifest (present, same SHA-256).
     fn verify(&self, manifest: &Manifest) -> Result<()> {
         let dir = self.dir.join(&manifest.name);
@@ -1083,6 +1115,7 @@ impl Checkpoints {
         validate_name(name)?;
         let _lock = self.lock()?;
         let manifest = self.show(name)?;
+        self.check_project(&manifest)?;
         self.verify(&manifest)?;
         let ck_dir = self.dir.join(name);
         let mut report = RestoreReport {
