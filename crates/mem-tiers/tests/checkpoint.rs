@@ -1026,3 +1026,70 @@ fn a_checkpoint_of_another_project_is_refused_and_nothing_is_deleted() {
     // The same checkpoints restore in their own project.
     cps_a.restore("a-true", false, false).unwrap();
 }
+
+#[test]
+fn a_tampered_file_name_is_refused_naming_the_name_and_the_manifest() {
+    let e = env();
+    e.manager();
+    e.add_entry(Scope::Project, MemoryCategory::Project, "Fact one");
+    e.note("testing", "Use nextest.");
+    let cps = e.checkpoints();
+    cps.create(&CreateOptions {
+        name: Some("c".into()),
+        ..CreateOptions::default()
+    })
+    .unwrap();
+    let manifest = cps.dir().join("c/manifest.json");
+    let good = fs::read_to_string(&manifest).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&good).unwrap();
+    let files = value["files"].as_array().unwrap();
+    let index = |kind: &str| files.iter().position(|f| f["kind"] == kind).unwrap();
+    e.add_entry(Scope::Project, MemoryCategory::Project, "Fact two");
+    let outside = e.project.parent().unwrap().join("x.md");
+    fs::write(&outside, "outside").unwrap();
+    let before = e.files();
+    let cases: Vec<(&str, String)> = vec![
+        ("note", "../x.md".into()),
+        ("note", "..".into()),
+        ("note", outside.display().to_string()),
+        ("note", String::new()),
+        ("note", "a/b.md".into()),
+        ("note", "a\\b.md".into()),
+        ("note", "bad\u{1b}[2J.md".into()),
+        ("note", ".notes.lock".into()),
+        ("note", "x.txt".into()),
+        ("memories", "../memories.md".into()),
+        ("memories", "/etc/passwd".into()),
+        ("memories-meta", "".into()),
+    ];
+    for (kind, bad) in cases {
+        let mut v = value.clone();
+        let i = index(kind);
+        v["files"][i]["name"] = serde_json::Value::String(bad.clone());
+        fs::write(&manifest, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+        for err in [
+            cps.restore("c", false, true).unwrap_err(),
+            cps.show("c").unwrap_err(),
+        ] {
+            assert!(matches!(err, Error::Damaged { .. }), "{bad:?}: {err}");
+            let msg = err.to_string();
+            assert!(msg.contains(&format!("files[{i}].name {bad:?}")), "{msg}");
+            assert!(msg.contains(&manifest.display().to_string()), "{msg}");
+            let copy = v["files"][i]["copy"].as_str().unwrap();
+            assert!(
+                !msg.contains(copy),
+                "names the bad name, not the copy: {msg}"
+            );
+        }
+        assert_eq!(e.files(), before, "{bad:?}: nothing restored");
+        assert_eq!(fs::read_to_string(&outside).unwrap(), "outside");
+    }
+    // A copy path out of the checkpoint is named as the copy.
+    let mut v = value.clone();
+    v["files"][index("note")]["copy"] = "../../memory/testing.md".into();
+    fs::write(&manifest, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    let err = cps.restore("c", false, true).unwrap_err().to_string();
+    assert!(err.contains("copy \"../../memory/testing.md\""), "{err}");
+    fs::write(&manifest, &good).unwrap();
+    cps.restore("c", false, false).unwrap();
+}

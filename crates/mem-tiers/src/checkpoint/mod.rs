@@ -913,9 +913,15 @@ impl Checkpoints {
                 manifest.name
             )));
         }
-        for f in &manifest.files {
-            if !is_safe_relative(&f.copy) || (f.kind == "note" && !is_safe_file_name(&f.name)) {
-                return Err(damaged(format!("unsafe path {:?}", f.copy)));
+        for (i, f) in manifest.files.iter().enumerate() {
+            if let Some(why) = bad_file_name(f) {
+                return Err(damaged(format!("files[{i}].name {:?} {why}", f.name)));
+            }
+            if !is_safe_relative(&f.copy) {
+                return Err(damaged(format!(
+                    "files[{i}].copy {:?} is not a relative path inside the checkpoint",
+                    f.copy
+                )));
             }
         }
         Ok(manifest)
@@ -1865,10 +1871,25 @@ fn is_safe_relative(p: &str) -> bool {
         && p.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
 }
 
-fn is_safe_file_name(n: &str) -> bool {
-    !n.is_empty()
-        && !n.contains(['/', '\\'])
-        && n != "."
-        && n != ".."
-        && !n.chars().any(char::is_control)
+/// Why a manifest's `files[].name` is not one `create` writes, if so: a note's name must be one
+/// visible `*.md` file name (no `/`, `\\`, `..`, control characters, not hidden, not empty or
+/// absolute), a memories file's the one of its kind.
+fn bad_file_name(f: &FileMark) -> Option<&'static str> {
+    let n = f.name.as_str();
+    match f.kind.as_str() {
+        "note" => {
+            let plain = !n.is_empty()
+                && !n.contains(['/', '\\'])
+                && !n.starts_with('.')
+                && n.ends_with(".md")
+                && !n.chars().any(char::is_control);
+            (!plain).then_some(
+                "is not a note's file name (one visible `*.md` name in the notes folder: no \
+                 `/`, `\\`, `..` or control characters)",
+            )
+        }
+        "memories" => (n != "memories.md").then_some("is not `memories.md`"),
+        "memories-meta" => (n != mem_auto::META_FILE).then_some("is not the memories meta file"),
+        _ => None,
+    }
 }
