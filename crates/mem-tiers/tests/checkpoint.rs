@@ -1093,3 +1093,43 @@ fn a_tampered_file_name_is_refused_naming_the_name_and_the_manifest() {
     fs::write(&manifest, &good).unwrap();
     cps.restore("c", false, false).unwrap();
 }
+
+#[test]
+fn a_restore_never_writes_or_deletes_through_a_memory_folder_linked_out_of_the_project() {
+    let e = env();
+    e.manager();
+    let outside = e.project.parent().unwrap().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    fs::write(outside.join("kept.md"), "someone else's file\n").unwrap();
+    fs::create_dir_all(e.project.join(".mewcode")).unwrap();
+    std::os::unix::fs::symlink(&outside, e.project.join(".mewcode/memory")).unwrap();
+    e.add_entry(Scope::Project, MemoryCategory::Project, "Fact one");
+    let cps = e.checkpoints();
+    cps.create(&CreateOptions {
+        name: Some("c".into()),
+        ..CreateOptions::default()
+    })
+    .unwrap();
+    // Written since: a restore would delete them, and put kept.md back.
+    fs::write(outside.join("other.md"), "not the project's\n").unwrap();
+    fs::write(outside.join("kept.md"), "changed\n").unwrap();
+    for (dry, force) in [(true, false), (false, true)] {
+        let err = cps.restore("c", dry, force).unwrap_err();
+        assert!(matches!(err, Error::Outside { .. }), "{err}");
+        assert!(err.to_string().contains("outside the project"), "{err}");
+    }
+    assert_eq!(
+        fs::read_to_string(outside.join("other.md")).unwrap(),
+        "not the project's\n"
+    );
+    assert_eq!(
+        fs::read_to_string(outside.join("kept.md")).unwrap(),
+        "changed\n"
+    );
+    let names: Vec<String> = fs::read_dir(&outside)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 2, "nothing staged outside: {names:?}");
+}
