@@ -148,16 +148,17 @@ pub fn checkpoints(settings: &Settings) -> Result<Checkpoints> {
 }
 
 /// Finishes a `mem checkpoint restore` that was killed (its journal
-/// `.mewcode/checkpoints/.restore-journal.json` is there), before any command reads the
-/// project: one `stat` when there is none. A failure is one line on stderr (the journal stays,
+/// `.mewcode/checkpoints/.restore-journal.json`, or its `.tmp` while written, is there) before
+/// any command reads the project: two `stat`s when there is none. A failure is one line on stderr (the journal stays,
 /// the next command tries again); the command goes on.
 pub fn recover_killed_restore(settings: &Settings) {
-    let journal = settings
+    let dir = settings
         .project
         .join(".mewcode")
-        .join(mem_tiers::checkpoint::CHECKPOINTS_DIR)
-        .join(mem_tiers::checkpoint::JOURNAL_FILE);
-    if !journal.exists() {
+        .join(mem_tiers::checkpoint::CHECKPOINTS_DIR);
+    if !dir.join(mem_tiers::checkpoint::JOURNAL_FILE).exists()
+        && !dir.join(mem_tiers::checkpoint::JOURNAL_TMP_FILE).exists()
+    {
         return;
     }
     if let Err(e) = checkpoints(settings).and_then(|c| Ok(c.recover()?)) {

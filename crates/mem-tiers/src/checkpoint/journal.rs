@@ -16,6 +16,9 @@ use super::{Checkpoints, Error, Result, io, store, sync_dir};
 /// The journal's file name inside the checkpoints folder.
 pub const JOURNAL_FILE: &str = ".restore-journal.json";
 
+/// The journal while it is written (renamed to [`JOURNAL_FILE`] once synced).
+pub const JOURNAL_TMP_FILE: &str = ".restore-journal.json.tmp";
+
 /// Environment variable of the tests only: milliseconds a restore sleeps at each step (each
 /// staged file, the journal, the rows, each session, each rename), so a test can kill it at
 /// every moment. Unset (the default) or not a number: no sleep.
@@ -115,8 +118,15 @@ pub(crate) fn check_inside(path: &Path, roots: &[PathBuf]) -> Result<()> {
     })
 }
 
-/// The process id a hidden restore file's name carries (`.x.restore-[old-|removed-]PID-N[.tmp]`).
+/// The process id a hidden restore file's name carries (`.x.restore-[old-|removed-]PID-N[.tmp]`),
+/// or a hidden temporary file of mem-auto's writes (`.x.PID.N.tmp`, e.g. the `memories.md` dates
+/// a restore writes last).
 fn leftover_pid(name: &str) -> Option<u32> {
+    if !name.contains(".restore-") {
+        let mut parts = name.strip_suffix(".tmp")?.rsplitn(3, '.');
+        let (_n, pid) = (parts.next()?.parse::<u64>().ok()?, parts.next()?);
+        return pid.parse().ok();
+    }
     let rest = name.split_once(".restore-")?.1;
     let rest = rest
         .strip_prefix("old-")
@@ -138,9 +148,9 @@ impl Checkpoints {
     /// Writes the journal and fsyncs it and its folder (before the first change).
     pub(crate) fn write_journal(&self, journal: &Journal) -> Result<()> {
         let path = self.journal_path();
-        let tmp = self
-            .dir
-            .join(format!(".restore-journal-{}.tmp", std::process::id()));
+        // One name (the caller holds the lock): a kill while it is written leaves this file,
+        // which the next command sees ([`JOURNAL_TMP_FILE`]) and deletes.
+        let tmp = self.dir.join(JOURNAL_TMP_FILE);
         let bytes = serde_json::to_vec_pretty(journal)
             .map_err(|e| io("encode", &path, std::io::Error::other(e)))?;
         let _ = fs::remove_file(&tmp);
@@ -326,7 +336,9 @@ mod tests {
         assert_eq!(leftover_pid(".memories.md.restore-123-4.tmp"), Some(123));
         assert_eq!(leftover_pid(".x.md.restore-old-77-0"), Some(77));
         assert_eq!(leftover_pid(".x.md.restore-removed-9-12"), Some(9));
+        assert_eq!(leftover_pid(".memories.meta.json.4321.7.tmp"), Some(4321));
         assert_eq!(leftover_pid(".notes.lock"), None);
+        assert_eq!(leftover_pid(".x.tmp"), None);
         assert_eq!(leftover_pid("memories.md"), None);
     }
 }

@@ -31,7 +31,7 @@ use mem_core::sha256_hex;
 use mem_session::SessionStore;
 use serde::{Deserialize, Serialize};
 
-pub use journal::{JOURNAL_FILE, STEP_DELAY_ENV};
+pub use journal::{JOURNAL_FILE, JOURNAL_TMP_FILE, STEP_DELAY_ENV};
 pub use store::{RowScope, StoreDiff};
 
 /// Folder of the checkpoints inside `<project>/.mewcode/`.
