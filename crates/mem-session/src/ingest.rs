@@ -1026,6 +1026,11 @@ fn only_rollbacks_since_import(store: &SessionStore, meta: &SessionMeta) -> Resu
             .all(|r| r.record_type == RecordType::Rollback))
 }
 
+/// The session's length when the records appended since its import are all rollbacks.
+fn rolled_back_length(store: &SessionStore, meta: &SessionMeta) -> Result<Option<u64>> {
+    Ok(only_rollbacks_since_import(store, meta)?.then_some(meta.jsonl_bytes))
+}
+
 /// Where the sync of a session rolled back since its import writes, and how many of the
 /// converted `records` (from the mark on) it leaves out: the records from the mark to the
 /// import's end are kept as they are (a rollback's `to_bytes` may point among them), so the
@@ -1342,14 +1347,27 @@ fn check_main_accepted(store: &SessionStore, main: &PreparedOne, source: &Path) 
     if !existing.extra.contains_key(IMPORTED_KEY) && matches!(payload, Payload::Encoded(_)) {
         return Ok(());
     }
-    check_replaceable(&existing, source)
+    let rolled = rolled_back_length(store, &existing)?;
+    check_replaceable(&existing, source, rolled)
 }
 
 /// Whether an import of `source` may replace the session `existing`: it came from the same
 /// source ([`check_same_source`]) and nothing was appended to it since that import (else
 /// [`Error::WouldDropAppended`], unless the session is being rewritten on purpose).
-fn check_replaceable(existing: &SessionMeta, source: &Path) -> Result<()> {
+///
+/// `rolled_back`: the session's length when every record appended since the import is a
+/// `checkpoint restore` rollback ([`rolled_back_length`]): a whole re-import (the source was
+/// rewritten, or its new lines cannot be synced alone) then replaces the session, rollbacks
+/// included, rather than stopping the sync for good; the replay is the source's again.
+fn check_replaceable(
+    existing: &SessionMeta,
+    source: &Path,
+    rolled_back: Option<u64>,
+) -> Result<()> {
     check_same_source(existing, source)?;
+    if rolled_back == Some(existing.jsonl_bytes) {
+        return Ok(());
+    }
     let appended = existing
         .extra
         .get(IMPORTED_KEY)
@@ -1413,7 +1431,14 @@ fn commit_one(
             });
         }
     }
-    let keep = |existing: &SessionMeta| check_replaceable(existing, source);
+    let rolled = match store.jsonl_path(&id).is_file() {
+        true => match store.meta_with(&id, false) {
+            Ok(existing) => rolled_back_length(store, &existing)?,
+            Err(_) => None,
+        },
+        false => None,
+    };
+    let keep = |existing: &SessionMeta| check_replaceable(existing, source, rolled);
     let (outcome, meta) = match payload {
         Payload::Encoded(prepared) => store.write_prepared(lock, prepared, keep, sync_dir)?,
         Payload::Staged(staged) => store.commit_staged(lock, staged, keep, sync_dir)?,
