@@ -1,5 +1,6 @@
 //! `kill -9` of `mem checkpoint restore` at random moments (issue 27 item 13): after the next
-//! command, every memory file is all-old or all-new as a set (and the learning rows with them),
+//! command, every memory file is all-old or all-new as a set (and the learning rows and the
+//! session's replay with them),
 //! and no hidden file of the restore is left (`.restore-old-*`, `.restore-removed-*`, `*.tmp`,
 //! the journal, a half pre-restore checkpoint).
 
@@ -67,7 +68,36 @@ fn state(root: &Path) -> BTreeMap<String, String> {
         .collect();
     titles.sort();
     out.insert("learnings".into(), titles.join(","));
+    let replay = ok(root, &["--json", "session", "resume", "kt"]);
+    let replay = String::from_utf8_lossy(&replay.stdout);
+    let turns: Vec<&str> = ["turn one", "turn two", "turn three"]
+        .into_iter()
+        .filter(|t| replay.contains(t))
+        .collect();
+    out.insert("replay".into(), turns.join(","));
     out
+}
+
+/// A Claude Code transcript of `turns` user turns with the assistant's answers.
+fn transcript(path: &Path, turns: &[&str]) {
+    let mut text = String::new();
+    for (n, t) in turns.iter().enumerate() {
+        let user = serde_json::json!({
+            "parentUuid": if n == 0 { serde_json::Value::Null } else { format!("a{n}").into() },
+            "isSidechain": false, "type": "user", "sessionId": "kt",
+            "message": {"role": "user", "content": t},
+            "uuid": format!("u{}", n + 1), "timestamp": format!("2026-12-01T10:0{n}:00.000Z")
+        });
+        let assistant = serde_json::json!({
+            "parentUuid": format!("u{}", n + 1), "isSidechain": false, "type": "assistant",
+            "sessionId": "kt",
+            "message": {"id": format!("m{n}"), "role": "assistant",
+                "content": [{"type": "text", "text": "ok"}]},
+            "uuid": format!("a{}", n + 1), "timestamp": format!("2026-12-01T10:0{n}:05.000Z")
+        });
+        text.push_str(&format!("{user}\n{assistant}\n"));
+    }
+    fs::write(path, text).unwrap();
 }
 
 /// Hidden files a restore or a checkpoint creation writes, anywhere under `dir`.
@@ -137,6 +167,9 @@ fn kill_9_during_restore_leaves_all_old_or_all_new_and_no_leftovers() {
             "testing",
         ],
     );
+    let kt = dir.path().join("kt.jsonl");
+    transcript(&kt, &["turn one"]);
+    ok(&root, &["session", "import", kt.to_str().unwrap()]);
     ok(&root, &["checkpoint", "create", "c"]);
     let new = state(&root);
     // The state now (old): a file replaced, one created, one removed, a row added.
@@ -155,8 +188,12 @@ fn kill_9_during_restore_leaves_all_old_or_all_new_and_no_leftovers() {
             "testing",
         ],
     );
+    transcript(&kt, &["turn one", "turn two", "turn three"]);
+    ok(&root, &["session", "import", kt.to_str().unwrap()]);
     let old = state(&root);
     assert_ne!(old, new);
+    assert_eq!(new["replay"], "turn one");
+    assert_eq!(old["replay"], "turn one,turn two,turn three");
     copy_tree(&root, &template);
 
     // One restore without a kill, slowed down: how long the window is.
