@@ -135,10 +135,26 @@ fn leftover_pid(name: &str) -> Option<u32> {
     rest.split('-').next()?.parse().ok()
 }
 
-/// `true` when process `pid` runs (another restore, of another project, sharing the folder).
-fn alive(pid: u32) -> bool {
-    pid != std::process::id() && Path::new("/proc").join(pid.to_string()).exists()
+/// `true` when the hidden file `path` named with process `pid` may still be in use: that
+/// process runs (another restore or writer, of another project, sharing the folder). Where
+/// there is no `/proc` to tell, a file younger than [`STALE_AFTER`] is taken to be in use.
+fn in_use(pid: u32, path: &Path) -> bool {
+    if pid == std::process::id() {
+        return false;
+    }
+    let proc = Path::new("/proc");
+    if proc.is_dir() {
+        return proc.join(pid.to_string()).exists();
+    }
+    fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_none_or(|age| age < STALE_AFTER)
 }
+
+/// Age after which a hidden temporary file is a leftover where process ids cannot be checked.
+const STALE_AFTER: Duration = Duration::from_secs(600);
 
 impl Checkpoints {
     fn journal_path(&self) -> PathBuf {
@@ -319,7 +335,7 @@ impl Checkpoints {
                 if !name.starts_with('.') || !e.file_type().is_ok_and(|t| t.is_file()) {
                     continue;
                 }
-                if leftover_pid(&name).is_some_and(|pid| !alive(pid)) {
+                if leftover_pid(&name).is_some_and(|pid| !in_use(pid, &e.path())) {
                     let _ = fs::remove_file(e.path());
                 }
             }
