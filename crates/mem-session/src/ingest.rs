@@ -909,7 +909,10 @@ fn sync(
         );
         return Ok(None);
     }
-    if local_appends(&meta) {
+    // Records appended since the import: only `checkpoint restore`'s rollbacks are built on
+    // (see `after_rollback`); anything else is refused by the whole import.
+    let rolled_back = local_appends(&meta) && only_rollbacks_since_import(store, &meta)?;
+    if local_appends(&meta) && !rolled_back {
         return Ok(None);
     }
     let (mut sessions, index) = import_tail(path, format, mark.offset, mark.line)?;
@@ -926,13 +929,40 @@ fn sync(
     let cut = sync_cut(&session.records);
     let records = session.records;
     let source_owned = source.to_owned();
+    // After a rollback: the records from the mark to the import's end stay where they are (the
+    // rollback's `to_bytes` may point among them) and only what the source added is appended
+    // after the rollback records.
+    let (base, skip) = if rolled_back {
+        after_rollback(store, &meta, &mark, &records)?
+    } else {
+        (mark.session.clone(), 0)
+    };
+    if skip == records.len() && rolled_back {
+        return Ok(Some(Ingested {
+            meta,
+            action: IngestAction::Unchanged,
+            report: session.report,
+            format,
+        }));
+    }
+    let mark_at = cut.filter(|&c| c >= skip).map(|c| c - skip);
+    let expected_len = meta.jsonl_bytes;
     let (meta, rewritten) = store.rewrite_tail(
         lock,
         &id,
-        &mark.session,
-        &records,
-        cut,
+        &base,
+        &records[skip..],
+        mark_at,
         |current, _len| {
+            if rolled_back {
+                if current.jsonl_bytes != expected_len {
+                    return Err(Error::WouldDropAppended {
+                        id: current.id.clone(),
+                        source_path: source_owned.clone(),
+                    });
+                }
+                return Ok(());
+            }
             if local_appends(current) {
                 Err(Error::WouldDropAppended {
                     id: current.id.clone(),
@@ -944,7 +974,7 @@ fn sync(
         },
         |meta, session_mark| {
             let next = match (cut, session_mark) {
-                (Some(c), Some(m)) => SyncMark::at(path, &index, &records, c, m)?,
+                (Some(c), Some(m)) if c >= skip => SyncMark::at(path, &index, &records, c, m)?,
                 _ => None,
             };
             let bytes = meta.jsonl_bytes;
@@ -975,6 +1005,63 @@ fn sync(
         report: session.report,
         format,
     }))
+}
+
+/// `true` when every record appended to the session after its last import is a `rollback`
+/// (`mem checkpoint restore`, `docs/formats/session.md`): the sync goes on after them.
+fn only_rollbacks_since_import(store: &SessionStore, meta: &SessionMeta) -> Result<bool> {
+    let Some(imported) = meta
+        .extra
+        .get(IMPORTED_KEY)
+        .and_then(|i| i.get("bytes"))
+        .and_then(Value::as_u64)
+        .filter(|&b| b < meta.jsonl_bytes)
+    else {
+        return Ok(false);
+    };
+    let appended = store.records_between(&meta.id, imported, meta.jsonl_bytes)?;
+    Ok(!appended.is_empty()
+        && appended
+            .iter()
+            .all(|r| r.record_type == RecordType::Rollback))
+}
+
+/// The session's length when the records appended since its import are all rollbacks.
+fn rolled_back_length(store: &SessionStore, meta: &SessionMeta) -> Result<Option<u64>> {
+    Ok(only_rollbacks_since_import(store, meta)?.then_some(meta.jsonl_bytes))
+}
+
+/// Where the sync of a session rolled back since its import writes, and how many of the
+/// converted `records` (from the mark on) it leaves out: the records from the mark to the
+/// import's end are kept as they are (a rollback's `to_bytes` may point among them), so the
+/// converted records they already hold (the longest common prefix) are not written again, and
+/// the rest is appended after the rollback records (`base`: the session's end now). A message
+/// that grew since (a streamed piece merged into it) is written again whole after the
+/// rollback. The replay is then the checkpoint's followed by the new messages.
+fn after_rollback(
+    store: &SessionStore,
+    meta: &SessionMeta,
+    mark: &SyncMark,
+    records: &[SessionRecord],
+) -> Result<(MetaMark, usize)> {
+    let imported = meta
+        .extra
+        .get(IMPORTED_KEY)
+        .and_then(|i| i.get("bytes"))
+        .and_then(Value::as_u64)
+        .unwrap_or(meta.jsonl_bytes);
+    let old = store.records_between(&meta.id, mark.session.bytes, imported)?;
+    let skip = old.iter().zip(records).take_while(|(a, b)| a == b).count();
+    let base = MetaMark {
+        bytes: meta.jsonl_bytes,
+        tail: meta.jsonl_tail.clone(),
+        message_count: meta.message_count,
+        token_count: meta.token_count,
+        tokens_pending_from: meta.tokens_pending_from,
+        compactions: meta.compactions,
+        last_active: meta.last_active.clone(),
+    };
+    Ok((base, skip))
 }
 
 /// `true` when records were appended to the session after its last import (and not by an
@@ -1260,14 +1347,27 @@ fn check_main_accepted(store: &SessionStore, main: &PreparedOne, source: &Path) 
     if !existing.extra.contains_key(IMPORTED_KEY) && matches!(payload, Payload::Encoded(_)) {
         return Ok(());
     }
-    check_replaceable(&existing, source)
+    let rolled = rolled_back_length(store, &existing)?;
+    check_replaceable(&existing, source, rolled)
 }
 
 /// Whether an import of `source` may replace the session `existing`: it came from the same
 /// source ([`check_same_source`]) and nothing was appended to it since that import (else
 /// [`Error::WouldDropAppended`], unless the session is being rewritten on purpose).
-fn check_replaceable(existing: &SessionMeta, source: &Path) -> Result<()> {
+///
+/// `rolled_back`: the session's length when every record appended since the import is a
+/// `checkpoint restore` rollback ([`rolled_back_length`]): a whole re-import (the source was
+/// rewritten, or its new lines cannot be synced alone) then replaces the session, rollbacks
+/// included, rather than stopping the sync for good; the replay is the source's again.
+fn check_replaceable(
+    existing: &SessionMeta,
+    source: &Path,
+    rolled_back: Option<u64>,
+) -> Result<()> {
     check_same_source(existing, source)?;
+    if rolled_back == Some(existing.jsonl_bytes) {
+        return Ok(());
+    }
     let appended = existing
         .extra
         .get(IMPORTED_KEY)
@@ -1331,7 +1431,14 @@ fn commit_one(
             });
         }
     }
-    let keep = |existing: &SessionMeta| check_replaceable(existing, source);
+    let rolled = match store.jsonl_path(&id).is_file() {
+        true => match store.meta_with(&id, false) {
+            Ok(existing) => rolled_back_length(store, &existing)?,
+            Err(_) => None,
+        },
+        false => None,
+    };
+    let keep = |existing: &SessionMeta| check_replaceable(existing, source, rolled);
     let (outcome, meta) = match payload {
         Payload::Encoded(prepared) => store.write_prepared(lock, prepared, keep, sync_dir)?,
         Payload::Staged(staged) => store.commit_staged(lock, staged, keep, sync_dir)?,

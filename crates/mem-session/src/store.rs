@@ -651,6 +651,24 @@ impl SessionStore {
         out
     }
 
+    /// The records of session `id` between byte offsets `from` (a line start) and `to`, read
+    /// under the shared lock (lines that are not valid records are skipped). The incremental
+    /// sync reads the few records after its mark with it.
+    ///
+    /// Errors: [`Error::NotFound`], [`Error::Locked`], I/O errors naming the file.
+    pub(crate) fn records_between(
+        &self,
+        id: &str,
+        from: u64,
+        to: u64,
+    ) -> Result<Vec<SessionRecord>> {
+        let path = self.jsonl_path(id);
+        let file = self.open_locked(&path, id, false)?;
+        let out = read_records_range(&file, &path, from, to);
+        let _ = file.unlock();
+        Ok(out?.0)
+    }
+
     /// The messages of session `id` after its first `skip` (user, assistant and tool-result
     /// records with a message, in file order: the list [`Self::read_records`] gives, less its
     /// first `skip`), and how many messages the session holds in all

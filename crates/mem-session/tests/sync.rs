@@ -573,3 +573,83 @@ fn the_sync_probe_fails_no_file_the_whole_import_takes() {
         IngestAction::Unchanged
     );
 }
+
+#[test]
+fn a_session_rolled_back_since_its_import_keeps_syncing_and_can_be_reimported() {
+    let bytes = checkpoint_transcript();
+    let ends = line_ends(&bytes);
+    let (_dir, src, store) = fresh_store();
+    fs::write(&src, &bytes[..ends[ends.len() / 3]]).unwrap();
+    let id = import_into(&store, &src).unwrap()[0].meta.id.clone();
+    let then = store.position(&id).unwrap();
+    fs::write(&src, &bytes[..ends[2 * ends.len() / 3]]).unwrap();
+    import_into(&store, &src).unwrap();
+    // `mem checkpoint restore` appends a rollback to the length of the first import.
+    let now = store.position(&id).unwrap();
+    assert!(
+        store
+            .append_rollback(
+                &id,
+                now.jsonl_bytes,
+                then.jsonl_bytes,
+                &then.jsonl_tail,
+                0,
+                "c"
+            )
+            .unwrap()
+    );
+    let rolled = fs::read(store.jsonl_path(&id)).unwrap();
+    let replay_then = store.resume(&id).unwrap().messages.len();
+    // The transcript grows: the new lines are appended after the rollback, nothing is cut.
+    fs::write(&src, &bytes).unwrap();
+    let got = import_into(&store, &src).unwrap();
+    assert_eq!(got[0].action, IngestAction::Appended);
+    let after = fs::read(store.jsonl_path(&id)).unwrap();
+    assert!(after.starts_with(&rolled) && after.len() > rolled.len());
+    assert!(store.resume(&id).unwrap().messages.len() > replay_then);
+    // Unchanged: nothing written.
+    assert_eq!(
+        import_into(&store, &src).unwrap()[0].action,
+        IngestAction::Unchanged
+    );
+    assert_eq!(fs::read(store.jsonl_path(&id)).unwrap(), after);
+
+    // Rolled back again, then the source rewritten before the mark: a whole import replaces
+    // the session (rollbacks included) rather than refusing for good.
+    let now = store.position(&id).unwrap();
+    assert!(
+        store
+            .append_rollback(
+                &id,
+                now.jsonl_bytes,
+                then.jsonl_bytes,
+                &then.jsonl_tail,
+                0,
+                "c"
+            )
+            .unwrap()
+    );
+    let mut rewritten = bytes.clone();
+    let first = String::from_utf8(bytes[..ends[0]].to_vec()).unwrap();
+    let changed = first.replacen("\"type\"", "\"extra\":1,\"type\"", 1);
+    assert_ne!(first, changed);
+    rewritten.splice(..ends[0], changed.into_bytes());
+    fs::write(&src, &rewritten).unwrap();
+    assert_eq!(
+        import_into(&store, &src).unwrap()[0].action,
+        IngestAction::Replaced
+    );
+    assert_eq!(
+        fs::read(store.jsonl_path(&id)).unwrap(),
+        whole("t.jsonl", &rewritten).0
+    );
+    // Records appended by someone else are still never dropped.
+    store
+        .open(&id)
+        .unwrap()
+        .append(&Message::user("continued here"))
+        .unwrap();
+    fs::write(&src, &bytes).unwrap();
+    let err = import_into(&store, &src).unwrap_err();
+    assert!(matches!(err, Error::WouldDropAppended { .. }), "{err}");
+}

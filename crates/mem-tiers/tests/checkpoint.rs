@@ -931,3 +931,205 @@ impl MemoryStore for PgRef {
         self.0.describe()
     }
 }
+
+/// Copies folder `from` into `to` (files and folders only).
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap().flatten() {
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else {
+            fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_checkpoint_of_another_project_is_refused_and_nothing_is_deleted() {
+    // Two projects of one user: one database, rows told apart by project key.
+    let a = env();
+    let b = Env {
+        project: {
+            let p = a.project.parent().unwrap().join("other");
+            fs::create_dir_all(&p).unwrap();
+            p.canonicalize().unwrap()
+        },
+        home: a.home.clone(),
+        _root: tempfile::tempdir().unwrap(),
+    };
+    a.manager()
+        .add_learning("a's lesson", "kept", "testing", &[], None, false)
+        .unwrap();
+    a.add_entry(Scope::Project, MemoryCategory::Project, "A's fact");
+    b.manager()
+        .add_learning("b's lesson", "kept too", "testing", &[], None, false)
+        .unwrap();
+    b.add_entry(Scope::Project, MemoryCategory::Project, "B's fact");
+    let cps_a = a.checkpoints();
+    let cps_b = b.checkpoints();
+    assert_ne!(cps_a.project_key(), cps_b.project_key());
+    for user in [false, true] {
+        let name = format!("a-{user}");
+        cps_a
+            .create(&CreateOptions {
+                name: Some(name.clone()),
+                user,
+                ..CreateOptions::default()
+            })
+            .unwrap();
+        // Committed with project A, checked out in project B.
+        copy_tree(&cps_a.dir().join(&name), &cps_b.dir().join(&name));
+    }
+    // B's own checkpoint, its manifest tampered to name A's key.
+    cps_b
+        .create(&CreateOptions {
+            name: Some("tampered".into()),
+            ..CreateOptions::default()
+        })
+        .unwrap();
+    let manifest = cps_b.dir().join("tampered/manifest.json");
+    let text = fs::read_to_string(&manifest).unwrap();
+    let key_b = serde_json::to_string(cps_b.project_key()).unwrap();
+    let key_a = serde_json::to_string(cps_a.project_key()).unwrap();
+    assert!(text.contains(&key_b));
+    fs::write(&manifest, text.replace(&key_b, &key_a)).unwrap();
+
+    // Changes in B since, so a restore would have something to do.
+    b.manager()
+        .add_learning("b's later lesson", "also kept", "testing", &[], None, false)
+        .unwrap();
+    let rows = a.rows();
+    assert_eq!(rows.len(), 3);
+    let files_a = a.files();
+    let files_b = b.files();
+    for name in ["a-false", "a-true", "tampered"] {
+        for (dry, force) in [(true, false), (false, false), (false, true)] {
+            let err = cps_b.restore(name, dry, force).unwrap_err();
+            assert!(matches!(err, Error::ForeignProject { .. }), "{name}: {err}");
+            let msg = err.to_string();
+            let path = cps_b.dir().join(name).join("manifest.json");
+            assert!(msg.contains(&path.display().to_string()), "{msg}");
+            assert!(msg.contains(cps_a.project_key()), "{msg}");
+            assert!(msg.contains("nothing was changed"), "{msg}");
+        }
+        assert_eq!(a.rows(), rows, "{name}: every row of both projects kept");
+        assert_eq!(a.files(), files_a);
+        assert_eq!(b.files(), files_b);
+    }
+    // No pre-restore checkpoint was taken: nothing happened.
+    let (list, _) = cps_b.list().unwrap();
+    assert!(
+        list.iter().all(|s| !s.name.starts_with("pre-restore")),
+        "{list:?}"
+    );
+    // The same checkpoints restore in their own project.
+    cps_a.restore("a-true", false, false).unwrap();
+}
+
+#[test]
+fn a_tampered_file_name_is_refused_naming_the_name_and_the_manifest() {
+    let e = env();
+    e.manager();
+    e.add_entry(Scope::Project, MemoryCategory::Project, "Fact one");
+    e.note("testing", "Use nextest.");
+    let cps = e.checkpoints();
+    cps.create(&CreateOptions {
+        name: Some("c".into()),
+        ..CreateOptions::default()
+    })
+    .unwrap();
+    let manifest = cps.dir().join("c/manifest.json");
+    let good = fs::read_to_string(&manifest).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&good).unwrap();
+    let files = value["files"].as_array().unwrap();
+    let index = |kind: &str| files.iter().position(|f| f["kind"] == kind).unwrap();
+    e.add_entry(Scope::Project, MemoryCategory::Project, "Fact two");
+    let outside = e.project.parent().unwrap().join("x.md");
+    fs::write(&outside, "outside").unwrap();
+    let before = e.files();
+    let cases: Vec<(&str, String)> = vec![
+        ("note", "../x.md".into()),
+        ("note", "..".into()),
+        ("note", outside.display().to_string()),
+        ("note", String::new()),
+        ("note", "a/b.md".into()),
+        ("note", "a\\b.md".into()),
+        ("note", "bad\u{1b}[2J.md".into()),
+        ("note", ".notes.lock".into()),
+        ("note", "x.txt".into()),
+        ("memories", "../memories.md".into()),
+        ("memories", "/etc/passwd".into()),
+        ("memories-meta", "".into()),
+    ];
+    for (kind, bad) in cases {
+        let mut v = value.clone();
+        let i = index(kind);
+        v["files"][i]["name"] = serde_json::Value::String(bad.clone());
+        fs::write(&manifest, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+        for err in [
+            cps.restore("c", false, true).unwrap_err(),
+            cps.show("c").unwrap_err(),
+        ] {
+            assert!(matches!(err, Error::Damaged { .. }), "{bad:?}: {err}");
+            let msg = err.to_string();
+            assert!(msg.contains(&format!("files[{i}].name {bad:?}")), "{msg}");
+            assert!(msg.contains(&manifest.display().to_string()), "{msg}");
+            let copy = v["files"][i]["copy"].as_str().unwrap();
+            assert!(
+                !msg.contains(copy),
+                "names the bad name, not the copy: {msg}"
+            );
+        }
+        assert_eq!(e.files(), before, "{bad:?}: nothing restored");
+        assert_eq!(fs::read_to_string(&outside).unwrap(), "outside");
+    }
+    // A copy path out of the checkpoint is named as the copy.
+    let mut v = value.clone();
+    v["files"][index("note")]["copy"] = "../../memory/testing.md".into();
+    fs::write(&manifest, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    let err = cps.restore("c", false, true).unwrap_err().to_string();
+    assert!(err.contains("copy \"../../memory/testing.md\""), "{err}");
+    fs::write(&manifest, &good).unwrap();
+    cps.restore("c", false, false).unwrap();
+}
+
+#[test]
+fn a_restore_never_writes_or_deletes_through_a_memory_folder_linked_out_of_the_project() {
+    let e = env();
+    e.manager();
+    let outside = e.project.parent().unwrap().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    fs::write(outside.join("kept.md"), "someone else's file\n").unwrap();
+    fs::create_dir_all(e.project.join(".mewcode")).unwrap();
+    std::os::unix::fs::symlink(&outside, e.project.join(".mewcode/memory")).unwrap();
+    e.add_entry(Scope::Project, MemoryCategory::Project, "Fact one");
+    let cps = e.checkpoints();
+    cps.create(&CreateOptions {
+        name: Some("c".into()),
+        ..CreateOptions::default()
+    })
+    .unwrap();
+    // Written since: a restore would delete them, and put kept.md back.
+    fs::write(outside.join("other.md"), "not the project's\n").unwrap();
+    fs::write(outside.join("kept.md"), "changed\n").unwrap();
+    for (dry, force) in [(true, false), (false, true)] {
+        let err = cps.restore("c", dry, force).unwrap_err();
+        assert!(matches!(err, Error::Outside { .. }), "{err}");
+        assert!(err.to_string().contains("outside the project"), "{err}");
+    }
+    assert_eq!(
+        fs::read_to_string(outside.join("other.md")).unwrap(),
+        "not the project's\n"
+    );
+    assert_eq!(
+        fs::read_to_string(outside.join("kept.md")).unwrap(),
+        "changed\n"
+    );
+    let names: Vec<String> = fs::read_dir(&outside)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 2, "nothing staged outside: {names:?}");
+}

@@ -147,6 +147,29 @@ pub fn checkpoints(settings: &Settings) -> Result<Checkpoints> {
     })?)
 }
 
+/// Finishes a `mem checkpoint restore` that was killed (its journal
+/// `.mewcode/checkpoints/.restore-journal.json`, or its `.tmp` while written, is there) before
+/// any command reads the project: two `stat`s when there is none. A failure is one line on stderr (the journal stays,
+/// the next command tries again); the command goes on.
+pub fn recover_killed_restore(settings: &Settings) {
+    let dir = settings
+        .project
+        .join(".mewcode")
+        .join(mem_tiers::checkpoint::CHECKPOINTS_DIR);
+    if !dir.join(mem_tiers::checkpoint::JOURNAL_FILE).exists()
+        && !dir.join(mem_tiers::checkpoint::JOURNAL_TMP_FILE).exists()
+    {
+        return;
+    }
+    if let Err(e) = checkpoints(settings).and_then(|c| Ok(c.recover()?)) {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "mem: finishing a killed checkpoint restore failed: {}",
+            safe_line(&format!("{e:#}"))
+        );
+    }
+}
+
 /// Takes the automatic checkpoint of a command that changes memory (`reason`: the command),
 /// when `[checkpoint] auto` is on; prunes to the last `keep`. Says so on stderr when it is a
 /// terminal. Returns the checkpoint's name.

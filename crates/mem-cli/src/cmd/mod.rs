@@ -22,6 +22,7 @@ use crate::settings::Settings;
 
 /// Runs one parsed command.
 pub async fn run(command: Command, settings: &Settings) -> Result<()> {
+    checkpoint::recover_killed_restore(settings);
     match command {
         Command::Instructions(args) => instructions::run(args, settings),
         Command::Context(args) => context::run(args, settings),

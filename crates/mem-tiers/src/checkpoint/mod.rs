@@ -14,6 +14,7 @@
 //! rows are put back atomically; a pre-restore checkpoint is taken first so a restore can itself
 //! be undone; hand edits since the checkpoint are conflicts, refused unless forced.
 
+mod journal;
 mod store;
 
 use std::collections::BTreeMap;
@@ -30,6 +31,7 @@ use mem_core::sha256_hex;
 use mem_session::SessionStore;
 use serde::{Deserialize, Serialize};
 
+pub use journal::{JOURNAL_FILE, JOURNAL_TMP_FILE, STEP_DELAY_ENV};
 pub use store::{RowScope, StoreDiff};
 
 /// Folder of the checkpoints inside `<project>/.mewcode/`.
@@ -103,6 +105,35 @@ pub enum Error {
         found: u32,
         /// The newest this build reads.
         known: u32,
+    },
+    /// A checkpoint whose rows belong to another project (a checkpoint folder committed with
+    /// another project, or a tampered manifest): restoring it would delete this project's rows
+    /// and write another's.
+    #[error(
+        "checkpoint {name:?} is not this project's: {path} names project key {found:?}, this \
+         project's key is {expected:?}; it cannot be restored here (nothing was changed)"
+    )]
+    ForeignProject {
+        /// The checkpoint.
+        name: String,
+        /// Its manifest file.
+        path: PathBuf,
+        /// The project key the manifest names (`store.scope.project_key`).
+        found: String,
+        /// This project's key.
+        expected: String,
+    },
+    /// A file a restore would write or delete lies outside the project (a symlinked
+    /// `.mewcode/memory`, or `~/.mewcode` for the user level, or the configured note folder).
+    #[error(
+        "restore refused: {path} resolves to {real}, outside the project (a symlink leads out of \
+         it); nothing was changed"
+    )]
+    Outside {
+        /// The path as the restore would use it.
+        path: PathBuf,
+        /// Its folder with symlinks resolved.
+        real: PathBuf,
     },
     /// Things changed by hand since the checkpoint: a restore would lose them.
     #[error(
@@ -399,6 +430,8 @@ pub struct Checkpoints {
     project_key: String,
     /// Test hook: the rename into place that fails (0-based), to test the undo of step 4.
     fail_rename_at: Option<usize>,
+    /// Test hook ([`STEP_DELAY_ENV`]): a sleep at each step of a restore.
+    step_delay: Option<Duration>,
 }
 
 /// The checkpoint-wide lock (`<checkpoints>/.lock`), released when dropped.
@@ -505,7 +538,16 @@ impl Checkpoints {
             dir,
             config,
             fail_rename_at: None,
+            step_delay: journal::step_delay(),
         })
+    }
+
+    /// The test hook's sleep between two steps of a restore ([`STEP_DELAY_ENV`]; none by
+    /// default).
+    fn pause(&self) {
+        if let Some(d) = self.step_delay {
+            std::thread::sleep(d);
+        }
     }
 
     /// Test hook: makes the `n`-th (0-based) rename of a restore's last step fail, as a full or
@@ -548,7 +590,13 @@ impl Checkpoints {
         fs::create_dir_all(&self.dir).map_err(|e| io("create", &self.dir, e))?;
         let path = self.dir.join(".lock");
         match mem_core::lockfile::lock_exclusive(&path, self.config.lock_timeout) {
-            Ok(file) => Ok(DirLock { _file: file }),
+            Ok(file) => {
+                let lock = DirLock { _file: file };
+                // A restore killed earlier is finished first; what killed ones left goes.
+                self.recover_locked()?;
+                self.clean_leftovers();
+                Ok(lock)
+            }
             Err(mem_core::lockfile::LockFailure::TimedOut { waited }) => Err(Error::Locked {
                 path,
                 waited_ms: waited.as_millis() as u64,
@@ -896,9 +944,15 @@ impl Checkpoints {
                 manifest.name
             )));
         }
-        for f in &manifest.files {
-            if !is_safe_relative(&f.copy) || (f.kind == "note" && !is_safe_file_name(&f.name)) {
-                return Err(damaged(format!("unsafe path {:?}", f.copy)));
+        for (i, f) in manifest.files.iter().enumerate() {
+            if let Some(why) = bad_file_name(f) {
+                return Err(damaged(format!("files[{i}].name {:?} {why}", f.name)));
+            }
+            if !is_safe_relative(&f.copy) {
+                return Err(damaged(format!(
+                    "files[{i}].copy {:?} is not a relative path inside the checkpoint",
+                    f.copy
+                )));
             }
         }
         Ok(manifest)
@@ -1016,6 +1070,21 @@ impl Checkpoints {
         Ok(pruned)
     }
 
+    /// Refuses a manifest whose rows are another project's: its `store.scope.project_key` must be
+    /// this project's key ([`Error::ForeignProject`], naming the manifest file). A manifest
+    /// without a store part has no rows to put back, so nothing to check.
+    fn check_project(&self, manifest: &Manifest) -> Result<()> {
+        match &manifest.store {
+            Some(s) if s.scope.project_key != self.project_key => Err(Error::ForeignProject {
+                name: manifest.name.clone(),
+                path: self.dir.join(&manifest.name).join(MANIFEST_FILE),
+                found: s.scope.project_key.clone(),
+                expected: self.project_key.clone(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// Verifies every copy of checkpoint `name` against its manifest (present, same SHA-256).
     fn verify(&self, manifest: &Manifest) -> Result<()> {
         let dir = self.dir.join(&manifest.name);
@@ -1083,6 +1152,7 @@ impl Checkpoints {
         validate_name(name)?;
         let _lock = self.lock()?;
         let manifest = self.show(name)?;
+        self.check_project(&manifest)?;
         self.verify(&manifest)?;
         let ck_dir = self.dir.join(name);
         let mut report = RestoreReport {
@@ -1181,6 +1251,21 @@ impl Checkpoints {
                 ));
             }
         }
+        // Every file written or deleted (the notes folders' locks too) stays inside the project
+        // (or the user level, or a configured note folder), symlinks resolved.
+        let mut roots = vec![self.config.project_root.clone()];
+        if manifest.user {
+            roots.push(self.auto.dir(AutoScope::User));
+        }
+        roots.extend(
+            note_scopes
+                .iter()
+                .filter(|(s, _)| s.starts_with("extra"))
+                .map(|(_, d)| d.clone()),
+        );
+        for (_, dir) in &note_scopes {
+            journal::check_inside(&dir.join(".notes.lock"), &roots)?;
+        }
         for (sname, dir) in &note_scopes {
             let sname = sname.as_str();
             if !dry_run {
@@ -1238,6 +1323,7 @@ impl Checkpoints {
         // Sessions.
         struct Plan {
             id: String,
+            from: u64,
             to: u64,
             tail: String,
             tokens: usize,
@@ -1283,6 +1369,7 @@ impl Checkpoints {
                     });
                     rollbacks.push(Plan {
                         id: id.clone(),
+                        from: meta.jsonl_bytes,
                         to: mark.bytes,
                         tail: mark.tail.clone(),
                         tokens: mark.token_count,
@@ -1301,6 +1388,7 @@ impl Checkpoints {
                     });
                     rollbacks.push(Plan {
                         id: id.clone(),
+                        from: meta.jsonl_bytes,
                         to: 0,
                         tail: String::new(),
                         tokens: 0,
@@ -1405,6 +1493,14 @@ impl Checkpoints {
             ));
         }
 
+        for target in auto_metas
+            .iter()
+            .map(|(i, _, _)| locked[*i].1.path())
+            .chain(note_writes.iter().map(|(t, _)| t.as_path()))
+        {
+            journal::check_inside(target, &roots)?;
+        }
+
         if dry_run {
             return Ok(report);
         }
@@ -1420,6 +1516,17 @@ impl Checkpoints {
 
         // The pre-restore checkpoint (keeps hand edits and the later state), taken under the
         // `memories.md` locks held since the files were compared: no extraction gets in between.
+        // A restore killed from here on is rolled back (nothing changed yet) or, once the
+        // journal says `apply`, forward, by the next command.
+        self.write_journal(&journal::Journal {
+            checkpoint: name.to_owned(),
+            apply: false,
+            writes: Vec::new(),
+            removals: Vec::new(),
+            store: false,
+            sessions: Vec::new(),
+            metas: Vec::new(),
+        })?;
         let pre_name = self.unique_auto_name("pre-restore");
         self.create_locked(
             &CreateOptions {
@@ -1429,7 +1536,8 @@ impl Checkpoints {
                 auto: true,
             },
             &locked,
-        )?;
+        )
+        .inspect_err(|_| self.remove_journal())?;
         report.pre_restore = Some(pre_name.clone());
 
         // 1. Stage every file.
@@ -1450,6 +1558,7 @@ impl Checkpoints {
                     let dir = target.parent().unwrap_or(Path::new("."));
                     if let Err(e) = fs::create_dir_all(dir) {
                         cleanup(&staged);
+                        self.remove_journal();
                         return Err(io("create", dir, e));
                     }
                     let fname = target
@@ -1464,16 +1573,64 @@ impl Checkpoints {
                     if let Err(e) = write_new(&tmp, bytes) {
                         let _ = fs::remove_file(&tmp);
                         cleanup(&staged);
+                        self.remove_journal();
                         return Err(e);
                     }
                     staged.push(Staged {
                         tmp,
                         target: target.clone(),
                     });
+                    self.pause();
                 }
                 None => removals.push(target.clone()),
             }
         }
+        for s in &staged {
+            if let Some(dir) = s.tmp.parent() {
+                sync_dir(dir);
+            }
+        }
+
+        // The journal, fsynced before the first change: a restore killed from here on is
+        // finished by the next command that opens the project (`recover`).
+        let plan_store =
+            row_scope.is_some() && report.store.as_ref().is_some_and(|d| !d.is_empty());
+        let journal = journal::Journal {
+            checkpoint: name.to_owned(),
+            apply: true,
+            writes: staged
+                .iter()
+                .map(|s| journal::JournalWrite {
+                    tmp: s.tmp.clone(),
+                    target: s.target.clone(),
+                })
+                .collect(),
+            removals: removals.clone(),
+            store: plan_store,
+            sessions: rollbacks
+                .iter()
+                .map(|p| journal::JournalSession {
+                    id: p.id.clone(),
+                    from: p.from,
+                    to: p.to,
+                    tail: p.tail.clone(),
+                    tokens: p.tokens,
+                })
+                .collect(),
+            metas: auto_metas
+                .iter()
+                .map(|(i, _, meta)| journal::JournalMeta {
+                    scope: scope_name(locked[*i].0).to_owned(),
+                    meta: meta.clone(),
+                })
+                .collect(),
+        };
+        if let Err(e) = self.write_journal(&journal) {
+            cleanup(&staged);
+            self.remove_journal();
+            return Err(e);
+        }
+        self.pause();
 
         // 2. The store rows, in one transaction.
         let mut store_changed = false;
@@ -1495,9 +1652,11 @@ impl Checkpoints {
             };
             if let Err(e) = done {
                 cleanup(&staged);
+                self.remove_journal();
                 return Err(e.into());
             }
             store_changed = true;
+            self.pause();
         }
 
         // 3. Sessions.
@@ -1505,7 +1664,10 @@ impl Checkpoints {
         let mut failure: Option<String> = None;
         for plan in &rollbacks {
             match self.rollback_session(plan.id.as_str(), plan.to, &plan.tail, plan.tokens, name) {
-                Ok(before) => appended.push((plan.id.clone(), before.0, before.1, before.2)),
+                Ok(before) => {
+                    appended.push((plan.id.clone(), before.0, before.1, before.2));
+                    self.pause();
+                }
                 Err(e) => {
                     failure = Some(e.to_string());
                     break;
@@ -1515,6 +1677,7 @@ impl Checkpoints {
         if let Some(cause) = failure {
             cleanup(&staged);
             let undo = self.undo(&pre_name, store_changed, &appended);
+            self.remove_journal();
             return Err(Error::Failed {
                 name: name.to_owned(),
                 cause,
@@ -1552,6 +1715,7 @@ impl Checkpoints {
                 break;
             }
             placed.push((s.target.clone(), backup));
+            self.pause();
         }
         if failure.is_none() {
             for path in &removals {
@@ -1592,6 +1756,7 @@ impl Checkpoints {
                 }
             }
             let undo = self.undo(&pre_name, store_changed, &appended);
+            self.remove_journal();
             let undo = if problems.is_empty() {
                 undo
             } else {
@@ -1628,6 +1793,8 @@ impl Checkpoints {
                 report.warnings.push(e.to_string());
             }
         }
+        self.remove_journal();
+        self.clean_leftovers();
         Ok(report)
     }
 
@@ -1832,10 +1999,25 @@ fn is_safe_relative(p: &str) -> bool {
         && p.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
 }
 
-fn is_safe_file_name(n: &str) -> bool {
-    !n.is_empty()
-        && !n.contains(['/', '\\'])
-        && n != "."
-        && n != ".."
-        && !n.chars().any(char::is_control)
+/// Why a manifest's `files[].name` is not one `create` writes, if so: a note's name must be one
+/// visible `*.md` file name (no `/`, `\\`, `..`, control characters, not hidden, not empty or
+/// absolute), a memories file's the one of its kind.
+fn bad_file_name(f: &FileMark) -> Option<&'static str> {
+    let n = f.name.as_str();
+    match f.kind.as_str() {
+        "note" => {
+            let plain = !n.is_empty()
+                && !n.contains(['/', '\\'])
+                && !n.starts_with('.')
+                && n.ends_with(".md")
+                && !n.chars().any(char::is_control);
+            (!plain).then_some(
+                "is not a note's file name (one visible `*.md` name in the notes folder: no \
+                 `/`, `\\`, `..` or control characters)",
+            )
+        }
+        "memories" => (n != "memories.md").then_some("is not `memories.md`"),
+        "memories-meta" => (n != mem_auto::META_FILE).then_some("is not the memories meta file"),
+        _ => None,
+    }
 }
