@@ -164,8 +164,7 @@ pub fn memory_files(settings: &Settings) -> Result<Vec<MemoryFile>> {
         if read.truncated || read.lossy {
             bail!("{} is too large or not UTF-8", path.display());
         }
-        let tables: MemoryTables = toml::from_str(&read.text)
-            .with_context(|| format!("{}: invalid [memory] or [recall] table", path.display()))?;
+        let tables: MemoryTables = parse_toml(&path, &read.text, "[memory] or [recall] table")?;
         out.push(MemoryFile {
             path,
             base: base.clone(),
@@ -279,6 +278,46 @@ pub fn memory_settings_from(files: &[MemoryFile]) -> Result<MemorySettings> {
         }
     }
     Ok(out)
+}
+
+/// Parses the config file `path` (its text `text`) into `T`, the tables one reader takes
+/// (`what`, e.g. "[checkpoint] table"). A file that is not TOML is reported as such, naming the
+/// file, line and column (not as a bad table); TOML whose `what` is wrong names it, with its
+/// line and column.
+///
+/// # Errors
+/// The parse error, as said.
+pub fn parse_toml<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    text: &str,
+    what: &str,
+) -> Result<T> {
+    let at = |e: &toml::de::Error| {
+        e.span()
+            .map(|span| {
+                let before = &text[..span.start.min(text.len())];
+                let line = before.matches('\n').count() + 1;
+                let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+                format!(":{line}:{column}")
+            })
+            .unwrap_or_default()
+    };
+    if let Err(e) = text.parse::<toml::Table>() {
+        bail!(
+            "{}{}: not valid TOML: {}",
+            path.display(),
+            at(&e),
+            e.message().trim()
+        );
+    }
+    toml::from_str(text).map_err(|e| {
+        anyhow::anyhow!(
+            "{}{}: invalid {what}: {}",
+            path.display(),
+            at(&e),
+            e.message().trim()
+        )
+    })
 }
 
 #[cfg(test)]

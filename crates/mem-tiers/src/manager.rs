@@ -220,11 +220,18 @@ impl MemoryManager<SqliteStore> {
 impl<S: MemoryStore> MemoryManager<S> {
     /// [`MemoryManager::from_project`] on a given store (any backend, e.g. the team store).
     ///
+    /// The project is registered (written) only when the store does not know it yet, when its
+    /// record (name, path, language, framework, commands, notes) changed, or when its last use
+    /// is over [`LAST_USED_STEP_MS`] old: opening a known project for a read writes nothing.
+    ///
     /// # Errors
     /// Store errors, and [`Error::Malformed`] for a bad preset.
     pub fn from_project_with(project_dir: &Path, config: MemoryConfig, store: S) -> Result<Self> {
         let project = crate::project::project_record(project_dir, now_ms())?;
-        store.upsert_project(&project)?;
+        let known = store.project(&project.key)?;
+        if !known.is_some_and(|k| same_registration(&k, &project)) {
+            store.upsert_project(&project)?;
+        }
         let root = PathBuf::from(&project.path);
         let sources = default_sources(&config, Some((&root, &project.key)));
         Ok(MemoryManager {
@@ -234,6 +241,25 @@ impl<S: MemoryStore> MemoryManager<S> {
             sources,
         })
     }
+}
+
+/// How stale a `last_used_ms` (of a project opened, of a learning found) may be before a new
+/// use is recorded, in milliseconds (1 hour): recency for "recent projects" and for expiry
+/// without a write at every read.
+pub const LAST_USED_STEP_MS: i64 = 60 * 60 * 1000;
+
+/// Whether registering `new` would change nothing that matters in the stored `known`: the same
+/// description, and a last use under [`LAST_USED_STEP_MS`] before `new`'s.
+fn same_registration(known: &ProjectRecord, new: &ProjectRecord) -> bool {
+    known.key == new.key
+        && known.name == new.name
+        && known.path == new.path
+        && known.language == new.language
+        && known.framework == new.framework
+        && known.test_command == new.test_command
+        && known.custom_commands == new.custom_commands
+        && known.notes == new.notes
+        && new.last_used_ms.saturating_sub(known.last_used_ms) < LAST_USED_STEP_MS
 }
 
 /// The index sources of a project and the user: project `memories.md` and `memory/`, user
@@ -796,7 +822,8 @@ impl<S: MemoryStore> MemoryManager<S> {
 
     /// Seed 003 `recall(query)`: the index (synced first) searched for `query` as plain text,
     /// best first (BM25), memories of the current project and user-level ones only. Learnings
-    /// found get their `last_used` set.
+    /// found get their `last_used` set when it is over [`LAST_USED_STEP_MS`] old (so a search
+    /// repeated within that time writes nothing).
     ///
     /// # Errors
     /// Store errors.
@@ -809,14 +836,19 @@ impl<S: MemoryStore> MemoryManager<S> {
             scope: None,
             limit,
         })?;
-        let ids: Vec<i64> = hits
-            .iter()
-            .filter_map(|h| match h.id.parse::<MemoryId>() {
-                Ok(MemoryId::Learning(n)) => Some(n),
-                _ => None,
-            })
-            .collect();
-        self.store.touch_learnings(&ids, now_ms())?;
+        let now = now_ms();
+        let mut ids: Vec<i64> = Vec::new();
+        for h in &hits {
+            if let Ok(MemoryId::Learning(n)) = h.id.parse::<MemoryId>()
+                && self
+                    .store
+                    .learning(n)?
+                    .is_some_and(|l| now.saturating_sub(l.last_used_ms) >= LAST_USED_STEP_MS)
+            {
+                ids.push(n);
+            }
+        }
+        self.store.touch_learnings(&ids, now)?;
         Ok(hits)
     }
 

@@ -771,3 +771,65 @@ fn archive_import_filters_every_string_field() {
     }
     assert!(r.withheld > secrets.len(), "{r:?}");
 }
+
+/// Sets a column of every row of `table` in the manager's database (to age timestamps).
+fn age_rows(e: &Env, table: &str, column: &str, value: i64) {
+    let db = MemoryConfig::for_home(&e.home).database_path();
+    let c = rusqlite::Connection::open(db).unwrap();
+    c.execute(&format!("UPDATE {table} SET {column} = ?1"), [value])
+        .unwrap();
+}
+
+fn db_state(e: &Env) -> (u64, std::time::SystemTime) {
+    let meta = std::fs::metadata(MemoryConfig::for_home(&e.home).database_path()).unwrap();
+    (meta.len(), meta.modified().unwrap())
+}
+
+#[test]
+fn opening_and_searching_write_only_what_changed() {
+    // Issue 27 item 18: the project was registered again (a write, fsyncs) at every open and
+    // the learnings found got a new `last_used` at every search.
+    let e = env();
+    let m = manager(&e);
+    let l = m
+        .add_learning(
+            "Quokka cache",
+            "The quokka cache is per thread",
+            "pattern",
+            &[],
+            None,
+            false,
+        )
+        .unwrap();
+    let key = m.project().unwrap().key.clone();
+    assert_eq!(m.recall("quokka", 5).unwrap().len(), 1);
+    drop(m);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let before = db_state(&e);
+    // Open again, search (hit and no hit): nothing changed, nothing written.
+    let m = manager(&e);
+    assert_eq!(m.recall("quokka", 5).unwrap().len(), 1);
+    assert!(m.recall("zebra", 5).unwrap().is_empty());
+    let used = m.store().project(&key).unwrap().unwrap().last_used_ms;
+    drop(m);
+    assert_eq!(db_state(&e), before, "a read wrote to the database");
+
+    // A last use over the step old is recorded again, for the project and the learning found.
+    age_rows(&e, "projects", "last_used_ms", 1_000);
+    age_rows(&e, "learnings", "last_used_ms", 1_000);
+    let m = manager(&e);
+    assert!(m.store().project(&key).unwrap().unwrap().last_used_ms >= used);
+    assert_eq!(m.recall("quokka", 5).unwrap().len(), 1);
+    let touched = m.store().learning(l.learning.id).unwrap().unwrap();
+    assert!(touched.last_used_ms > LAST_USED_STEP_MS, "{touched:?}");
+
+    // A changed description (a preset) is registered at the next open.
+    write(
+        &e.project.join(".omc/project.yaml"),
+        "name: quokka-app\nlanguage: Rust\n",
+    );
+    let m = manager(&e);
+    let p = m.store().project(&key).unwrap().unwrap();
+    assert_eq!(p.name, "quokka-app");
+    assert_eq!(p.language.as_deref(), Some("Rust"));
+}

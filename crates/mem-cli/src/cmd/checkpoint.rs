@@ -98,8 +98,7 @@ pub fn auto_settings(settings: &Settings) -> Result<AutoSettings> {
             }
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         };
-        let file: File = toml::from_str(&read.text)
-            .with_context(|| format!("{}: invalid [checkpoint] table", path.display()))?;
+        let file: File = crate::config::parse_toml(&path, &read.text, "[checkpoint] table")?;
         let Some(section) = file.checkpoint else {
             continue;
         };

@@ -627,7 +627,11 @@ fn print_compaction(
         } else {
             "wrote"
         };
-        writeln!(out, "  {verb} {}", s.relative_path.display())?;
+        writeln!(
+            out,
+            "  {verb} {}",
+            safe_line(&s.relative_path.display().to_string())
+        )?;
     }
     if c.appended_items > 0 {
         writeln!(

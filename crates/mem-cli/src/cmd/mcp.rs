@@ -74,7 +74,7 @@ pub async fn run(args: McpArgs, settings: &Settings) -> Result<()> {
         settings: Arc::new(settings.clone()),
     };
     tracing::info!(project = %settings.project.display(), "mem mcp: serving on stdio");
-    let service = server.serve(rmcp::transport::stdio()).await.map_err(|e| {
+    let service = server.serve(super::mcp_stdio::stdio()).await.map_err(|e| {
         let e = e.to_string();
         if e.contains("connection closed") {
             anyhow!(

@@ -826,7 +826,7 @@ pub fn render_message(index: usize, m: &Message) -> String {
     let mut kinds: Vec<(String, usize)> = Vec::new();
     for b in &m.content {
         let kind = match b {
-            ContentBlock::ToolUse { name, .. } => format!("tool_use:{name}"),
+            ContentBlock::ToolUse { name, .. } => format!("tool_use:{}", safe_line(name)),
             ContentBlock::ToolResult { .. } if b.is_error() => "tool_result!".to_owned(),
             other => other.kind().to_owned(),
         };

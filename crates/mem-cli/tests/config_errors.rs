@@ -1,0 +1,48 @@
+//! A `config.toml` that is not TOML is reported as a TOML error naming the file and line, by
+//! every command that reads it (issue 27 item 16: it said "invalid [checkpoint] table").
+
+use std::path::Path;
+use std::process::Command;
+
+const MEM: &str = env!("CARGO_BIN_EXE_mem");
+
+fn mem_err(project: &Path, home: &Path, args: &[&str]) -> String {
+    let mut c = Command::new(MEM);
+    c.arg("--project").arg(project).arg("--home").arg(home);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("MEM_") || k.starts_with("OPENAI_") || k.starts_with("ANTHROPIC_") {
+            c.env_remove(k);
+        }
+    }
+    let out = c
+        .env("HOME", home)
+        .env("MEM_LOG", "off")
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!out.status.success(), "mem {args:?} accepted a bad config");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_config_that_is_not_toml_names_the_file_and_line() {
+    let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (project, home) = (root.path().join("project"), root.path().join("home"));
+    std::fs::create_dir_all(project.join(".mewcode")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&home).unwrap_or_else(|e| panic!("{e}"));
+    let config = project.join(".mewcode/config.toml");
+    for (text, line) in [
+        ("# ok\n[checkpoint]\nauto = true\nthis is not toml\n", 4),
+        ("{\"checkpoint\": {\"keep\": 3}}\n", 1),
+        ("[memory]\n\n[memory]\n", 3),
+    ] {
+        std::fs::write(&config, text).unwrap_or_else(|e| panic!("{e}"));
+        for args in [&["memory", "stats"][..], &["memory", "search", "x"][..]] {
+            let err = mem_err(&project, &home, args);
+            let at = format!("{}:{line}:", config.display());
+            assert!(err.contains(&at), "mem {args:?} on {text:?}: {err}");
+            assert!(err.contains("not valid TOML"), "mem {args:?}: {err}");
+            assert!(!err.contains("invalid [checkpoint] table"), "{err}");
+        }
+    }
+}
