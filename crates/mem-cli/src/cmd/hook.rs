@@ -336,21 +336,23 @@ async fn agent_hook(
         let date = args
             .date
             .unwrap_or_else(|| chrono::Local::now().date_naive());
-        let mut context = ContextOptions::new(&project, &settings.home, date);
-        context.instructions.names = args.names.clone();
-        context.budget_chars = Some(args.budget);
         let here = in_project(settings, &project);
-        if event == ClaudeEvent::SessionStart {
-            // Tier 0 of the tier store (seed 003: in every system prompt) after the
-            // memories.md entries, within the same budget; a store that cannot be read leaves
-            // it out (logged), never the whole context.
-            match super::memory::open_manager(&here)
-                .and_then(|mm| Ok(mewmem::context::tier0_of(&mm)?))
-            {
-                Ok(t) => context.tier0 = t,
-                Err(e) => early_problems.push(format!("Tier 0 left out: {e:#}")),
-            }
-        }
+        let mut instructions = mem_instructions::LoadOptions::new(&project, &settings.home);
+        instructions.names = args.names.clone();
+        let context = if event == ClaudeEvent::SessionStart {
+            // The one start context (`mem context` shows it): Tier 0 of the tier store after
+            // the memories.md entries, within the same budget; a store that cannot be read
+            // leaves it out (logged), never the whole context.
+            let (context, problems) =
+                super::context::start_options(&here, instructions, date, Some(args.budget));
+            early_problems.extend(problems);
+            context
+        } else {
+            let mut context = ContextOptions::new(&project, &settings.home, date);
+            context.instructions = instructions;
+            context.budget_chars = Some(args.budget);
+            context
+        };
         let recall_dirs =
             MemoryDirs::standard(&project, &settings.home, &recall_extra_dirs(&here)?);
         let select: Option<Arc<dyn Llm>> = if event == ClaudeEvent::UserPromptSubmit {

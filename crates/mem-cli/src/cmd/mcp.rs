@@ -21,7 +21,7 @@ use clap::Args;
 use mem_llm::Job;
 use mem_recall::{NewNote, SurfacedLog};
 use mem_tiers::{LearningScope, MemoryId, MemoryStore, SearchHit, SearchQuery, SourceKind};
-use mewmem::context::{CLAUDE_HOOK_MAX_CHARS, ContextOptions, MIN_BUDGET_CHARS, start_context};
+use mewmem::context::{CLAUDE_HOOK_MAX_CHARS, MIN_BUDGET_CHARS, start_context};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -740,13 +740,9 @@ fn context(settings: &Settings, a: ContextArgs) -> ToolResult {
         )));
     }
     let date = chrono::Local::now().date_naive();
-    let mut options = ContextOptions::new(&settings.project, &settings.home, date);
-    options.budget_chars = Some(budget);
-    let mut problems = Vec::new();
-    match open_manager(settings).and_then(|mm| Ok(mewmem::context::tier0_of(&mm)?)) {
-        Ok(t) => options.tier0 = t,
-        Err(e) => problems.push(format!("Tier 0 left out: {e:#}")),
-    }
+    let instructions = mem_instructions::LoadOptions::new(&settings.project, &settings.home);
+    let (options, mut problems) =
+        super::context::start_options(settings, instructions, date, Some(budget));
     let ctx = start_context(&options).map_err(|e| bad(format!("context: {e}")))?;
     problems.extend(ctx.warnings.iter().map(ToString::to_string));
     if ctx.cut_chars > 0 {
