@@ -706,6 +706,23 @@ fn extra_note_folders_are_checkpointed_and_restored() {
     assert!(!env.extra().join("project_db.md").exists());
 }
 
+/// Records a skipped PostgreSQL test for `cargo xtask ci`, which counts and reports them: one
+/// line `<test binary>::<test name>` appended to the file `$MEM_PG_SKIP_LOG` when it is set.
+fn record_pg_skip() {
+    use std::io::Write;
+    let Some(log) = std::env::var_os("MEM_PG_SKIP_LOG") else {
+        return;
+    };
+    let name = std::thread::current().name().unwrap_or("?").to_owned();
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+    {
+        let _ = writeln!(f, "{}::{name}", env!("CARGO_CRATE_NAME"));
+    }
+}
+
 /// PostgreSQL: `MEM_TEST_PG_URL` (`.ci/postgres.sh start` prints one); without it this test
 /// says so and passes (with `MEM_REQUIRE_PG=1` it fails instead).
 fn pg_url() -> Option<String> {
@@ -721,6 +738,7 @@ fn pg_url() -> Option<String> {
                 std::io::stderr(),
                 "SKIPPED (PostgreSQL half): MEM_TEST_PG_URL is not set"
             );
+            record_pg_skip();
             None
         }
     }

@@ -18,6 +18,23 @@ use mem_tiers::*;
 
 static SCHEMAS: AtomicUsize = AtomicUsize::new(0);
 
+/// Records a skipped PostgreSQL test for `cargo xtask ci`, which counts and reports them: one
+/// line `<test binary>::<test name>` appended to the file `$MEM_PG_SKIP_LOG` when it is set.
+fn record_pg_skip() {
+    use std::io::Write;
+    let Some(log) = std::env::var_os("MEM_PG_SKIP_LOG") else {
+        return;
+    };
+    let name = std::thread::current().name().unwrap_or("?").to_owned();
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+    {
+        let _ = writeln!(f, "{}::{name}", env!("CARGO_CRATE_NAME"));
+    }
+}
+
 fn server() -> Option<String> {
     match std::env::var("MEM_TEST_PG_URL") {
         Ok(u) if !u.trim().is_empty() => Some(u),
@@ -32,6 +49,7 @@ fn server() -> Option<String> {
                 "SKIPPED (PostgreSQL half): MEM_TEST_PG_URL is not set; start a server with \
                  `.ci/postgres.sh start` and export the URL it prints"
             );
+            record_pg_skip();
             None
         }
     }

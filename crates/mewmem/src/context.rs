@@ -106,8 +106,10 @@ pub struct StartContext {
     pub memories: String,
     /// The instruction files read, as displayed.
     pub instruction_files: Vec<String>,
-    /// The memory files read, as displayed.
+    /// The memory files read, as displayed (`~/.mewcode/memories.md`, `.mewcode/memories.md`).
     pub memory_files: Vec<String>,
+    /// The same files as the paths they were looked for at.
+    pub memory_paths: Vec<PathBuf>,
     /// Problems met while reading (refused includes, unreadable files...).
     pub warnings: Vec<Warning>,
     /// Characters (UTF-16 code units) cut to fit the budget; 0 when nothing was cut.
@@ -150,6 +152,7 @@ pub fn start_context(options: &ContextOptions) -> Result<StartContext> {
         memories,
         instruction_files: ins.files.iter().map(|p| p.display().to_string()).collect(),
         memory_files: mem.files.iter().map(|f| f.file.clone()).collect(),
+        memory_paths: mem.files.iter().map(|f| f.path.clone()).collect(),
         warnings,
         cut_chars,
     })

@@ -124,8 +124,25 @@ pub fn hook_command(mem: &str, event: ClaudeEvent) -> String {
 /// The command line `agent` runs for `event`: `<mem> hook <agent> <Event>`, with the binary
 /// quoted for the shell when needed (both agents run it through a shell).
 pub fn agent_hook_command(mem: &str, agent: Agent, event: ClaudeEvent) -> String {
-    let quoted = shlex::try_quote(mem).map_or_else(|_| mem.to_owned(), |q| q.into_owned());
-    format!("{quoted} hook {} {event}", agent.as_str())
+    agent_hook_command_with(mem, &[], agent, event)
+}
+
+/// [`agent_hook_command`] with `global` options between the binary and `hook` (e.g.
+/// `["--home", "/srv/me"]`: `<mem> --home /srv/me hook <agent> <Event>`), each word quoted for
+/// the shell when needed.
+pub fn agent_hook_command_with(
+    mem: &str,
+    global: &[String],
+    agent: Agent,
+    event: ClaudeEvent,
+) -> String {
+    let quote = |w: &str| shlex::try_quote(w).map_or_else(|_| w.to_owned(), |q| q.into_owned());
+    let mut line = quote(mem);
+    for word in global {
+        line.push(' ');
+        line.push_str(&quote(word));
+    }
+    format!("{line} hook {} {event}", agent.as_str())
 }
 
 /// Reads `path` as a settings object (`{}` when it does not exist).
@@ -201,12 +218,27 @@ pub fn install(path: &Path, mem: &str, dry_run: bool) -> Result<Plan> {
 /// Errors: [`Error::Settings`] when the file is not a JSON object (or its `hooks` is not one):
 /// it is never overwritten then; I/O errors.
 pub fn install_for(agent: Agent, path: &Path, mem: &str, dry_run: bool) -> Result<Plan> {
+    install_with(agent, path, mem, &[], dry_run)
+}
+
+/// [`install_for`] with `global` options in every command ([`agent_hook_command_with`]): the
+/// hooks then run as the installer did (`--home X`). An entry of mewmem's with other options
+/// is updated in place.
+///
+/// Errors: as [`install_for`].
+pub fn install_with(
+    agent: Agent,
+    path: &Path,
+    mem: &str,
+    global: &[String],
+    dry_run: bool,
+) -> Result<Plan> {
     let existed = read_settings(path)?;
     let mut settings = existed.clone().unwrap_or_default();
     let hooks = hooks_of(&mut settings, path)?;
     let mut changes = Vec::new();
     for &event in agent.events() {
-        let want = agent_hook_command(mem, agent, event);
+        let want = agent_hook_command_with(mem, global, agent, event);
         let mut found = false;
         if let Some(groups) = groups_of(hooks, event, path)? {
             for group in groups.iter_mut() {
@@ -411,6 +443,14 @@ mod tests {
             hook_command("/opt/my tools/mem", ClaudeEvent::Stop),
             "'/opt/my tools/mem' hook claude Stop"
         );
+        let with_home = agent_hook_command_with(
+            "mem",
+            &["--home".to_owned(), "/srv/my home".to_owned()],
+            claude,
+            ClaudeEvent::Stop,
+        );
+        assert_eq!(with_home, "mem --home '/srv/my home' hook claude Stop");
+        assert!(is_ours(&with_home, claude, ClaudeEvent::Stop));
     }
 
     #[test]

@@ -20,4 +20,10 @@ mod memory;
 pub mod recall;
 
 pub use error::{Error, Result};
+
+/// `docs/INTEGRATION.md`, whose Rust example (the facade in an agent loop) is compiled as a
+/// doctest so it cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/INTEGRATION.md")]
+pub struct IntegrationGuide;
 pub use memory::{AgentSession, Memory, MemorySettings};

@@ -125,6 +125,24 @@ fn print_report(out: &mut impl Write, r: &ExtractReport) -> Result<()> {
     for f in &r.files {
         print_file(out, f)?;
     }
+    let found = r.files.iter().any(|f| {
+        !(f.added.is_empty()
+            && f.updated.is_empty()
+            && f.removed.is_empty()
+            && f.confirmed.is_empty())
+    });
+    if r.skipped.is_none() && !found {
+        let hint = if r.engine == "offline" {
+            " (the offline engine keeps only what is stated outright, such as \"I prefer ...\"; \
+             a model finds more: docs/MODELS.md)"
+        } else {
+            ""
+        };
+        writeln!(
+            out,
+            "  0 found: nothing to remember in these messages{hint}"
+        )?;
+    }
     if r.skipped.is_none() {
         // Prompt redaction is reported only when a prompt went to a model.
         let prompt = r

@@ -15,7 +15,7 @@ use mewmem::context::{CLAUDE_HOOK_MAX_CHARS, ContextOptions};
 use mewmem::hook::{
     ClaudeEvent, ExtractConfig, HookConfig, HookInput, log_line, log_path, run_claude,
 };
-use mewmem::install::{Agent, Change, install_for, uninstall_for};
+use mewmem::install::{Agent, Change, install_with, uninstall_for};
 
 use crate::config::{llm_settings, memory_settings, recall_extra_dirs};
 
@@ -146,9 +146,49 @@ enum Scope {
 struct InstallArgs {
     #[command(flatten)]
     place: WhereArgs,
-    /// The command Claude Code runs (default: the absolute path of this `mem`).
+    /// The binary the agent runs (default: the absolute path of this `mem`; for `--scope
+    /// project`, a file shared with the project, `mem` as found on each user's PATH).
     #[arg(long, value_name = "CMD")]
     command: Option<String>,
+}
+
+/// The binary the installed hooks run, and a notice for the installer when it is worth one.
+/// `shared`: the file is the project's, committed and read by everyone (`--scope project`):
+/// the default is then `mem` from each user's PATH, never this machine's path; an absolute
+/// `--command` there is written as given, with a notice. Elsewhere the default is the absolute
+/// path of this binary (the agent's PATH may not be the shell's).
+///
+/// Errors: the path of this binary cannot be found (user and local scope without `--command`).
+fn installed_binary(
+    command: Option<String>,
+    shared: bool,
+    path: &std::path::Path,
+) -> Result<(String, Option<String>)> {
+    let file = path.display();
+    Ok(match (command, shared) {
+        (Some(c), true) if std::path::Path::new(&c).is_absolute() => {
+            let notice = format!(
+                "{file} is shared with the project: its hooks run {c}, a path on this machine \
+                 (`--command mem` runs `mem` from each user's PATH)"
+            );
+            (c, Some(notice))
+        }
+        (Some(c), _) => (c, None),
+        (None, true) => {
+            let notice = format!(
+                "{file} is shared with the project: its hooks run `mem` from each user's PATH \
+                 (pass --command to run another binary)"
+            );
+            ("mem".to_owned(), Some(notice))
+        }
+        (None, false) => (
+            std::env::current_exe()
+                .context("cannot find the path of this `mem` (pass --command)")?
+                .display()
+                .to_string(),
+            None,
+        ),
+    })
 }
 
 /// `true` for `mem hook claude ...`: a run that must exit 0 whatever happens.
@@ -174,16 +214,32 @@ pub async fn run(args: HookArgs, settings: &Settings) -> Result<()> {
         }
         HookCommand::Install(a) => {
             let path = settings_path(&a.place, settings)?;
-            let mem = match a.command {
-                Some(c) => c,
-                None => std::env::current_exe()
-                    .context("cannot find the path of this `mem` (pass --command)")?
-                    .display()
-                    .to_string(),
+            let shared = a.place.scope == Scope::Project;
+            let (mem, notice) = installed_binary(a.command, shared, &path)?;
+            // The hooks run as the installer did: `mem --home X hook install` configures X, so
+            // its hooks read and write X too.
+            let global: Vec<String> = if settings.home_is_env {
+                Vec::new()
+            } else {
+                vec!["--home".to_owned(), settings.home.display().to_string()]
             };
             let agent = Agent::from(a.place.agent);
-            let plan = install_for(agent, &path, &mem, a.place.dry_run)?;
-            print_plan(&plan, agent, a.place.dry_run, settings)
+            let plan = install_with(agent, &path, &mem, &global, a.place.dry_run)?;
+            print_plan(&plan, agent, a.place.dry_run, settings)?;
+            let mut err = io::stderr().lock();
+            if let Some(n) = notice {
+                writeln!(err, "note: {}", crate::output::safe_line(&n))?;
+            }
+            if shared && !global.is_empty() {
+                writeln!(
+                    err,
+                    "note: the commands carry --home {}: {} is shared with everyone who \
+                     works on the project",
+                    crate::output::safe_line(&settings.home.display().to_string()),
+                    crate::output::safe_line(&path.display().to_string())
+                )?;
+            }
+            Ok(())
         }
         HookCommand::Uninstall(a) => {
             let path = settings_path(&a, settings)?;
@@ -348,27 +404,29 @@ async fn agent_hook(
         let date = args
             .date
             .unwrap_or_else(|| chrono::Local::now().date_naive());
-        let mut context = ContextOptions::new(&project, &settings.home, date);
-        context.instructions.names = args.names.clone();
+        let here = in_project(settings, &project);
+        let mut instructions = mem_instructions::LoadOptions::new(&project, &settings.home);
+        instructions.names = args.names.clone();
         let client = if agent == "codex" {
             Agent::Codex
         } else {
             Agent::Claude
         };
-        context.instructions.skip = client.loads_itself(&project);
-        context.budget_chars = Some(args.budget);
-        let here = in_project(settings, &project);
-        if event == ClaudeEvent::SessionStart {
-            // Tier 0 of the tier store (seed 003: in every system prompt) after the
-            // memories.md entries, within the same budget; a store that cannot be read leaves
-            // it out (logged), never the whole context.
-            match super::memory::open_manager(&here)
-                .and_then(|mm| Ok(mewmem::context::tier0_of(&mm)?))
-            {
-                Ok(t) => context.tier0 = t,
-                Err(e) => early_problems.push(format!("Tier 0 left out: {e:#}")),
-            }
-        }
+        instructions.skip = client.loads_itself(&project);
+        let context = if event == ClaudeEvent::SessionStart {
+            // The one start context (`mem context` shows it): Tier 0 of the tier store after
+            // the memories.md entries, within the same budget; a store that cannot be read
+            // leaves it out (logged), never the whole context.
+            let (context, problems) =
+                super::context::start_options(&here, instructions, date, Some(args.budget));
+            early_problems.extend(problems);
+            context
+        } else {
+            let mut context = ContextOptions::new(&project, &settings.home, date);
+            context.instructions = instructions;
+            context.budget_chars = Some(args.budget);
+            context
+        };
         let recall_dirs =
             MemoryDirs::standard(&project, &settings.home, &recall_extra_dirs(&here)?);
         let select: Option<Arc<dyn Llm>> = if event == ClaudeEvent::UserPromptSubmit {

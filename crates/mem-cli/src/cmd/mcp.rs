@@ -21,7 +21,7 @@ use clap::Args;
 use mem_llm::Job;
 use mem_recall::{NewNote, SurfacedLog};
 use mem_tiers::{LearningScope, MemoryId, MemoryStore, SearchHit, SearchQuery, SourceKind};
-use mewmem::context::{CLAUDE_HOOK_MAX_CHARS, ContextOptions, MIN_BUDGET_CHARS, start_context};
+use mewmem::context::{CLAUDE_HOOK_MAX_CHARS, MIN_BUDGET_CHARS, start_context};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -40,8 +40,9 @@ use crate::settings::Settings;
 /// `mem mcp` (the project and home are the global `--project` / `--home`).
 #[derive(Debug, Args)]
 pub struct McpArgs {
-    /// Print the tools (names, descriptions, input schemas, annotations) as the server lists
-    /// them to a client, as JSON, and exit.
+    /// Print the tools, one line each (name and the first line of its description), and exit;
+    /// with `--json`, exactly as the server lists them to a client (descriptions, input
+    /// schemas, annotations).
     #[arg(long)]
     list_tools: bool,
 }
@@ -64,10 +65,23 @@ pub const MAX_CONTEXT_CHARS: usize = 100_000;
 pub async fn run(args: McpArgs, settings: &Settings) -> Result<()> {
     if args.list_tools {
         let tools = tools().map_err(|e| anyhow!("{}", e.message))?;
-        println!(
-            "{}",
-            crate::output::json_pretty(&json!({ "tools": tools }))?
-        );
+        if settings.json {
+            println!(
+                "{}",
+                crate::output::json_pretty(&json!({ "tools": tools }))?
+            );
+            return Ok(());
+        }
+        let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
+        for t in &tools {
+            let first = t
+                .description
+                .as_deref()
+                .and_then(|d| d.lines().next())
+                .unwrap_or("");
+            println!("{:width$}  {first}", t.name);
+        }
+        println!("(`mem --json mcp --list-tools` prints the input schemas and annotations)");
         return Ok(());
     }
     let server = MemServer {
@@ -141,6 +155,7 @@ struct SearchArgs {
     query: String,
     /// The most results (1 to 100; default 10).
     #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_SEARCH_LIMIT))]
     limit: Option<usize>,
     /// Only these kinds of memory (default: all): `learning`, `entry` (a memories.md bullet),
     /// `note`.
@@ -229,6 +244,7 @@ struct RecallArgs {
 struct ContextArgs {
     /// At most this many characters (1,000 to 100,000; default 10,000).
     #[serde(default)]
+    #[schemars(range(min = MIN_BUDGET_CHARS, max = MAX_CONTEXT_CHARS))]
     budget_chars: Option<usize>,
 }
 
@@ -740,13 +756,9 @@ fn context(settings: &Settings, a: ContextArgs) -> ToolResult {
         )));
     }
     let date = chrono::Local::now().date_naive();
-    let mut options = ContextOptions::new(&settings.project, &settings.home, date);
-    options.budget_chars = Some(budget);
-    let mut problems = Vec::new();
-    match open_manager(settings).and_then(|mm| Ok(mewmem::context::tier0_of(&mm)?)) {
-        Ok(t) => options.tier0 = t,
-        Err(e) => problems.push(format!("Tier 0 left out: {e:#}")),
-    }
+    let instructions = mem_instructions::LoadOptions::new(&settings.project, &settings.home);
+    let (options, mut problems) =
+        super::context::start_options(settings, instructions, date, Some(budget));
     let ctx = start_context(&options).map_err(|e| bad(format!("context: {e}")))?;
     problems.extend(ctx.warnings.iter().map(ToString::to_string));
     if ctx.cut_chars > 0 {

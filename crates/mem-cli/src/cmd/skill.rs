@@ -216,7 +216,22 @@ pub async fn run(args: SkillArgs, settings: &Settings) -> Result<()> {
             let collected = skill::collect(&manager)?;
             let opts = options(&config, &grouping, limit);
             let groups = skill::suggest(&collected.items, &opts);
-            print_suggestions(settings, &collected, &groups, &opts)
+            // No group: say whether only the sessions (days) fell short, and by how much.
+            let short = if groups.is_empty() && opts.min_sessions > 1 {
+                let relaxed = SuggestOptions {
+                    min_sessions: 1,
+                    ..opts
+                };
+                let found = skill::suggest(&collected.items, &relaxed);
+                found
+                    .iter()
+                    .map(|g| g.sessions)
+                    .max()
+                    .map(|most| (found.len(), most))
+            } else {
+                None
+            };
+            print_suggestions(settings, &collected, &groups, &opts, &grouping, short)
         }
         SkillCommand::Generate {
             group,
@@ -284,11 +299,30 @@ pub async fn run(args: SkillArgs, settings: &Settings) -> Result<()> {
     }
 }
 
+impl GroupingArgs {
+    /// The flags as given on the command line (` --min 2 --min-sessions 1`), for a printed
+    /// command that finds the same groups; empty when none was given.
+    fn flags(&self) -> String {
+        let mut s = String::new();
+        if let Some(n) = self.min {
+            s.push_str(&format!(" --min {n}"));
+        }
+        if let Some(n) = self.min_sessions {
+            s.push_str(&format!(" --min-sessions {n}"));
+        }
+        s
+    }
+}
+
+/// Prints the groups; `short`: when none was found but some would be with `--min-sessions 1`,
+/// how many and the most sessions one of them was seen in.
 fn print_suggestions(
     settings: &Settings,
     collected: &skill::Collected,
     groups: &[Group],
     opts: &SuggestOptions,
+    grouping: &GroupingArgs,
+    short: Option<(usize, usize)>,
 ) -> Result<()> {
     let mut out = std::io::stdout().lock();
     if settings.json {
@@ -297,6 +331,7 @@ fn print_suggestions(
             "min_memories": opts.min_items,
             "min_sessions": opts.min_sessions,
             "groups": groups.iter().map(group_json).collect::<Vec<_>>(),
+            "short_of_sessions": short.map(|(n, most)| json!({"groups": n, "most_sessions": most})),
             "warnings": collected.warnings,
         });
         writeln!(out, "{}", crate::output::json_pretty(&doc)?)?;
@@ -312,9 +347,25 @@ fn print_suggestions(
     if groups.is_empty() {
         writeln!(
             out,
-            "no group of at least {} related memories seen in {} sessions (looked at {seen})",
-            opts.min_items, opts.min_sessions
+            "no group of at least {} related memories seen in {} (looked at {seen})",
+            opts.min_items,
+            plural(opts.min_sessions, "session", "sessions")
         )?;
+        if let Some((n, most)) = short {
+            writeln!(
+                out,
+                "only the sessions fell short: {} of at least {} related memories {}, but seen \
+                 in at most {} (a group must come back on {} distinct days); `mem skill suggest \
+                 --min {} --min-sessions {most}` lists {}",
+                plural(n, "group", "groups"),
+                opts.min_items,
+                if n == 1 { "exists" } else { "exist" },
+                plural(most, "session", "sessions"),
+                opts.min_sessions,
+                opts.min_items,
+                if n == 1 { "it" } else { "them" },
+            )?;
+        }
     } else {
         writeln!(
             out,
@@ -344,7 +395,12 @@ fn print_suggestions(
                 safe_line(&text)
             )?;
         }
-        writeln!(out, "  write it: mem skill generate {}", g.id)?;
+        writeln!(
+            out,
+            "  write it: mem skill generate {}{}",
+            g.id,
+            grouping.flags()
+        )?;
     }
     for w in &collected.warnings {
         writeln!(out, "warning: {}", safe_line(w))?;
