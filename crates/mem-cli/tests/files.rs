@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 const MEM: &str = env!("CARGO_BIN_EXE_mem");
 
 /// How long a command may take before the test calls it hung.
-const HANG: Duration = Duration::from_secs(30);
+const HANG: Duration = Duration::from_secs(20);
 
 /// A `mem` command on `project` / `home`, offline, logs off.
 fn mem(project: &Path, home: &Path) -> Command {
@@ -282,4 +282,81 @@ async fn memory_forget_through_mcp_leaves_no_byte_in_the_database_files() {
     assert_no_trace(root.path(), marker);
     assert_no_trace(root.path(), note_marker);
     let _ = c.cancel().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 6: a FIFO (or any non-regular file) where mewmem reads never hangs a command.
+
+/// A transcript with something to extract.
+fn transcript() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/extract/bad-memories-file/followup.jsonl")
+}
+
+fn mkfifo(path: &Path) {
+    std::fs::create_dir_all(path.parent().unwrap_or(Path::new("/")))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let status = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap_or_else(|e| panic!("mkfifo: {e}"));
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
+/// Runs `mem ARGS` (killed after [`HANG`]): when it fails, its message names the file.
+fn never_hangs(project: &Path, home: &Path, args: &[&str], file: &Path) -> Output {
+    let out = run(project, home, args);
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        assert!(
+            err.contains(&name),
+            "mem {args:?}: the error does not name {name}: {err}"
+        );
+    }
+    out
+}
+
+#[test]
+fn fifos_at_memories_files_never_hang_checkpoint_or_extract() {
+    for (level, file) in [
+        ("project", "memories.md"),
+        ("project", "memories.meta.json"),
+        ("user", "memories.md"),
+        ("user", "memories.meta.json"),
+    ] {
+        let (_root, project, home) = dirs();
+        let transcript = transcript();
+        ok(
+            &project,
+            &home,
+            &["session", "import", &transcript.to_string_lossy()],
+        );
+        let dir = if level == "project" {
+            project.join(".mewcode")
+        } else {
+            home.join(".mewcode")
+        };
+        let fifo = dir.join(file);
+        mkfifo(&fifo);
+        for args in [
+            &["checkpoint", "create", "c1"][..],
+            &["extract"][..],
+            &["memory", "stats"][..],
+            &["context"][..],
+        ] {
+            never_hangs(&project, &home, args, &fifo);
+            // The FIFO is left as it is: never replaced, never written into.
+            let ft = std::fs::symlink_metadata(&fifo)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .file_type();
+            assert!(
+                std::os::unix::fs::FileTypeExt::is_fifo(&ft),
+                "{level} {file}: mem {args:?} replaced the FIFO"
+            );
+        }
+    }
 }

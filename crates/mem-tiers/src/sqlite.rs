@@ -302,7 +302,7 @@ impl SqliteStore {
 
 /// Refuses a non-empty file that does not start with SQLite's header, before SQLite touches it.
 fn check_header(path: &Path) -> Result<()> {
-    let mut file = match std::fs::File::open(path) {
+    let mut file = match mem_core::fsread::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(Error::io("open", path, e)),

@@ -105,7 +105,7 @@ pub fn agent_hook_command(mem: &str, agent: Agent, event: ClaudeEvent) -> String
 
 /// Reads `path` as a settings object (`{}` when it does not exist).
 fn read_settings(path: &Path) -> Result<Option<Map<String, Value>>> {
-    let text = match fs::read_to_string(path) {
+    let text = match mem_core::fsread::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io("cannot read", path, e)),

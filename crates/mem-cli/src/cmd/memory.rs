@@ -310,7 +310,7 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
         }
         StoreCommand::Pref { key, value, unset } => pref(&mm, key, value, unset, json, &mut out),
         StoreCommand::Import { file } => {
-            let text = std::fs::read_to_string(&file)
+            let text = mem_core::fsread::read_to_string(&file)
                 .with_context(|| format!("cannot read {}", file.display()))?;
             let a = archive::parse(&text, &file)?;
             let r = mm.import(&a)?;
