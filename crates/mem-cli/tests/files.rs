@@ -360,3 +360,93 @@ fn fifos_at_memories_files_never_hang_checkpoint_or_extract() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Item 5: a `.mewcode/memory` symlink out of the project is refused on every note write and
+// delete (as `.mewcode/sessions` is), unless `--allow-outside-project`.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notes_folder_symlinked_out_of_the_project_is_never_written_or_deleted() {
+    let (root, project, home) = dirs();
+    let outside = root.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        outside.join("keep.md"),
+        "---\nname: keep\ndescription: d\ntype: project\n---\nkeep me\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(project.join(".mewcode")).unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink(&outside, project.join(".mewcode/memory"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let listing = || {
+        let mut v: Vec<_> = std::fs::read_dir(&outside)
+            .map(|rd| rd.flatten().map(|e| e.file_name()).collect())
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    let before = listing();
+    for args in [
+        &[
+            "note",
+            "add",
+            "--name",
+            "release",
+            "--description",
+            "d",
+            "--type",
+            "project",
+            "the body",
+        ][..],
+        &["note", "rm", "N:project/keep.md"][..],
+        &["memory", "forget", "N:project/keep.md"][..],
+    ] {
+        let err = fails(&project, &home, args);
+        assert!(
+            err.contains("leads out of the project") && err.contains("--allow-outside-project"),
+            "mem {args:?}: {err}"
+        );
+        assert_eq!(listing(), before, "mem {args:?} changed the folder outside");
+    }
+    let c = client(&project, &home).await;
+    let r = call(
+        &c,
+        "memory_add",
+        json!({"kind": "note", "title": "Outside", "content": "never written"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true), "{}", text(&r));
+    let r = call(
+        &c,
+        "memory_forget",
+        json!({"id": "N:project/keep.md", "reason": "test"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true), "{}", text(&r));
+    let _ = c.cancel().await;
+    assert_eq!(listing(), before, "MCP changed the folder outside");
+    // With the override, the write goes there (and says so).
+    let out = run(
+        &project,
+        &home,
+        &[
+            "--allow-outside-project",
+            "note",
+            "add",
+            "--name",
+            "release",
+            "--description",
+            "d",
+            "--type",
+            "project",
+            "the body",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("warning"));
+    assert!(outside.join("release.md").is_file());
+}

@@ -271,7 +271,7 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
             if !matches!(id, MemoryId::Learning(_)) {
                 // Entries and notes of the project live under .mewcode/: never through a
                 // symlink out of the project.
-                settings.guard_write(&settings.project_dir())?;
+                settings.guard_notes()?;
             }
             let f = mm.forget(&id)?;
             if json {
