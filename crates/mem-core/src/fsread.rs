@@ -349,10 +349,10 @@ mod tests {
         assert_eq!(err.to_string(), "not a regular file (a FIFO)");
         assert!(read_to_string(&path).is_err());
         assert_eq!(
-            read(&dir.path().join("missing")).unwrap_err().kind(),
+            read(dir.path().join("missing")).unwrap_err().kind(),
             std::io::ErrorKind::NotFound
         );
         std::fs::write(dir.path().join("f"), "text").unwrap();
-        assert_eq!(read_to_string(&dir.path().join("f")).unwrap(), "text");
+        assert_eq!(read_to_string(dir.path().join("f")).unwrap(), "text");
     }
 }
