@@ -69,43 +69,37 @@ impl Settings {
     /// Errors: the path leads out of the project (naming the symlinked part and its target), or
     /// it cannot be resolved.
     pub fn guard_write(&self, path: &Path) -> Result<()> {
-        let root = self
-            .project
-            .canonicalize()
-            .with_context(|| format!("cannot resolve {}", self.project.display()))?;
-        let relative = path.strip_prefix(&self.project).unwrap_or(path);
         // The deepest existing ancestor, walking down from the project one component at a time,
         // so that the first component that leads out is the one named.
-        let mut logical = self.project.clone();
-        for part in relative.components() {
-            logical.push(part);
-            let resolved = match logical.canonicalize() {
-                Ok(p) => p,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
-                Err(e) => {
-                    return Err(e).with_context(|| format!("cannot resolve {}", logical.display()));
-                }
-            };
-            if !resolved.starts_with(&root) {
-                let what = format!(
-                    "{} leads out of the project (to {})",
-                    logical.display(),
-                    resolved.display()
+        let out = mem_core::pathguard::leads_out(&self.project, path)
+            .with_context(|| format!("cannot resolve {}", path.display()))?;
+        if let Some((logical, resolved)) = out {
+            let what = format!(
+                "{} leads out of the project (to {})",
+                logical.display(),
+                resolved.display()
+            );
+            if self.allow_outside_project {
+                eprintln!(
+                    "warning: {}; writing there as --allow-outside-project says",
+                    crate::output::safe_line(&what)
                 );
-                if self.allow_outside_project {
-                    eprintln!(
-                        "warning: {}; writing there as --allow-outside-project says",
-                        crate::output::safe_line(&what)
-                    );
-                    return Ok(());
-                }
-                bail!(
-                    "refused: {what}; nothing changed. Pass --allow-outside-project to write \
-                     there anyway"
-                );
+                return Ok(());
             }
+            bail!(
+                "refused: {what}; nothing changed. Pass --allow-outside-project to write \
+                 there anyway"
+            );
         }
         Ok(())
+    }
+
+    /// [`Settings::guard_write`] for the project's notes folder (`.mewcode/memory/`) and
+    /// `memories.md`: every note write or delete and every forget of a file-backed memory.
+    ///
+    /// Errors: as [`Settings::guard_write`].
+    pub fn guard_notes(&self) -> Result<()> {
+        self.guard_write(&self.project_dir().join("memory"))
     }
 
     /// A file label of the instruction loader for printing: `~/.mewcode/...` names the user

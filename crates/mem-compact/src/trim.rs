@@ -380,7 +380,7 @@ pub fn write_spills(project: &Path, spills: &[Spill]) -> Result<()> {
         };
         let dir = path.parent().unwrap_or(project);
         std::fs::create_dir_all(dir).map_err(err)?;
-        match std::fs::read(&path) {
+        match mem_core::fsread::read(&path) {
             Ok(existing) if existing == spill.content.as_bytes() => continue,
             Ok(_) => {
                 return Err(err(std::io::Error::new(

@@ -147,6 +147,53 @@ pub fn read_prefix(path: &Path, max_bytes: usize) -> Result<CappedBytes, ReadErr
     })
 }
 
+/// [`open_regular`] as an `std::io` call: the drop-in for `File::open` of a file to read.
+///
+/// # Errors
+/// As [`read`].
+pub fn open(path: impl AsRef<Path>) -> std::io::Result<File> {
+    open_regular(path.as_ref()).map(|(f, _)| f).map_err(into_io)
+}
+
+/// Reads the whole regular file at `path` ([`open_regular`]: a FIFO, socket, device or directory
+/// is refused without blocking): the drop-in for `std::fs::read` wherever mewmem reads a file
+/// that a person or another program may have replaced. For files mewmem writes itself and
+/// bounds; use [`read_prefix`] where the size must be capped.
+///
+/// # Errors
+/// The operating system's error (`NotFound` for a missing file, kept so callers can tell it);
+/// a non-regular file is an error of kind `InvalidInput` whose message says what it is
+/// ("not a regular file (a FIFO)"). The message does not carry the path: callers name it.
+pub fn read(path: impl AsRef<Path>) -> std::io::Result<Vec<u8>> {
+    let (mut file, meta) = open_regular(path.as_ref()).map_err(into_io)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// [`read`] as UTF-8 text: the drop-in for `std::fs::read_to_string`.
+///
+/// # Errors
+/// Those of [`read`]; `InvalidData` when the file is not UTF-8.
+pub fn read_to_string(path: impl AsRef<Path>) -> std::io::Result<String> {
+    String::from_utf8(read(path)?).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
+
+/// A [`ReadError`] as an `std::io::Error` (a non-regular file is `InvalidInput`).
+pub fn into_io(e: ReadError) -> std::io::Error {
+    match e {
+        ReadError::Io(e) => e,
+        e @ ReadError::NotAFile { .. } => {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string())
+        }
+    }
+}
+
 /// Text read by [`read_capped`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CappedText {
@@ -296,5 +343,16 @@ mod tests {
             open_regular(&dir.path().join("missing")),
             Err(ReadError::Io(_))
         ));
+        // The whole-file readers too, and they keep `NotFound`.
+        let err = read(&path).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+        assert_eq!(err.to_string(), "not a regular file (a FIFO)");
+        assert!(read_to_string(&path).is_err());
+        assert_eq!(
+            read(dir.path().join("missing")).unwrap_err().kind(),
+            std::io::ErrorKind::NotFound
+        );
+        std::fs::write(dir.path().join("f"), "text").unwrap();
+        assert_eq!(read_to_string(dir.path().join("f")).unwrap(), "text");
     }
 }

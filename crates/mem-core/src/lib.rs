@@ -25,6 +25,7 @@ pub mod fsread;
 mod inject;
 pub mod lockfile;
 mod message;
+pub mod pathguard;
 pub mod secrets;
 pub mod speech;
 pub mod terminal;

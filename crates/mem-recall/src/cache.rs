@@ -305,7 +305,7 @@ impl FolderCache {
 
 /// The cache in `file` when it is one for `dir` of this format; `None` otherwise (logged).
 fn read_file(file: &Path, dir: &Path) -> Option<DirCache> {
-    let bytes = match std::fs::read(file) {
+    let bytes = match mem_core::fsread::read(file) {
         Ok(b) => b,
         Err(e) => {
             if e.kind() != std::io::ErrorKind::NotFound {

@@ -59,7 +59,7 @@ impl SurfacedLog {
     /// The note ids (as text) surfaced so far; empty when the file does not exist.
     /// Errors: I/O, or [`Error::BadRecord`] when the file is not a record.
     pub fn load(&self) -> Result<BTreeSet<String>> {
-        let text = match std::fs::read_to_string(&self.path) {
+        let text = match mem_core::fsread::read_to_string(&self.path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeSet::new()),
             Err(e) => return Err(Error::io("cannot read", &self.path, e)),

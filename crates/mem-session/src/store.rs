@@ -358,7 +358,7 @@ impl SessionStore {
         let count = count && !self.options.defer_tokens;
         let len = file_len(file, &self.jsonl_path(id))?;
         let meta_path = self.meta_path(id);
-        let stored: Option<SessionMeta> = match fs::read(&meta_path) {
+        let stored: Option<SessionMeta> = match mem_core::fsread::read(&meta_path) {
             Ok(bytes) => serde_json::from_slice(&bytes).ok(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(Error::io("cannot read", &meta_path, e)),
@@ -1331,7 +1331,7 @@ impl FileSystem {
     /// one-file import (a hook's, on every turn) took 0.23–0.29 s instead of under 0.01 s
     /// (`docs/BENCHMARKS.md`). `false` when the counts cannot be read.
     pub(crate) fn little_else_dirty(&self, own_bytes: u64) -> bool {
-        std::fs::read_to_string("/proc/meminfo")
+        mem_core::fsread::read_to_string("/proc/meminfo")
             .is_ok_and(|meminfo| little_else_dirty_in(&meminfo, own_bytes))
     }
 }
@@ -1978,7 +1978,7 @@ fn open_append(path: &Path) -> Result<File> {
 }
 
 fn open_existing(path: &Path, id: &str, dir: &Path) -> Result<File> {
-    match File::open(path) {
+    match mem_core::fsread::open(path) {
         Ok(f) => Ok(f),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::NotFound {
             id: id.to_owned(),

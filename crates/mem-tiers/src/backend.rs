@@ -141,4 +141,7 @@ impl MemoryStore for AnyStore {
     fn describe(&self) -> String {
         each!(self, s => s.describe())
     }
+    fn purge_deleted(&self) -> Result<()> {
+        each!(self, s => s.purge_deleted())
+    }
 }

@@ -130,7 +130,7 @@ pub fn sync<S: MemoryStore + ?Sized>(
                 continue;
             }
             report.read += 1;
-            let bytes = match std::fs::read(&file.path) {
+            let bytes = match mem_core::fsread::read(&file.path) {
                 Ok(b) => b,
                 Err(e) => {
                     report.warnings.push(format!("{key}: {e}"));
@@ -337,7 +337,7 @@ impl IndexSource for NoteDir {
             let red = mem_core::secrets::redact(&n.text);
             match std::fs::symlink_metadata(&path) {
                 Ok(_) => {
-                    let existing = std::fs::read_to_string(&path).unwrap_or_default();
+                    let existing = mem_core::fsread::read_to_string(&path).unwrap_or_default();
                     if existing == red.text {
                         report.notes_present += 1;
                     } else {
@@ -366,7 +366,7 @@ fn read_bounded(path: &Path) -> Result<String> {
             message: format!("{} bytes, larger than {MAX_INDEXED_FILE_BYTES}", meta.len()),
         });
     }
-    let bytes = std::fs::read(path).map_err(|e| Error::io("read", path, e))?;
+    let bytes = mem_core::fsread::read(path).map_err(|e| Error::io("read", path, e))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 

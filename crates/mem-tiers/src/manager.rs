@@ -921,6 +921,9 @@ impl<S: MemoryStore> MemoryManager<S> {
                 path.display().to_string()
             }
         };
+        // No copy of the text left in the database's files (a leaked secret is forgotten to
+        // be gone).
+        self.store.purge_deleted()?;
         Ok(Forgotten {
             id: id.to_string(),
             source: doc.source,
@@ -990,6 +993,9 @@ impl<S: MemoryStore> MemoryManager<S> {
             }
             None => Vec::new(),
         };
+        if !dry_run && !expired_learnings.is_empty() {
+            self.store.purge_deleted()?;
+        }
         Ok(CleanReport {
             dry_run,
             short_term_expired: short.expired,

@@ -76,11 +76,11 @@ fn common_git_dir(dot_git: &Path) -> Option<PathBuf> {
     if meta.is_dir() {
         return dot_git.canonicalize().ok();
     }
-    let text = std::fs::read_to_string(dot_git).ok()?;
+    let text = mem_core::fsread::read_to_string(dot_git).ok()?;
     let gitdir = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
     let base = dot_git.parent()?;
     let gitdir = base.join(gitdir);
-    let common = match std::fs::read_to_string(gitdir.join("commondir")) {
+    let common = match mem_core::fsread::read_to_string(gitdir.join("commondir")) {
         Ok(c) => gitdir.join(c.trim()),
         Err(_) => gitdir,
     };
@@ -171,7 +171,7 @@ pub fn read_preset(root: &Path) -> Result<Option<ProjectPreset>> {
             ),
         });
     }
-    let bytes = std::fs::read(&path).map_err(|e| Error::io("read", &path, e))?;
+    let bytes = mem_core::fsread::read(&path).map_err(|e| Error::io("read", &path, e))?;
     let text = String::from_utf8(bytes).map_err(|e| Error::Malformed {
         path: path.clone(),
         line: 0,
@@ -341,7 +341,7 @@ const MANIFESTS: &[Manifest] = &[
 /// manifests are passed over.
 pub fn detect(root: &Path) -> Detected {
     for (file, language, test, frameworks) in MANIFESTS {
-        let Ok(text) = std::fs::read_to_string(root.join(file)) else {
+        let Ok(text) = mem_core::fsread::read_to_string(root.join(file)) else {
             continue;
         };
         let mut language = (*language).to_owned();

@@ -9,7 +9,10 @@
 pub const APPLICATION_ID: i64 = 0x6d65_6d74;
 
 /// The migrations; `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3];
+
+/// The first schema version whose deletes leave no text behind (version 3; see [`V3`]).
+pub const SECURE_DELETE_VERSION: i64 = 3;
 
 /// The schema version this build writes.
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -134,5 +137,16 @@ CREATE TRIGGER docs_trigram_au AFTER UPDATE OF title, body ON docs BEGIN
         VALUES ('delete', old.rowid, old.title, old.body);
     INSERT INTO docs_trigram(rowid, title, body) VALUES (new.rowid, new.title, new.body);
 END;
+INSERT INTO docs_trigram(docs_trigram) VALUES ('rebuild');
+"#;
+
+/// Version 3: both full-text indexes delete for good (FTS5's `secure-delete` option: a deleted
+/// document's terms are removed from the index pages, not hidden behind a tombstone), and are
+/// rebuilt from the documents, so the terms of items deleted before this version go too
+/// (`mem memory forget` must purge a leaked secret; issue 27 item 3).
+const V3: &str = r#"
+INSERT INTO docs_word(docs_word, rank) VALUES ('secure-delete', 1);
+INSERT INTO docs_trigram(docs_trigram, rank) VALUES ('secure-delete', 1);
+INSERT INTO docs_word(docs_word) VALUES ('rebuild');
 INSERT INTO docs_trigram(docs_trigram) VALUES ('rebuild');
 "#;

@@ -14,7 +14,7 @@ use crate::model::{
 };
 use crate::query;
 use crate::rows::{self, DOC_COLS, FILE_COLS, LEARNING_COLS, PROJECT_COLS, source_list};
-use crate::schema::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS};
+use crate::schema::{APPLICATION_ID, LATEST_VERSION, MIGRATIONS, SECURE_DELETE_VERSION};
 use crate::store::MemoryStore;
 
 /// The default busy timeout: how long a call waits for another process's write (5 s).
@@ -84,7 +84,9 @@ impl SqliteStore {
             .map_err(|e| store.err(e))?;
         store
             .conn
-            .execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+            .execute_batch(
+                "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;",
+            )
             .map_err(|e| store.err(e))?;
         store.migrate(version)?;
         Ok(store)
@@ -141,7 +143,8 @@ impl SqliteStore {
     }
 
     fn migrate(&self, target: i64) -> Result<()> {
-        if self.schema_version()? >= target {
+        let before = self.schema_version()?;
+        if before >= target {
             return self.check_not_newer();
         }
         self.write(|conn| {
@@ -158,7 +161,26 @@ impl SqliteStore {
             conn.pragma_update(None, "application_id", APPLICATION_ID)?;
             Ok(())
         })?;
+        if (1..SECURE_DELETE_VERSION).contains(&before) && target >= SECURE_DELETE_VERSION {
+            self.scrub_free_pages();
+        }
         self.check_not_newer()
+    }
+
+    /// Rewrites a database made before [`SECURE_DELETE_VERSION`] (`VACUUM`), so the free pages
+    /// and cells where rows deleted then left their text are gone, then truncates the log.
+    /// Best effort: another process reading at that moment keeps it from running (logged); the
+    /// rows deleted from now on are overwritten anyway.
+    fn scrub_free_pages(&self) {
+        match self
+            .conn
+            .execute_batch("VACUUM")
+            .map_err(|e| self.err(e))
+            .and_then(|()| self.purge_deleted())
+        {
+            Ok(()) => tracing::debug!("scrubbed the free pages of {}", self.path.display()),
+            Err(e) => tracing::warn!("could not scrub the free pages of the tier database: {e}"),
+        }
     }
 
     fn check_not_newer(&self) -> Result<()> {
@@ -280,7 +302,7 @@ impl SqliteStore {
 
 /// Refuses a non-empty file that does not start with SQLite's header, before SQLite touches it.
 fn check_header(path: &Path) -> Result<()> {
-    let mut file = match std::fs::File::open(path) {
+    let mut file = match mem_core::fsread::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(Error::io("open", path, e)),
@@ -710,5 +732,23 @@ impl MemoryStore for SqliteStore {
 
     fn describe(&self) -> String {
         self.path.display().to_string()
+    }
+
+    fn purge_deleted(&self) -> Result<()> {
+        let (busy, log, copied): (i64, i64, i64) = self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .map_err(|e| self.err(e))?;
+        if busy != 0 {
+            tracing::warn!(
+                log,
+                copied,
+                "{}: another process is reading; the write-ahead log is truncated by a later checkpoint",
+                self.path.display()
+            );
+        }
+        Ok(())
     }
 }

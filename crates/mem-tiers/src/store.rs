@@ -76,6 +76,19 @@ pub trait MemoryStore {
     /// Counts.
     fn stats(&self) -> Result<StoreStats>;
 
+    /// Makes the text of deleted rows unreadable from the backend's files, after a forget or an
+    /// expiry. SQLite (which overwrites deleted content with zeros, `secure_delete`) copies its
+    /// write-ahead log into the database and truncates it (`wal_checkpoint(TRUNCATE)`), so the
+    /// `-wal` file keeps no old page; a checkpoint that other readers keep from finishing is
+    /// retried by the next one. The default does nothing: on PostgreSQL dead tuples stay in the
+    /// table's pages until `VACUUM` (see `docs/TEAM.md`).
+    ///
+    /// # Errors
+    /// The backend's error.
+    fn purge_deleted(&self) -> Result<()> {
+        Ok(())
+    }
+
     /// Which backend this is, as `mem memory stats` shows it: `sqlite` or `postgresql`.
     fn backend(&self) -> &'static str;
 

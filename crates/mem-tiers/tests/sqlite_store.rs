@@ -195,3 +195,101 @@ fn two_processes_adding_1000_learnings_each_lose_none() {
         assert_eq!(hits.len(), 1, "{tag}");
     }
 }
+
+/// The files of the database at `path` (`memory.db`, `-wal`, `-shm`, `-journal`) holding
+/// `needle`.
+fn db_files_with(path: &Path, needle: &str) -> Vec<String> {
+    ["", "-wal", "-shm", "-journal"]
+        .iter()
+        .map(|s| format!("{}{s}", path.display()))
+        .filter(|p| {
+            std::fs::read(p).is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle.as_bytes()))
+        })
+        .collect()
+}
+
+fn learning_with(marker: &str, n: i64) -> NewLearning {
+    NewLearning {
+        title: format!("token {marker}"),
+        content: format!("the deploy token is {marker} until Friday"),
+        category: "error".into(),
+        tags: vec![marker.into()],
+        context: Some(format!("in {marker}.env")),
+        created_ms: n,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_deleted_learning_leaves_no_byte_in_the_database_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.db");
+    let s = open(&path);
+    let marker = "qpx5forgottensecret8w";
+    for i in 0..30 {
+        s.add_learning(&learning_with(&format!("neighbour{i}"), i))
+            .unwrap();
+    }
+    let l = s.add_learning(&learning_with(marker, 99)).unwrap();
+    assert!(!db_files_with(&path, marker).is_empty());
+    assert!(s.delete_learning(l.id).unwrap());
+    s.purge_deleted().unwrap();
+    for needle in [marker, &marker[3..]] {
+        assert_eq!(
+            db_files_with(&path, needle),
+            Vec::<String>::new(),
+            "{needle}"
+        );
+    }
+    // The neighbours are still found through both indexes.
+    for q in ["neighbour29", "ghbour1"] {
+        let hits = s
+            .search(&SearchQuery {
+                text: q.into(),
+                limit: 5,
+                ..Default::default()
+            })
+            .unwrap();
+        assert!(!hits.is_empty(), "{q}");
+    }
+}
+
+#[test]
+fn a_version_2_database_loses_the_text_it_deleted_when_it_migrates() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.db");
+    let marker = "vvk3deletedbeforev3zz";
+    let v2 = SqliteStore::open_at_version(&path, DEFAULT_BUSY_TIMEOUT, 2).unwrap();
+    for i in 0..10 {
+        v2.add_learning(&learning_with(&format!("other{i}"), i))
+            .unwrap();
+    }
+    let l = v2.add_learning(&learning_with(marker, 50)).unwrap();
+    // Deleted by an old version: no secure delete, a plain checkpoint.
+    v2.connection()
+        .execute_batch("PRAGMA secure_delete = OFF")
+        .unwrap();
+    for tbl in ["docs_word", "docs_trigram"] {
+        v2.connection()
+            .execute_batch(&format!(
+                "INSERT INTO {tbl}({tbl}, rank) VALUES ('secure-delete', 0)"
+            ))
+            .unwrap();
+    }
+    assert!(v2.delete_learning(l.id).unwrap());
+    v2.connection()
+        .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+        .unwrap();
+    drop(v2);
+    assert!(!db_files_with(&path, marker).is_empty());
+    let v3 = open(&path);
+    assert_eq!(v3.stats().unwrap().schema_version, schema::LATEST_VERSION);
+    for needle in [marker, &marker[3..]] {
+        assert_eq!(
+            db_files_with(&path, needle),
+            Vec::<String>::new(),
+            "{needle}"
+        );
+    }
+    assert_eq!(v3.stats().unwrap().learnings, 10);
+}

@@ -147,7 +147,7 @@ pub fn agent_hook_command_with(
 
 /// Reads `path` as a settings object (`{}` when it does not exist).
 fn read_settings(path: &Path) -> Result<Option<Map<String, Value>>> {
-    let text = match fs::read_to_string(path) {
+    let text = match mem_core::fsread::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io("cannot read", path, e)),
@@ -381,9 +381,34 @@ fn finish(
     })
 }
 
-/// Writes `bytes` to a temporary file beside `path`, syncs it and renames it over `path`
+/// Where a write to `path` lands: `path` itself, or, when it is a symlink (a dotfiles
+/// `settings.json`), the file the chain of links ends at (dangling or not), so the link stays a
+/// link and its target gets the new content.
+fn link_target(path: &Path) -> Result<std::path::PathBuf> {
+    let mut at = path.to_path_buf();
+    for _ in 0..40 {
+        match fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to =
+                    fs::read_link(&at).map_err(|e| Error::io("cannot read the link", &at, e))?;
+                at = at.parent().unwrap_or_else(|| Path::new(".")).join(to);
+            }
+            _ => return Ok(at),
+        }
+    }
+    Err(Error::io(
+        "cannot follow",
+        path,
+        std::io::Error::other("too many levels of symbolic links"),
+    ))
+}
+
+/// Writes `bytes` to a temporary file beside `path` (beside the link's target when `path` is
+/// a symlink: the link is written through, never replaced), syncs it and renames it over it
 /// (creating the folder when needed).
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let target = link_target(path)?;
+    let path = target.as_path();
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
     fs::create_dir_all(dir).map_err(|e| Error::io("cannot create", dir, e))?;
     let tmp = dir.join(format!(
@@ -451,6 +476,36 @@ mod tests {
         );
         assert_eq!(with_home, "mem --home '/srv/my home' hook claude Stop");
         assert!(is_ours(&with_home, claude, ClaudeEvent::Stop));
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn a_symlinked_settings_file_is_written_through_the_link() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dotfiles = dir.path().join("dotfiles");
+        fs::create_dir_all(&dotfiles).unwrap_or_default();
+        let real = dotfiles.join("claude-settings.json");
+        fs::write(&real, "{\"model\": \"opus\"}\n").unwrap_or_default();
+        let claude = dir.path().join(".claude");
+        fs::create_dir_all(&claude).unwrap_or_default();
+        let path = claude.join("settings.json");
+        std::os::unix::fs::symlink("../dotfiles/claude-settings.json", &path)
+            .unwrap_or_else(|e| panic!("{e}"));
+        install(&path, "mem", false).unwrap_or_else(|e| panic!("{e}"));
+        let meta = fs::symlink_metadata(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert!(meta.file_type().is_symlink(), "the link was replaced");
+        let text = fs::read_to_string(&real).unwrap_or_default();
+        assert!(text.contains("opus") && text.contains("hook"), "{text}");
+        // No temporary file left beside the link or the target.
+        for d in [&claude, &dotfiles] {
+            let names: Vec<_> = fs::read_dir(d)
+                .map(|rd| rd.flatten().map(|e| e.file_name()).collect())
+                .unwrap_or_default();
+            assert!(
+                names.iter().all(|n| !n.to_string_lossy().ends_with(".tmp")),
+                "{names:?}"
+            );
+        }
     }
 
     #[test]

@@ -385,7 +385,7 @@ async fn agent_hook(
 ) {
     let event = args.event;
     let raw = match &args.input {
-        Some(path) => std::fs::File::open(path)
+        Some(path) => mem_core::fsread::open(path)
             .with_context(|| format!("cannot read {}", path.display()))
             .and_then(|f| read_capped(f, &path.display().to_string())),
         None => read_capped(io::stdin().lock(), "stdin"),

@@ -604,7 +604,7 @@ fn add(settings: &Settings, a: AddArgs) -> ToolResult {
             let dirs = super::recall::memory_dirs(settings, &[])?;
             let scope = match a.scope {
                 ScopeArg::Project => {
-                    settings.guard_write(&settings.project_dir())?;
+                    settings.guard_notes()?;
                     mem_recall::Scope::Project
                 }
                 ScopeArg::User => mem_recall::Scope::User,
@@ -656,7 +656,7 @@ fn forget(settings: &Settings, a: ForgetArgs) -> ToolResult {
     }
     let reason = mem_core::secrets::redact(reason).text;
     if !matches!(id, MemoryId::Learning(_)) {
-        settings.guard_write(&settings.project_dir())?;
+        settings.guard_notes()?;
     }
     let mm = open_manager(settings)?;
     let f = mm

@@ -271,7 +271,7 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
             if !matches!(id, MemoryId::Learning(_)) {
                 // Entries and notes of the project live under .mewcode/: never through a
                 // symlink out of the project.
-                settings.guard_write(&settings.project_dir())?;
+                settings.guard_notes()?;
             }
             let f = mm.forget(&id)?;
             if json {
@@ -310,7 +310,7 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
         }
         StoreCommand::Pref { key, value, unset } => pref(&mm, key, value, unset, json, &mut out),
         StoreCommand::Import { file } => {
-            let text = std::fs::read_to_string(&file)
+            let text = mem_core::fsread::read_to_string(&file)
                 .with_context(|| format!("cannot read {}", file.display()))?;
             let a = archive::parse(&text, &file)?;
             let r = mm.import(&a)?;

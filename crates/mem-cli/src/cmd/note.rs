@@ -84,6 +84,9 @@ pub fn run(args: NoteArgs, settings: &Settings) -> Result<()> {
             };
             let dirs = memory_dirs(settings, &[])?;
             let scope = if user { Scope::User } else { Scope::Project };
+            if !user {
+                settings.guard_notes()?;
+            }
             let written = mem_recall::write_note(
                 &dirs,
                 scope,
@@ -181,6 +184,7 @@ pub fn run(args: NoteArgs, settings: &Settings) -> Result<()> {
         NoteCommand::Rm { id } => {
             let dirs = memory_dirs(settings, &[])?;
             let parsed = NoteId::parse(&id)?;
+            settings.guard_notes()?;
             let path = mem_recall::remove_note(&dirs, &parsed)?;
             if settings.json {
                 println!(

@@ -786,7 +786,7 @@ impl TitleScan {
 /// A subagent file's title from its `.meta.json` sidecar (`description`, else `agentType`).
 fn agent_meta_title(path: &Path, report: &mut ImportReport, id: &str) -> Option<String> {
     let sidecar = path.with_extension("meta.json");
-    let text = std::fs::read_to_string(&sidecar).ok()?;
+    let text = mem_core::fsread::read_to_string(&sidecar).ok()?;
     match serde_json::from_str::<Value>(&text) {
         Ok(v) => {
             let s = |k: &str| v.get(k).and_then(Value::as_str).and_then(shorten_title);

@@ -23,7 +23,7 @@ pub(crate) fn import(
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let sidecar: Option<SessionMeta> = std::fs::read(path.with_extension("meta"))
+    let sidecar: Option<SessionMeta> = mem_core::fsread::read(path.with_extension("meta"))
         .ok()
         .and_then(|bytes| serde_json::from_slice(&bytes).ok());
     let mut report = ImportReport {

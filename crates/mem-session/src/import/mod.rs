@@ -1012,7 +1012,7 @@ fn not_jsonl_reason(path: &Path, line: usize) -> String {
     const MAX_DOCUMENT: u64 = 64 << 20;
     let mut what = format!("line {line} is not a JSON object, so this is not JSON Lines");
     let small = std::fs::metadata(path).is_ok_and(|m| m.len() <= MAX_DOCUMENT);
-    if small && let Ok(file) = File::open(path) {
+    if small && let Ok(file) = mem_core::fsread::open(path) {
         let mut text = String::new();
         let mut reader = BufReader::new(file);
         let starts_with_brace = reader

@@ -445,7 +445,7 @@ fn now() -> DateTime<Utc> {
 }
 
 fn read_file(path: &Path) -> Result<Option<Vec<u8>>> {
-    match fs::read(path) {
+    match mem_core::fsread::read(path) {
         Ok(b) => Ok(Some(b)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(io("read", path, e)),
@@ -814,7 +814,7 @@ impl Checkpoints {
                 let dest = tmp.join(STORE_FILE);
                 let (schema_version, learnings) =
                     store::backup(db, &dest, &scope, self.config.busy_timeout)?;
-                let bytes = fs::read(&dest).map_err(|e| io("read", &dest, e))?;
+                let bytes = mem_core::fsread::read(&dest).map_err(|e| io("read", &dest, e))?;
                 if let Ok(f) = File::open(&dest) {
                     let _ = f.sync_all();
                 }
@@ -915,7 +915,7 @@ impl Checkpoints {
             path: path.clone(),
             reason,
         };
-        let bytes = match fs::read(&path) {
+        let bytes = match mem_core::fsread::read(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(damaged("the manifest is missing".into()));
@@ -1187,7 +1187,7 @@ impl Checkpoints {
                 .files
                 .iter()
                 .find(|f| f.kind == "memories-meta" && f.scope == sname)
-                .and_then(|f| fs::read(ck_dir.join(&f.copy)).ok())
+                .and_then(|f| mem_core::fsread::read(ck_dir.join(&f.copy)).ok())
                 .and_then(|b| serde_json::from_slice(&b).ok());
             let item = format!("{sname} memories.md");
             if now_text == then_text {
@@ -1281,7 +1281,7 @@ impl Checkpoints {
             for (file, mark) in &then {
                 let target = dir.join(file);
                 let current = read_file(&target)?;
-                let copy = fs::read(ck_dir.join(&mark.copy))
+                let copy = mem_core::fsread::read(ck_dir.join(&mark.copy))
                     .map_err(|e| io("read", &ck_dir.join(&mark.copy), e))?;
                 let item = format!("N:{sname}/{file}");
                 match current {
@@ -1416,7 +1416,7 @@ impl Checkpoints {
         let backend_then = manifest.store.as_ref().map(|s| s.backend.as_str());
         let pg_then: Option<crate::ScopeRows> = match (backend_then, &store_copy) {
             (Some("postgresql"), Some(copy)) => {
-                let bytes = fs::read(copy).map_err(|e| io("read", copy, e))?;
+                let bytes = mem_core::fsread::read(copy).map_err(|e| io("read", copy, e))?;
                 Some(serde_json::from_slice(&bytes).map_err(|e| Error::Damaged {
                     name: name.to_owned(),
                     path: copy.clone(),
@@ -1838,7 +1838,7 @@ impl Checkpoints {
             && let Some(copy) = &s.copy
         {
             let path = self.dir.join(pre).join(copy);
-            let put_back = fs::read(&path)
+            let put_back = mem_core::fsread::read(&path)
                 .map_err(|e| e.to_string())
                 .and_then(|b| {
                     serde_json::from_slice::<crate::ScopeRows>(&b).map_err(|e| e.to_string())
@@ -1951,7 +1951,7 @@ fn keep_aside(target: &Path) -> Result<Option<PathBuf>> {
     if fs::hard_link(target, &aside).is_ok() {
         return Ok(Some(aside));
     }
-    let bytes = fs::read(target).map_err(|e| io("read", target, e))?;
+    let bytes = mem_core::fsread::read(target).map_err(|e| io("read", target, e))?;
     if let Err(e) = write_new(&aside, &bytes) {
         let _ = fs::remove_file(&aside);
         return Err(e);

@@ -217,7 +217,7 @@ pub fn collect<S: MemoryStore>(manager: &MemoryManager<S>) -> Result<Collected> 
         if let Some(path) = &d.path {
             let meta = metas.entry(path.clone()).or_insert_with(|| {
                 let file = Path::new(path).with_file_name(mem_auto::META_FILE);
-                std::fs::read(&file)
+                mem_core::fsread::read(&file)
                     .ok()
                     .and_then(|b| serde_json::from_slice::<mem_auto::Meta>(&b).ok())
             });
@@ -245,7 +245,7 @@ pub fn collect<S: MemoryStore>(manager: &MemoryManager<S>) -> Result<Collected> 
         let mut category = None;
         let mut text = d.body.clone();
         if let Some(path) = &d.path {
-            match std::fs::read(path) {
+            match mem_core::fsread::read(path) {
                 Ok(bytes) => {
                     let (parsed, _) =
                         mem_recall::frontmatter::parse(&String::from_utf8_lossy(&bytes));

@@ -131,7 +131,9 @@ fn read_regular(path: &Path) -> Result<Option<Vec<u8>>> {
             path: path.to_path_buf(),
             what: "not a regular file",
         }),
-        Ok(_) => fs::read(path).map(Some).map_err(|e| io("read", path, e)),
+        Ok(_) => mem_core::fsread::read(path)
+            .map(Some)
+            .map_err(|e| io("read", path, e)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(io("read", path, e)),
     }
