@@ -183,7 +183,6 @@ fn find(haystack: &[u8], needle: &[u8]) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_secret_of_the_corpus_is_stored_by_any_write_path() {
-    let started = std::time::Instant::now();
     let cases = corpus();
     assert!(cases.len() >= 40, "{} cases", cases.len());
     let tmp = tempfile::tempdir().unwrap();
@@ -408,9 +407,4 @@ async fn no_secret_of_the_corpus_is_stored_by_any_write_path() {
     );
     assert!(scanned > 10, "{scanned} files");
     assert!(hits.is_empty(), "{} hits:\n{}", hits.len(), hits.join("\n"));
-    assert!(
-        started.elapsed().as_secs() < 60,
-        "took {:?}",
-        started.elapsed()
-    );
 }

@@ -377,7 +377,7 @@ fn bad_input_is_refused_clearly() {
     assert_eq!(a.learning.content.len(), big.len());
     let t0 = m.get_tier0_summary().unwrap();
     assert!(t0.tokens < 500);
-    // Control characters are stored as given.
+    // Control characters and escape sequences are stripped before storing (issue 27 item 14).
     let a = m
         .add_learning(
             "esc \u{1b}[31mred",
@@ -394,8 +394,9 @@ fn bad_input_is_refused_clearly() {
             .learning
             .unwrap()
             .title,
-        "esc \u{1b}[31mred"
+        "esc red"
     );
+    assert_eq!(a.learning.content, "bell ");
     // A broken preset names file and line.
     write(
         &e.project.join(".omc/project.yaml"),

@@ -76,8 +76,15 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
         for text in said {
             // Redacted before it is split: a password holding `! ` or `. ` would otherwise be
             // cut into sentences the filter no longer recognises.
-            let text = redact(&text).text;
-            for sentence in sentences(&text) {
+            // A secret found here (not withheld by the caller before) makes a sentence that is
+            // mostly that secret go; markers already in the text are left to the caller's
+            // cleaning, which counts them (`mem_auto::clean`).
+            let redacted = redact(&text);
+            let fresh = redacted.withheld() > 0;
+            for sentence in sentences(&redacted.text) {
+                if fresh && mostly_secret(&sentence) {
+                    continue;
+                }
                 let sentence = strip_filler(&one_line(&sentence));
                 if sentence.chars().count() > MAX_SENTENCE_CHARS {
                     continue;
@@ -106,16 +113,24 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
 /// The entry with its secrets replaced; `None` when little is left without them.
 fn without_secrets(entry: &str) -> Option<String> {
     let r = redact(entry);
-    // Secrets withheld before (the text is redacted before it is split) count as well.
-    if r.withheld() == 0 && !entry.contains(REDACTED) {
+    if r.withheld() == 0 || !mostly_secret(&r.text) {
         return Some(r.text);
     }
-    let rest = r.text.replace(REDACTED, " ");
+    None
+}
+
+/// Whether little is left of `redacted` once its `[REDACTED]` markers are taken out (fewer than
+/// 3 words or 12 characters); `false` without a marker.
+fn mostly_secret(redacted: &str) -> bool {
+    if !redacted.contains(REDACTED) {
+        return false;
+    }
+    let rest = redacted.replace(REDACTED, " ");
     let words = rest
         .split_whitespace()
         .filter(|w| w.chars().any(char::is_alphanumeric))
         .count();
-    (words >= 3 && rest.chars().filter(|c| !c.is_whitespace()).count() >= 12).then_some(r.text)
+    words < 3 || rest.chars().filter(|c| !c.is_whitespace()).count() < 12
 }
 
 /// Removes conversational openers: `also,`, `btw`, `ok,`, 另外，...
