@@ -37,10 +37,12 @@ fn head(s: &str, n: usize) -> String {
     s.chars().take(n).collect()
 }
 
-/// Drops `<system-reminder>` blocks and markup tags, collapses whitespace.
+/// Drops `<system-reminder>` blocks, markup tags and terminal control sequences (nothing stored
+/// holds those: issue 27 item 14), collapses whitespace.
 fn visible(s: &str) -> String {
+    let stripped = mem_core::secrets::strip_controls(s);
     let mut out = String::new();
-    let mut rest = s;
+    let mut rest: &str = &stripped;
     while let Some(a) = rest.find("<system-reminder>") {
         out.push_str(&rest[..a]);
         rest = rest[a..]
