@@ -85,6 +85,9 @@ struct Line {
     kind: Kind,
     /// The entry's id, computed once when the line is read or written (entries only).
     id: Option<EntryId>,
+    /// In the unparsed region: from an unclosed code fence or HTML comment to the end of the
+    /// file. Nothing is added there (an entry there could not be read back).
+    unparsed: bool,
 }
 
 /// One entry of a document.
@@ -209,7 +212,18 @@ impl Document {
                     raw: raw.to_owned(),
                     kind,
                     id,
+                    unparsed: false,
                 });
+            }
+        }
+        // The unclosed fence or comment (whichever opened first) starts the unparsed region.
+        let unparsed_from = [fence.as_ref().map(|(_, l)| *l), comment_from]
+            .into_iter()
+            .flatten()
+            .min();
+        if let Some(from) = unparsed_from {
+            for line in lines.iter_mut().skip(from - 1) {
+                line.unparsed = true;
             }
         }
         if let Some((_, line)) = fence {
@@ -328,8 +342,9 @@ impl Document {
     }
 
     /// Adds an entry at the end of the (last) section of `category`; when there is none, a new
-    /// `### <heading>` section is made before the first section of a later category, or at the
-    /// end. Returns the entry's id.
+    /// `### <heading>` section is made before the first section of a later category, else
+    /// before an unclosed code fence or HTML comment (whose lines are not read as entries), else
+    /// at the end. Returns the entry's id.
     pub fn add(&mut self, category: MemoryCategory, text: &str, style: HeadingStyle) -> EntryId {
         let text = one_line(text);
         let cr = if self.crlf { "\r" } else { "" };
@@ -338,6 +353,7 @@ impl Document {
             raw: format!("- {text}{cr}"),
             kind: Kind::Entry(category),
             id: Some(id),
+            unparsed: false,
         };
         let last_heading = self
             .lines
@@ -368,12 +384,17 @@ impl Document {
             raw: format!("### {}{cr}", style.heading(category)),
             kind: Kind::CategoryHeading(category, 3),
             id: None,
+            unparsed: false,
         };
         let blank = || Line {
             raw: cr.to_owned(),
             kind: Kind::Other,
             id: None,
+            unparsed: false,
         };
+        // A new section never goes into the unparsed region (an unclosed fence or comment):
+        // it is put before it, so that it is read back (and not added again on the next run).
+        let later = later.or_else(|| self.lines.iter().position(|l| l.unparsed));
         match later {
             Some(at) => {
                 self.lines.splice(at..at, [head, entry, blank()]);
@@ -478,6 +499,39 @@ mod tests {
         assert_eq!(warnings[0].line, 3);
         assert_eq!(doc.entries().len(), 1);
         assert_eq!(doc.render(), text);
+    }
+
+    #[test]
+    fn a_new_section_goes_before_an_unclosed_fence_or_comment() {
+        for (text, opener) in [
+            ("### 用户偏好\n- a\n\n```\n- b\n", "```"),
+            ("### 用户偏好\n- a\n<!-- draft\n- b\n", "<!-- draft"),
+            ("```sh\nmake\n", "```sh"),
+        ] {
+            let (mut doc, _) = Document::parse(text);
+            doc.add(MemoryCategory::Project, "Uses uv", HeadingStyle::Seed);
+            let out = doc.render();
+            let (again, _) = Document::parse(&out);
+            // The entry is read back, so the next run finds it instead of adding it again.
+            assert!(again.contains_text("Uses uv"), "{out}");
+            assert!(
+                out.find("- Uses uv").unwrap() < out.find(opener).unwrap(),
+                "{out}"
+            );
+            // A second entry of the category joins the section: one heading only.
+            let (mut doc, _) = Document::parse(&out);
+            doc.add(
+                MemoryCategory::Project,
+                "Tests with nextest",
+                HeadingStyle::Seed,
+            );
+            let out = doc.render();
+            assert_eq!(out.matches("### 项目知识").count(), 1, "{out}");
+            let before = Document::parse(text).0.entries().len();
+            assert_eq!(Document::parse(&out).0.entries().len(), before + 2, "{out}");
+            // What followed the fence or comment is kept as written.
+            assert!(out.ends_with(&text[text.find(opener).unwrap()..]), "{out}");
+        }
     }
 
     #[test]
