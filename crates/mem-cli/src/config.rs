@@ -281,7 +281,7 @@ pub fn memory_settings_from(files: &[MemoryFile]) -> Result<MemorySettings> {
 }
 
 /// Parses the config file `path` (its text `text`) into `T`, the tables one reader takes
-/// (`what`, e.g. "[checkpoint] table"). A file that is not TOML is reported as such, naming the
+/// (`what`, e.g. "`[checkpoint]` table"). A file that is not TOML is reported as such, naming the
 /// file, line and column (not as a bad table); TOML whose `what` is wrong names it, with its
 /// line and column.
 ///

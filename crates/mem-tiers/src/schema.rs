@@ -11,7 +11,8 @@ pub const APPLICATION_ID: i64 = 0x6d65_6d74;
 /// The migrations; `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
 pub const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
-/// The first schema version whose deletes leave no text behind (version 3; see [`V3`]).
+/// The first schema version whose deletes leave no text behind (version 3: `secure_delete` and
+/// the FTS5 `secure-delete` option, the third of [`MIGRATIONS`]).
 pub const SECURE_DELETE_VERSION: i64 = 3;
 
 /// The schema version this build writes.
