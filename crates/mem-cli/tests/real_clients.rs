@@ -491,6 +491,39 @@ async fn run_blocking(c: Command, what: &'static str) -> Output {
         .unwrap()
 }
 
+/// The `SAVE-IT` script's results reached the model (the last request holds the tool results)
+/// and the note is a file in `.mewcode/memory/`.
+fn assert_mcp_round_trip(world: &World, requests: &[Value]) {
+    let last = conversation_text(requests.last().unwrap());
+    assert!(
+        last.contains(r#"\"id\":\"L1\""#),
+        "memory_add returned L1: {last}"
+    );
+    assert!(last.contains("N:project/"), "the note was added: {last}");
+    assert!(
+        last.contains(r#"\"results\":[{\"id\":\"L1\""#),
+        "memory_search found the learning: {last}"
+    );
+    let notes: Vec<PathBuf> = std::fs::read_dir(world.project.join(".mewcode/memory"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains(NOTE_BODY)))
+        .collect();
+    assert_eq!(notes.len(), 1, "the note is a file in .mewcode/memory/");
+}
+
+/// Session 2's first turn: what session 1 left is there, each once, and AGENTS.md once.
+fn assert_session_two(turn: &Value) {
+    for (needle, what) in [
+        ("always answer me in French", "memories.md"),
+        ("scripts/release.sh", "Tier 0 (the learning)"),
+        ("make ship ENV=staging", "the recalled note"),
+        (AGENTS_RULE, "AGENTS.md"),
+    ] {
+        assert_eq!(occurrences(turn, needle), 1, "{what}, exactly once");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Claude Code
 // ---------------------------------------------------------------------------------------------
@@ -567,22 +600,7 @@ async fn claude_code_with_hooks_and_mcp() {
     )
     .await;
     let requests = model_requests(&server, mark).await;
-    let last = conversation_text(requests.last().unwrap());
-    assert!(
-        last.contains(r#"\"id\":\"L1\""#),
-        "memory_add returned L1: {last}"
-    );
-    assert!(last.contains("N:project/"), "the note was added: {last}");
-    assert!(
-        last.contains(r#"\"results\":[{\"id\":\"L1\""#),
-        "memory_search found the learning: {last}"
-    );
-    let notes: Vec<PathBuf> = std::fs::read_dir(world.project.join(".mewcode/memory"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains(NOTE_BODY)))
-        .collect();
-    assert_eq!(notes.len(), 1, "the note is a file in .mewcode/memory/");
+    assert_mcp_round_trip(&world, &requests);
 
     // Session 2: what session 1 left is in the first request.
     let mark = seen(&server).await;
@@ -592,23 +610,7 @@ async fn claude_code_with_hooks_and_mcp() {
     )
     .await;
     let second = model_requests(&server, mark).await;
-    let turn = first_turn_request(&second);
-    assert_eq!(
-        occurrences(turn, "always answer me in French"),
-        1,
-        "memories.md, once"
-    );
-    assert_eq!(
-        occurrences(turn, "scripts/release.sh"),
-        1,
-        "Tier 0 holds the learning"
-    );
-    assert_eq!(
-        occurrences(turn, "make ship ENV=staging"),
-        1,
-        "the note is recalled"
-    );
-    assert_eq!(occurrences(turn, AGENTS_RULE), 1, "AGENTS.md once");
+    assert_session_two(first_turn_request(&second));
 
     // A compaction, then one more turn: the context is there again, once.
     let mark = seen(&server).await;
@@ -738,16 +740,7 @@ async fn codex_cli_with_hooks_and_mcp() {
     )
     .await;
     let requests = model_requests(&server, mark).await;
-    let last = conversation_text(requests.last().unwrap());
-    assert!(
-        last.contains(r#"\"id\":\"L1\""#),
-        "memory_add returned L1: {last}"
-    );
-    assert!(last.contains("N:project/"), "the note was added: {last}");
-    assert!(
-        last.contains(r#"\"results\":[{\"id\":\"L1\""#),
-        "memory_search found the learning: {last}"
-    );
+    assert_mcp_round_trip(&world, &requests);
 
     // Session 2.
     let mark = seen(&server).await;
@@ -757,23 +750,7 @@ async fn codex_cli_with_hooks_and_mcp() {
     )
     .await;
     let second = model_requests(&server, mark).await;
-    let turn = first_turn_request(&second);
-    assert_eq!(
-        occurrences(turn, "always answer me in French"),
-        1,
-        "memories.md, once"
-    );
-    assert_eq!(
-        occurrences(turn, "scripts/release.sh"),
-        1,
-        "Tier 0 holds the learning"
-    );
-    assert_eq!(
-        occurrences(turn, "make ship ENV=staging"),
-        1,
-        "the note is recalled"
-    );
-    assert_eq!(occurrences(turn, AGENTS_RULE), 1, "AGENTS.md once");
+    assert_session_two(first_turn_request(&second));
 
     // An automatic compaction: a turn that fills the window, then the next turn.
     run_blocking(
