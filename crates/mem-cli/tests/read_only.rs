@@ -5,22 +5,13 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::SystemTime;
 
-const MEM: &str = env!("CARGO_BIN_EXE_mem");
+mod common;
+use common::mem_command;
 
 fn mem(project: &Path, home: &Path, args: &[&str]) -> String {
-    let mut c = Command::new(MEM);
-    c.arg("--project").arg(project).arg("--home").arg(home);
-    for (k, _) in std::env::vars() {
-        if k.starts_with("MEM_") || k.starts_with("OPENAI_") || k.starts_with("ANTHROPIC_") {
-            c.env_remove(k);
-        }
-    }
-    let out = c
-        .env("HOME", home)
-        .env("MEM_LOG", "off")
+    let out = mem_command(project, home)
         .args(args)
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
