@@ -123,6 +123,32 @@ pub enum Error {
         /// The transcript it was imported from.
         source_path: PathBuf,
     },
+    /// The session search index (SQLite) failed.
+    #[error("session search index {}: {source}", path.display())]
+    Index {
+        /// The index file.
+        path: PathBuf,
+        /// What SQLite said.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The session search index was made by a newer mem.
+    #[error(
+        "session search index {} has schema version {found}, newer than this mem ({supported}); \
+         upgrade mem, or delete the file (it is rebuilt from the sessions)",
+        path.display()
+    )]
+    IndexVersion {
+        /// The index file.
+        path: PathBuf,
+        /// Its version.
+        found: i64,
+        /// The newest this build reads.
+        supported: i64,
+    },
+    /// A search that cannot run as asked (a `since` that is not a date...).
+    #[error("{0}")]
+    BadQuery(String),
     /// A session changed on disk in a way an incremental update cannot build on (its bytes
     /// before the point recorded at the last import are not the ones written then).
     #[error("session `{id}` changed on disk: {detail}")]

@@ -19,6 +19,7 @@ pub mod ingest;
 mod jsonl;
 mod meta;
 mod record;
+pub mod search;
 mod store;
 
 pub use chain::{ChainIssue, INTERRUPTED_TOOL_RESULT, validate_message_chain};
@@ -31,6 +32,7 @@ pub use record::{
     make_compact_boundary, make_rollback, parse_compact_boundary, parse_rollback,
     records_to_messages, write_json,
 };
+pub use search::{RefreshReport, SessionHit, SessionIndex, SessionQuery};
 pub use store::{
     Durability, ImportLock, META_FLUSH_INTERVAL, MetaMark, PreparedSession, REWRITING_KEY, Resumed,
     SESSIONS_DIR, SessionStore, SessionWriter, StagedSession, StoreOptions, WriteOutcome,

@@ -669,6 +669,53 @@ impl SessionStore {
         Ok(out?.0)
     }
 
+    /// The records of session `id` from byte `from` (a line start) to the end of the file as it
+    /// is under the shared lock, the file's length then, and the up to `tail` bytes that end at
+    /// `from` and at that length (so a reader can check later that the part it read is
+    /// unchanged). Lines that are not valid records are skipped. The session search index reads
+    /// what was appended with it.
+    ///
+    /// Errors: [`Error::NotFound`], [`Error::Locked`], I/O errors naming the file.
+    pub(crate) fn records_after_offset(
+        &self,
+        id: &str,
+        from: u64,
+        tail: u64,
+    ) -> Result<AppendedRecords> {
+        let path = self.jsonl_path(id);
+        let file = self.open_locked(&path, id, false)?;
+        let out = (|| {
+            let len = file
+                .metadata()
+                .map_err(|e| Error::io("cannot read", &path, e))?
+                .len();
+            let from = from.min(len);
+            let bytes_before = |end: u64| -> Result<Vec<u8>> {
+                let start = end.saturating_sub(tail);
+                let mut buf = vec![0u8; (end - start) as usize];
+                let mut reader = &file;
+                reader
+                    .seek(SeekFrom::Start(start))
+                    .map_err(|e| Error::io("cannot read", &path, e))?;
+                reader
+                    .read_exact(&mut buf)
+                    .map_err(|e| Error::io("cannot read", &path, e))?;
+                Ok(buf)
+            };
+            let before_from = bytes_before(from)?;
+            let before_end = bytes_before(len)?;
+            let (records, _) = read_records_range(&file, &path, from, len)?;
+            Ok(AppendedRecords {
+                records,
+                len,
+                before_from,
+                before_end,
+            })
+        })();
+        let _ = file.unlock();
+        out
+    }
+
     /// The messages of session `id` after its first `skip` (user, assistant and tool-result
     /// records with a message, in file order: the list [`Self::read_records`] gives, less its
     /// first `skip`), and how many messages the session holds in all
@@ -2698,4 +2745,16 @@ mod tests {
         }
         Ok(())
     }
+}
+
+/// What [`SessionStore::records_after_offset`] read.
+pub(crate) struct AppendedRecords {
+    /// The records after the offset.
+    pub(crate) records: Vec<SessionRecord>,
+    /// The file's length when read, in bytes.
+    pub(crate) len: u64,
+    /// The bytes that end at the offset (at most the `tail` asked for).
+    pub(crate) before_from: Vec<u8>,
+    /// The bytes that end at `len` (at most the `tail` asked for).
+    pub(crate) before_end: Vec<u8>,
 }

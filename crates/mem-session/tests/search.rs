@@ -1,0 +1,263 @@
+//! The session search index (`mem_session::search`): what is indexed, incremental refresh, a
+//! rewritten file, a deleted session and secrets, on real session files in a temp dir.
+
+use mem_core::{ContentBlock, Message, Role};
+use mem_session::{SessionIndex, SessionQuery, SessionStore};
+use serde_json::json;
+
+fn query(text: &str) -> SessionQuery {
+    SessionQuery {
+        text: text.to_owned(),
+        ..SessionQuery::default()
+    }
+}
+
+fn found(index: &SessionIndex, text: &str) -> Vec<(String, u64, String)> {
+    index
+        .search(&query(text))
+        .unwrap()
+        .into_iter()
+        .map(|h| (h.session_id, h.record, h.role))
+        .collect()
+}
+
+/// Every byte of the index's files (the database, and a WAL when there is one).
+fn index_bytes(store: &SessionStore) -> Vec<u8> {
+    let path = SessionIndex::path_for(store);
+    let mut bytes = std::fs::read(&path).unwrap();
+    for ext in ["-wal", "-journal"] {
+        let mut p = path.clone().into_os_string();
+        p.push(ext);
+        if let Ok(b) = std::fs::read(&p) {
+            bytes.extend(b);
+        }
+    }
+    bytes
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
+#[test]
+fn messages_tool_calls_and_summaries_are_found_by_record_number() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = SessionStore::for_project(tmp.path());
+    let mut w = store.create().unwrap();
+    let id = w.id().to_owned();
+    w.append(&Message::user(
+        "Why is the tenant cache returning stale rows?",
+    ))
+    .unwrap();
+    w.append(&Message::new(
+        Role::Assistant,
+        vec![
+            ContentBlock::text("Let me look at the invalidation."),
+            ContentBlock::tool_use(
+                "t1",
+                "Bash",
+                json!({"command": "rg invalidate_tenant src/cache.rs"}),
+            ),
+        ],
+    ))
+    .unwrap();
+    w.append(&Message::new(
+        Role::User,
+        vec![ContentBlock::tool_result(
+            "t1",
+            "src/cache.rs:42: fn invalidate_tenant(id)",
+            false,
+        )],
+    ))
+    .unwrap();
+    w.append(&Message::new(
+        Role::User,
+        vec![ContentBlock::tool_result(
+            "t2",
+            format!("noisyoutputword {}", "x".repeat(4000)),
+            false,
+        )],
+    ))
+    .unwrap();
+    w.append(&Message::user(
+        "<system-reminder>\nInjectedreminderword from the client\n</system-reminder>",
+    ))
+    .unwrap();
+    w.append(&Message::user("我们决定把缓存策略改成写穿。"))
+        .unwrap();
+    drop(w);
+
+    let mut index = SessionIndex::open(&store).unwrap();
+    let report = index.refresh(&store).unwrap();
+    assert_eq!(
+        (report.sessions, report.read, report.added),
+        (1, 1, 4),
+        "{report:?}"
+    );
+
+    assert_eq!(
+        found(&index, "stale tenant cache"),
+        vec![(id.clone(), 1, "user".into())]
+    );
+    // A command and a file path of a tool call, and a short tool result.
+    assert_eq!(
+        found(&index, "rg invalidate_tenant"),
+        vec![(id.clone(), 2, "assistant".into())]
+    );
+    let path_hits = found(&index, "src/cache.rs");
+    assert_eq!(path_hits.len(), 2, "{path_hits:?}");
+    // Raw output above the size and client-injected context are not indexed.
+    assert!(found(&index, "noisyoutputword").is_empty());
+    assert!(found(&index, "Injectedreminderword").is_empty());
+    // Any two consecutive characters of Chinese text, with the query's own words around them.
+    assert_eq!(
+        found(&index, "缓存策略"),
+        vec![(id.clone(), 6, "user".into())]
+    );
+    assert_eq!(found(&index, "写穿"), vec![(id.clone(), 6, "user".into())]);
+    // Record numbers are those `mem session show` prints.
+    let (records, _) = store.read_records(&id).unwrap();
+    assert_eq!(records.len(), 6);
+    // A filter by session and by time.
+    let mut q = query("cache");
+    q.session = Some("someone-else".into());
+    assert!(index.search(&q).unwrap().is_empty());
+    q.session = Some(id.clone());
+    assert!(!index.search(&q).unwrap().is_empty());
+    q.since = Some("2999-01-01".into());
+    assert!(index.search(&q).unwrap().is_empty());
+    q.since = Some("yesterday-ish".into());
+    let err = index.search(&q).unwrap_err().to_string();
+    assert!(
+        err.contains("yesterday-ish") && err.contains("YYYY-MM-DD"),
+        "{err}"
+    );
+    // Query syntax has no meaning: quotes, operators and stray punctuation are words or nothing.
+    assert!(found(&index, "\" NEAR( * -").is_empty());
+}
+
+#[test]
+fn a_refresh_reads_only_what_was_appended_and_notices_a_rewrite() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = SessionStore::for_project(tmp.path());
+    let mut w = store.create().unwrap();
+    let id = w.id().to_owned();
+    w.append(&Message::user("first we talk about the parser"))
+        .unwrap();
+    w.append(&Message::assistant("the parser is recursive descent"))
+        .unwrap();
+    let mut index = SessionIndex::open(&store).unwrap();
+    assert_eq!(index.refresh(&store).unwrap().added, 2);
+    // Nothing changed: nothing read.
+    let again = index.refresh(&store).unwrap();
+    assert_eq!((again.read, again.added), (0, 0), "{again:?}");
+
+    w.append(&Message::user("now the lexer needs unicode identifiers"))
+        .unwrap();
+    let grown = index.refresh(&store).unwrap();
+    assert_eq!(
+        (grown.read, grown.reindexed, grown.added),
+        (1, 0, 1),
+        "{grown:?}"
+    );
+    assert_eq!(
+        found(&index, "lexer unicode"),
+        vec![(id.clone(), 3, "user".into())]
+    );
+    assert_eq!(found(&index, "parser").len(), 2);
+    drop(w);
+
+    // The file is rewritten with other content of a greater length: indexed again from the start.
+    let path = store.jsonl_path(&id);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("parser", "grammar") + "").unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    use std::io::Write;
+    writeln!(
+        f,
+        "{}",
+        json!({"type":"user","message":{"role":"user","content":[{"type":"text","text":"and the formatter"}]}})
+    )
+    .unwrap();
+    drop(f);
+    let rewritten = index.refresh(&store).unwrap();
+    assert_eq!(rewritten.reindexed, 1, "{rewritten:?}");
+    assert!(found(&index, "parser").is_empty());
+    assert_eq!(found(&index, "grammar").len(), 2);
+    assert_eq!(found(&index, "formatter"), vec![(id, 4, "user".into())]);
+}
+
+#[test]
+fn a_deleted_session_and_a_secret_leave_nothing_in_the_index_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = SessionStore::for_project(tmp.path());
+    let mut w = store.create().unwrap();
+    let gone = w.id().to_owned();
+    w.append(&Message::user("the zanzibarword migration plan is ready"))
+        .unwrap();
+    drop(w);
+    let mut w = store.create().unwrap();
+    let kept = w.id().to_owned();
+    let key = "ghp_Zq8rT2vLk9sXw4mNb7cYd1eFg3hJk5pQr6tU";
+    w.append(&Message::user(format!(
+        "deploy with token {key} to staging"
+    )))
+    .unwrap();
+    drop(w);
+
+    let mut index = SessionIndex::open(&store).unwrap();
+    index.refresh(&store).unwrap();
+    assert_eq!(found(&index, "zanzibarword").len(), 1);
+    let hits = index.search(&query("deploy staging")).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert!(!hits[0].snippet.contains(key), "{}", hits[0].snippet);
+    assert!(found(&index, key).is_empty());
+
+    store.delete(&gone).unwrap();
+    let report = index.refresh(&store).unwrap();
+    assert_eq!(report.removed, 1, "{report:?}");
+    assert!(found(&index, "zanzibarword").is_empty());
+    assert_eq!(found(&index, "staging"), vec![(kept, 1, "user".into())]);
+    drop(index);
+    let bytes = index_bytes(&store);
+
+    assert!(
+        !contains(&bytes, "zanzibarword"),
+        "a deleted session's text is still in the index file"
+    );
+    assert!(!contains(&bytes, key), "a secret reached the index file");
+    assert!(
+        !contains(&bytes, &gone),
+        "a deleted session's id is still in the index file"
+    );
+}
+
+#[test]
+fn a_read_only_index_answers_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = SessionStore::for_project(tmp.path());
+    assert!(SessionIndex::open_read_only(&store).unwrap().is_none());
+    let mut w = store.create().unwrap();
+    w.append(&Message::user("remember the quokka endpoint"))
+        .unwrap();
+    drop(w);
+    SessionIndex::open(&store).unwrap().refresh(&store).unwrap();
+    let path = SessionIndex::path_for(&store);
+    let before = std::fs::metadata(&path).unwrap().modified().unwrap();
+    let mut perms = std::fs::metadata(&path).unwrap().permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(&path, perms).unwrap();
+    let mut ro = SessionIndex::open_read_only(&store).unwrap().unwrap();
+    assert_eq!(ro.refresh(&store).unwrap().read, 0);
+    assert_eq!(found(&ro, "quokka").len(), 1);
+    drop(ro);
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().modified().unwrap(),
+        before
+    );
+}
