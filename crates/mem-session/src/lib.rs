@@ -32,7 +32,10 @@ pub use record::{
     make_compact_boundary, make_rollback, parse_compact_boundary, parse_rollback,
     records_to_messages, write_json,
 };
-pub use search::{RefreshReport, SessionHit, SessionIndex, SessionQuery};
+pub use search::{
+    RefreshReport, SessionHit, SessionIndex, SessionQuery, SessionSearch, forget_in_index,
+    refresh_index, search_sessions,
+};
 pub use store::{
     Durability, ImportLock, META_FLUSH_INTERVAL, MetaMark, PreparedSession, REWRITING_KEY, Resumed,
     SESSIONS_DIR, SessionStore, SessionWriter, StagedSession, StoreOptions, WriteOutcome,

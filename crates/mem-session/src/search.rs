@@ -58,6 +58,15 @@ const RANK_WINDOW: usize = 20_000;
 /// A query word found in more than this share of the indexed messages is left out of the match
 /// when rarer words remain (the index's own stop words, in any language).
 const COMMON_SHARE: f64 = 0.05;
+/// Words that never match on their own when a search falls back to "any word" (English
+/// function words and the commonest Chinese particles, as they are after lowercasing).
+const FUNCTION_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "did", "do", "does", "for",
+    "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my",
+    "no", "not", "of", "on", "or", "our", "so", "that", "the", "their", "then", "there", "these",
+    "this", "to", "up", "us", "was", "we", "were", "what", "when", "where", "which", "who", "why",
+    "will", "with", "you", "your", "我们", "你们", "他们", "这个", "那个", "什么", "怎么",
+];
 /// Schema version, in `PRAGMA user_version`.
 const SCHEMA_VERSION: i64 = 1;
 
@@ -435,7 +444,20 @@ impl SessionIndex {
         let all = units.join(" AND ");
         let mut hits = self.run_match(&all, query, since.as_deref(), limit)?;
         if hits.is_empty() && units.len() > 1 {
-            hits = self.run_match(&units.join(" OR "), query, since.as_deref(), limit)?;
+            // Any word may match now, but not a function word alone: in a small index no
+            // word is common enough to be dropped above, and "is" or "的" would match anything.
+            let content: Vec<&String> = units
+                .iter()
+                .filter(|u| !FUNCTION_WORDS.contains(&u.trim_matches('"')))
+                .collect();
+            if !content.is_empty() {
+                let any = content
+                    .iter()
+                    .map(|u| u.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" OR ");
+                hits = self.run_match(&any, query, since.as_deref(), limit)?;
+            }
         }
         Ok(hits)
     }
@@ -523,6 +545,92 @@ impl SessionIndex {
         }
         Ok(hits)
     }
+}
+
+/// What [`search_sessions`] found.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SessionSearch {
+    /// The hits, best first.
+    pub hits: Vec<SessionHit>,
+    /// What bringing the index in step did (all zero when it could not be written).
+    pub refresh: RefreshReport,
+    /// `true` when the index could not be brought in step (it, or its directory, is read-only):
+    /// sessions changed since the last import or hook sync may be missed.
+    pub stale: bool,
+}
+
+/// The one session search of the CLI and the MCP server: opens the index of `store`, brings it
+/// in step ([`SessionIndex::refresh`]) and runs `query`. When the index cannot be opened for
+/// writing (a read-only project) the existing index is searched as it is, and `stale` says
+/// so; with no index at all, nothing is found.
+///
+/// # Errors
+/// [`Error::BadQuery`] for a bad `since`; [`Error::Index`] when the index is damaged (the
+/// message names the file: deleting it is safe, it is rebuilt); store errors listing sessions.
+pub fn search_sessions(store: &SessionStore, query: &SessionQuery) -> Result<SessionSearch> {
+    if !store.dir().is_dir() {
+        return Ok(SessionSearch::default());
+    }
+    let writable = match SessionIndex::open(store) {
+        Ok(index) => Some(index),
+        Err(Error::Io { .. }) => None,
+        Err(Error::Index { source, .. }) if is_read_only(&source) => None,
+        Err(e) => return Err(e),
+    };
+    match writable {
+        Some(mut index) => match index.refresh(store) {
+            Ok(refresh) => Ok(SessionSearch {
+                hits: index.search(query)?,
+                refresh,
+                stale: false,
+            }),
+            Err(Error::Index { source, .. }) if is_read_only(&source) => {
+                read_only_search(store, query)
+            }
+            Err(e) => Err(e),
+        },
+        None => read_only_search(store, query),
+    }
+}
+
+/// Brings the session index of `store` in step (opening, or creating, it): what an import and
+/// the hooks' transcript sync call after they wrote, so a search finds the new messages.
+///
+/// # Errors
+/// As [`SessionIndex::open`] and [`SessionIndex::refresh`].
+pub fn refresh_index(store: &SessionStore) -> Result<RefreshReport> {
+    SessionIndex::open(store)?.refresh(store)
+}
+
+/// Drops session `id` from the index of `store`, when there is an index (`mem session delete`:
+/// nothing of a deleted session stays searchable or in the file).
+///
+/// # Errors
+/// As [`SessionIndex::open`] and [`SessionIndex::remove`].
+pub fn forget_in_index(store: &SessionStore, id: &str) -> Result<()> {
+    if !SessionIndex::path_for(store).is_file() {
+        return Ok(());
+    }
+    SessionIndex::open(store)?.remove(id)
+}
+
+fn read_only_search(store: &SessionStore, query: &SessionQuery) -> Result<SessionSearch> {
+    let hits = match SessionIndex::open_read_only(store)? {
+        Some(index) => index.search(query)?,
+        None => Vec::new(),
+    };
+    Ok(SessionSearch {
+        hits,
+        refresh: RefreshReport::default(),
+        stale: true,
+    })
+}
+
+fn is_read_only(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen)
+    )
 }
 
 #[derive(Debug, Clone)]

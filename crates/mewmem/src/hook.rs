@@ -368,6 +368,16 @@ pub async fn run_claude(
             let main = synced
                 .iter()
                 .find(|s| s.action != mem_session::ingest::IngestAction::Empty);
+            // The session search index reads only what the sync appended.
+            if main.is_some() {
+                match mem_session::refresh_index(&store) {
+                    Ok(r) => out.notes.push(format!(
+                        "session index: {} messages added from {} sessions",
+                        r.added, r.read
+                    )),
+                    Err(e) => out.problems.push(format!("session index: {e}")),
+                }
+            }
             if let (Some(extract), Some(main)) = (&config.extract, main) {
                 let work = mem_auto::extract_session(
                     &extract.auto,

@@ -1,6 +1,6 @@
 //! `mem mcp`: an MCP server on stdio (the official Rust SDK, `rmcp`) exposing the project's
 //! memory to any MCP client: `memory_search`, `memory_get`, `memory_add`, `memory_forget`,
-//! `recall` and `context` (SPEC "mewmem": agent integration without a daemon).
+//! `recall`, `context` and `session_search` (SPEC "mewmem": agent integration without a daemon).
 //!
 //! Every tool runs the same library calls as the CLI (`mem memory search|show|add|forget`,
 //! `mem note add`, `mem recall`, `mem context` with Tier 0), so a memory added here is found by
@@ -166,6 +166,24 @@ struct SearchArgs {
     scope: Option<ScopeArg>,
 }
 
+/// Arguments of `session_search`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SessionSearchArgs {
+    /// The words to find in past conversations of this project, as plain text.
+    query: String,
+    /// Only this session (an id or a unique prefix of one, as a hit gives it).
+    #[serde(default)]
+    session: Option<String>,
+    /// Only messages made at or after this time (`YYYY-MM-DD` or RFC 3339).
+    #[serde(default)]
+    since: Option<String>,
+    /// The most hits (1 to 100; default 10).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = MAX_SEARCH_LIMIT))]
+    limit: Option<usize>,
+}
+
 /// Arguments of `memory_get`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -327,6 +345,14 @@ fn tools() -> std::result::Result<Vec<Tool>, ErrorData> {
              <system-reminder> block, within a character budget.",
             read("Session context"),
         )?,
+        tool::<SessionSearchArgs>(
+            "session_search",
+            "Search this project's past conversations (its sessions, imported Claude Code and \
+             Codex transcripts included): what the user said, assistant text, tool names, \
+             commands, file paths and short tool output. Returns session id, record number, \
+             time, role and a snippet for each message, best match first.",
+            read("Search past sessions"),
+        )?,
     ])
 }
 
@@ -374,6 +400,68 @@ fn withheld_text(n: usize) -> String {
 fn parse_id(tool: &str, id: &str) -> Result<MemoryId, ToolError> {
     id.parse::<MemoryId>()
         .map_err(|e| bad(format!("{tool}: {e}")))
+}
+
+fn session_search(settings: &Settings, a: SessionSearchArgs) -> ToolResult {
+    let text = a.query.trim();
+    if text.is_empty() {
+        return Err(bad("session_search: `query` is empty"));
+    }
+    if text.len() > MAX_QUERY_BYTES {
+        return Err(bad(format!(
+            "session_search: `query` is {} bytes; at most {MAX_QUERY_BYTES}",
+            text.len()
+        )));
+    }
+    let limit = a.limit.unwrap_or(10);
+    if !(1..=MAX_SEARCH_LIMIT).contains(&limit) {
+        return Err(bad(format!(
+            "session_search: `limit` must be 1 to {MAX_SEARCH_LIMIT}, not {limit}"
+        )));
+    }
+    let store = mem_session::SessionStore::for_project(&settings.project);
+    let session = match a.session {
+        Some(p) => Some(
+            store
+                .resolve_id(&p)
+                .map_err(|e| bad(format!("session_search: {e}")))?,
+        ),
+        None => None,
+    };
+    let query = mem_session::SessionQuery {
+        text: text.to_owned(),
+        session,
+        since: a.since,
+        limit,
+    };
+    let found = match mem_session::search_sessions(&store, &query) {
+        Ok(found) => found,
+        Err(e @ mem_session::Error::BadQuery(_)) => {
+            return Err(bad(format!("session_search: {e}")));
+        }
+        Err(e) => return Err(anyhow::Error::from(e).into()),
+    };
+    let mut text = String::new();
+    if found.hits.is_empty() {
+        text.push_str("no session message matches");
+    }
+    for h in &found.hits {
+        text.push_str(&format!(
+            "{} #{} {} {}: {}\n",
+            h.session_id,
+            h.record,
+            h.timestamp.as_deref().unwrap_or("-"),
+            h.role,
+            h.snippet
+        ));
+    }
+    if found.stale {
+        text.push_str("\n(the session index could not be updated: read-only project)");
+    }
+    Ok(ok(
+        text.trim_end().to_owned(),
+        json!({"hits": found.hits, "stale": found.stale}),
+    ))
 }
 
 fn search(settings: &Settings, a: SearchArgs) -> ToolResult {
@@ -783,6 +871,10 @@ impl MemServer {
                 Ok(a) => blocking("memory_search", move || search(&settings, a)).await,
                 Err(e) => Err(e),
             },
+            "session_search" => match parse::<SessionSearchArgs>(name, args) {
+                Ok(a) => blocking("session_search", move || session_search(&settings, a)).await,
+                Err(e) => Err(e),
+            },
             "memory_get" => match parse::<GetArgs>(name, args) {
                 Ok(a) => blocking("memory_get", move || get(&settings, a)).await,
                 Err(e) => Err(e),
@@ -819,7 +911,8 @@ impl ServerHandler for MemServer {
                 "mewmem: the memory of this project and user. memory_search finds memories \
                  (ids, titles, snippets), memory_get reads them in full, memory_add remembers a \
                  learning or a note, memory_forget removes one by id, recall gives the notes \
-                 relevant to a user message, context gives the start-of-session context.",
+                 relevant to a user message, context gives the start-of-session context, \
+                 session_search finds messages of past conversations.",
             )
     }
 

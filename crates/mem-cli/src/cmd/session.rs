@@ -1,4 +1,4 @@
-//! `mem session list|show|resume|export|import|delete`.
+//! `mem session list|show|search|resume|export|import|delete`.
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -31,6 +31,32 @@ enum SessionCommand {
     Show {
         /// Session id or unique prefix (default: the latest session).
         id: Option<String>,
+        /// Only the records around this one (its number, as this command and
+        /// `mem session search` print it).
+        #[arg(long, value_name = "N")]
+        around: Option<usize>,
+        /// With --around: how many records to show on each side.
+        #[arg(long, value_name = "K", default_value_t = 3, requires = "around")]
+        context: usize,
+    },
+    /// Search the project's sessions, imported transcripts included, best match first.
+    ///
+    /// Searched: what the user said, assistant text, tool names, commands and file paths,
+    /// short tool output and compaction summaries. Each hit names the session and record for
+    /// `mem session show ID --around N`.
+    Search {
+        /// The words to find (any language).
+        #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
+        query: Vec<String>,
+        /// Only this session (id or unique prefix).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// Only records made at or after this time (YYYY-MM-DD or RFC 3339).
+        #[arg(long, value_name = "DATE")]
+        since: Option<String>,
+        /// The most hits to show (at most 200).
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
     },
     /// Show the conversation a resume replays: from the last compact boundary, validated.
     Resume {
@@ -83,7 +109,29 @@ pub fn run(args: SessionArgs, settings: &Settings) -> Result<()> {
     let mut out = io::stdout().lock();
     match args.command {
         SessionCommand::List => list(&store, settings, &mut out),
-        SessionCommand::Show { id } => show(&store, &resolve(&store, id)?, settings, &mut out),
+        SessionCommand::Show {
+            id,
+            around,
+            context,
+        } => {
+            let window = around.map(|n| (n, context));
+            show(&store, &resolve(&store, id)?, window, settings, &mut out)
+        }
+        SessionCommand::Search {
+            query,
+            session,
+            since,
+            limit,
+        } => {
+            let session = session.map(|p| store.resolve_id(&p)).transpose()?;
+            let query = mem_session::SessionQuery {
+                text: query.join(" "),
+                session,
+                since,
+                limit,
+            };
+            search(&store, &query, settings, &mut out)
+        }
         SessionCommand::Resume { id } => resume(&store, &resolve(&store, id)?, settings, &mut out),
         SessionCommand::Export { id, format, output } => export(
             &store,
@@ -173,6 +221,9 @@ fn delete(store: &SessionStore, id: &str, settings: &Settings, out: &mut impl Wr
     mem_recall::SurfacedLog::for_session(store.dir(), id)
         .remove()
         .with_context(|| format!("deleted session {id}, but not its recall record"))?;
+    // And its messages leave the session search index.
+    mem_session::forget_in_index(store, id)
+        .with_context(|| format!("deleted session {id}, but not from the session search index"))?;
     if settings.json {
         crate::output::write_json(
             out,
@@ -278,20 +329,92 @@ fn header(meta: &SessionMeta, out: &mut impl Write) -> io::Result<()> {
     )
 }
 
-fn show(store: &SessionStore, id: &str, settings: &Settings, out: &mut impl Write) -> Result<()> {
+/// `mem session show ID [--around N --context K]`: every record, or records N-K..=N+K.
+fn show(
+    store: &SessionStore,
+    id: &str,
+    window: Option<(usize, usize)>,
+    settings: &Settings,
+    out: &mut impl Write,
+) -> Result<()> {
     let meta = store.meta(id)?;
     let (records, diagnostics) = store.read_records(id)?;
+    let (first, last) = match window {
+        None => (1, records.len()),
+        Some((n, k)) => {
+            if n == 0 || n > records.len() {
+                bail!(
+                    "session {id} has records 1 to {}; --around {n} is not one of them",
+                    records.len()
+                );
+            }
+            (n.saturating_sub(k).max(1), (n + k).min(records.len()))
+        }
+    };
+    let shown = records.get(first - 1..last).unwrap_or_default();
     if settings.json {
-        let v = json!({"meta": meta, "records": records, "diagnostics": diagnostics});
+        let mut v = json!({"meta": meta, "records": shown, "diagnostics": diagnostics});
+        if window.is_some() {
+            v["first_record"] = json!(first);
+        }
         crate::output::write_json(out, &v)?;
         return Ok(());
     }
     header(&meta, out)?;
+    if window.is_some() {
+        writeln!(out, "records {first} to {last} of {}", records.len())?;
+    }
     writeln!(out, "{LEGEND}")?;
-    for (i, record) in records.iter().enumerate() {
-        writeln!(out, "{}", render_record(i + 1, record))?;
+    for (i, record) in shown.iter().enumerate() {
+        writeln!(out, "{}", render_record(first + i, record))?;
     }
     print_diagnostics(&diagnostics, out)?;
+    Ok(())
+}
+
+/// `mem session search QUERY`: two lines a hit (where, then the snippet), then a count.
+fn search(
+    store: &SessionStore,
+    query: &mem_session::SessionQuery,
+    settings: &Settings,
+    out: &mut impl Write,
+) -> Result<()> {
+    let found = mem_session::search_sessions(store, query)?;
+    if found.stale {
+        eprintln!(
+            "warning: the session index could not be updated (read-only); sessions changed since the last import or sync may be missed"
+        );
+    }
+    for w in &found.refresh.warnings {
+        eprintln!("warning: {}", safe_line(w));
+    }
+    if settings.json {
+        crate::output::write_json(out, &found)?;
+        return Ok(());
+    }
+    if found.hits.is_empty() {
+        writeln!(out, "no session message matches {}", quoted(&query.text))?;
+        return Ok(());
+    }
+    for h in &found.hits {
+        writeln!(
+            out,
+            "{}  #{}  {}  {}",
+            safe_line(&h.session_id),
+            h.record,
+            h.timestamp.as_deref().map_or("-".into(), safe_line),
+            h.role
+        )?;
+        writeln!(out, "    {}", safe_line(&h.snippet))?;
+    }
+    let sessions: std::collections::BTreeSet<&str> =
+        found.hits.iter().map(|h| h.session_id.as_str()).collect();
+    writeln!(
+        out,
+        "{} in {} (`mem session show ID --around N` for the context)",
+        count(found.hits.len(), "hit"),
+        count(sessions.len(), "session")
+    )?;
     Ok(())
 }
 
@@ -563,6 +686,18 @@ fn import(
         return Err(e.into());
     }
     bar.finish_and_clear();
+    // The imported messages become searchable (`mem session search`); a failure here loses
+    // nothing (the next search brings the index in step) and does not fail the import.
+    if summary.sessions > 0
+        && let Err(e) = mem_session::refresh_index(store)
+    {
+        after_report(out, || {
+            eprintln!(
+                "warning: session search index not updated: {}",
+                safe_line(&e.to_string())
+            );
+        })?;
+    }
     summary.failed = failures + unreadable;
     let not_transcripts = summary.not_transcripts;
     let failure = if not_transcripts == files.len() {
