@@ -117,7 +117,7 @@ async fn a_real_client_uses_every_tool_and_shares_memories_with_the_cli() {
     );
     assert!(info.capabilities.tools.is_some());
 
-    // tools/list: the six tools with their annotations.
+    // tools/list: the seven tools with their annotations.
     let tools = c.list_all_tools().await.unwrap_or_else(|e| panic!("{e}"));
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(
@@ -128,7 +128,8 @@ async fn a_real_client_uses_every_tool_and_shares_memories_with_the_cli() {
             "memory_add",
             "memory_forget",
             "recall",
-            "context"
+            "context",
+            "session_search"
         ]
     );
     let ann = |n: &str| {
@@ -138,7 +139,13 @@ async fn a_real_client_uses_every_tool_and_shares_memories_with_the_cli() {
             .and_then(|t| t.annotations.clone())
             .unwrap_or_default()
     };
-    for n in ["memory_search", "memory_get", "recall", "context"] {
+    for n in [
+        "memory_search",
+        "memory_get",
+        "recall",
+        "context",
+        "session_search",
+    ] {
         assert_eq!(ann(n).read_only_hint, Some(true), "{n}");
     }
     assert_eq!(ann("memory_forget").destructive_hint, Some(true));
@@ -590,4 +597,72 @@ fn a_client_that_disconnects_mid_call_ends_the_server_cleanly() {
             assert_eq!(text.matches("Step one.").count(), 50_000, "{name}");
         }
     }
+}
+
+#[tokio::test]
+async fn session_search_finds_a_phrase_of_an_imported_real_transcript() {
+    let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (project, home) = (root.path().join("project"), root.path().join("home"));
+    std::fs::create_dir_all(&project).unwrap_or_default();
+    std::fs::create_dir_all(&home).unwrap_or_default();
+    let rollout = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../../fixtures/transcripts/codex/AcidicSoil_codex-session-view__rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl",
+    );
+    let out = mem(&project, &home)
+        .args(["session", "import"])
+        .arg(&rollout)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let c = client(&project, &home).await;
+    let r = call(
+        &c,
+        "session_search",
+        json!({"query": "rigging up the chatbot-ui", "limit": 5}),
+    )
+    .await;
+    assert!(!is_error(&r), "{}", text(&r));
+    let hits = structured(&r)["hits"].clone();
+    assert_eq!(
+        hits[0]["session_id"], "019a93b9-f380-7600-98ff-940e6b99603c",
+        "{hits}"
+    );
+    assert_eq!(hits[0]["record"], 2, "{hits}");
+    assert_eq!(hits[0]["role"], "user", "{hits}");
+    assert!(
+        text(&r).contains("019a93b9-f380-7600-98ff-940e6b99603c #2 "),
+        "{}",
+        text(&r)
+    );
+    // Filters and errors.
+    let r = call(
+        &c,
+        "session_search",
+        json!({"query": "ollama", "session": "019a", "since": "2030-01-01"}),
+    )
+    .await;
+    assert!(!is_error(&r), "{}", text(&r));
+    assert_eq!(structured(&r)["hits"], json!([]));
+    for (a, want) in [
+        (json!({"query": "  "}), "`query` is empty"),
+        (
+            json!({"query": "x", "since": "soon"}),
+            "`soon` is not a date",
+        ),
+        (json!({"query": "x", "session": "zzz"}), "no session `zzz`"),
+        (
+            json!({"query": "x", "limit": 0}),
+            "`limit` must be 1 to 100",
+        ),
+    ] {
+        let r = call(&c, "session_search", a.clone()).await;
+        assert!(is_error(&r), "{a}");
+        assert!(text(&r).contains(want), "{a}: {}", text(&r));
+    }
+    c.cancel().await.unwrap_or_else(|e| panic!("{e}"));
 }
