@@ -54,7 +54,7 @@ pub const MAX_HITS: usize = 200;
 const TAIL_CHECK_BYTES: u64 = 256;
 /// The most matches ranked for one search (the newest ones): a query whose words are in most
 /// messages stays fast.
-const RANK_WINDOW: usize = 20_000;
+const RANK_WINDOW: usize = 5_000;
 /// A query word found in more than this share of the indexed messages is left out of the match
 /// when rarer words remain (the index's own stop words, in any language).
 const COMMON_SHARE: f64 = 0.05;
@@ -436,9 +436,14 @@ impl SessionIndex {
         if units.is_empty() {
             return Ok(Vec::new());
         }
+        // The largest row id: the count of rows ever indexed, read from the b-tree's edge
+        // (a `count(*)` would walk every row). Deleted rows make it larger, which only makes
+        // fewer words count as common.
         let total: i64 = self
             .conn
-            .query_row("SELECT count(*) FROM messages", [], |r| r.get(0))
+            .query_row("SELECT coalesce(max(id), 0) FROM messages", [], |r| {
+                r.get(0)
+            })
             .map_err(|e| db_error(&self.path, e))?;
         let units = self.drop_common(units, total)?;
         let all = units.join(" AND ");
@@ -889,10 +894,10 @@ fn snippet(text: &str, words: &[String]) -> String {
     let mut end = (start + SNIPPET_CHARS).min(chars.len());
     start = end.saturating_sub(SNIPPET_CHARS).min(start);
     // Move the cuts to word boundaries (a space), unless that loses too much.
-    if start > 0 {
-        if let Some(sp) = chars[start..at.max(start)].iter().position(|c| *c == ' ') {
-            start += sp + 1;
-        }
+    if start > 0
+        && let Some(sp) = chars[start..at.max(start)].iter().position(|c| *c == ' ')
+    {
+        start += sp + 1;
     }
     if end < chars.len()
         && let Some(sp) = chars[at.min(end)..end].iter().rposition(|c| *c == ' ')

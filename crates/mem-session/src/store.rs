@@ -2646,6 +2646,18 @@ fn counted(meta: &mut SessionMeta, seeded_title: Option<String>, bytes: u64, tai
     }
 }
 
+/// What [`SessionStore::records_after_offset`] read.
+pub(crate) struct AppendedRecords {
+    /// The records after the offset.
+    pub(crate) records: Vec<SessionRecord>,
+    /// The file's length when read, in bytes.
+    pub(crate) len: u64,
+    /// The bytes that end at the offset (at most the `tail` asked for).
+    pub(crate) before_from: Vec<u8>,
+    /// The bytes that end at `len` (at most the `tail` asked for).
+    pub(crate) before_end: Vec<u8>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2745,16 +2757,4 @@ mod tests {
         }
         Ok(())
     }
-}
-
-/// What [`SessionStore::records_after_offset`] read.
-pub(crate) struct AppendedRecords {
-    /// The records after the offset.
-    pub(crate) records: Vec<SessionRecord>,
-    /// The file's length when read, in bytes.
-    pub(crate) len: u64,
-    /// The bytes that end at the offset (at most the `tail` asked for).
-    pub(crate) before_from: Vec<u8>,
-    /// The bytes that end at `len` (at most the `tail` asked for).
-    pub(crate) before_end: Vec<u8>,
 }

@@ -15,7 +15,7 @@ fn query(text: &str) -> SessionQuery {
 fn found(index: &SessionIndex, text: &str) -> Vec<(String, u64, String)> {
     index
         .search(&query(text))
-        .unwrap()
+        .unwrap_or_else(|e| panic!("{e}"))
         .into_iter()
         .map(|h| (h.session_id, h.record, h.role))
         .collect()
@@ -24,7 +24,7 @@ fn found(index: &SessionIndex, text: &str) -> Vec<(String, u64, String)> {
 /// Every byte of the index's files (the database, and a WAL when there is one).
 fn index_bytes(store: &SessionStore) -> Vec<u8> {
     let path = SessionIndex::path_for(store);
-    let mut bytes = std::fs::read(&path).unwrap();
+    let mut bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{e}"));
     for ext in ["-wal", "-journal"] {
         let mut p = path.clone().into_os_string();
         p.push(ext);
@@ -43,14 +43,14 @@ fn contains(haystack: &[u8], needle: &str) -> bool {
 
 #[test]
 fn messages_tool_calls_and_summaries_are_found_by_record_number() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let store = SessionStore::for_project(tmp.path());
-    let mut w = store.create().unwrap();
+    let mut w = store.create().unwrap_or_else(|e| panic!("{e}"));
     let id = w.id().to_owned();
     w.append(&Message::user(
         "Why is the tenant cache returning stale rows?",
     ))
-    .unwrap();
+    .unwrap_or_else(|e| panic!("{e}"));
     w.append(&Message::new(
         Role::Assistant,
         vec![
@@ -62,7 +62,7 @@ fn messages_tool_calls_and_summaries_are_found_by_record_number() {
             ),
         ],
     ))
-    .unwrap();
+    .unwrap_or_else(|e| panic!("{e}"));
     w.append(&Message::new(
         Role::User,
         vec![ContentBlock::tool_result(
@@ -71,7 +71,7 @@ fn messages_tool_calls_and_summaries_are_found_by_record_number() {
             false,
         )],
     ))
-    .unwrap();
+    .unwrap_or_else(|e| panic!("{e}"));
     w.append(&Message::new(
         Role::User,
         vec![ContentBlock::tool_result(
@@ -80,17 +80,17 @@ fn messages_tool_calls_and_summaries_are_found_by_record_number() {
             false,
         )],
     ))
-    .unwrap();
+    .unwrap_or_else(|e| panic!("{e}"));
     w.append(&Message::user(
         "<system-reminder>\nInjectedreminderword from the client\n</system-reminder>",
     ))
-    .unwrap();
+    .unwrap_or_else(|e| panic!("{e}"));
     w.append(&Message::user("我们决定把缓存策略改成写穿。"))
-        .unwrap();
+        .unwrap_or_else(|e| panic!("{e}"));
     drop(w);
 
-    let mut index = SessionIndex::open(&store).unwrap();
-    let report = index.refresh(&store).unwrap();
+    let mut index = SessionIndex::open(&store).unwrap_or_else(|e| panic!("{e}"));
+    let report = index.refresh(&store).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         (report.sessions, report.read, report.added),
         (1, 1, 4),
@@ -118,18 +118,37 @@ fn messages_tool_calls_and_summaries_are_found_by_record_number() {
     );
     assert_eq!(found(&index, "写穿"), vec![(id.clone(), 6, "user".into())]);
     // Record numbers are those `mem session show` prints.
-    let (records, _) = store.read_records(&id).unwrap();
+    let (records, _) = store.read_records(&id).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(records.len(), 6);
     // A filter by session and by time.
     let mut q = query("cache");
     q.session = Some("someone-else".into());
-    assert!(index.search(&q).unwrap().is_empty());
+    assert!(
+        index
+            .search(&q)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .is_empty()
+    );
     q.session = Some(id.clone());
-    assert!(!index.search(&q).unwrap().is_empty());
+    assert!(
+        !index
+            .search(&q)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .is_empty()
+    );
     q.since = Some("2999-01-01".into());
-    assert!(index.search(&q).unwrap().is_empty());
+    assert!(
+        index
+            .search(&q)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .is_empty()
+    );
     q.since = Some("yesterday-ish".into());
-    let err = index.search(&q).unwrap_err().to_string();
+    let err = index
+        .search(&q)
+        .err()
+        .unwrap_or_else(|| panic!("no error"))
+        .to_string();
     assert!(
         err.contains("yesterday-ish") && err.contains("YYYY-MM-DD"),
         "{err}"
@@ -140,23 +159,29 @@ fn messages_tool_calls_and_summaries_are_found_by_record_number() {
 
 #[test]
 fn a_refresh_reads_only_what_was_appended_and_notices_a_rewrite() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let store = SessionStore::for_project(tmp.path());
-    let mut w = store.create().unwrap();
+    let mut w = store.create().unwrap_or_else(|e| panic!("{e}"));
     let id = w.id().to_owned();
     w.append(&Message::user("first we talk about the parser"))
-        .unwrap();
+        .unwrap_or_else(|e| panic!("{e}"));
     w.append(&Message::assistant("the parser is recursive descent"))
-        .unwrap();
-    let mut index = SessionIndex::open(&store).unwrap();
-    assert_eq!(index.refresh(&store).unwrap().added, 2);
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut index = SessionIndex::open(&store).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        index
+            .refresh(&store)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .added,
+        2
+    );
     // Nothing changed: nothing read.
-    let again = index.refresh(&store).unwrap();
+    let again = index.refresh(&store).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!((again.read, again.added), (0, 0), "{again:?}");
 
     w.append(&Message::user("now the lexer needs unicode identifiers"))
-        .unwrap();
-    let grown = index.refresh(&store).unwrap();
+        .unwrap_or_else(|e| panic!("{e}"));
+    let grown = index.refresh(&store).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         (grown.read, grown.reindexed, grown.added),
         (1, 0, 1),
@@ -171,21 +196,21 @@ fn a_refresh_reads_only_what_was_appended_and_notices_a_rewrite() {
 
     // The file is rewritten with other content of a greater length: indexed again from the start.
     let path = store.jsonl_path(&id);
-    let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(&path, text.replace("parser", "grammar") + "").unwrap();
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&path, text.replace("parser", "grammar") + "").unwrap_or_else(|e| panic!("{e}"));
     let mut f = std::fs::OpenOptions::new()
         .append(true)
         .open(&path)
-        .unwrap();
+        .unwrap_or_else(|e| panic!("{e}"));
     use std::io::Write;
     writeln!(
         f,
         "{}",
         json!({"type":"user","message":{"role":"user","content":[{"type":"text","text":"and the formatter"}]}})
     )
-    .unwrap();
+    .unwrap_or_else(|e| panic!("{e}"));
     drop(f);
-    let rewritten = index.refresh(&store).unwrap();
+    let rewritten = index.refresh(&store).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(rewritten.reindexed, 1, "{rewritten:?}");
     assert!(found(&index, "parser").is_empty());
     assert_eq!(found(&index, "grammar").len(), 2);
@@ -194,32 +219,34 @@ fn a_refresh_reads_only_what_was_appended_and_notices_a_rewrite() {
 
 #[test]
 fn a_deleted_session_and_a_secret_leave_nothing_in_the_index_files() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let store = SessionStore::for_project(tmp.path());
-    let mut w = store.create().unwrap();
+    let mut w = store.create().unwrap_or_else(|e| panic!("{e}"));
     let gone = w.id().to_owned();
     w.append(&Message::user("the zanzibarword migration plan is ready"))
-        .unwrap();
+        .unwrap_or_else(|e| panic!("{e}"));
     drop(w);
-    let mut w = store.create().unwrap();
+    let mut w = store.create().unwrap_or_else(|e| panic!("{e}"));
     let kept = w.id().to_owned();
     let key = "ghp_Zq8rT2vLk9sXw4mNb7cYd1eFg3hJk5pQr6tU";
     w.append(&Message::user(format!(
         "deploy with token {key} to staging"
     )))
-    .unwrap();
+    .unwrap_or_else(|e| panic!("{e}"));
     drop(w);
 
-    let mut index = SessionIndex::open(&store).unwrap();
-    index.refresh(&store).unwrap();
+    let mut index = SessionIndex::open(&store).unwrap_or_else(|e| panic!("{e}"));
+    index.refresh(&store).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(found(&index, "zanzibarword").len(), 1);
-    let hits = index.search(&query("deploy staging")).unwrap();
+    let hits = index
+        .search(&query("deploy staging"))
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(hits.len(), 1);
     assert!(!hits[0].snippet.contains(key), "{}", hits[0].snippet);
     assert!(found(&index, key).is_empty());
 
-    store.delete(&gone).unwrap();
-    let report = index.refresh(&store).unwrap();
+    store.delete(&gone).unwrap_or_else(|e| panic!("{e}"));
+    let report = index.refresh(&store).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(report.removed, 1, "{report:?}");
     assert!(found(&index, "zanzibarword").is_empty());
     assert_eq!(found(&index, "staging"), vec![(kept, 1, "user".into())]);
@@ -239,25 +266,42 @@ fn a_deleted_session_and_a_secret_leave_nothing_in_the_index_files() {
 
 #[test]
 fn a_read_only_index_answers_and_writes_nothing() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let store = SessionStore::for_project(tmp.path());
-    assert!(SessionIndex::open_read_only(&store).unwrap().is_none());
-    let mut w = store.create().unwrap();
+    assert!(
+        SessionIndex::open_read_only(&store)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .is_none()
+    );
+    let mut w = store.create().unwrap_or_else(|e| panic!("{e}"));
     w.append(&Message::user("remember the quokka endpoint"))
-        .unwrap();
+        .unwrap_or_else(|e| panic!("{e}"));
     drop(w);
-    SessionIndex::open(&store).unwrap().refresh(&store).unwrap();
+    SessionIndex::open(&store)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .refresh(&store)
+        .unwrap_or_else(|e| panic!("{e}"));
     let path = SessionIndex::path_for(&store);
-    let before = std::fs::metadata(&path).unwrap().modified().unwrap();
-    let mut perms = std::fs::metadata(&path).unwrap().permissions();
+    let before = std::fs::metadata(&path)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .modified()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut perms = std::fs::metadata(&path)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .permissions();
     perms.set_readonly(true);
-    std::fs::set_permissions(&path, perms).unwrap();
-    let mut ro = SessionIndex::open_read_only(&store).unwrap().unwrap();
-    assert_eq!(ro.refresh(&store).unwrap().read, 0);
+    std::fs::set_permissions(&path, perms).unwrap_or_else(|e| panic!("{e}"));
+    let mut ro = SessionIndex::open_read_only(&store)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|| panic!("no index"));
+    assert_eq!(ro.refresh(&store).unwrap_or_else(|e| panic!("{e}")).read, 0);
     assert_eq!(found(&ro, "quokka").len(), 1);
     drop(ro);
     assert_eq!(
-        std::fs::metadata(&path).unwrap().modified().unwrap(),
+        std::fs::metadata(&path)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .modified()
+            .unwrap_or_else(|e| panic!("{e}")),
         before
     );
 }
