@@ -6,8 +6,8 @@
 //!   first failure.
 //! - `cargo xtask bench [ARGS...]`: `cargo bench --workspace`.
 //! - `cargo xtask bench import`: `mem session import` against ccusage (docs/BENCHMARKS.md).
-//! - `cargo xtask eval extract [--model] [--verbose] [--filter TEXT] [--sample N]`: extraction
-//!   quality on `fixtures/eval/extract/`.
+//! - `cargo xtask eval extract [--model] [--verbose] [--filter TEXT] [--sample N]
+//!   [--split dev|test|all]`: extraction quality on `fixtures/eval/extract/{dev,test}/`.
 //! - `cargo xtask eval recall [--live] [--verbose] [--sample N]`: recall quality on the labelled
 //!   set.
 
@@ -30,7 +30,8 @@ commands:
   ci                                 fmt, clippy, tests, docs, goldens (stops at the first failure)
   bench [ARGS...]                    cargo bench --workspace [ARGS...]
   bench import                       mem session import vs ccusage (1 GB folder, Codex, one session)
-  eval extract [--model] [--sample N] [--verbose]  extraction precision/recall on fixtures/eval/extract/
+  eval extract [--model] [--sample N] [--verbose] [--split dev|test|all]
+                                     extraction precision/recall on fixtures/eval/extract/{dev,test}
   eval recall [--live] [--sample N] [--verbose]    recall selector quality on fixtures/recall/eval
 ";
 
