@@ -8,8 +8,8 @@
 //! - `cargo xtask bench import`: `mem session import` against ccusage (docs/BENCHMARKS.md).
 //! - `cargo xtask eval extract [--model] [--verbose] [--filter TEXT] [--sample N]
 //!   [--split dev|test|all]`: extraction quality on `fixtures/eval/extract/{dev,test}/`.
-//! - `cargo xtask eval recall [--live] [--verbose] [--sample N]`: recall quality on the labelled
-//!   set.
+//! - `cargo xtask eval recall [--split dev|test|all] [--live] [--verbose] [--sample N]`: recall
+//!   quality on the labelled set's dev and test query splits.
 
 mod bench;
 mod bench_import;
@@ -32,7 +32,9 @@ commands:
   bench import                       mem session import vs ccusage (1 GB folder, Codex, one session)
   eval extract [--model] [--sample N] [--verbose] [--split dev|test|all]
                                      extraction precision/recall on fixtures/eval/extract/{dev,test}
-  eval recall [--live] [--sample N] [--verbose]    recall selector quality on fixtures/recall/eval
+  eval recall [--split dev|test|all] [--live] [--sample N] [--verbose]
+                                                  recall selector quality on fixtures/recall/eval
+                                                  (dev and test splits; fails when test misses a target)
 ";
 
 fn main() -> ExitCode {

@@ -1,7 +1,8 @@
 //! `cargo xtask eval <name>`: quality measurements on labelled sets under `fixtures/`.
 //!
 //! - `extract`: auto-memory extraction on `fixtures/eval/extract/` (`dev/` and `test/` splits).
-//! - `recall`: the recall selector (`mem recall`) on `fixtures/recall/eval/` (see [`recall`]).
+//! - `recall`: the recall selector (`mem recall`) on `fixtures/recall/eval/`, `dev/` and `test/`
+//!   query splits (see [`recall`]).
 
 mod extract;
 pub mod recall;
@@ -15,7 +16,7 @@ pub fn run(args: &[String]) -> Result<bool> {
         Some("recall") => recall::run(&args[1..]),
         Some(other) => bail!("unknown eval `{other}` (known: extract, recall)"),
         None => bail!(
-            "usage: cargo xtask eval extract [--model] [--verbose] [--filter TEXT] [--sample N] [--split dev|test|all]\n       cargo xtask eval recall [--live] [--verbose] [--set DIR] [--sample N]"
+            "usage: cargo xtask eval extract [--model] [--verbose] [--filter TEXT] [--sample N] [--split dev|test|all]\n       cargo xtask eval recall [--split dev|test|all] [--live] [--verbose] [--set DIR] [--sample N]"
         ),
     }
 }

@@ -1,19 +1,31 @@
-//! `cargo xtask eval recall [--live] [--verbose] [--set DIR]`: the recall selector's quality.
+//! `cargo xtask eval recall [--split dev|test|all] [--live] [--verbose] [--set DIR] [--sample N]`:
+//! the recall selector's quality.
 //!
 //! The labelled set (default `fixtures/recall/eval/`) holds `home/.mewcode/memory/*.md` (user
-//! notes), `projects/<name>/.mewcode/memory/*.md` (each project's notes) and `queries.jsonl`, one
-//! `{"project", "kind", "query", "relevant": [note ids], "primary": note id or null}` per line;
-//! `relevant: []` marks a message that needs no memory. Each query runs
-//! `mem --json --project projects/<name> --home home recall QUERY` (with `--offline` unless
-//! `--live`, which uses the configured model), so a query sees its project's notes and the user's.
+//! notes) and `projects/<name>/.mewcode/memory/*.md` (each project's notes), shared by two query
+//! splits: `dev/queries.jsonl` (tuned against) and `test/queries.jsonl` (never used for tuning;
+//! the issue 26 targets are judged on it). A set without those two directories may hold one
+//! `queries.jsonl` instead (run as the split `set`). Each line is
+//! `{"project", "kind", "query", "relevant": [note ids], "primary": note id or null}`;
+//! `relevant: []` marks a message that needs no memory. Note ids are `N:project/<file>` (a note
+//! of `projects/<project>/`) or `N:user/<file>` (a note of `home/`); every id must name an
+//! existing note and `primary` must be one of `relevant`, else the eval stops with the file and
+//! line. A query text found in both splits is an error too (test must stay unseen).
 //!
-//! Printed: precision@5 (mean over memory-needing queries that selected something of the share
-//! of selected notes that are relevant), recall@5 (mean over memory-needing queries of the share
-//! of relevant notes selected; nothing selected counts 0), primary hit (share of memory-needing
-//! queries whose primary note was selected), how many memory-needing queries got nothing, and
-//! no-memory accuracy (share of no-memory queries that selected nothing); then per kind.
+//! Each query runs `mem --json --project projects/<name> --home home recall QUERY` (with
+//! `--offline` unless `--live`, which uses the configured model), so a query sees its project's
+//! notes and the user's.
+//!
+//! Printed per split: precision@5 (mean over memory-needing queries that selected something of
+//! the share of selected notes that are relevant), recall@5 (mean over memory-needing queries of
+//! the share of relevant notes selected; nothing selected counts 0), primary hit (share of
+//! memory-needing queries whose primary note was selected), how many memory-needing queries got
+//! nothing, and no-memory accuracy (share of no-memory queries that selected nothing); then per
+//! kind; then, when both splits ran, each measure on dev and test and the gap (dev − test).
+//! Fails (`Ok(false)`) when a query cannot run or the test split misses a target of
+//! [`TARGETS`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -22,6 +34,39 @@ use serde_json::Value;
 
 use crate::util::repo_root;
 
+/// The issue 26 targets on the test split: (measure, minimum). No-memory 7/8 is the share 0.875.
+pub const TARGETS: [(Measure, f64); 4] = [
+    (Measure::Precision, 0.80),
+    (Measure::Recall, 0.65),
+    (Measure::Primary, 0.80),
+    (Measure::NoMemory, 0.875),
+];
+
+/// One of the reported measures, each a share in 0..=1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Measure {
+    /// precision@5 over memory-needing queries that selected something.
+    Precision,
+    /// recall@5 over all memory-needing queries.
+    Recall,
+    /// Share of memory-needing queries whose primary note was selected.
+    Primary,
+    /// Share of no-memory queries that selected nothing.
+    NoMemory,
+}
+
+impl Measure {
+    fn name(self) -> &'static str {
+        match self {
+            Measure::Precision => "p@5",
+            Measure::Recall => "r@5",
+            Measure::Primary => "primary",
+            Measure::NoMemory => "no-memory",
+        }
+    }
+}
+
+#[derive(Debug)]
 struct Query {
     project: String,
     kind: String,
@@ -62,28 +107,55 @@ impl Tally {
         }
     }
 
-    fn ratio(a: f64, b: usize) -> String {
-        if b == 0 {
-            "   -".to_owned()
-        } else {
-            format!("{:.3}", a / b as f64)
-        }
+    /// The measure's value; `None` when it has no queries to average over.
+    fn get(&self, m: Measure) -> Option<f64> {
+        let (a, b) = match m {
+            Measure::Precision => (self.precision_sum, self.with_selection),
+            Measure::Recall => (self.recall_sum, self.needing),
+            Measure::Primary => (self.primary_hits as f64, self.needing),
+            Measure::NoMemory => (self.none_correct as f64, self.none_queries),
+        };
+        (b > 0).then(|| a / b as f64)
+    }
+
+    /// Memory-needing queries that selected nothing.
+    fn empty(&self) -> usize {
+        self.needing - self.with_selection
+    }
+
+    fn fmt(v: Option<f64>) -> String {
+        v.map_or_else(|| "   -".to_owned(), |v| format!("{v:.3}"))
     }
 
     fn line(&self, label: &str) -> String {
         format!(
-            "{label:<12} p@5 {}  r@5 {}  primary {}  empty {:>2}/{:<2}  no-memory {}",
-            Self::ratio(self.precision_sum, self.with_selection),
-            Self::ratio(self.recall_sum, self.needing),
-            Self::ratio(self.primary_hits as f64, self.needing),
-            self.needing - self.with_selection,
+            "{label:<14} p@5 {}  r@5 {}  primary {}  empty {:>2}/{:<2}  no-memory {} ({}/{})",
+            Self::fmt(self.get(Measure::Precision)),
+            Self::fmt(self.get(Measure::Recall)),
+            Self::fmt(self.get(Measure::Primary)),
+            self.empty(),
             self.needing,
-            Self::ratio(self.none_correct as f64, self.none_queries),
+            Self::fmt(self.get(Measure::NoMemory)),
+            self.none_correct,
+            self.none_queries,
         )
+    }
+
+    /// The targets missed, as `measure value < target` texts; a measure without queries misses.
+    fn missed(&self) -> Vec<String> {
+        TARGETS
+            .iter()
+            .filter_map(|&(m, min)| match self.get(m) {
+                // A tolerance far below one query's weight: 2/5, 1, 1 averages to 0.7999… in f64.
+                Some(v) if v >= min - 1e-9 => None,
+                v => Some(format!("{} {} < {min}", m.name(), Self::fmt(v))),
+            })
+            .collect()
     }
 }
 
-fn parse_queries(path: &Path) -> Result<Vec<Query>> {
+/// Parses one `queries.jsonl`; checks every note id against the set's notes under `set`.
+fn parse_queries(path: &Path, set: &Path) -> Result<Vec<Query>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut out = Vec::new();
@@ -91,37 +163,105 @@ fn parse_queries(path: &Path) -> Result<Vec<Query>> {
         if line.trim().is_empty() {
             continue;
         }
-        let v: Value = serde_json::from_str(line)
-            .with_context(|| format!("{}:{}: not JSON", path.display(), i + 1))?;
+        let at = || format!("{}:{}", path.display(), i + 1);
+        let v: Value = serde_json::from_str(line).with_context(|| format!("{}: not JSON", at()))?;
         let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
         let (Some(project), Some(kind), Some(query)) = (s("project"), s("kind"), s("query")) else {
-            bail!("{}:{}: needs project, kind, query", path.display(), i + 1);
+            bail!("{}: needs project, kind, query", at());
         };
-        let relevant = v
-            .get("relevant")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let Some(relevant) = v.get("relevant").and_then(Value::as_array) else {
+            bail!(
+                "{}: needs relevant (a list of note ids, [] for no memory)",
+                at()
+            );
+        };
+        let relevant = relevant
+            .iter()
+            .map(|x| x.as_str().map(str::to_owned))
+            .collect::<Option<Vec<String>>>()
+            .with_context(|| format!("{}: relevant holds a non-string", at()))?;
+        let primary = s("primary");
+        for id in relevant.iter().chain(&primary) {
+            let file = if let Some(f) = id.strip_prefix("N:project/") {
+                set.join("projects")
+                    .join(&project)
+                    .join(".mewcode/memory")
+                    .join(f)
+            } else if let Some(f) = id.strip_prefix("N:user/") {
+                set.join("home/.mewcode/memory").join(f)
+            } else {
+                bail!("{}: `{id}` is not N:project/<file> or N:user/<file>", at());
+            };
+            if !file.is_file() {
+                bail!("{}: `{id}` names no note ({})", at(), file.display());
+            }
+        }
+        match &primary {
+            Some(p) if !relevant.contains(p) => {
+                bail!("{}: primary `{p}` is not in relevant", at())
+            }
+            None if !relevant.is_empty() => bail!("{}: relevant notes but no primary", at()),
+            _ => {}
+        }
         out.push(Query {
             project,
             kind,
             query,
             relevant,
-            primary: s("primary"),
+            primary,
         });
     }
     Ok(out)
 }
 
-/// Runs the eval; `Ok(false)` when a query could not run.
+/// The splits of `set` as (name, queries file): `dev` and `test` when `set/dev/` or `set/test/`
+/// exist (filtered by `--split`), else the one `set/queries.jsonl` named `set`.
+fn splits(set: &Path, which: &str) -> Result<Vec<(String, PathBuf)>> {
+    let dev = set.join("dev/queries.jsonl");
+    let test = set.join("test/queries.jsonl");
+    if !dev.exists() && !test.exists() {
+        if which != "all" {
+            bail!("{} has no dev/ and test/ splits", set.display());
+        }
+        return Ok(vec![("set".to_owned(), set.join("queries.jsonl"))]);
+    }
+    let mut out = Vec::new();
+    if which == "all" || which == "dev" {
+        out.push(("dev".to_owned(), dev));
+    }
+    if which == "all" || which == "test" {
+        out.push(("test".to_owned(), test));
+    }
+    Ok(out)
+}
+
+/// Stops when a query text is in both splits (test must stay unseen).
+fn check_disjoint(loaded: &[(String, PathBuf, Vec<Query>)]) -> Result<()> {
+    let mut seen: HashMap<&str, &Path> = HashMap::new();
+    for (_, path, queries) in loaded {
+        for q in queries {
+            let key = q.query.trim();
+            if let Some(first) = seen.insert(key, path)
+                && first != path
+            {
+                bail!(
+                    "query {:?} is in both {} and {}",
+                    q.query,
+                    first.display(),
+                    path.display()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs the eval; `Ok(false)` when a query could not run or the test split missed a target.
 pub fn run(args: &[String]) -> Result<bool> {
     let mut live = false;
     let mut verbose = false;
     let mut sample: Option<usize> = None;
+    let mut split = "all".to_owned();
     let mut set = repo_root().join("fixtures/recall/eval");
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -130,6 +270,13 @@ pub fn run(args: &[String]) -> Result<bool> {
             "--verbose" | "-v" => verbose = true,
             "--set" => {
                 set = PathBuf::from(it.next().context("--set needs a directory")?);
+            }
+            "--split" => {
+                split = it
+                    .next()
+                    .filter(|s| ["dev", "test", "all"].contains(&s.as_str()))
+                    .context("--split needs dev, test or all")?
+                    .clone();
             }
             "--sample" => {
                 sample = Some(
@@ -141,22 +288,108 @@ pub fn run(args: &[String]) -> Result<bool> {
             other => bail!("unknown argument `{other}`"),
         }
     }
-    let mut queries = parse_queries(&set.join("queries.jsonl"))?;
-    let all_queries = queries.len();
-    if let Some(n) = sample {
-        queries = super::sample_evenly(queries, n);
+    let mut loaded = Vec::new();
+    for (name, path) in splits(&set, &split)? {
+        let queries = parse_queries(&path, &set)?;
+        loaded.push((name, path, queries));
     }
-    if queries.len() < all_queries {
-        println!("a sample of {} of the {all_queries} queries", queries.len());
+    // Checked over both splits whatever `--split` chose, so a leak never goes unseen.
+    if split != "all" {
+        let other = if split == "dev" { "test" } else { "dev" };
+        let path = set.join(other).join("queries.jsonl");
+        if path.exists() {
+            let queries = parse_queries(&path, &set)?;
+            loaded.push((format!("({other})"), path, queries));
+            check_disjoint(&loaded)?;
+            loaded.pop();
+        }
+    } else {
+        check_disjoint(&loaded)?;
     }
     let mem = crate::golden::build_mem()?;
+    let mut results: Vec<(String, Tally)> = Vec::new();
+    for (name, path, mut queries) in loaded {
+        let all_queries = queries.len();
+        if let Some(n) = sample {
+            queries = super::sample_evenly(queries, n);
+        }
+        println!(
+            "== {name}: {} queries on {}{}",
+            queries.len(),
+            path.strip_prefix(repo_root()).unwrap_or(&path).display(),
+            if queries.len() < all_queries {
+                format!(" (a sample of the {all_queries})")
+            } else {
+                String::new()
+            }
+        );
+        let Some(total) = run_split(&mem, &set, &queries, live, verbose)? else {
+            return Ok(false);
+        };
+        results.push((name, total));
+    }
+    if results.len() == 2 {
+        println!("== dev vs test (gap = dev − test)");
+        println!("{:<10} {:>7} {:>7} {:>7}", "measure", "dev", "test", "gap");
+        let (dev, test) = (&results[0].1, &results[1].1);
+        for m in [
+            Measure::Precision,
+            Measure::Recall,
+            Measure::Primary,
+            Measure::NoMemory,
+        ] {
+            let gap = match (dev.get(m), test.get(m)) {
+                (Some(d), Some(t)) => format!("{:+.3}", d - t),
+                _ => "-".to_owned(),
+            };
+            println!(
+                "{:<10} {:>7} {:>7} {:>7}",
+                m.name(),
+                Tally::fmt(dev.get(m)),
+                Tally::fmt(test.get(m)),
+                gap
+            );
+        }
+        println!(
+            "{:<10} {:>7} {:>7}",
+            "empty",
+            format!("{}/{}", dev.empty(), dev.needing),
+            format!("{}/{}", test.empty(), test.needing)
+        );
+    }
+    let mut ok = true;
+    if let Some((_, test)) = results.iter().find(|(n, _)| n == "test") {
+        let missed = test.missed();
+        if missed.is_empty() {
+            println!("test split: every target met");
+        } else {
+            println!("test split misses: {}", missed.join(", "));
+            ok = false;
+        }
+        println!(
+            "test split: {} of {} labelled queries got nothing",
+            test.empty(),
+            test.needing
+        );
+    }
+    Ok(ok)
+}
+
+/// Runs one split's queries and prints its totals and per-kind lines; `None` when a query failed.
+fn run_split(
+    mem: &Path,
+    set: &Path,
+    queries: &[Query],
+    live: bool,
+    verbose: bool,
+) -> Result<Option<Tally>> {
     let home = set.join("home");
     let mut total = Tally::default();
     let mut by_kind: BTreeMap<String, Tally> = BTreeMap::new();
     let mut engines = BTreeMap::new();
     let mut fallbacks = 0;
-    for q in &queries {
-        let mut cmd = Command::new(&mem);
+    for q in queries {
+        let mut cmd = Command::new(mem);
         cmd.arg("--json")
             .arg("--project")
             .arg(set.join("projects").join(&q.project))
@@ -172,9 +405,9 @@ pub fn run(args: &[String]) -> Result<bool> {
             eprintln!(
                 "query {:?} failed: {}",
                 q.query,
-                String::from_utf8_lossy(&out.stderr)
+                String::from_utf8_lossy(&out.stderr).escape_debug()
             );
-            return Ok(false);
+            return Ok(None);
         }
         let v: Value = serde_json::from_slice(&out.stdout).context("mem recall --json")?;
         let selected: Vec<String> = v["ids"]
@@ -191,7 +424,7 @@ pub fn run(args: &[String]) -> Result<bool> {
         if !v["fallback"].is_null() {
             fallbacks += 1;
             if verbose {
-                println!("fallback: {} ({})", v["fallback"], q.query);
+                println!("fallback: {} ({:?})", v["fallback"], q.query);
             }
         }
         total.add(q, &selected);
@@ -210,14 +443,9 @@ pub fn run(args: &[String]) -> Result<bool> {
         }
     }
     println!(
-        "recall eval: {} queries ({} need memory, {} need none) on {}",
-        queries.len(),
+        "{} need memory, {} need none; engine: {}; fallbacks: {fallbacks}",
         total.needing,
         total.none_queries,
-        set.strip_prefix(repo_root()).unwrap_or(&set).display()
-    );
-    println!(
-        "engine: {}; fallbacks: {fallbacks}",
         engines
             .iter()
             .map(|(e, n)| format!("{e} ×{n}"))
@@ -228,5 +456,169 @@ pub fn run(args: &[String]) -> Result<bool> {
     for (kind, t) in &by_kind {
         println!("{}", t.line(kind));
     }
-    Ok(true)
+    Ok(Some(total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(relevant: &[&str]) -> Query {
+        Query {
+            project: "p".into(),
+            kind: "k".into(),
+            query: "q".into(),
+            relevant: relevant.iter().map(|s| (*s).to_owned()).collect(),
+            primary: relevant.first().map(|s| (*s).to_owned()),
+        }
+    }
+
+    #[test]
+    fn targets_judge_each_measure_and_an_empty_measure_misses() {
+        let mut t = Tally::default();
+        t.add(&q(&["a", "b"]), &["a".into(), "b".into()]);
+        t.add(&q(&[]), &[]);
+        assert!(t.missed().is_empty(), "{:?}", t.missed());
+        // Half the no-memory queries select something: 0.5 < 0.875.
+        t.add(&q(&[]), &["x".into()]);
+        assert_eq!(t.missed(), vec!["no-memory 0.500 < 0.875"]);
+        // A memory-needing query with nothing selected lowers recall and primary, not precision.
+        let mut t = Tally::default();
+        t.add(&q(&["a"]), &["a".into()]);
+        t.add(&q(&["a"]), &[]);
+        t.add(&q(&[]), &[]);
+        assert_eq!(t.empty(), 1);
+        assert_eq!(t.missed(), vec!["r@5 0.500 < 0.65", "primary 0.500 < 0.8"]);
+        // No queries at all: every measure misses.
+        assert_eq!(Tally::default().missed().len(), 4);
+    }
+
+    #[test]
+    fn a_share_equal_to_its_target_meets_it_despite_float_rounding() {
+        // Precision 2/5, 1, 1: the mean is exactly 0.8 but sums to 0.7999… in f64.
+        let mut t = Tally::default();
+        let five: Vec<String> = ["a", "b", "x", "y", "z"].map(String::from).to_vec();
+        t.add(&q(&["a", "b"]), &five);
+        t.add(&q(&["a"]), &["a".into()]);
+        t.add(&q(&["a"]), &["a".into()]);
+        t.add(&q(&[]), &[]);
+        assert!(t.get(Measure::Precision).unwrap() < 0.8);
+        assert!(t.missed().is_empty(), "{:?}", t.missed());
+    }
+
+    fn set_with(dev: &str, test: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let notes = dir.path().join("projects/p/.mewcode/memory");
+        std::fs::create_dir_all(&notes).unwrap();
+        std::fs::write(notes.join("a.md"), "---\nname: a\n---\nA.\n").unwrap();
+        std::fs::create_dir_all(dir.path().join("home/.mewcode/memory")).unwrap();
+        for (split, text) in [("dev", dev), ("test", test)] {
+            std::fs::create_dir_all(dir.path().join(split)).unwrap();
+            std::fs::write(dir.path().join(split).join("queries.jsonl"), text).unwrap();
+        }
+        dir
+    }
+
+    const GOOD: &str = r#"{"project": "p", "kind": "direct", "query": "one", "relevant": ["N:project/a.md"], "primary": "N:project/a.md"}"#;
+
+    #[test]
+    fn bad_labels_name_the_file_and_line() {
+        for (line, wants) in [
+            (
+                r#"{"project": "p", "kind": "k", "query": "q", "relevant": ["N:project/missing.md"], "primary": "N:project/missing.md"}"#,
+                "names no note",
+            ),
+            (
+                r#"{"project": "p", "kind": "k", "query": "q", "relevant": ["N:user/a.md"], "primary": "N:user/a.md"}"#,
+                "names no note",
+            ),
+            (
+                r#"{"project": "p", "kind": "k", "query": "q", "relevant": ["a.md"], "primary": "a.md"}"#,
+                "is not N:project",
+            ),
+            (
+                r#"{"project": "p", "kind": "k", "query": "q", "relevant": [], "primary": "N:project/a.md"}"#,
+                "not in relevant",
+            ),
+            (
+                r#"{"project": "p", "kind": "k", "query": "q", "relevant": ["N:project/a.md"], "primary": null}"#,
+                "no primary",
+            ),
+            (
+                r#"{"project": "p", "kind": "k", "query": "q"}"#,
+                "needs relevant",
+            ),
+            (
+                r#"{"project": "p", "query": "q", "relevant": []}"#,
+                "needs project, kind, query",
+            ),
+            ("{not json", "not JSON"),
+        ] {
+            let dir = set_with(&format!("{GOOD}\n{line}\n"), "");
+            let path = dir.path().join("dev/queries.jsonl");
+            let err = format!("{:#}", parse_queries(&path, dir.path()).unwrap_err());
+            assert!(err.contains(wants), "{line}: {err}");
+            assert!(err.contains(&format!("{}:2", path.display())), "{err}");
+        }
+        let dir = set_with(&format!("{GOOD}\n"), "");
+        assert_eq!(
+            parse_queries(&dir.path().join("dev/queries.jsonl"), dir.path())
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn a_query_in_both_splits_is_refused() {
+        let dir = set_with(
+            &format!("{GOOD}\n"),
+            &format!("{}\n", GOOD.replace("one", " one ")),
+        );
+        let loaded: Vec<_> = splits(dir.path(), "all")
+            .unwrap()
+            .into_iter()
+            .map(|(n, p)| {
+                let qs = parse_queries(&p, dir.path()).unwrap();
+                (n, p, qs)
+            })
+            .collect();
+        let err = check_disjoint(&loaded).unwrap_err().to_string();
+        assert!(err.contains("in both"), "{err}");
+        let dir = set_with(
+            &format!("{GOOD}\n"),
+            &format!("{}\n", GOOD.replace("one", "two")),
+        );
+        let loaded: Vec<_> = splits(dir.path(), "all")
+            .unwrap()
+            .into_iter()
+            .map(|(n, p)| {
+                let qs = parse_queries(&p, dir.path()).unwrap();
+                (n, p, qs)
+            })
+            .collect();
+        check_disjoint(&loaded).unwrap();
+    }
+
+    #[test]
+    fn splits_follow_the_layout_and_the_flag() {
+        let dir = set_with("", "");
+        let names = |w: &str| -> Vec<String> {
+            splits(dir.path(), w)
+                .unwrap()
+                .into_iter()
+                .map(|(n, _)| n)
+                .collect()
+        };
+        assert_eq!(names("all"), ["dev", "test"]);
+        assert_eq!(names("dev"), ["dev"]);
+        assert_eq!(names("test"), ["test"]);
+        let flat = tempfile::tempdir().unwrap();
+        let s = splits(flat.path(), "all").unwrap();
+        assert_eq!(
+            s,
+            vec![("set".to_owned(), flat.path().join("queries.jsonl"))]
+        );
+        assert!(splits(flat.path(), "test").is_err());
+    }
 }
