@@ -941,6 +941,55 @@ async fn cli_as_the_model(
         !world.project.join(".mewcode/logs/hooks.log").exists(),
         "no hook ran"
     );
+    // The same call made by hand, with the provider's own arguments: its output parses to the
+    // model's reply. `MEM_RECORD_CLI_OUTPUT=1` records it into fixtures/llm-cli/ for the
+    // parser's unit tests in mem-llm (src/cli.rs).
+    let kind: mem_llm::ProviderKind = provider.parse().unwrap();
+    let request = mem_llm::prompt::ChatRequest {
+        job: mem_llm::Job::Extract,
+        system: format!("{EXTRACT_PROMPT_MARK} (recorded call)"),
+        user: PREFERENCE.to_owned(),
+        max_tokens: 64,
+        schema: None,
+    };
+    let model = kind.default_model().unwrap_or_default();
+    let mut c = world.base(Command::new(program));
+    c.args(mem_llm::cli::command_args(kind, model, &request))
+        .env(mem_llm::cli::CHILD_SESSION_ENV, "1")
+        .current_dir(&tmp)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin
+            .write_all(mem_llm::cli::command_stdin(kind, &request).as_bytes())
+            .unwrap();
+    }
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let raw = String::from_utf8_lossy(&out.stdout).into_owned();
+    let parsed = match kind {
+        mem_llm::ProviderKind::ClaudeCli => mem_llm::cli::parse_claude_output(&raw),
+        _ => mem_llm::cli::parse_codex_output(&raw),
+    };
+    assert_eq!(parsed, Ok(extraction_reply()), "{raw}");
+    if std::env::var("MEM_RECORD_CLI_OUTPUT").is_ok_and(|v| v == "1") {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/llm-cli");
+        std::fs::create_dir_all(&dir).unwrap();
+        let name = match kind {
+            mem_llm::ProviderKind::ClaudeCli => "claude-2.1.328.json",
+            _ => "codex-0.169.0.jsonl",
+        };
+        std::fs::write(dir.join(name), &raw).unwrap();
+    }
     // `mem llm check --call` reports the provider and its reply.
     let out = run_blocking(
         mem(&["--json", "llm", "check", "--call"]),

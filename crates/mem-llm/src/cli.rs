@@ -349,6 +349,49 @@ async fn run_once(
 mod tests {
     use super::*;
 
+    /// Outputs recorded from Claude Code 2.1.328 and Codex CLI 0.169.0 against the scripted
+    /// server of mem-cli's real-client suite (`MEM_RECORD_CLI_OUTPUT=1`).
+    const CLAUDE_RECORDED: &str = include_str!("../../../fixtures/llm-cli/claude-2.1.328.json");
+    const CODEX_RECORDED: &str = include_str!("../../../fixtures/llm-cli/codex-0.169.0.jsonl");
+    const REPLY: &str = r#"{"memory":[{"event":"ADD","id":null,"category":"preferences","text":"Reply to the user in French (extracted by the CLI model)."}]}"#;
+
+    #[test]
+    fn recorded_cli_outputs_parse_to_the_reply() {
+        assert_eq!(parse_claude_output(CLAUDE_RECORDED), Ok(REPLY.to_owned()));
+        assert_eq!(parse_codex_output(CODEX_RECORDED), Ok(REPLY.to_owned()));
+    }
+
+    #[test]
+    fn cli_failures_and_junk_are_told_apart() {
+        let err =
+            r#"{"type":"result","subtype":"success","is_error":true,"result":"Invalid API key"}"#;
+        assert_eq!(
+            parse_claude_output(err),
+            Err(OutputError::Failed("Invalid API key".into()))
+        );
+        assert!(matches!(
+            parse_claude_output("not json"),
+            Err(OutputError::Malformed(_))
+        ));
+        assert!(matches!(
+            parse_claude_output(r#"{"type":"result"}"#),
+            Err(OutputError::Malformed(_))
+        ));
+        let failed = "{\"type\":\"thread.started\"}\n{\"type\":\"turn.failed\",\"error\":{\"message\":\"stream disconnected\"}}\n";
+        assert_eq!(
+            parse_codex_output(failed),
+            Err(OutputError::Failed("stream disconnected".into()))
+        );
+        assert!(matches!(
+            parse_codex_output(""),
+            Err(OutputError::Malformed(_))
+        ));
+        assert!(matches!(
+            parse_codex_output("{\"type\":\"turn.completed\"}"),
+            Err(OutputError::Malformed(_))
+        ));
+    }
+
     #[test]
     fn the_child_marker_is_set_unless_empty_or_zero() {
         use std::ffi::OsStr;
