@@ -25,6 +25,11 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    // Inside a model call's own agent session (`claude-cli` / `codex-cli` providers): mewmem's
+    // hooks do nothing there, so a model call never triggers them (no re-entrant extraction).
+    if is_agent_hook_args() && mewmem::hook::in_child_session() {
+        return ExitCode::SUCCESS;
+    }
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => return usage_error(&err),

@@ -228,3 +228,96 @@ fn a_team_store_that_is_down_leaves_the_local_start_context() {
     let log = std::fs::read_to_string(project.join(".mewcode/logs/hooks.log")).unwrap_or_default();
     assert!(log.contains("Tier 0 left out"), "log: {log}");
 }
+
+/// Inside a model call's own agent session (`MEWMEM_CHILD` set by the `claude-cli` /
+/// `codex-cli` providers) every hook entry point, of both agents, for every event, returns at
+/// once: exit 0, no output, nothing written (no session sync, no extraction), even with
+/// arguments that would otherwise be an error. The same runs without the marker do their work.
+#[test]
+fn a_hook_inside_a_model_calls_session_does_nothing() {
+    let events = [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreCompact",
+        "Stop",
+        "SessionEnd",
+    ];
+    let run = |agent: &str, event: &str, marker: Option<&str>| {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("project");
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        let transcript = dir.path().join("t.jsonl");
+        let line = |n: u32, kind: &str, text: &str| {
+            serde_json::json!({"type": kind, "sessionId": "c1", "cwd": project,
+                "uuid": format!("{kind}{n}"), "timestamp": format!("2026-12-01T10:00:0{n}.000Z"),
+                "message": {"role": kind, "content": [{"type": "text", "text": text}]}})
+            .to_string()
+        };
+        std::fs::write(
+            &transcript,
+            format!(
+                "{}\n{}\n",
+                line(1, "user", "From now on, always answer me in French."),
+                line(2, "assistant", "D'accord.")
+            ),
+        )
+        .unwrap();
+        let payload = serde_json::json!({"session_id": "c1", "transcript_path": transcript,
+            "cwd": project, "hook_event_name": event, "source": "startup",
+            "prompt": "always answer me in French", "trigger": "manual",
+            "stop_hook_active": false, "reason": "exit"});
+        let mut c = Command::new(MEM);
+        for (k, _) in std::env::vars() {
+            if k.starts_with("MEM_") || k == "MEWMEM_CHILD" {
+                c.env_remove(k);
+            }
+        }
+        c.env("HOME", &home).env("MEM_LOG", "warn");
+        if let Some(v) = marker {
+            c.env("MEWMEM_CHILD", v);
+        }
+        let mut child = c
+            .arg("--project")
+            .arg(&project)
+            .arg("--home")
+            .arg(&home)
+            .args(["hook", agent, event])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let _ = child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.to_string().as_bytes());
+        let out = child.wait_with_output().unwrap();
+        let written = project.join(".mewcode").exists() || home.join(".mewcode").exists();
+        (out, written)
+    };
+    for agent in ["claude", "codex"] {
+        for event in events {
+            let (out, written) = run(agent, event, Some("1"));
+            assert!(out.status.success(), "{agent} {event}: {}", out.status);
+            assert_eq!(
+                (out.stdout.as_slice(), out.stderr.as_slice(), written),
+                (&b""[..], &b""[..], false),
+                "{agent} {event} with MEWMEM_CHILD=1: silent, nothing written"
+            );
+        }
+        // The control: without the marker (or with it off) the hooks do their work.
+        for marker in [None, Some("0"), Some("")] {
+            let (_, written) = run(agent, "Stop", marker);
+            assert!(
+                written,
+                "{agent} Stop without the marker ({marker:?}) syncs"
+            );
+        }
+        // Even a bad event name is silent inside a child session.
+        let (out, _) = run(agent, "NoSuchEvent", Some("1"));
+        assert!(out.status.success() && out.stderr.is_empty() && out.stdout.is_empty());
+    }
+}

@@ -52,6 +52,20 @@ const PREFERENCE: &str = "From now on, always answer me in French.";
 /// The learning and the note added through MCP.
 const LEARNING: &str = "The release script is scripts/release.sh and it needs GPG signing.";
 const NOTE_BODY: &str = "Deploy to staging with `make ship ENV=staging` from the bastion host.";
+/// The first words of mewmem's extraction prompt: a request holding them is a model call of
+/// the `claude-cli` / `codex-cli` provider.
+const EXTRACT_PROMPT_MARK: &str = "You maintain the long-term memory of a coding assistant.";
+/// The entry the scripted model extracts (different from the user's words, so that an offline
+/// fallback, which keeps the user's words, cannot pass for it).
+const CLI_MODEL_ENTRY: &str = "Reply to the user in French (extracted by the CLI model).";
+
+/// The extraction JSON mewmem's extract prompt asks for, with [`CLI_MODEL_ENTRY`].
+fn extraction_reply() -> String {
+    json!({"memory": [{"event": "ADD", "id": null, "category": "preferences",
+        "text": CLI_MODEL_ENTRY}]})
+    .to_string()
+}
+
 /// A line of the start context's frame (seed §6): present whenever mewmem's context is.
 const CONTEXT_MARK: &str = "# autoMemory";
 
@@ -169,6 +183,12 @@ fn save_it_calls() -> Vec<(&'static str, Value)> {
 /// Claude Code's turn: the `SAVE-IT` script first loads the deferred MCP tools through
 /// `ToolSearch`, then makes the calls one per request (counted by the tool results so far).
 fn claude_turn(body: &Value) -> (Vec<Value>, &'static str) {
+    if body["system"].to_string().contains(EXTRACT_PROMPT_MARK) {
+        return (
+            vec![json!({"type": "text", "text": extraction_reply()})],
+            "end_turn",
+        );
+    }
     let text = conversation_text(body);
     let has_tools = body
         .get("tools")
@@ -200,6 +220,11 @@ fn claude_turn(body: &Value) -> (Vec<Value>, &'static str) {
 /// request; `BIG` reports a context window used up so that Codex compacts before the next turn.
 fn codex_turn(body: &Value) -> (Vec<Value>, u64) {
     let text = conversation_text(body);
+    if text.contains(EXTRACT_PROMPT_MARK) {
+        let item = json!({"type": "message", "role": "assistant", "id": "msg_scripted",
+            "content": [{"type": "output_text", "text": extraction_reply()}]});
+        return (vec![item], 1_000);
+    }
     let input = body["input"].as_array().cloned().unwrap_or_default();
     let last_user = input
         .iter()
@@ -400,6 +425,11 @@ impl World {
         std::fs::read_to_string(self.home.join(".mewcode/memories.md")).unwrap_or_default()
     }
 
+    /// The project's `memories.md` (empty when absent).
+    fn project_memories(&self) -> String {
+        std::fs::read_to_string(self.project.join(".mewcode/memories.md")).unwrap_or_default()
+    }
+
     /// Files directly in `.mewcode/sessions/` whose name ends with `suffix`.
     fn session_files(&self, suffix: &str) -> Vec<PathBuf> {
         std::fs::read_dir(self.project.join(".mewcode/sessions"))
@@ -512,6 +542,23 @@ fn assert_mcp_round_trip(world: &World, requests: &[Value]) {
     assert_eq!(notes.len(), 1, "the note is a file in .mewcode/memory/");
 }
 
+/// Extraction scope (issue 28): what the user typed is extracted, the instructions file the
+/// client itself loads (Codex sends AGENTS.md as a user message) never is: AGENTS.md's rule is
+/// in neither memories.md.
+fn assert_extraction_scope(world: &World) {
+    for (file, text) in [
+        ("~/.mewcode/memories.md", world.user_memories()),
+        ("<project>/.mewcode/memories.md", world.project_memories()),
+    ] {
+        for needle in ["check-licenses", "Keep functions short"] {
+            assert!(
+                !text.contains(needle),
+                "AGENTS.md's rule `{needle}` was extracted into {file}: {text:?}"
+            );
+        }
+    }
+}
+
 /// Session 2's first turn: what session 1 left is there, each once, and AGENTS.md once.
 fn assert_session_two(turn: &Value) {
     for (needle, what) in [
@@ -580,6 +627,7 @@ async fn claude_code_with_hooks_and_mcp() {
         "the Stop hook extracts the preference into ~/.mewcode/memories.md: {:?}",
         world.user_memories()
     );
+    assert_extraction_scope(&world);
     assert_eq!(
         world.session_files(".jsonl").len(),
         1,
@@ -720,6 +768,7 @@ async fn codex_cli_with_hooks_and_mcp() {
         "the Stop hook extracts the preference: {:?}",
         world.user_memories()
     );
+    assert_extraction_scope(&world);
     assert_eq!(
         world.session_files(".jsonl").len(),
         1,
@@ -789,4 +838,229 @@ async fn codex_cli_with_hooks_and_mcp() {
     );
 
     world.assert_no_process_left();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The agent's own CLI as the model (`claude-cli`, `codex-cli`)
+// ---------------------------------------------------------------------------------------------
+
+/// A Claude Code transcript with the preference, imported into the store as the session that
+/// `mem extract` reads (with the offline configuration still in place).
+fn import_session(world: &World) {
+    let transcript = world.root.join("typed.jsonl");
+    let line = |n: u32, kind: &str, text: &str| {
+        json!({"type": kind, "sessionId": "typed1", "cwd": world.project,
+            "uuid": format!("{kind}{n}"), "timestamp": format!("2026-12-01T10:00:0{n}.000Z"),
+            "message": {"role": kind, "content": [{"type": "text", "text": text}]}})
+        .to_string()
+    };
+    std::fs::write(
+        &transcript,
+        format!(
+            "{}\n{}\n",
+            line(1, "user", PREFERENCE),
+            line(2, "assistant", "D'accord.")
+        ),
+    )
+    .unwrap();
+    world.mem(&["session", "import", &transcript.to_string_lossy()]);
+}
+
+/// `mem extract` with `[llm] provider = PROVIDER` (the program given by `command`) through
+/// the real client against the scripted server; `env` points the child at the server. Checks:
+/// the entry the model returned lands in `~/.mewcode/memories.md` (not the offline engine's);
+/// the server saw exactly one extraction request; the hooks installed in the child's
+/// environment did nothing (no `.mewcode/` in the child's folder, no hooks log, no second
+/// extraction); `mem llm check --call` reports the provider.
+async fn cli_as_the_model(
+    world: &World,
+    server: &MockServer,
+    provider: &str,
+    program: &Path,
+    env: &[(&str, String)],
+) {
+    import_session(world);
+    let user_config = world.home.join(".mewcode/config.toml");
+    std::fs::create_dir_all(user_config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &user_config,
+        format!(
+            "[llm]\nprovider = \"{provider}\"\ncommand = {}\n",
+            serde_json::to_string(&program.to_string_lossy()).unwrap()
+        ),
+    )
+    .unwrap();
+    // The child runs in the temporary folder: one of this world's, to look into afterwards.
+    let tmp = world.root.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mem = |args: &[&str]| {
+        let mut c = world.base(Command::new(MEM));
+        c.arg("--home")
+            .arg(&world.home)
+            .arg("--project")
+            .arg(&world.project)
+            .args(args)
+            .env("TMPDIR", &tmp);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c
+    };
+    let mark = seen(server).await;
+    let out = run_blocking(mem(&["extract"]), "mem extract through the CLI").await;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let requests = model_requests(server, mark).await;
+    let extractions = requests
+        .iter()
+        .filter(|r| {
+            r["system"].to_string().contains(EXTRACT_PROMPT_MARK)
+                || conversation_text(r).contains(EXTRACT_PROMPT_MARK)
+        })
+        .count();
+    assert_eq!(
+        extractions, 1,
+        "one extraction request through {provider}, no second one from a hook: {stdout}"
+    );
+    assert!(
+        world.user_memories().contains(CLI_MODEL_ENTRY),
+        "the CLI model's entry lands in ~/.mewcode/memories.md: {:?}\n{stdout}\n{}",
+        world.user_memories(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !tmp.join(".mewcode").exists(),
+        "a hook ran inside the child session (it wrote {}/.mewcode)",
+        tmp.display()
+    );
+    assert_eq!(
+        world.session_files(".jsonl").len(),
+        1,
+        "the child's session was not synced into the project"
+    );
+    assert!(
+        !world.project.join(".mewcode/logs/hooks.log").exists(),
+        "no hook ran"
+    );
+    // The same call made by hand, with the provider's own arguments: its output parses to the
+    // model's reply. `MEM_RECORD_CLI_OUTPUT=1` records it into fixtures/llm-cli/ for the
+    // parser's unit tests in mem-llm (src/cli.rs).
+    let kind: mem_llm::ProviderKind = provider.parse().unwrap();
+    let request = mem_llm::prompt::ChatRequest {
+        job: mem_llm::Job::Extract,
+        system: format!("{EXTRACT_PROMPT_MARK} (recorded call)"),
+        user: PREFERENCE.to_owned(),
+        max_tokens: 64,
+        schema: None,
+    };
+    let model = kind.default_model().unwrap_or_default();
+    let mut c = world.base(Command::new(program));
+    c.args(mem_llm::cli::command_args(kind, model, &request))
+        .env(mem_llm::cli::CHILD_SESSION_ENV, "1")
+        .current_dir(&tmp)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin
+            .write_all(mem_llm::cli::command_stdin(kind, &request).as_bytes())
+            .unwrap();
+    }
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let raw = String::from_utf8_lossy(&out.stdout).into_owned();
+    let parsed = match kind {
+        mem_llm::ProviderKind::ClaudeCli => mem_llm::cli::parse_claude_output(&raw),
+        _ => mem_llm::cli::parse_codex_output(&raw),
+    };
+    assert_eq!(parsed, Ok(extraction_reply()), "{raw}");
+    if std::env::var("MEM_RECORD_CLI_OUTPUT").is_ok_and(|v| v == "1") {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/llm-cli");
+        std::fs::create_dir_all(&dir).unwrap();
+        let name = match kind {
+            mem_llm::ProviderKind::ClaudeCli => "claude-2.1.328.json",
+            _ => "codex-0.169.0.jsonl",
+        };
+        std::fs::write(dir.join(name), &raw).unwrap();
+    }
+    // `mem llm check --call` reports the provider and its reply.
+    let out = run_blocking(
+        mem(&["--json", "llm", "check", "--call"]),
+        "mem llm check --call",
+    )
+    .await;
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let extract = doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["job"] == "extract")
+        .cloned()
+        .unwrap();
+    assert_eq!(extract["provider"], provider);
+    assert_eq!(extract["command"], program.to_string_lossy().as_ref());
+    let call = doc["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["job"] == "extract")
+        .cloned()
+        .unwrap();
+    assert_eq!(call["status"], "ok", "{doc}");
+    world.assert_no_process_left();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_cli_as_the_model() {
+    let Some(bin) = agents_bin() else { return };
+    let world = World::new();
+    let server = scripted_server().await;
+    // Claude Code's hooks at user scope, where the child (in another folder) still loads them.
+    world.mem(&["hook", "install", "--scope", "user", "--command", MEM]);
+    let env = [
+        ("ANTHROPIC_BASE_URL", server.uri()),
+        ("ANTHROPIC_API_KEY", "sk-ant-scripted-test".to_owned()),
+        ("HTTPS_PROXY", server.uri()),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_owned()),
+        ("DISABLE_AUTOUPDATER", "1".to_owned()),
+    ];
+    cli_as_the_model(&world, &server, "claude-cli", &bin.join("claude"), &env).await;
+    assert_eq!(
+        connects(&server).await,
+        Vec::<String>::new(),
+        "no other host was tried"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_cli_as_the_model() {
+    let Some(bin) = agents_bin() else { return };
+    let world = World::new();
+    let server = scripted_server().await;
+    let codex_home = world.home.join(".codex");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    std::fs::write(
+        codex_home.join("config.toml"),
+        format!(
+            "model = \"scripted\"\nmodel_provider = \"scripted\"\n\
+             [model_providers.scripted]\nname = \"scripted\"\nbase_url = \"{}/v1\"\n\
+             wire_api = \"responses\"\nenv_key = \"SCRIPTED_API_KEY\"\n",
+            server.uri()
+        ),
+    )
+    .unwrap();
+    world.mem(&["hook", "install", "--agent", "codex", "--command", MEM]);
+    let env = [
+        ("CODEX_HOME", codex_home.to_string_lossy().into_owned()),
+        ("SCRIPTED_API_KEY", "scripted-test-key".to_owned()),
+        ("HTTPS_PROXY", server.uri()),
+    ];
+    cli_as_the_model(&world, &server, "codex-cli", &bin.join("codex"), &env).await;
 }

@@ -4,7 +4,10 @@
 //!
 //! ```toml
 //! [llm]                       # defaults for every job
-//! provider = "openai"         # offline (default) | openai | anthropic (ollama, vllm, llamacpp = openai)
+//! provider = "openai"         # offline (default) | openai | anthropic | claude-cli | codex-cli
+//!                             # (ollama, vllm, llamacpp = openai)
+//! command = "/usr/local/bin/claude"  # claude-cli / codex-cli: the program (default: claude /
+//!                             # codex found on PATH)
 //! model = "gpt-4o-mini"
 //! base_url = "http://127.0.0.1:11434/v1"
 //! api_key_env = "MY_KEY_VAR"  # or api_key = "..." (prefer the variable)
@@ -25,8 +28,15 @@
 //! as configured (a named variable that is unset is an error, never a fallback), else
 //! `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`.
 //!
-//! Trust: a project's file comes with the repository, so it may not say where requests go or
-//! which secret they carry. `base_url`, `api_key` and `api_key_env` ([`PROJECT_FORBIDDEN_KEYS`])
+//! Agent CLI providers (`claude-cli`, `codex-cli`, see [`crate::cli`]): no base URL and no key
+//! (the CLI's own login); the program is `command`, else `claude` / `codex` looked up in the
+//! `PATH` value of the environment lookup; model default `haiku` for Claude Code, Codex's own
+//! default for Codex. A program that cannot be found is [`JobSettings::problem`], naming the
+//! config file (or variable) that chose the provider.
+//!
+//! Trust: a project's file comes with the repository, so it may not say where requests go,
+//! which secret they carry or which program runs. `base_url`, `api_key`, `api_key_env` and
+//! `command` ([`PROJECT_FORBIDDEN_KEYS`])
 //! in the project file, in `[llm]` or a job table, make [`LlmSettings::resolve`] fail with
 //! [`LlmError::Config`] naming the file and the key; only the user file and the environment set
 //! them.
@@ -58,6 +68,8 @@ pub struct JobSection {
     pub api_key: Option<ApiKey>,
     /// Name of the environment variable holding the API key.
     pub api_key_env: Option<String>,
+    /// The program of an agent CLI provider (a path, or a name looked up on `PATH`).
+    pub command: Option<String>,
     /// Total deadline of one call, retries included, in seconds.
     pub timeout_secs: Option<f64>,
     /// Connect timeout, in seconds.
@@ -80,6 +92,8 @@ pub struct LlmSection {
     pub api_key: Option<ApiKey>,
     /// See [`JobSection::api_key_env`].
     pub api_key_env: Option<String>,
+    /// See [`JobSection::command`].
+    pub command: Option<String>,
     /// See [`JobSection::timeout_secs`].
     pub timeout_secs: Option<f64>,
     /// See [`JobSection::connect_timeout_secs`].
@@ -105,6 +119,7 @@ impl LlmSection {
             base_url: self.base_url.clone(),
             api_key: self.api_key.clone(),
             api_key_env: self.api_key_env.clone(),
+            command: self.command.clone(),
             timeout_secs: self.timeout_secs,
             connect_timeout_secs: self.connect_timeout_secs,
             max_retries: self.max_retries,
@@ -113,8 +128,9 @@ impl LlmSection {
 }
 
 /// Keys a project's `config.toml` may not set (in `[llm]` or a job table): they decide where
-/// requests go and which secret they carry, and a project file comes with a cloned repository.
-pub const PROJECT_FORBIDDEN_KEYS: [&str; 3] = ["base_url", "api_key", "api_key_env"];
+/// requests go, which secret they carry and which program runs, and a project file comes with a
+/// cloned repository.
+pub const PROJECT_FORBIDDEN_KEYS: [&str; 4] = ["base_url", "api_key", "api_key_env", "command"];
 
 /// A parsed `config.toml`; tables other than `[llm]` belong to other crates and are ignored.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -153,6 +169,7 @@ impl ConfigFile {
                 ("base_url", section.base_url.is_some()),
                 ("api_key", section.api_key.is_some()),
                 ("api_key_env", section.api_key_env.is_some()),
+                ("command", section.command.is_some()),
             ]
             .into_iter()
             .find_map(|(key, set)| set.then_some(key))?;
@@ -193,11 +210,48 @@ pub struct JobSettings {
     pub key_source: Option<String>,
     /// Timeouts and retries.
     pub policy: CallPolicy,
+    /// The program of an agent CLI provider (`None` for the others).
+    pub command: Option<CliCommand>,
+}
+
+/// The program an agent CLI provider runs, as configured and as found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CliCommand {
+    /// `command` as configured, or the default name (`claude`, `codex`).
+    pub name: String,
+    /// Where it was found (`None`: not on `PATH`, or not an executable file).
+    pub path: Option<std::path::PathBuf>,
+    /// Which setting chose it, for errors: `command in [llm] of /u/config.toml`, or
+    /// `provider = "claude-cli" from [llm] of /u/config.toml` for the default name.
+    pub origin: String,
 }
 
 impl JobSettings {
-    /// What makes this job unusable, if anything (e.g. a hosted provider without a key).
+    /// What makes this job unusable, if anything (e.g. a hosted provider without a key, an
+    /// agent CLI whose program is not found).
     pub fn problem(&self) -> Option<String> {
+        if self.provider.is_cli() {
+            let command = self.command.as_ref()?;
+            if command.path.is_some() {
+                return None;
+            }
+            let install = match self.provider {
+                ProviderKind::ClaudeCli => "Claude Code (npm install -g @anthropic-ai/claude-code)",
+                _ => "Codex CLI (npm install -g @openai/codex)",
+            };
+            return Some(if command.name.contains('/') {
+                format!(
+                    "the {} program `{}` ({}) is not an executable file",
+                    self.provider, command.name, command.origin
+                )
+            } else {
+                format!(
+                    "`{}` is not on PATH ({}): install {install} or set [llm] command = \
+                     \"/path/to/{}\" in ~/.mewcode/config.toml",
+                    command.name, command.origin, command.name
+                )
+            });
+        }
         if self.provider == ProviderKind::Offline || self.api_key.is_some() {
             return None;
         }
@@ -222,6 +276,18 @@ impl JobSettings {
         }
         if let Some(message) = self.problem() {
             return Err(LlmError::Config { message });
+        }
+        if self.provider.is_cli() {
+            let program = self
+                .command
+                .as_ref()
+                .and_then(|c| c.path.clone())
+                .ok_or_else(|| LlmError::Config {
+                    message: format!("no program for the {} provider", self.provider),
+                })?;
+            let model = self.model.clone().unwrap_or_default();
+            let provider = Provider::cli(self.provider, program, model)?;
+            return Ok(Some(ModelEngine::new(provider, self.policy)));
         }
         let base = self
             .base_url
@@ -271,6 +337,7 @@ impl LlmSettings {
                 api_key: None,
                 key_source: None,
                 policy: CallPolicy::for_job(job),
+                command: None,
             }),
         }
     }
@@ -291,9 +358,9 @@ impl LlmSettings {
             return Err(LlmError::Config {
                 message: format!(
                     "`{key}` in {table} of the project file {} is refused: a project's config may \
-                     not set base_url, api_key or api_key_env (they decide where requests and \
-                     your API key go); set it in your user config ~/.mewcode/config.toml or \
-                     the environment",
+                     not set base_url, api_key, api_key_env or command (they decide where \
+                     requests and your API key go, and which program runs); set it in your user \
+                     config ~/.mewcode/config.toml or the environment",
                     project.origin
                 ),
             });
@@ -408,7 +475,7 @@ fn mask_quoted(text: &str) -> String {
 ///
 /// Errors: [`LlmError::Config`] for an unknown name, saying which file (and table) or variable
 /// it came from.
-fn provider_of(layers: &[Layer], table: &str) -> Result<Option<ProviderKind>> {
+fn provider_of(layers: &[Layer], table: &str) -> Result<Option<(ProviderKind, String)>> {
     let Some((layer, name)) = layers
         .iter()
         .find_map(|l| non_empty(l.section.provider.clone()).map(|p| (l, p)))
@@ -420,12 +487,14 @@ fn provider_of(layers: &[Layer], table: &str) -> Result<Option<ProviderKind>> {
     } else {
         format!("{table} of {}", layer.origin)
     };
-    name.parse::<ProviderKind>().map(Some).map_err(|e| match e {
-        LlmError::Config { message } => LlmError::Config {
-            message: format!("{message}, from {from}"),
-        },
-        other => other,
-    })
+    name.parse::<ProviderKind>()
+        .map(|kind| Some((kind, from.clone())))
+        .map_err(|e| match e {
+            LlmError::Config { message } => LlmError::Config {
+                message: format!("{message}, from {from}"),
+            },
+            other => other,
+        })
 }
 
 /// One source of settings for a job, with where it came from (a file's path, or the variable
@@ -486,8 +555,11 @@ fn resolve_job(
     let first = |layers: &[Layer], f: &dyn Fn(&JobSection) -> Option<String>| {
         layers.iter().find_map(|l| non_empty(f(&l.section)))
     };
-    let general_provider = provider_of(&general_layers, "[llm]")?.unwrap_or(ProviderKind::Offline);
-    let provider = provider_of(&job_layers, &format!("[llm.{job}]"))?.unwrap_or(general_provider);
+    let general = provider_of(&general_layers, "[llm]")?;
+    let general_provider = general.as_ref().map_or(ProviderKind::Offline, |g| g.0);
+    let (provider, provider_origin) = provider_of(&job_layers, &format!("[llm.{job}]"))?
+        .or(general)
+        .unwrap_or((ProviderKind::Offline, "the default".to_owned()));
     // The general layers count for model, URL and key only when they configure the same provider.
     let mut layers = job_layers;
     if provider == general_provider {
@@ -521,6 +593,31 @@ fn resolve_job(
             api_key: None,
             key_source: None,
             policy,
+            command: None,
+        });
+    }
+    if provider.is_cli() {
+        let configured = layers
+            .iter()
+            .find_map(|l| non_empty(l.section.command.clone()).map(|c| (c, l.origin.clone())));
+        let (name, origin) = match configured {
+            Some((command, origin)) => (command, format!("command in {origin}")),
+            None => (
+                provider.default_command().unwrap_or_default().to_owned(),
+                format!("provider = \"{provider}\" from {provider_origin}"),
+            ),
+        };
+        let path = crate::cli::find_command(&name, env("PATH").as_deref());
+        return Ok(JobSettings {
+            job,
+            provider,
+            model: first(&layers, &|l| l.model.clone())
+                .or_else(|| provider.default_model().map(str::to_owned)),
+            base_url: None,
+            api_key: None,
+            key_source: None,
+            policy,
+            command: Some(CliCommand { name, path, origin }),
         });
     }
     let model = first(&layers, &|l| l.model.clone())
@@ -572,6 +669,7 @@ fn resolve_job(
         api_key,
         key_source,
         policy,
+        command: None,
     })
 }
 
@@ -689,6 +787,7 @@ mod tests {
             ("base_url", "\"http://attacker.invalid/v1\""),
             ("api_key", "\"sk-planted\""),
             ("api_key_env", "\"AWS_SECRET_ACCESS_KEY\""),
+            ("command", "\"/repo/evil.sh\""),
         ];
         for (key, value) in keys {
             for table in ["llm", "llm.select"] {
@@ -811,7 +910,7 @@ mod tests {
         assert!(!shown.contains("secret"), "{shown}");
         assert_eq!(
             config_error(LlmSettings::resolve(Some(&user), None, &env(&[]))),
-            "unknown provider `gemini` (expected offline, openai or anthropic), from [llm.select] of /u/config.toml"
+            "unknown provider `gemini` (expected offline, openai, anthropic, claude-cli or codex-cli), from [llm.select] of /u/config.toml"
         );
         assert_eq!(
             config_error(LlmSettings::resolve(
@@ -819,7 +918,7 @@ mod tests {
                 None,
                 &env(&[("MEM_LLM_PROVIDER", "gpt")])
             )),
-            "unknown provider `gpt` (expected offline, openai or anthropic), from $MEM_LLM_PROVIDER"
+            "unknown provider `gpt` (expected offline, openai, anthropic, claude-cli or codex-cli), from $MEM_LLM_PROVIDER"
         );
         assert_eq!(
             config_error(LlmSettings::resolve(
@@ -827,8 +926,105 @@ mod tests {
                 None,
                 &env(&[("MEM_LLM_EXTRACT_PROVIDER", "gpt")])
             )),
-            "unknown provider `gpt` (expected offline, openai or anthropic), from $MEM_LLM_EXTRACT_PROVIDER"
+            "unknown provider `gpt` (expected offline, openai, anthropic, claude-cli or codex-cli), from $MEM_LLM_EXTRACT_PROVIDER"
         );
+    }
+
+    /// A folder with executable `claude` and `codex` scripts, for the PATH of the CLI tests.
+    fn fake_clis() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["claude", "codex"] {
+            let p = dir.path().join(name);
+            std::fs::write(&p, "#!/bin/sh\n").unwrap();
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+            }
+        }
+        dir
+    }
+
+    #[test]
+    fn agent_cli_providers_find_their_program_and_need_no_key() {
+        let dir = fake_clis();
+        let path = dir.path().display().to_string();
+        let user = ConfigFile::parse(
+            "[llm]\nprovider = \"claude-cli\"\n[llm.select]\nprovider = \"codex-cli\"\n",
+            "/u/config.toml",
+        )
+        .unwrap();
+        let s = LlmSettings::resolve(Some(&user), None, &env(&[("PATH", &path)])).unwrap();
+        let extract = s.job(Job::Extract);
+        assert_eq!(extract.provider, ProviderKind::ClaudeCli);
+        assert_eq!(
+            extract.model.as_deref(),
+            Some("haiku"),
+            "a cheap model by default"
+        );
+        assert_eq!(
+            (extract.base_url.as_deref(), extract.api_key.as_ref()),
+            (None, None)
+        );
+        let command = extract.command.clone().unwrap();
+        assert_eq!(command.path, Some(dir.path().join("claude")));
+        assert_eq!(extract.problem(), None);
+        let engine = extract.model_engine().unwrap().unwrap();
+        assert_eq!(engine.name(), "claude-cli:haiku");
+        assert!(
+            engine.provider().is_hosted(),
+            "prompts pass the secret filter"
+        );
+        let select = s.job(Job::Select);
+        assert_eq!(select.provider, ProviderKind::CodexCli);
+        assert_eq!(select.model, None, "Codex's own default model");
+        assert_eq!(
+            select.command.as_ref().and_then(|c| c.path.clone()),
+            Some(dir.path().join("codex"))
+        );
+        assert_eq!(select.model_engine().unwrap().unwrap().name(), "codex-cli");
+        // The job's own timeout is kept.
+        assert_eq!(select.policy.timeout, Duration::from_secs(8));
+    }
+
+    #[test]
+    fn a_missing_agent_cli_is_a_problem_naming_the_config_file() {
+        let user =
+            ConfigFile::parse("[llm]\nprovider = \"claude-cli\"\n", "/u/config.toml").unwrap();
+        for path in [None, Some("/nonexistent")] {
+            let pairs: Vec<(&str, &str)> = path.map(|p| ("PATH", p)).into_iter().collect();
+            let s = LlmSettings::resolve(Some(&user), None, &env(&pairs)).unwrap();
+            let problem = s.job(Job::Extract).problem().unwrap_or_default();
+            assert!(
+                problem.contains("`claude` is not on PATH")
+                    && problem.contains("provider = \"claude-cli\" from [llm] of /u/config.toml")
+                    && problem.contains("[llm] command"),
+                "{problem}"
+            );
+            assert!(s.router().is_err(), "no engine without its program");
+        }
+        // A configured command that is not there names the key and the file.
+        let user = ConfigFile::parse(
+            "[llm]\nprovider = \"codex-cli\"\ncommand = \"/opt/none/codex\"\n",
+            "/u/config.toml",
+        )
+        .unwrap();
+        let s = LlmSettings::resolve(Some(&user), None, &env(&[])).unwrap();
+        let problem = s.job(Job::Summarize).problem().unwrap_or_default();
+        assert_eq!(
+            problem,
+            "the codex-cli program `/opt/none/codex` (command in /u/config.toml) is not an \
+             executable file"
+        );
+        // A command given as a path is used as is.
+        let dir = fake_clis();
+        let text = format!(
+            "[llm]\nprovider = \"codex-cli\"\ncommand = \"{}\"\n",
+            dir.path().join("codex").display()
+        );
+        let user = ConfigFile::parse(&text, "/u/config.toml").unwrap();
+        let s = LlmSettings::resolve(Some(&user), None, &env(&[])).unwrap();
+        assert_eq!(s.job(Job::Summarize).problem(), None);
     }
 
     #[test]

@@ -140,6 +140,26 @@ pub enum LlmError {
         /// The transport error.
         source: reqwest::Error,
     },
+    /// The agent CLI provider's command could not be started (not found, not executable).
+    #[error("cannot run the model command {command}: {message}")]
+    Command {
+        /// The command (a path or the name looked up on `PATH`).
+        command: String,
+        /// Why it could not run, and how to fix it.
+        message: String,
+    },
+    /// The agent CLI ran but failed (a non-zero exit, or a reply that says it is an error),
+    /// after all retries.
+    #[error("the model command {command} failed after {attempts} attempt(s): {message}")]
+    CommandFailed {
+        /// The command.
+        command: String,
+        /// How many attempts were made.
+        attempts: u32,
+        /// The exit status and an excerpt of what it printed (at most
+        /// [`crate::http::MAX_ERROR_EXCERPT`] characters).
+        message: String,
+    },
     /// The reply was well-formed but carried no text.
     #[error("empty reply from {url}")]
     EmptyReply {

@@ -153,9 +153,68 @@ pub fn error_message(body: &str, secret: Option<&str>) -> String {
     }
 }
 
+/// One attempt's outcome, for [`with_retries`].
+pub(crate) enum Attempt<T> {
+    /// It worked.
+    Done(T),
+    /// It failed and must not be retried.
+    Fail(LlmError),
+    /// It failed and may be retried, after the wait the other side asked for if any.
+    Retry(LlmError, Option<Duration>),
+}
+
+/// The one retry loop of every provider (HTTP or a CLI): runs `attempt` (given the 1-based
+/// attempt number and the time left before the deadline) until it is done, fails for good,
+/// has been retried [`CallPolicy::max_retries`] times, or the next wait would pass
+/// [`CallPolicy::timeout`]. Waits [`CallPolicy::backoff`] between attempts, or the hint of the
+/// failed attempt (`Retry-After`). `url` names the endpoint (or command) in a timeout error.
+pub(crate) async fn with_retries<T, F, Fut>(
+    url: &str,
+    policy: &CallPolicy,
+    mut attempt: F,
+) -> Result<T>
+where
+    F: FnMut(u32, Duration) -> Fut,
+    Fut: std::future::Future<Output = Attempt<T>>,
+{
+    let start = Instant::now();
+    let deadline = start + policy.timeout;
+    let mut number: u32 = 0;
+    loop {
+        number += 1;
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        if remaining.is_zero() {
+            return Err(timeout(url, policy, number - 1));
+        }
+        let (retry_error, wait_hint) = match attempt(number, remaining).await {
+            Attempt::Done(value) => return Ok(value),
+            Attempt::Fail(err) => return Err(err),
+            Attempt::Retry(err, hint) => (err, hint),
+        };
+        if number > policy.max_retries {
+            return Err(retry_error);
+        }
+        let delay = wait_hint.unwrap_or_else(|| policy.backoff(number));
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        if delay >= remaining {
+            // Waiting would pass the deadline: give up now with what we know.
+            return Err(match retry_error {
+                LlmError::RateLimited { .. }
+                | LlmError::Server { .. }
+                | LlmError::Connect { .. }
+                | LlmError::CommandFailed { .. } => retry_error,
+                _ => timeout(url, policy, number),
+            });
+        }
+        tracing::debug!(url, attempt = number, ?delay, error = %retry_error, "retrying model call");
+        tokio::time::sleep(delay).await;
+    }
+}
+
 /// Sends the request built by `make` (called once per attempt) under `policy`, retrying on 429,
-/// 5xx and connection errors; returns the parsed JSON body of the first success. A 3xx is
-/// [`LlmError::Redirect`] at once (the client built by [`build_client`] follows no redirect).
+/// 5xx and connection errors ([`with_retries`]); returns the parsed JSON body of the first
+/// success. A 3xx is [`LlmError::Redirect`] at once (the client built by [`build_client`]
+/// follows no redirect).
 ///
 /// `secret` is masked in error messages.
 pub async fn send_json(
@@ -164,88 +223,67 @@ pub async fn send_json(
     secret: Option<&str>,
     make: impl Fn(Duration) -> reqwest::RequestBuilder,
 ) -> Result<Value> {
-    let start = Instant::now();
-    let deadline = start + policy.timeout;
-    let mut attempt: u32 = 0;
-    loop {
-        attempt += 1;
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        if remaining.is_zero() {
-            return Err(timeout(url, policy, attempt - 1));
-        }
-        // Why this attempt failed, if it may be retried, and a server-requested wait.
-        let (retry_error, wait_hint): (LlmError, Option<Duration>) =
-            match make(remaining).send().await {
-                Err(e) if e.is_timeout() => return Err(timeout(url, policy, attempt)),
-                Err(e) if e.is_connect() => (
-                    LlmError::Connect {
+    let make = &make;
+    with_retries(url, policy, move |attempt, remaining| async move {
+        match make(remaining).send().await {
+            Err(e) if e.is_timeout() => Attempt::Fail(timeout(url, policy, attempt)),
+            Err(e) if e.is_connect() => Attempt::Retry(
+                LlmError::Connect {
+                    url: url.to_owned(),
+                    attempts: attempt,
+                    source: e,
+                },
+                None,
+            ),
+            Err(e) => Attempt::Fail(LlmError::Transport {
+                url: url.to_owned(),
+                source: e,
+            }),
+            Ok(response) => {
+                let status = response.status();
+                if status.is_redirection() {
+                    let location = response
+                        .headers()
+                        .get(reqwest::header::LOCATION)
+                        .and_then(|v| v.to_str().ok())
+                        .map(|v| v.chars().take(MAX_ERROR_EXCERPT).collect());
+                    return Attempt::Fail(LlmError::Redirect {
                         url: url.to_owned(),
-                        attempts: attempt,
-                        source: e,
-                    },
-                    None,
-                ),
-                Err(e) => {
-                    return Err(LlmError::Transport {
-                        url: url.to_owned(),
-                        source: e,
+                        status: status.as_u16(),
+                        location,
                     });
                 }
-                Ok(response) => {
-                    let status = response.status();
-                    if status.is_redirection() {
-                        let location = response
-                            .headers()
-                            .get(reqwest::header::LOCATION)
-                            .and_then(|v| v.to_str().ok())
-                            .map(|v| v.chars().take(MAX_ERROR_EXCERPT).collect());
-                        return Err(LlmError::Redirect {
+                let hint = retry_after(response.headers());
+                let body = match response.text().await {
+                    Ok(b) => b,
+                    Err(e) if e.is_timeout() => {
+                        return Attempt::Fail(timeout(url, policy, attempt));
+                    }
+                    Err(e) => {
+                        return Attempt::Fail(LlmError::Transport {
                             url: url.to_owned(),
-                            status: status.as_u16(),
-                            location,
+                            source: e,
                         });
                     }
-                    let hint = retry_after(response.headers());
-                    let body = match response.text().await {
-                        Ok(b) => b,
-                        Err(e) if e.is_timeout() => return Err(timeout(url, policy, attempt)),
-                        Err(e) => {
-                            return Err(LlmError::Transport {
-                                url: url.to_owned(),
-                                source: e,
-                            });
-                        }
-                    };
-                    if status.is_success() {
-                        return serde_json::from_str(&body).map_err(|e| LlmError::MalformedReply {
+                };
+                if status.is_success() {
+                    return match serde_json::from_str(&body) {
+                        Ok(value) => Attempt::Done(value),
+                        Err(e) => Attempt::Fail(LlmError::MalformedReply {
                             url: url.to_owned(),
                             reason: format!("the body is not JSON ({e})"),
-                        });
-                    }
-                    let message = error_message(&body, secret);
-                    match status_error(url, status, attempt, hint, message) {
-                        Retry::No(err) => return Err(err),
-                        Retry::Yes(err) => (err, hint),
-                    }
+                        }),
+                    };
                 }
-            };
-        if attempt > policy.max_retries {
-            return Err(retry_error);
+                let message = error_message(&body, secret);
+                match status_error(url, status, attempt, hint, message) {
+                    Retry::No(err) => Attempt::Fail(err),
+                    Retry::Yes(err) => Attempt::Retry(err, hint),
+                }
+            }
         }
-        let delay = wait_hint.unwrap_or_else(|| policy.backoff(attempt));
-        let remaining = deadline.saturating_duration_since(Instant::now());
-        if delay >= remaining {
-            // Waiting would pass the deadline: give up now with what we know.
-            return Err(match retry_error {
-                LlmError::RateLimited { .. }
-                | LlmError::Server { .. }
-                | LlmError::Connect { .. } => retry_error,
-                _ => timeout(url, policy, attempt),
-            });
-        }
-        tracing::debug!(url, attempt, ?delay, error = %retry_error, "retrying model call");
-        tokio::time::sleep(delay).await;
-    }
+    })
+    .await
 }
 
 enum Retry {
@@ -286,7 +324,7 @@ fn status_error(
     }
 }
 
-fn timeout(url: &str, policy: &CallPolicy, attempts: u32) -> LlmError {
+pub(crate) fn timeout(url: &str, policy: &CallPolicy, attempts: u32) -> LlmError {
     LlmError::Timeout {
         url: url.to_owned(),
         after: policy.timeout,

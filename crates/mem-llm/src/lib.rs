@@ -9,12 +9,16 @@
 //! - [`ModelEngine`]: one HTTP [`Provider`] (OpenAI-compatible `/chat/completions` or Anthropic
 //!   `/v1/messages`) under a [`CallPolicy`] (deadline, retries with backoff and jitter,
 //!   `Retry-After`); an unusable reply falls back to the offline engine and says so.
+//! - The agent CLI providers ([`cli`]): `claude -p` / `codex exec` with the user's own login,
+//!   under the same policy and fallback; the child runs with [`cli::CHILD_SESSION_ENV`] set, so
+//!   mewmem's hooks do nothing inside it.
 //! - [`Router`]: a possibly different engine per job; [`LlmSettings`] resolves it from
 //!   `config.toml` values and environment variables handed in by the caller.
 //!
-//! The library reads no file and no environment variable; it starts no runtime. Only the HTTP
-//! calls are async.
+//! The library reads no file and no environment variable (it looks for an agent CLI's program
+//! in the `PATH` value handed in); it starts no runtime. Only the model calls are async.
 
+pub mod cli;
 pub mod config;
 mod engine;
 mod error;
@@ -26,7 +30,7 @@ pub mod prompt;
 mod provider;
 mod types;
 
-pub use config::{ConfigFile, JobSettings, LlmSettings};
+pub use config::{CliCommand, ConfigFile, JobSettings, LlmSettings};
 pub use engine::{BoxFuture, Llm};
 pub use error::{LlmError, Result};
 pub use http::CallPolicy;

@@ -44,8 +44,11 @@ impl ModelEngine {
         &self.policy
     }
 
-    /// `<provider>:<model>`.
+    /// `<provider>:<model>` (`<provider>` alone when the model is the CLI's own default).
     pub fn name(&self) -> String {
+        if self.provider.model().is_empty() {
+            return self.provider.kind().to_string();
+        }
         format!("{}:{}", self.provider.kind(), self.provider.model())
     }
 

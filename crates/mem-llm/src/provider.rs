@@ -1,7 +1,9 @@
-//! The two HTTP providers: OpenAI-compatible chat completions (OpenAI, Ollama, llama.cpp server,
-//! vLLM, ...) and Anthropic messages.
+//! The providers: OpenAI-compatible chat completions (OpenAI, Ollama, llama.cpp server, vLLM,
+//! ...) and Anthropic messages over HTTP, and the user's agent CLI (`claude -p`, `codex exec`,
+//! see [`crate::cli`]).
 
 use std::fmt;
+use std::path::PathBuf;
 use std::str::FromStr;
 
 use serde_json::{Value, json};
@@ -20,40 +22,62 @@ pub enum ProviderKind {
     OpenAi,
     /// `POST {base}/v1/messages` (Anthropic).
     Anthropic,
+    /// `claude -p` with the user's Claude Code login ([`crate::cli`]).
+    ClaudeCli,
+    /// `codex exec` with the user's Codex CLI login ([`crate::cli`]).
+    CodexCli,
 }
 
 impl ProviderKind {
-    /// The configuration name: `offline`, `openai` or `anthropic`.
+    /// The configuration name: `offline`, `openai`, `anthropic`, `claude-cli` or `codex-cli`.
     pub fn as_str(self) -> &'static str {
         match self {
             ProviderKind::Offline => "offline",
             ProviderKind::OpenAi => "openai",
             ProviderKind::Anthropic => "anthropic",
+            ProviderKind::ClaudeCli => "claude-cli",
+            ProviderKind::CodexCli => "codex-cli",
+        }
+    }
+
+    /// `true` for the agent CLI providers (`claude-cli`, `codex-cli`).
+    pub fn is_cli(self) -> bool {
+        matches!(self, ProviderKind::ClaudeCli | ProviderKind::CodexCli)
+    }
+
+    /// The program run by an agent CLI provider when `[llm] command` is not set (looked up on
+    /// `PATH`): `claude` or `codex`; `None` for the others.
+    pub fn default_command(self) -> Option<&'static str> {
+        match self {
+            ProviderKind::ClaudeCli => Some("claude"),
+            ProviderKind::CodexCli => Some("codex"),
+            _ => None,
         }
     }
 
     /// The base URL used when none is configured.
     pub fn default_base_url(self) -> Option<&'static str> {
         match self {
-            ProviderKind::Offline => None,
+            ProviderKind::Offline | ProviderKind::ClaudeCli | ProviderKind::CodexCli => None,
             ProviderKind::OpenAi => Some("https://api.openai.com/v1"),
             ProviderKind::Anthropic => Some("https://api.anthropic.com"),
         }
     }
 
-    /// The model used when none is configured.
+    /// The model used when none is configured (`codex-cli`: none, Codex's own default).
     pub fn default_model(self) -> Option<&'static str> {
         match self {
-            ProviderKind::Offline => None,
+            ProviderKind::Offline | ProviderKind::CodexCli => None,
             ProviderKind::OpenAi => Some("gpt-4o-mini"),
             ProviderKind::Anthropic => Some("claude-haiku-4-5"),
+            ProviderKind::ClaudeCli => Some("haiku"),
         }
     }
 
     /// The environment variable conventionally holding this provider's API key.
     pub fn key_variable(self) -> Option<&'static str> {
         match self {
-            ProviderKind::Offline => None,
+            ProviderKind::Offline | ProviderKind::ClaudeCli | ProviderKind::CodexCli => None,
             ProviderKind::OpenAi => Some("OPENAI_API_KEY"),
             ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY"),
         }
@@ -62,7 +86,7 @@ impl ProviderKind {
     /// The environment variable conventionally holding this provider's base URL.
     pub fn base_url_variable(self) -> Option<&'static str> {
         match self {
-            ProviderKind::Offline => None,
+            ProviderKind::Offline | ProviderKind::ClaudeCli | ProviderKind::CodexCli => None,
             ProviderKind::OpenAi => Some("OPENAI_BASE_URL"),
             ProviderKind::Anthropic => Some("ANTHROPIC_BASE_URL"),
         }
@@ -79,16 +103,22 @@ impl FromStr for ProviderKind {
     type Err = LlmError;
 
     /// Accepts `offline`/`none`, `openai` and the servers that speak its API (`openai-compatible`,
-    /// `ollama`, `llamacpp`, `llama.cpp`, `vllm`, `lmstudio`), and `anthropic`/`claude`.
+    /// `ollama`, `llamacpp`, `llama.cpp`, `vllm`, `lmstudio`), `anthropic`/`claude`,
+    /// `claude-cli`/`claude-code` and `codex-cli`/`codex`.
     fn from_str(s: &str) -> Result<Self> {
         match s.trim().to_ascii_lowercase().as_str() {
             "offline" | "none" | "" => Ok(ProviderKind::Offline),
             "openai" | "openai-compatible" | "openai_compatible" | "ollama" | "llamacpp"
             | "llama.cpp" | "llama-cpp" | "vllm" | "lmstudio" => Ok(ProviderKind::OpenAi),
             "anthropic" | "claude" => Ok(ProviderKind::Anthropic),
+            "claude-cli" | "claude_cli" | "claude-code" | "claude_code" => {
+                Ok(ProviderKind::ClaudeCli)
+            }
+            "codex-cli" | "codex_cli" | "codex" => Ok(ProviderKind::CodexCli),
             other => Err(LlmError::Config {
                 message: format!(
-                    "unknown provider `{other}` (expected offline, openai or anthropic)"
+                    "unknown provider `{other}` (expected offline, openai, anthropic, claude-cli \
+                     or codex-cli)"
                 ),
             }),
         }
@@ -125,14 +155,17 @@ impl fmt::Display for ApiKey {
     }
 }
 
-/// One HTTP model endpoint: provider, base URL, model and key.
+/// One model endpoint: provider, base URL (or, for an agent CLI, the program), model and key.
 #[derive(Debug, Clone)]
 pub struct Provider {
     kind: ProviderKind,
     base_url: String,
     model: String,
     api_key: Option<ApiKey>,
-    client: reqwest::Client,
+    /// The HTTP client (`None` for an agent CLI).
+    client: Option<reqwest::Client>,
+    /// The program of an agent CLI provider.
+    program: Option<PathBuf>,
 }
 
 impl Provider {
@@ -151,9 +184,9 @@ impl Provider {
         api_key: Option<ApiKey>,
         policy: &CallPolicy,
     ) -> Result<Provider> {
-        if kind == ProviderKind::Offline {
+        if kind == ProviderKind::Offline || kind.is_cli() {
             return Err(LlmError::Config {
-                message: "the offline engine has no HTTP provider".to_owned(),
+                message: format!("the {kind} provider has no HTTP endpoint"),
             });
         }
         let base = base_url.trim().trim_end_matches('/');
@@ -176,7 +209,28 @@ impl Provider {
             base_url,
             model: model.into(),
             api_key,
-            client: build_client(policy.connect_timeout)?,
+            client: Some(build_client(policy.connect_timeout)?),
+            program: None,
+        })
+    }
+
+    /// An agent CLI provider (`claude-cli` or `codex-cli`) running `program` with `model`
+    /// (empty: the CLI's own default).
+    ///
+    /// Errors: [`LlmError::Config`] for a kind that is not an agent CLI.
+    pub fn cli(kind: ProviderKind, program: PathBuf, model: impl Into<String>) -> Result<Provider> {
+        if !kind.is_cli() {
+            return Err(LlmError::Config {
+                message: format!("{kind} is not an agent CLI provider"),
+            });
+        }
+        Ok(Provider {
+            kind,
+            base_url: program.display().to_string(),
+            model: model.into(),
+            api_key: None,
+            client: None,
+            program: Some(program),
         })
     }
 
@@ -193,13 +247,15 @@ impl Provider {
     /// `true` when the base URL's host is not a loopback address (`localhost`, `127.0.0.0/8`,
     /// `::1`): a hosted provider, to which prompts are sent only after the secret filter
     /// ([`mem_core::secrets::redact`]).
+    /// An agent CLI always sends to its vendor's hosted model: `true`.
     pub fn is_hosted(&self) -> bool {
-        is_hosted_url(&self.base_url)
+        self.kind.is_cli() || is_hosted_url(&self.base_url)
     }
 
-    /// The full URL requests go to.
+    /// The full URL requests go to (an agent CLI: its program).
     pub fn endpoint(&self) -> String {
         match self.kind {
+            ProviderKind::ClaudeCli | ProviderKind::CodexCli => self.base_url.clone(),
             ProviderKind::Anthropic => format!("{}/v1/messages", self.base_url),
             _ => format!("{}/chat/completions", self.base_url),
         }
@@ -271,10 +327,18 @@ impl Provider {
         } else {
             request
         };
+        if let Some(program) = &self.program {
+            return crate::cli::complete(self.kind, program, &self.model, request, policy).await;
+        }
+        let Some(client) = &self.client else {
+            return Err(LlmError::Config {
+                message: format!("the {} provider has no HTTP client", self.kind),
+            });
+        };
         let body = self.request_body(request);
         let key = self.api_key.as_ref().map(ApiKey::expose);
         let reply = send_json(&url, policy, key, |remaining| {
-            let mut builder = self.client.post(&url).timeout(remaining).json(&body);
+            let mut builder = client.post(&url).timeout(remaining).json(&body);
             match self.kind {
                 ProviderKind::Anthropic => {
                     builder = builder.header("anthropic-version", "2023-06-01");

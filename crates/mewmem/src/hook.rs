@@ -28,6 +28,18 @@ use crate::context::{ContextOptions, start_context};
 use crate::error::{Error, Result};
 use crate::recall::recall_reminder;
 
+/// The environment variable marking a model call's own agent session (set by the
+/// `claude-cli` / `codex-cli` providers, [`mem_llm::cli`]): a hook run with it set does
+/// nothing, successfully and silently.
+pub const CHILD_SESSION_ENV: &str = mem_llm::cli::CHILD_SESSION_ENV;
+
+/// `true` when this process runs inside a model call's agent session ([`CHILD_SESSION_ENV`]
+/// set, not empty, not `0`): every hook entry point must then return at once, exit 0, no
+/// output.
+pub fn in_child_session() -> bool {
+    mem_llm::cli::is_child_session(std::env::var_os(CHILD_SESSION_ENV).as_deref())
+}
+
 /// The Claude Code events `mem hook claude EVENT` handles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ClaudeEvent {

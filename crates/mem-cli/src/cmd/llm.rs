@@ -307,6 +307,10 @@ async fn check(settings: &Settings, call: bool) -> Result<()> {
                     "model": s.model,
                     "base_url": s.base_url,
                     "key": s.key_source,
+                    "command": s.command.as_ref().map(|c| c
+                        .path
+                        .as_ref()
+                        .map_or_else(|| c.name.clone(), |p| p.display().to_string())),
                     "timeout_secs": s.policy.timeout.as_secs_f64(),
                     "problem": s.problem(),
                 })
@@ -387,7 +391,17 @@ fn describe(resolved: &LlmSettings, job: Job) -> String {
     if let Some(url) = &s.base_url {
         line.push_str(&format!("  url={url}"));
     }
-    if s.provider != mem_llm::ProviderKind::Offline {
+    if let Some(command) = &s.command {
+        let program = command
+            .path
+            .as_ref()
+            .map_or_else(|| command.name.clone(), |p| p.display().to_string());
+        line.push_str(&format!(
+            "  command={program}  timeout={}s  retries={}",
+            s.policy.timeout.as_secs_f64(),
+            s.policy.max_retries
+        ));
+    } else if s.provider != mem_llm::ProviderKind::Offline {
         line.push_str(&format!(
             "  key={}  timeout={}s  retries={}",
             s.key_source.as_deref().unwrap_or("none"),
