@@ -87,6 +87,21 @@ static CLAUSE_START: LazyLock<Regex> = LazyLock::new(|| {
     ")
 });
 
+/// A sentence opening with a subordinate clause ("when you fix a bug, add a test", "to run the
+/// app, use…", "from now on, …"): its comma does not end a fact.
+static SUBORDINATE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?xi)
+        ^(when|whenever|if|to|from\ now\ on|going\ forward|in\ the\ future|before|after|once|unless|every\ time|each\ time|for|in|on|while|as\ long\ as)\b
+        | ^(如果|当|以后|今后|每次|在)
+    ")
+});
+
+/// A negative instruction: with a positive one beside it, the pair is one contrast ("不要用
+/// var，一律用 const", "never X, always Y"), not two facts.
+static NEGATIVE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)^(please\s+)?(never|don't|do\s+not|dont|no\b|avoid|stop)|(不要|别|不用|禁止|不许)")
+});
+
 /// A clause scoped by a prepositional phrase: "Chinese to me", "English in code comments".
 static SCOPED: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)^[\w`'.+#-]+(\s+[\w`'.+#-]+)?\s+(to|in|for|on|with|inside)\s+\S+"));
@@ -124,7 +139,9 @@ pub fn split_clauses(sentence: &str) -> Vec<String> {
                 let left = sentence[..i].trim();
                 let start = sentence.len() - rest.len();
                 if CONTINUES.is_match(rest)
-                    || left.split_whitespace().count() < 2 && left.is_ascii()
+                    || (left.split_whitespace().count() < 2 && left.is_ascii())
+                    || SUBORDINATE.is_match(left)
+                    || NEGATIVE.is_match(left) != NEGATIVE.is_match(rest)
                 {
                     continue;
                 }
@@ -325,7 +342,7 @@ static DUMMY_IT: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-/// Named things of `text`: backticked values, then paths and commands written without them.
+/// Named things of `text`: backticked values and URLs, then paths and commands written without them.
 pub(crate) fn named_things(text: &str) -> Vec<String> {
     static TICKED: LazyLock<Regex> = LazyLock::new(|| re(r"`([^`\n]{1,80})`"));
     static PATH: LazyLock<Regex> = LazyLock::new(|| {
@@ -337,6 +354,7 @@ pub(crate) fn named_things(text: &str) -> Vec<String> {
         .captures_iter(text)
         .map(|c| format!("`{}`", &c[1]))
         .collect();
+    out.extend(super::text::urls(&TICKED.replace_all(text, "")));
     if out.is_empty() {
         out = PATH
             .captures_iter(text)
@@ -510,6 +528,12 @@ mod tests {
             "Put configs in conf/a,always/b.toml please.",
             "不是 npm，而是 pnpm。",
             "Tests are slow, so run them in parallel.",
+            "When you fix a bug, add a regression test first.",
+            "To run the app locally, use `make dev`.",
+            "From now on, always answer in English.",
+            "不要用 var，一律用 const 或 let。",
+            "Never use npm, always use pnpm.",
+            "写前端代码的时候别用 var，一律用 const 或 let。",
         ] {
             assert_eq!(split_clauses(sentence), [sentence], "{sentence}");
         }
@@ -577,6 +601,9 @@ mod tests {
             resolve_pronouns("Don't touch it.", &["legacy/ is dead code", ""]).as_deref(),
             Some("Don't touch legacy/.")
         );
+        // The clause names its one thing itself (a URL here): as is.
+        let c = "The API reference is at https://x.dev/api — check it first.";
+        assert_eq!(resolve_pronouns(c, &[]).as_deref(), Some(c));
         // No pronoun, or "it" in a set phrase: as is.
         for clause in [
             "Keep it short in commit messages.",
