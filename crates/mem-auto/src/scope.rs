@@ -74,7 +74,7 @@ pub fn names_project_scope(text: &str) -> bool {
             .is_some_and(char::is_whitespace);
         let after = &lower[i + 4..];
         let after_ok = after.trim_start().is_empty() || after.starts_with(closes);
-        let not_lead = lower[..i].trim().split_whitespace().count() >= 2;
+        let not_lead = lower[..i].split_whitespace().count() >= 2;
         before_ok && after_ok && not_lead
     })
 }

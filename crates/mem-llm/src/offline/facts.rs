@@ -46,7 +46,7 @@ fn inside(spans: &[(usize, usize)], at: usize) -> bool {
     spans.iter().any(|&(s, e)| at > s && at < e)
 }
 
-/// Splits text into sentences as [`super::text::sentences`] does (line breaks; `.`, `!`, `?`
+/// Splits text into sentences (line breaks; `.`, `!`, `?`
 /// before a space; `。！？；`), never inside a value of [`protected_spans`]: a `!` in a
 /// backticked or quoted password, a `.` in a path or URL does not end a sentence.
 pub(crate) fn sentences(text: &str) -> Vec<String> {
