@@ -84,13 +84,13 @@ fn read(p: &Path) -> String {
 fn extraction_writes_both_files_and_hand_edits_survive() {
     let p = Project::new();
     let id = p.session(&[
-        Message::user("Always use pnpm in this repo, never npm."),
+        Message::user("Always use pnpm, never npm."),
         Message::assistant("Okay."),
         Message::user("Tests live in tests/integration and need Postgres."),
     ]);
     let r = p.extract(&id);
     assert_eq!(r.files.len(), 2, "{r:?}");
-    assert!(read(&p.user_file()).contains("- Always use pnpm in this repo, never npm."));
+    assert!(read(&p.user_file()).contains("- Always use pnpm, never npm."));
     assert!(read(&p.project_file()).contains("### 项目知识\n- Tests live in tests/integration"));
 
     // A person edits the user file: a reworded bullet, prose, another heading, a comment.
@@ -261,7 +261,8 @@ fn at_the_cap_old_entries_are_evicted_and_reported() {
             ..AutoOptions::default()
         },
     );
-    let id = p.session(&[Message::user("Always use pnpm in this repository.")]);
+    // (No scope word: "in this repository" would put it in the project's file.)
+    let id = p.session(&[Message::user("Always use pnpm for every install.")]);
     let r = p.extract_with(&auto, &id);
     let f = &r.files[0];
     assert_eq!(f.added.len(), 1);
@@ -271,7 +272,7 @@ fn at_the_cap_old_entries_are_evicted_and_reported() {
     assert!(!f.evicted.is_empty());
     assert!(f.evicted[0].text.contains("number 0 "), "{:?}", f.evicted);
     let now = read(&p.user_file());
-    assert!(now.contains("- Always use pnpm in this repository."));
+    assert!(now.contains("- Always use pnpm for every install."));
     for e in f.evicted.iter().chain(&f.consolidated) {
         assert!(!now.contains(&format!("- {}\n", e.text)));
     }
@@ -463,11 +464,13 @@ fn a_correction_replaces_the_entry_it_corrects() {
     let project = r.files.iter().find(|f| f.scope == Scope::Project).unwrap();
     assert_eq!(project.removed.len(), 1);
     assert_eq!(project.removed[0].text, "Package manager: npm");
+    // "in this monorepo" names the project: the correction goes to the project's file
+    // (issue 26 build 3), not to the user's, where it would reach every project.
     assert_eq!(
         read(&p.project_file()),
-        "### 项目知识\n- Deploys run from the main branch\n"
+        "### 纠正反馈\n- We use pnpm, not npm, in this monorepo.\n\n### 项目知识\n- Deploys run from the main branch\n"
     );
-    assert!(read(&p.user_file()).contains("pnpm, not npm"));
+    assert!(!read(&p.user_file()).contains("pnpm"));
 }
 
 /// Issue 27 item 4: the report counts the secrets withheld from what the extraction wrote

@@ -11,7 +11,8 @@ use mem_core::secrets::{REDACTED, redact};
 use mem_core::{ContentBlock, Message, Role};
 use regex::Regex;
 
-use super::text::{already_known, normalise, one_line, sentences, shorten, urls, user_text};
+use super::facts;
+use super::text::{already_known, normalise, one_line, shorten, urls, user_text};
 use super::tools::{ToolKind, classify_tool, command_of, touched_file};
 use crate::types::Memories;
 
@@ -65,6 +66,8 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
         }
     };
 
+    // The text of the message before the one read: where a pronoun's referent may be named.
+    let mut previous = String::new();
     for message in messages {
         let mut said = Vec::new();
         if let Some(text) = user_text(message).filter(|t| t.chars().count() <= MAX_MESSAGE_CHARS) {
@@ -73,15 +76,29 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
         if message.role == Role::User {
             said.extend(message.content.iter().filter_map(rejection_feedback));
         }
-        for text in said {
+        // The user confirming what the assistant just stated ("yes, exactly", "对") makes the
+        // assistant's project facts the user's.
+        if message.role == Role::User
+            && said.len() == 1
+            && facts::is_confirmation(&said[0])
+            && !previous.is_empty()
+        {
+            for statement in confirmed_statements(&previous) {
+                for fact in facts_of(&statement, &[]) {
+                    add(&mut memories.project, fact);
+                }
+            }
+        }
+        for text in &said {
             // Redacted before it is split: a password holding `! ` or `. ` would otherwise be
             // cut into sentences the filter no longer recognises.
             // A secret found here (not withheld by the caller before) makes a sentence that is
             // mostly that secret go; markers already in the text are left to the caller's
             // cleaning, which counts them (`mem_auto::clean`).
-            let redacted = redact(&text);
+            let redacted = redact(text);
             let fresh = redacted.withheld() > 0;
-            for sentence in sentences(&redacted.text) {
+            let mut before: Vec<String> = Vec::new();
+            for sentence in facts::sentences(&redacted.text) {
                 if fresh && mostly_secret(&sentence) {
                     continue;
                 }
@@ -89,18 +106,32 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                 if sentence.chars().count() > MAX_SENTENCE_CHARS {
                     continue;
                 }
-                let entry = shorten(&sentence, ENTRY_CHARS);
-                match classify_sentence(&sentence) {
-                    Some(Cue::Correction) => add(&mut memories.corrections, entry),
-                    Some(Cue::Preference) => add(&mut memories.preferences, entry),
-                    Some(Cue::Project) => add(&mut memories.project, entry),
-                    Some(Cue::Reference) if memories.references.len() < MAX_REFERENCES => {
-                        add(&mut memories.references, entry)
+                let cue = classify_sentence(&sentence);
+                if cue.is_some() && !facts::is_complaint(&sentence) {
+                    let context = before.join(" ");
+                    let entries = facts_of(&sentence, &[&context, &previous]);
+                    let list = match cue {
+                        Some(Cue::Correction) => &mut memories.corrections,
+                        Some(Cue::Preference) => &mut memories.preferences,
+                        Some(Cue::Project) => &mut memories.project,
+                        Some(Cue::Reference) if memories.references.len() < MAX_REFERENCES => {
+                            &mut memories.references
+                        }
+                        _ => {
+                            before.push(sentence);
+                            continue;
+                        }
+                    };
+                    for entry in entries {
+                        add(list, entry);
                     }
-                    Some(Cue::Reference) => {}
-                    None => {}
                 }
+                before.push(sentence);
             }
+        }
+        let text = message_text(message);
+        if !text.trim().is_empty() {
+            previous = text;
         }
     }
 
@@ -108,6 +139,70 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
         add(&mut memories.project, fact);
     }
     memories
+}
+
+/// One stated sentence as facts: split into clauses ([`facts::split_clauses`]), a clause
+/// leaning on a pronoun resolved from the clauses before it, then `contexts` (the sentences
+/// before, the previous turn) or dropped, rewritten into a statement ([`facts::rewrite`]);
+/// fragments and complaints without a rule give nothing.
+fn facts_of(sentence: &str, contexts: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    let clauses = facts::split_clauses(sentence);
+    for (i, clause) in clauses.iter().enumerate() {
+        let earlier = clauses[..i].join(" ");
+        let mut ctx: Vec<&str> = vec![&earlier];
+        ctx.extend_from_slice(contexts);
+        let Some(rewritten) = facts::rewrite(clause) else {
+            continue;
+        };
+        let Some(resolved) = facts::resolve_pronouns(&rewritten, &ctx) else {
+            continue;
+        };
+        if facts::is_fragment(&resolved) || facts::is_complaint(&resolved) {
+            continue;
+        }
+        out.push(shorten(&resolved, ENTRY_CHARS));
+    }
+    out
+}
+
+/// The assistant's sentences a confirmation makes the user's: statements stated as project
+/// facts ([`Cue::Project`]), a closing tag question ("…, right?", "…，对吗？") taken off.
+fn confirmed_statements(assistant: &str) -> Vec<String> {
+    static TAG: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)\s*[,—–-]*\s*(right|correct|is\ that\ right|is\ that\ correct|yes|no)\s*\?\s*$|[，,]?\s*(对吗|是吗|对吧|是吧|没错吧)\s*[？?]\s*$",
+        )
+    });
+    static SO: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(?i)^(so|ok|okay|got\ it|understood|所以)[,，:\s]+"));
+    let mut out = Vec::new();
+    for sentence in facts::sentences(assistant) {
+        let s = one_line(&sentence);
+        let s = SO.replace(&s, "");
+        let s = TAG.replace(&s, "").trim().to_owned();
+        if classify_sentence(&s) == Some(Cue::Project) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// The text of a message a referent may come from: what the user said (injected context left
+/// out), or an assistant's text blocks joined (tool blocks left out).
+fn message_text(message: &Message) -> String {
+    if message.role == Role::User {
+        return user_text(message).unwrap_or_default();
+    }
+    message
+        .content
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Text { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The entry with its secrets replaced; `None` when little is left without them.
@@ -625,7 +720,7 @@ mod tests {
                 Message::user("Remember that commit messages are in English."),
             ],
             "",
-            "### 用户偏好\n- Always use snake_case for variables.\n- don't add comments to obvious code\n- Remember that commit messages are in English.\n\n### 纠正反馈\n- No, use pnpm instead of npm.\n",
+            "### 用户偏好\n- Always use snake_case for variables.\n- Don't add comments to obvious code.\n- Commit messages are in English.\n\n### 纠正反馈\n- Use pnpm instead of npm.\n",
         );
     }
 
@@ -636,7 +731,7 @@ mod tests {
                 "以后提交信息用英文。不对，项目是 Python 而不是 Go。你好",
             )],
             "",
-            "### 用户偏好\n- 以后提交信息用英文。\n\n### 纠正反馈\n- 不对，项目是 Python 而不是 Go。\n",
+            "### 用户偏好\n- 以后提交信息用英文。\n\n### 纠正反馈\n- 项目是 Python 而不是 Go。\n",
         );
     }
 
@@ -726,7 +821,7 @@ mod tests {
         check(
             messages,
             "",
-            "### 纠正反馈\n- use the existing helper rather than a new one\n",
+            "### 纠正反馈\n- Use the existing helper rather than a new one.\n",
         );
     }
 
@@ -751,7 +846,7 @@ mod tests {
         check(
             rejection("İİİİİİ THE USER SAID: stop adding comments to every line"),
             "",
-            "### 用户偏好\n- stop adding comments to every line\n",
+            "### 用户偏好\n- Stop adding comments to every line.\n",
         );
     }
 }

@@ -4,6 +4,7 @@
 //! only improves the answers. Output is stable: the same input gives the same bytes.
 
 mod extract;
+pub mod facts;
 mod select;
 pub mod skill;
 mod summarize;

@@ -96,37 +96,6 @@ pub(crate) fn user_text(message: &Message) -> Option<String> {
     (!trimmed.is_empty()).then(|| trimmed.to_owned())
 }
 
-/// Splits text into sentences at line breaks and at `.`, `!`, `?` followed by a space, and at
-/// `。！？；` (full-width punctuation). Each sentence is trimmed; empty ones are dropped.
-pub(crate) fn sentences(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let mut current = String::new();
-        let mut chars = line.chars().peekable();
-        while let Some(c) = chars.next() {
-            current.push(c);
-            let ends = match c {
-                '。' | '！' | '？' | '；' => true,
-                '.' | '!' | '?' => chars.peek().is_none_or(|n| n.is_whitespace()),
-                _ => false,
-            };
-            if ends {
-                push_sentence(&mut out, &current);
-                current.clear();
-            }
-        }
-        push_sentence(&mut out, &current);
-    }
-    out
-}
-
-fn push_sentence(out: &mut Vec<String>, s: &str) {
-    let s = s.trim();
-    if !s.is_empty() {
-        out.push(s.to_owned());
-    }
-}
-
 /// URLs (`http://` or `https://`) in `text`, trailing punctuation removed, in order.
 pub(crate) fn urls(text: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -196,7 +165,9 @@ mod tests {
     #[test]
     fn splits_sentences_in_both_scripts() {
         assert_eq!(
-            sentences("Use pnpm. Never npm! v1.2 is fine\n以后用中文。不要用英文"),
+            super::super::facts::sentences(
+                "Use pnpm. Never npm! v1.2 is fine\n以后用中文。不要用英文"
+            ),
             vec![
                 "Use pnpm.",
                 "Never npm!",

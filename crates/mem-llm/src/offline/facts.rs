@@ -1,0 +1,652 @@
+//! Facts, not sentences (issue 26 build 2): a stated sentence is split into one fact per clause,
+//! rewritten into a self-contained statement, and dropped when it leans on a pronoun whose
+//! referent is not a named thing.
+//!
+//! - [`split_clauses`]: splits at `;`/`；`, at `, and` / `and` / `，` before a new instruction,
+//!   and between parallel scoped clauses ("Chinese to me, English in code comments"); never
+//!   inside a backticked or quoted value, a URL or a path, and never a contrast ("X, not Y").
+//! - [`rewrite`]: drops openers that carry no fact ("no,", "actually,", "remember that",
+//!   "记住，", "不对，"), turns "use X, never Y" into "Use X, not Y.", starts with a capital
+//!   and ends with a full stop; values (commands, paths, versions, URLs) are kept verbatim.
+//! - [`resolve_pronouns`]: "it", "this", "that", "这个", "那个", "它" standing for a thing are
+//!   replaced by the one named thing (a backticked value, a path, a command) of the context, or
+//!   the sentence is dropped.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+fn re(pattern: &str) -> Regex {
+    Regex::new(pattern).unwrap_or_else(|e| unreachable!("a constant pattern: {e}"))
+}
+
+/// Byte ranges of `text` that are values: backticked or quoted spans, URLs, paths and other
+/// tokens without spaces that hold `/`, `=`, `@` or `:`. Nothing is split inside them.
+pub(crate) fn protected_spans(text: &str) -> Vec<(usize, usize)> {
+    static VALUE: LazyLock<Regex> = LazyLock::new(|| {
+        re(r#"`[^`]*`|"[^"]*"|“[^”]*”|「[^」]*」|(?:^|\s)'[^'\n]*'|https?://\S+|\S*[/=@:\\]\S*"#)
+    });
+    VALUE
+        .find_iter(text)
+        .map(|m| {
+            let value = m.as_str();
+            // A bare token (URL, path) does not own the punctuation closing its sentence.
+            let quoted = value.trim_start().starts_with(['`', '"', '“', '「', '\'']);
+            let kept = if quoted {
+                value
+            } else {
+                value.trim_end_matches(['.', ',', ';', ':', '!', '?', ')', '。', '，'])
+            };
+            (m.start(), m.start() + kept.len())
+        })
+        .collect()
+}
+
+fn inside(spans: &[(usize, usize)], at: usize) -> bool {
+    spans.iter().any(|&(s, e)| at > s && at < e)
+}
+
+/// Splits text into sentences (line breaks; `.`, `!`, `?`
+/// before a space; `。！？；`), never inside a value of [`protected_spans`]: a `!` in a
+/// backticked or quoted password, a `.` in a path or URL does not end a sentence.
+pub(crate) fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let spans = protected_spans(line);
+        let mut from = 0;
+        let mut chars = line.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            let end = i + c.len_utf8();
+            let ends = match c {
+                '。' | '！' | '？' => true,
+                '.' | '!' | '?' => chars.peek().is_none_or(|(_, n)| n.is_whitespace()),
+                _ => false,
+            };
+            if ends && !inside(&spans, i) {
+                push_clause_raw(&mut out, &line[from..end]);
+                from = end;
+            }
+        }
+        push_clause_raw(&mut out, &line[from..]);
+    }
+    out
+}
+
+fn push_clause_raw(out: &mut Vec<String>, s: &str) {
+    let s = s.trim();
+    if !s.is_empty() {
+        out.push(s.to_owned());
+    }
+}
+
+/// An instruction or cue starting a clause: what makes the text after a comma a fact of its own.
+static CLAUSE_START: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?xi)
+        ^(please\s+)?(always|never|don't|do\ not|dont|use|prefer|keep|put|write|run|avoid|stop|make\ sure|reply|answer|respond|name|format|indent|commit|push|add)\b
+        | ^(以后|今后|总是|永远|一律|统一|不要|别|记住|务必|禁止|所有)
+    ")
+});
+
+/// A sentence opening with a subordinate clause ("when you fix a bug, add a test", "to run the
+/// app, use…", "from now on, …"): its comma does not end a fact.
+static SUBORDINATE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?xi)
+        ^(when|whenever|if|to|from\ now\ on|going\ forward|in\ the\ future|before|after|once|unless|every\ time|each\ time|for|in|on|while|as\ long\ as)\b
+        | ^(如果|当|以后|今后|每次|在)
+    ")
+});
+
+/// A negative instruction: with a positive one beside it, the pair is one contrast ("不要用
+/// var，一律用 const", "never X, always Y"), not two facts.
+static NEGATIVE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)^(please\s+)?(never|don't|do\s+not|dont|no\b|avoid|stop)|(不要|别|不用|禁止|不许)")
+});
+
+/// A clause scoped by a prepositional phrase: "Chinese to me", "English in code comments".
+static SCOPED: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)^[\w`'.+#-]+(\s+[\w`'.+#-]+)?\s+(to|in|for|on|with|inside)\s+\S+"));
+
+/// Right-hand sides that continue the clause before them: a contrast or a reason.
+static CONTINUES: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?xi)
+        ^(never|don't\ use|do\ not\ use)\ \S+$
+        | ^(not|but|because|since|so|unless|except|or|then|which|that|especially|even|otherwise|instead|rather)\b
+        | ^(不是|而是|而不是|但|但是|因为|所以|否则|除非|然后|或者|而)
+        | ^(不要|别|不用)用?\s*[\w.+-]+\s*[。！!.]?$
+    ")
+});
+
+/// Splits one stated sentence into clauses holding one fact each (see the module doc). A
+/// sentence without such a boundary comes back whole; each clause is trimmed of its separator.
+pub fn split_clauses(sentence: &str) -> Vec<String> {
+    let spans = protected_spans(sentence);
+    let mut cuts: Vec<(usize, usize)> = Vec::new(); // (end of left, start of right)
+    for (i, c) in sentence.char_indices() {
+        if inside(&spans, i) {
+            continue;
+        }
+        let next = i + c.len_utf8();
+        match c {
+            ';' | '；' => cuts.push((i, next)),
+            ',' | '，' => {
+                let rest = sentence[next..].trim_start();
+                let rest = rest
+                    .strip_prefix("and ")
+                    .or_else(|| rest.strip_prefix("并且"))
+                    .or_else(|| rest.strip_prefix("而且"))
+                    .or_else(|| rest.strip_prefix("还有"))
+                    .unwrap_or(rest);
+                let left = sentence[..i].trim();
+                let start = sentence.len() - rest.len();
+                if CONTINUES.is_match(rest)
+                    || (left.split_whitespace().count() < 2 && left.is_ascii())
+                    || SUBORDINATE.is_match(left)
+                    || NEGATIVE.is_match(left) != NEGATIVE.is_match(rest)
+                {
+                    continue;
+                }
+                let parallel = SCOPED.is_match(left.rsplit(['，', ',']).next().unwrap_or(left))
+                    && SCOPED.is_match(rest)
+                    && rest.split_whitespace().count() <= 8;
+                // "回复我用中文，代码注释用英文": two "A 用 B" clauses side by side.
+                let parallel_zh = left.contains('用')
+                    && rest.contains('用')
+                    && rest.chars().filter(|c| !c.is_ascii()).count() >= 4;
+                if CLAUSE_START.is_match(rest) || parallel || parallel_zh {
+                    cuts.push((i, start));
+                }
+            }
+            ' ' => {
+                // "use tabs and never commit to main": "and" before a new instruction.
+                let rest = &sentence[next..];
+                if let Some(after) = rest.strip_prefix("and ")
+                    && !inside(&spans, next)
+                    && sentence[..i].split_whitespace().count() >= 2
+                    && CLAUSE_START.is_match(after)
+                    && !CONTINUES.is_match(after)
+                {
+                    cuts.push((i, next + 4));
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    let mut from = 0;
+    for (end, start) in cuts {
+        if end < from {
+            continue;
+        }
+        push_clause(&mut out, &sentence[from..end]);
+        from = start;
+    }
+    push_clause(&mut out, &sentence[from..]);
+    out
+}
+
+fn push_clause(out: &mut Vec<String>, clause: &str) {
+    let c = clause
+        .trim()
+        .trim_end_matches([',', '，', ';', '；'])
+        .trim();
+    if !c.is_empty() {
+        out.push(c.to_owned());
+    }
+}
+
+/// Openers that carry no fact: a correction's "no,", "actually,", "remember that", 记住，...
+static OPENER: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?xi)
+        ^(no|nope|nah|actually|wrong|not\ quite|ok|okay|yes|yeah|right|correct|exactly|fyi|note|remember|please\ remember|just\ remember|keep\ in\ mind|reminder)(\s+that)?\s*[,:.!—-]+\s*
+        | ^(remember|keep\ in\ mind|note|please\ note)\s+that\s+
+        | ^(不对|错了|不是的|其实|实际上|请记住|记住)[，,:：\s]*
+        | ^(注意|对了|好的|是的|对)[，,:：]+\s*
+    ")
+});
+
+/// "use X, never Y" (an instruction naming the alternative): the "never" reads "not".
+static NEVER_ALTERNATIVE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^((?:please\s+)?(?:use|prefer|run|pick|choose|go\s+with)\s+\S+(?:\s+\S+)?),\s+never\s+(\S+)$",
+    )
+});
+
+/// English words a statement starts with that take a capital; any other first word (a command,
+/// a package, an identifier: `uv`, `pnpm`) is a value and kept as written.
+const STARTERS: &[&str] = &[
+    "always",
+    "never",
+    "don't",
+    "dont",
+    "do",
+    "use",
+    "prefer",
+    "keep",
+    "put",
+    "write",
+    "run",
+    "avoid",
+    "stop",
+    "make",
+    "reply",
+    "answer",
+    "respond",
+    "name",
+    "format",
+    "indent",
+    "commit",
+    "push",
+    "add",
+    "the",
+    "we",
+    "we're",
+    "i",
+    "i'd",
+    "i'm",
+    "our",
+    "all",
+    "every",
+    "tests",
+    "test",
+    "docs",
+    "deploy",
+    "deploys",
+    "build",
+    "builds",
+    "release",
+    "releases",
+    "ci",
+    "from",
+    "in",
+    "on",
+    "for",
+    "when",
+    "whenever",
+    "before",
+    "after",
+    "only",
+    "no",
+    "remember",
+    "please",
+    "spaces",
+    "tabs",
+    "comments",
+    "commits",
+    "branches",
+    "code",
+    "config",
+    "configuration",
+];
+
+/// Rewrites one clause into a self-contained statement (see the module doc); `None` when
+/// nothing is left once the openers are dropped.
+pub fn rewrite(clause: &str) -> Option<String> {
+    let mut s = clause.trim().to_owned();
+    loop {
+        let cut = OPENER.find(&s).map(|m| m.end()).filter(|&e| e > 0);
+        match cut {
+            Some(e) if e < s.len() => s = s[e..].trim_start().to_owned(),
+            Some(_) => return None,
+            None => break,
+        }
+    }
+    let body = s
+        .trim_end_matches(['.', '!', '。', '！'])
+        .trim_end()
+        .to_owned();
+    if body.is_empty() {
+        return None;
+    }
+    let body = match NEVER_ALTERNATIVE.captures(&body) {
+        Some(c) => format!("{}, not {}", &c[1], &c[2]),
+        None => body,
+    };
+    let first_word = body
+        .split(|c: char| !c.is_ascii_alphabetic() && c != '\'')
+        .next()
+        .unwrap_or("");
+    let mut out = if STARTERS.contains(&first_word) {
+        let mut chars = body.chars();
+        chars
+            .next()
+            .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
+            .unwrap_or_default()
+    } else {
+        body
+    };
+    // The full stop of the clause's script: `。` when it holds CJK text, `.` otherwise.
+    let last = out.chars().next_back()?;
+    let cjk = out.chars().any(|c| ('\u{3000}'..='\u{9fff}').contains(&c));
+    if !matches!(last, '?' | '）' | '」' | '”' | '？') {
+        out.push(if cjk { '。' } else { '.' });
+    }
+    Some(out)
+}
+
+/// A pronoun standing for a thing (not "that" as a conjunction, not "this project").
+static PRONOUN: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?xi)
+        \b(it|them)\b
+        | \b(this|that|these|those)\b\s*([.,;!:]|$|\b(one|again|anymore|any\ more|ever|way|thing|stuff|please)\b)
+        | ^(this|that)\s+(is|was|'s)\b
+        | 它们?|(这个|那个|这样|那样|这些|那些)\s*([。，！,.!；]|$|(吧|了|呀|啊))
+        | ^(这个|那个)
+    ")
+});
+
+/// `it` in set phrases that point at nothing ("make it short", "keep it simple", "it's
+/// fine"): not a pronoun to resolve.
+static DUMMY_IT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(keep|make)\s+it\s+(short|simple|brief|concise|small|tidy|clean|minimal|readable|terse)\b|\bit's\s+(fine|ok|okay)\b|\bif\s+it\b",
+    )
+});
+
+/// Named things of `text`: backticked values and URLs, then paths and commands written without them.
+pub(crate) fn named_things(text: &str) -> Vec<String> {
+    static TICKED: LazyLock<Regex> = LazyLock::new(|| re(r"`([^`\n]{1,80})`"));
+    static PATH: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?:^|\s)((?:\.{0,2}/)?[\w.-]+/(?:[\w.-]+/?)*|[\w-]+\.(?:toml|json|ya?ml|lock|md|cfg|ini|env|txt|sh|py|rs|ts|js))(?:[\s,.;:!?]|$)",
+        )
+    });
+    let mut out: Vec<String> = TICKED
+        .captures_iter(text)
+        .map(|c| format!("`{}`", &c[1]))
+        .collect();
+    out.extend(super::text::urls(&TICKED.replace_all(text, "")));
+    if out.is_empty() {
+        out = PATH
+            .captures_iter(text)
+            .map(|c| c[1].trim_end_matches('.').to_owned())
+            .filter(|p| !p.contains("://") && p.len() > 2)
+            .collect();
+    }
+    out.dedup();
+    out
+}
+
+/// Whether `clause` leans on a pronoun for its subject or object.
+pub fn has_pronoun(clause: &str) -> bool {
+    let without = DUMMY_IT.replace_all(clause, "");
+    PRONOUN.is_match(&without)
+}
+
+/// The clause with its pronoun replaced by the one named thing of `context` (the clauses before
+/// it, then the previous turn, in that order of preference); the clause as is without a
+/// pronoun; `None` when there is a pronoun and not exactly one named thing to stand for it.
+pub fn resolve_pronouns(clause: &str, contexts: &[&str]) -> Option<String> {
+    if !has_pronoun(clause) {
+        return Some(clause.to_owned());
+    }
+    // A clause naming its one thing itself leans on nothing ("`legacy/`: never touch it").
+    if named_things(clause).len() == 1 {
+        return Some(clause.to_owned());
+    }
+    let mut referent = None;
+    for context in contexts {
+        match named_things(context).as_slice() {
+            [] => continue,
+            [one] => {
+                referent = Some(one.clone());
+                break;
+            }
+            _ => return None,
+        }
+    }
+    let referent = referent?;
+    static REPLACEABLE: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(?i)\b(it|them|this|that)\b|它们?|这个|那个"));
+    // The first pronoun only; a second one would still lean on something.
+    let replaced = REPLACEABLE
+        .replacen(clause, 1, referent.as_str())
+        .into_owned();
+    (!has_pronoun(&replaced.replace(&referent, ""))).then_some(replaced)
+}
+
+/// A fragment: no verb-and-object left ("never spend time.", "中文。"), fewer than 3 words
+/// (or 4 CJK characters) of content.
+pub fn is_fragment(clause: &str) -> bool {
+    let content: Vec<&str> = clause
+        .split(|c: char| {
+            c.is_whitespace() || matches!(c, ',' | '.' | ';' | ':' | '!' | '。' | '，')
+        })
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+        .collect();
+    let cjk = clause
+        .chars()
+        .filter(|c| !c.is_ascii() && c.is_alphanumeric())
+        .count();
+    content.len() < 3 && cjk < 4
+}
+
+/// Complaints without a rule ("你每次回答都太长了。", "your answers are way too long"): no
+/// instruction word, only a judgement.
+pub fn is_complaint(clause: &str) -> bool {
+    static JUDGEMENT: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"(?xi)
+            太\S{1,6}了 | 很烦 | 烦死 | 受不了
+            | \b(too|so|way\ too|really)\s+(long|verbose|wordy|slow|short|much|many|noisy|chatty|annoying)\b
+            | \bis\ annoying\b | \bi\ hate\ (it|that|when)\b
+        ")
+    });
+    static RULE: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"(?xi)
+            \b(should|must|keep|make|use|don't|do\ not|never|always|stop|avoid|write|answer|reply|limit|at\ most|under|no\ more\ than)\b
+            | 应该|要|请|不要|别|控制在|不超过|以内|保持|只写|只用
+        ")
+    });
+    JUDGEMENT.is_match(clause) && !RULE.is_match(&JUDGEMENT.replace_all(clause, ""))
+}
+
+/// A confirmation of what the assistant said: "yes, exactly", "correct", "对", "没错".
+pub fn is_confirmation(text: &str) -> bool {
+    static CONFIRM: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"(?xi)
+            ^(yes|yep|yeah|yup|correct|exactly|right|that's\ right|that's\ correct|that\ is\ correct|indeed|precisely|confirmed)
+             ([\s,.!]+(exactly|correct|that's\ (right|correct|it)|right|indeed|precisely|yes))*[\s.!]*$
+            | ^(对|对的|是的|没错|正确|就是这样|对，就是这样|是的，没错|对，没错|嗯，对)[。！!.]*$
+        ")
+    });
+    CONFIRM.is_match(text.trim())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sentences_never_end_inside_a_value() {
+        for (text, parts) in [
+            (
+                "The staging password is `hunter! two` when you call the release API. Use it.",
+                &[
+                    "The staging password is `hunter! two` when you call the release API.",
+                    "Use it.",
+                ][..],
+            ),
+            (
+                "Set the banner to \"Done! Ship it.\" in the footer. Thanks!",
+                &[
+                    "Set the banner to \"Done! Ship it.\" in the footer.",
+                    "Thanks!",
+                ],
+            ),
+            (
+                "Docs: https://x.dev/a.b!c/d. More later.",
+                &["Docs: https://x.dev/a.b!c/d.", "More later."],
+            ),
+            ("以后用 uv。不要用 pip！", &["以后用 uv。", "不要用 pip！"]),
+            ("Use tabs. Never spaces", &["Use tabs.", "Never spaces"]),
+        ] {
+            assert_eq!(sentences(text), parts, "{text}");
+        }
+    }
+
+    #[test]
+    fn compound_statements_split_into_one_fact_each() {
+        for (sentence, parts) in [
+            (
+                "Chinese to me, English in code comments.",
+                &["Chinese to me", "English in code comments."][..],
+            ),
+            (
+                "Use tabs in Go files; spaces in YAML.",
+                &["Use tabs in Go files", "spaces in YAML."],
+            ),
+            (
+                "Always rebase, and never push to main directly.",
+                &["Always rebase", "never push to main directly."],
+            ),
+            (
+                "Use ruff for linting and always run mypy before a commit.",
+                &["Use ruff for linting", "always run mypy before a commit."],
+            ),
+            (
+                "回复我用中文，代码注释用英文。",
+                &["回复我用中文", "代码注释用英文。"],
+            ),
+            (
+                "提交前跑测试；不要直接推 main。",
+                &["提交前跑测试", "不要直接推 main。"],
+            ),
+            ("以后都用 uv，不要用 pip。", &["以后都用 uv，不要用 pip。"]),
+        ] {
+            assert_eq!(split_clauses(sentence), parts, "{sentence}");
+        }
+    }
+
+    #[test]
+    fn contrasts_values_and_reasons_are_never_split() {
+        for sentence in [
+            "Use uv, not pip.",
+            "Use uv, never pip.",
+            "Prefer `a; b` in the shell, because it is shorter.",
+            "Set `PASS=x;y,always z` before you deploy.",
+            "The docs are at https://x.dev/a;b,always/c for the API.",
+            "Run \"make test; make lint\" before pushing.",
+            "Put configs in conf/a,always/b.toml please.",
+            "不是 npm，而是 pnpm。",
+            "Tests are slow, so run them in parallel.",
+            "When you fix a bug, add a regression test first.",
+            "To run the app locally, use `make dev`.",
+            "From now on, always answer in English.",
+            "不要用 var，一律用 const 或 let。",
+            "Never use npm, always use pnpm.",
+            "写前端代码的时候别用 var，一律用 const 或 let。",
+        ] {
+            assert_eq!(split_clauses(sentence), [sentence], "{sentence}");
+        }
+    }
+
+    #[test]
+    fn rewrites_the_common_forms_into_statements() {
+        for (clause, fact) in [
+            ("no, don't use pip", "Don't use pip."),
+            ("No, use pnpm instead of npm.", "Use pnpm instead of npm."),
+            (
+                "actually, the API lives in `svc/api`",
+                "The API lives in `svc/api`.",
+            ),
+            ("use uv, never pip", "Use uv, not pip."),
+            (
+                "Remember that commit messages are in English.",
+                "Commit messages are in English.",
+            ),
+            ("I prefer tabs", "I prefer tabs."),
+            (
+                "we use `make ci` for checks",
+                "We use `make ci` for checks.",
+            ),
+            ("记住，提交信息用英文", "提交信息用英文。"),
+            (
+                "不对，项目是 Python 而不是 Go。",
+                "项目是 Python 而不是 Go。",
+            ),
+            ("以后提交信息用英文", "以后提交信息用英文。"),
+            ("不要用 npm", "不要用 npm。"),
+            (
+                "Deploy with `fly deploy --remote-only`",
+                "Deploy with `fly deploy --remote-only`.",
+            ),
+        ] {
+            assert_eq!(rewrite(clause).as_deref(), Some(fact), "{clause}");
+        }
+        for clause in ["no.", "ok!", "记住。", "actually,"] {
+            assert_eq!(rewrite(clause), None, "{clause}");
+        }
+    }
+
+    #[test]
+    fn pronouns_resolve_to_one_named_thing_or_drop() {
+        // Unresolvable: no named thing, or more than one.
+        for (clause, context) in [
+            ("Never spend time on it.", "The flaky test keeps failing."),
+            ("Always do that.", "I can rerun the suite or skip it."),
+            ("记住这个。", "好的，我会按你说的做。"),
+            (
+                "Use it everywhere.",
+                "Either `black` or `ruff format` works.",
+            ),
+            ("不要再用那个。", "我用了一个新的库。"),
+        ] {
+            assert_eq!(resolve_pronouns(clause, &[context]), None, "{clause}");
+        }
+        // One named thing: a backticked value, a path.
+        assert_eq!(
+            resolve_pronouns("Always use it for formatting.", &["I ran `ruff format`."]).as_deref(),
+            Some("Always use `ruff format` for formatting.")
+        );
+        assert_eq!(
+            resolve_pronouns("Don't touch it.", &["legacy/ is dead code", ""]).as_deref(),
+            Some("Don't touch legacy/.")
+        );
+        // The clause names its one thing itself (a URL here): as is.
+        let c = "The API reference is at https://x.dev/api — check it first.";
+        assert_eq!(resolve_pronouns(c, &[]).as_deref(), Some(c));
+        // No pronoun, or "it" in a set phrase: as is.
+        for clause in [
+            "Keep it short in commit messages.",
+            "Use tabs.",
+            "Remember that tests live in tests/.",
+        ] {
+            assert_eq!(resolve_pronouns(clause, &[]).as_deref(), Some(clause));
+        }
+    }
+
+    #[test]
+    fn fragments_complaints_and_confirmations() {
+        for t in ["Never mind.", "中文。", "English only"] {
+            assert!(is_fragment(t), "{t}");
+        }
+        for t in ["Use tabs in Go.", "提交信息用英文。"] {
+            assert!(!is_fragment(t), "{t}");
+        }
+        for t in [
+            "你每次回答都太长了。",
+            "Your answers are way too long.",
+            "This is so slow",
+        ] {
+            assert!(is_complaint(t), "{t}");
+        }
+        for t in [
+            "Your answers are too long, keep them under 10 lines.",
+            "回答太长了，控制在五行以内。",
+            "Always use tabs.",
+        ] {
+            assert!(!is_complaint(t), "{t}");
+        }
+        for t in [
+            "yes, exactly",
+            "Correct.",
+            "对",
+            "没错。",
+            "yep, that's right",
+        ] {
+            assert!(is_confirmation(t), "{t}");
+        }
+        for t in ["yes, but use pnpm", "ok", "对了，另外", "correct the typo"] {
+            assert!(!is_confirmation(t), "{t}");
+        }
+    }
+}
