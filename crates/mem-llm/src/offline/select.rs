@@ -91,6 +91,17 @@ fn is_cjk(c: char) -> bool {
         0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
 }
 
+/// Folds a full-width form (U+FF01–U+FF5E, as typed with a CJK input method: `ｃｌｉｎｉｃｂｏｏｋ`,
+/// `１２３`, `，`, `（`) to its ASCII character and the ideographic space U+3000 to a space;
+/// every other character is returned as it is.
+fn fold_width(c: char) -> char {
+    match c as u32 {
+        0xFF01..=0xFF5E => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+        0x3000 => ' ',
+        _ => c,
+    }
+}
+
 /// A word-internal joiner of identifiers and paths.
 fn is_joiner(c: char) -> bool {
     matches!(c, '_' | '-' | '.' | '/' | ':' | '\\')
@@ -202,7 +213,7 @@ impl Analyzer {
         let mut out = Vec::new();
         let mut chunk = String::new();
         let mut run: Vec<char> = Vec::new();
-        for c in text.chars() {
+        for c in text.chars().map(fold_width) {
             if is_cjk(c) {
                 if !chunk.is_empty() {
                     self.chunk(&std::mem::take(&mut chunk), &mut out);
@@ -256,7 +267,7 @@ const WEIGHTS: [f32; FIELD_COUNT] = [NAME_WEIGHT, DESCRIPTION_WEIGHT, BODY_WEIGH
 
 /// Bumped whenever [`tokenize`] gives other tokens for a text (stop words, stemming, splitting,
 /// the fields ranked): [`CandidateTerms`] kept from another version must not be used.
-pub const ANALYZER_VERSION: u32 = 1;
+pub const ANALYZER_VERSION: u32 = 2;
 
 /// A candidate's tokens as the selector ranks them, per field: name (frontmatter name and the
 /// file-name stem of its id), description, and the body's first 16 KiB. They depend
@@ -621,6 +632,56 @@ pub fn select(query: &str, candidates: &[Candidate], limit: usize) -> Vec<String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn has(tokens: &[String], t: &str) -> bool {
+        tokens.iter().any(|x| x == t)
+    }
+
+    #[test]
+    fn mixed_script_ascii_inside_cjk_is_a_word() {
+        let t = tokenize("clinicbook 的appointment表要加一个字段");
+        for w in ["clinicbook", "appoint", "字段"] {
+            assert!(has(&t, w), "{w} missing in {t:?}");
+        }
+    }
+
+    #[test]
+    fn mixed_script_cjk_inside_ascii_keeps_bigrams() {
+        let t = tokenize("run the 数据库迁移 before deploy");
+        for w in ["run", "数据", "据库", "迁移", "deploy"] {
+            assert!(has(&t, w), "{w} missing in {t:?}");
+        }
+    }
+
+    #[test]
+    fn mixed_script_identifiers_with_digits_underscores_dots() {
+        let t = tokenize("改一下config_v2.yaml里的python3.12路径");
+        for w in [
+            "config",
+            "2",
+            "yaml",
+            "configv2yaml",
+            "python",
+            "3",
+            "12",
+            "python312",
+            "路径",
+        ] {
+            assert!(has(&t, w), "{w} missing in {t:?}");
+        }
+    }
+
+    #[test]
+    fn mixed_script_full_width_forms_fold_to_ascii() {
+        // Full-width letters and digits as typed with a CJK input method are the same words;
+        // full-width punctuation and the ideographic space separate words.
+        let wide = tokenize(
+            "ｃｌｉｎｉｃｂｏｏｋ的ａｐｐｏｉｎｔｍｅｎｔ表，版本１２（ｖ２）\u{3000}ｄｅｐｌｏｙ",
+        );
+        let narrow = tokenize("clinicbook的appointment表,版本12(v2) deploy");
+        assert_eq!(wide, narrow);
+        assert!(has(&wide, "clinicbook") && has(&wide, "12") && has(&wide, "deploy"));
+    }
 
     fn candidate(id: &str, name: &str, description: &str, body: &str) -> Candidate {
         Candidate {
