@@ -71,14 +71,28 @@ pub fn run(args: NoteArgs, settings: &Settings) -> Result<()> {
             force,
             body,
         } => {
+            // One cap with MCP `memory_add`: stdin is read up to one byte past it, never whole.
+            let cap = mem_tiers::MAX_CONTENT_BYTES;
             let body = match body.as_deref() {
                 Some("-") => {
                     let mut text = String::new();
                     std::io::stdin()
+                        .take(cap as u64 + 1)
                         .read_to_string(&mut text)
                         .context("cannot read the body from standard input")?;
+                    if text.len() > cap {
+                        bail!(
+                            "the note's body on standard input is over {cap} bytes (1 MiB), the \
+                             cap of every memory write; nothing was written"
+                        );
+                    }
                     text
                 }
+                Some(b) if b.len() > cap => bail!(
+                    "the note's body is {} bytes, over {cap} (1 MiB), the cap of every memory \
+                     write; nothing was written",
+                    b.len()
+                ),
                 Some(b) => b.to_owned(),
                 None => String::new(),
             };

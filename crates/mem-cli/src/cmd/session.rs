@@ -29,7 +29,9 @@ enum SessionCommand {
     List,
     /// Show a session's whole history, one line per record (boundaries included).
     Show {
-        /// Session id or unique prefix (default: the latest session).
+        /// Session id or unique prefix (default: the latest session); one starting with `-`
+        /// is taken as an id too.
+        #[arg(allow_hyphen_values = true)]
         id: Option<String>,
         /// Only the records around this one (its number, as this command and
         /// `mem session search` print it).
@@ -60,12 +62,17 @@ enum SessionCommand {
     },
     /// Show the conversation a resume replays: from the last compact boundary, validated.
     Resume {
-        /// Session id or unique prefix (default: the latest session).
+        /// Session id or unique prefix (default: the latest session); one starting with `-`
+        /// is taken as an id too.
+        #[arg(allow_hyphen_values = true)]
         id: Option<String>,
     },
     /// Write a session out: its records (JSONL, the default) or its replayed messages (JSON).
+    /// With `--json` and no `-o`, one JSON document: `{"session", "records"|"messages"}`.
     Export {
-        /// Session id or unique prefix (default: the latest session).
+        /// Session id or unique prefix (default: the latest session); one starting with `-`
+        /// is taken as an id too.
+        #[arg(allow_hyphen_values = true)]
         id: Option<String>,
         /// What to write.
         #[arg(long, value_enum, default_value_t = ExportFormat::Records)]
@@ -90,7 +97,8 @@ enum SessionCommand {
     /// Delete a session (its .jsonl, .meta and spilled tool results). Takes the full id, not a
     /// prefix.
     Delete {
-        /// The full session id.
+        /// The full session id (one starting with `-` is taken as an id too).
+        #[arg(allow_hyphen_values = true)]
         id: String,
     },
 }
@@ -145,6 +153,11 @@ pub fn run(args: SessionArgs, settings: &Settings) -> Result<()> {
             settings.guard_write(store.dir())?;
             if let Some(id) = &id {
                 mem_session::validate_id(id)?;
+                if id.starts_with('-') {
+                    bail!(
+                        "--id `{id}`: a session id cannot start with `-` (it would read as an option)"
+                    );
+                }
                 if paths.len() != 1 || !paths[0].is_file() {
                     bail!("--id names one session: give exactly one transcript file with it");
                 }
@@ -269,12 +282,9 @@ fn list(store: &SessionStore, settings: &Settings, out: &mut impl Write) -> Resu
         writeln!(out, "no sessions in {}", store.dir().display())?;
         return Ok(());
     }
-    let width = metas
-        .iter()
-        .map(|m| m.id.len())
-        .max()
-        .unwrap_or(2)
-        .clamp(2, 36);
+    // As wide as the longest id (ids are ASCII: one column a byte), so the columns stay
+    // aligned whatever the ids' lengths.
+    let width = metas.iter().map(|m| m.id.len()).max().unwrap_or(2).max(2);
     writeln!(
         out,
         "{:<width$}  {:>8}  {:>8}  {:>4}  {:<24}  TITLE",
@@ -466,6 +476,23 @@ fn export(
     settings: &Settings,
     out: &mut impl Write,
 ) -> Result<()> {
+    if settings.json && output.is_none() {
+        // One JSON document, not the JSON Lines of the file format.
+        let v = match format {
+            ExportFormat::Records => {
+                let (records, diagnostics) = store.read_records(id)?;
+                for d in &diagnostics {
+                    eprintln!("{}", safe_line(&d.to_string()));
+                }
+                json!({"session": id, "records": records})
+            }
+            ExportFormat::Messages => {
+                json!({"session": id, "messages": store.resume(id)?.messages})
+            }
+        };
+        crate::output::write_json(out, &v)?;
+        return Ok(());
+    }
     let mut bytes = Vec::new();
     let items = match format {
         ExportFormat::Records => {
@@ -551,6 +578,9 @@ const DIAGNOSTICS_SHOWN: usize = 20;
 struct ImportSummary {
     files: usize,
     sessions: usize,
+    /// Sessions whose source had nothing new (counted in `sessions`, not in the totals).
+    unchanged: usize,
+    /// Messages imported (new or rewritten), over every session.
     messages: usize,
     tool_pairs: usize,
     boundaries: usize,
@@ -612,7 +642,12 @@ fn import(
             match result {
                 Ok(sessions) => {
                     for s in &sessions {
-                        if s.action != IngestAction::Empty {
+                        if s.action == IngestAction::Unchanged {
+                            // Nothing imported: the lines read again from the sync mark are
+                            // not new messages.
+                            summary.sessions += 1;
+                            summary.unchanged += 1;
+                        } else if s.action != IngestAction::Empty {
                             summary.sessions += 1;
                             summary.messages += s.report.messages;
                             summary.tool_pairs += s.report.tool_pairs;
@@ -727,9 +762,14 @@ fn import(
     } else {
         writeln!(
             out,
-            "{}, {}: {}, {}, {}; {}{}{} failed",
+            "{}, {}{}: {}, {}, {}; {}{}{} failed",
             count(files.len(), "file"),
             count(summary.sessions, "session"),
+            if summary.unchanged > 0 {
+                format!(" ({} unchanged)", summary.unchanged)
+            } else {
+                String::new()
+            },
             count(summary.messages, "message"),
             count(summary.tool_pairs, "tool pair"),
             count(summary.boundaries, "boundary"),
@@ -792,16 +832,27 @@ fn progress_bar(len: u64, settings: &Settings) -> indicatif::ProgressBar {
     bar
 }
 
+/// One session of the `--json` import report; `messages`, `tool_pairs` and `boundaries` count
+/// what this import added (0 when `action` is `unchanged`), `session_messages` what the session
+/// holds.
 fn ingested_json(s: &Ingested) -> Value {
+    let added = |n: usize| {
+        if s.action == IngestAction::Unchanged {
+            0
+        } else {
+            n
+        }
+    };
     json!({
         "id": s.meta.id,
         "action": s.action,
         "format": s.format.to_string(),
         "title": s.meta.title,
         "parent_id": s.meta.parent_id,
-        "messages": s.report.messages,
-        "tool_pairs": s.report.tool_pairs,
-        "boundaries": s.report.boundaries,
+        "messages": added(s.report.messages),
+        "tool_pairs": added(s.report.tool_pairs),
+        "boundaries": added(s.report.boundaries),
+        "session_messages": s.meta.message_count,
         "lines": s.report.lines,
         "skipped": s.report.skipped,
         "damaged_lines": s.report.damaged_total(),
@@ -832,6 +883,16 @@ fn print_import(
             .map(|p| format!(" (subagent of {})", safe_line(p)))
             .unwrap_or_default();
         writeln!(out, "  {action} {} [{}]{parent}", s.meta.id, s.format)?;
+        if s.action == IngestAction::Unchanged {
+            // The few lines read again from the sync mark are not an import: say what the
+            // session holds, and that nothing was added.
+            writeln!(
+                out,
+                "    nothing new since the last import (the session holds {})",
+                count(s.meta.message_count, "message")
+            )?;
+            continue;
+        }
         writeln!(
             out,
             "    {}, {}, {}, {} read{}",
