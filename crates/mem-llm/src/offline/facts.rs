@@ -87,6 +87,10 @@ static CLAUSE_START: LazyLock<Regex> = LazyLock::new(|| {
     ")
 });
 
+/// An instruction that stands on its own whatever comes before it ("…, and never push to main").
+static STRONG_START: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?xi)^(please\s+)?(always|never|don't|do\ not|dont|make\ sure)\b"));
+
 /// A sentence opening with a subordinate clause ("when you fix a bug, add a test", "to run the
 /// app, use…", "from now on, …"): its comma does not end a fact.
 static SUBORDINATE: LazyLock<Regex> = LazyLock::new(|| {
@@ -159,11 +163,17 @@ pub fn split_clauses(sentence: &str) -> Vec<String> {
             ' ' => {
                 // "use tabs and never commit to main": "and" before a new instruction.
                 let rest = &sentence[next..];
+                // Only when both sides are instructions, or the right one is a strong one
+                // ("always", "never", "don't"): after a statement ("tests live in internal/
+                // and run with go test") the verb shares the statement's subject.
+                let left_start = cuts.last().map_or(0, |c| c.1);
+                let left = sentence[left_start.min(i)..i].trim_start();
                 if let Some(after) = rest.strip_prefix("and ")
                     && !inside(&spans, next)
                     && sentence[..i].split_whitespace().count() >= 2
                     && CLAUSE_START.is_match(after)
                     && !CONTINUES.is_match(after)
+                    && (CLAUSE_START.is_match(left) || STRONG_START.is_match(after))
                 {
                     cuts.push((i, next + 4));
                 }
@@ -519,6 +529,8 @@ mod tests {
     #[test]
     fn contrasts_values_and_reasons_are_never_split() {
         for sentence in [
+            "Tests live in internal/ and run with go test.",
+            "The API server reads config.toml and writes logs to /var/log/app.",
             "Use uv, not pip.",
             "Use uv, never pip.",
             "Prefer `a; b` in the shell, because it is shorter.",
