@@ -7,7 +7,8 @@
 #
 # Then the two quality evals with the model as the engine (`cargo xtask eval extract --model`,
 # `cargo xtask eval recall --live --split test`): their numbers are reported, not gating (a 135M CPU model is
-# far below the offline engines; the offline evals gate in `cargo xtask ci`).
+# far below the offline engines; the offline evals run with `cargo xtask eval`, and their test-split
+# numbers are in docs/BENCHMARKS.md).
 #
 # env: LIVE_LLM_MODEL (smol, default | qwen), LOCAL_LLM (path of local-llm.sh),
 #      LIVE_EVAL_SAMPLE (conversations / queries per eval, default 12; 0 = the whole sets, which
