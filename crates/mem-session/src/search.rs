@@ -403,7 +403,7 @@ impl SessionIndex {
         Ok((added, again))
     }
 
-    /// The messages that match `query`, best first (BM25; the newest [`RANK_WINDOW`] matches
+    /// The messages that match `query`, best first (BM25; the newest 5,000 matches
     /// are ranked). Words found in more than 5% of the indexed messages are left out while a
     /// rarer word remains; every remaining word must match, and when that finds nothing any of
     /// them may. An empty or wordless query finds nothing.

@@ -402,23 +402,34 @@ fn parse_id(tool: &str, id: &str) -> Result<MemoryId, ToolError> {
         .map_err(|e| bad(format!("{tool}: {e}")))
 }
 
-fn session_search(settings: &Settings, a: SessionSearchArgs) -> ToolResult {
-    let text = a.query.trim();
-    if text.is_empty() {
-        return Err(bad("session_search: `query` is empty"));
+/// A search tool's `query` (trimmed, not empty, at most [`MAX_QUERY_BYTES`]) and `limit`
+/// (1 to [`MAX_SEARCH_LIMIT`], default 10); an error names the tool and the argument.
+fn query_and_limit<'a>(
+    tool: &str,
+    query: &'a str,
+    limit: Option<usize>,
+) -> Result<(&'a str, usize), ToolError> {
+    let query = query.trim();
+    if query.is_empty() {
+        return Err(bad(format!("{tool}: `query` is empty")));
     }
-    if text.len() > MAX_QUERY_BYTES {
+    if query.len() > MAX_QUERY_BYTES {
         return Err(bad(format!(
-            "session_search: `query` is {} bytes; at most {MAX_QUERY_BYTES}",
-            text.len()
+            "{tool}: `query` is {} bytes; at most {MAX_QUERY_BYTES}",
+            query.len()
         )));
     }
-    let limit = a.limit.unwrap_or(10);
+    let limit = limit.unwrap_or(10);
     if !(1..=MAX_SEARCH_LIMIT).contains(&limit) {
         return Err(bad(format!(
-            "session_search: `limit` must be 1 to {MAX_SEARCH_LIMIT}, not {limit}"
+            "{tool}: `limit` must be 1 to {MAX_SEARCH_LIMIT}, not {limit}"
         )));
     }
+    Ok((query, limit))
+}
+
+fn session_search(settings: &Settings, a: SessionSearchArgs) -> ToolResult {
+    let (text, limit) = query_and_limit("session_search", &a.query, a.limit)?;
     let store = mem_session::SessionStore::for_project(&settings.project);
     let session = match a.session {
         Some(p) => Some(
@@ -465,22 +476,7 @@ fn session_search(settings: &Settings, a: SessionSearchArgs) -> ToolResult {
 }
 
 fn search(settings: &Settings, a: SearchArgs) -> ToolResult {
-    let query = a.query.trim();
-    if query.is_empty() {
-        return Err(bad("memory_search: `query` is empty"));
-    }
-    if query.len() > MAX_QUERY_BYTES {
-        return Err(bad(format!(
-            "memory_search: `query` is {} bytes; at most {MAX_QUERY_BYTES}",
-            query.len()
-        )));
-    }
-    let limit = a.limit.unwrap_or(10);
-    if !(1..=MAX_SEARCH_LIMIT).contains(&limit) {
-        return Err(bad(format!(
-            "memory_search: `limit` must be 1 to {MAX_SEARCH_LIMIT}, not {limit}"
-        )));
-    }
+    let (query, limit) = query_and_limit("memory_search", &a.query, a.limit)?;
     let mm = open_manager(settings)?;
     let sources: Vec<SourceKind> = a
         .sources
