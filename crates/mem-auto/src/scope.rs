@@ -42,7 +42,7 @@ const PROJECT_PHRASES_ZH: &[&str] = &[
 ];
 
 /// Whether `text` says it holds for the current project only: a phrase of
-/// [`PROJECT_PHRASES`] or [`PROJECT_PHRASES_ZH`], or a clause ending in "here" ("use tabs
+/// `PROJECT_PHRASES` or `PROJECT_PHRASES_ZH`, or a clause ending in "here" ("use tabs
 /// here."). Such an entry goes to `<project>/.mewcode/memories.md` whatever its category.
 pub fn names_project_scope(text: &str) -> bool {
     let lower = text.to_lowercase();

@@ -18,7 +18,7 @@
 //! session; the marker is the guarantee. The child runs in the system's temporary folder, so it
 //! loads no project's CLAUDE.md or AGENTS.md.
 //!
-//! Timeouts and retries are the HTTP providers' ([`crate::http::with_retries`] under the job's
+//! Timeouts and retries are the HTTP providers' (`http::with_retries` under the job's
 //! [`CallPolicy`]): a failed run (non-zero exit, an error reply) is retried with backoff, a
 //! command that cannot start is not, and a run past the deadline is killed.
 

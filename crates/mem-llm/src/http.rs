@@ -212,7 +212,7 @@ where
 }
 
 /// Sends the request built by `make` (called once per attempt) under `policy`, retrying on 429,
-/// 5xx and connection errors ([`with_retries`]); returns the parsed JSON body of the first
+/// 5xx and connection errors (`with_retries`); returns the parsed JSON body of the first
 /// success. A 3xx is [`LlmError::Redirect`] at once (the client built by [`build_client`]
 /// follows no redirect).
 ///
