@@ -569,34 +569,32 @@ mod tests {
         );
     }
 
+    /// Every split of the set in `dir`, parsed.
+    fn load_all(dir: &Path) -> Vec<(String, PathBuf, Vec<Query>)> {
+        splits(dir, "all")
+            .unwrap()
+            .into_iter()
+            .map(|(n, p)| {
+                let qs = parse_queries(&p, dir).unwrap();
+                (n, p, qs)
+            })
+            .collect()
+    }
+
     #[test]
     fn a_query_in_both_splits_is_refused() {
         let dir = set_with(
             &format!("{GOOD}\n"),
             &format!("{}\n", GOOD.replace("one", " one ")),
         );
-        let loaded: Vec<_> = splits(dir.path(), "all")
-            .unwrap()
-            .into_iter()
-            .map(|(n, p)| {
-                let qs = parse_queries(&p, dir.path()).unwrap();
-                (n, p, qs)
-            })
-            .collect();
+        let loaded = load_all(dir.path());
         let err = check_disjoint(&loaded).unwrap_err().to_string();
         assert!(err.contains("in both"), "{err}");
         let dir = set_with(
             &format!("{GOOD}\n"),
             &format!("{}\n", GOOD.replace("one", "two")),
         );
-        let loaded: Vec<_> = splits(dir.path(), "all")
-            .unwrap()
-            .into_iter()
-            .map(|(n, p)| {
-                let qs = parse_queries(&p, dir.path()).unwrap();
-                (n, p, qs)
-            })
-            .collect();
+        let loaded = load_all(dir.path());
         check_disjoint(&loaded).unwrap();
     }
 
