@@ -39,4 +39,5 @@ pub use inject::{
 pub use message::{ContentBlock, Message, Role, ToolResultContent, metadata_keys};
 pub use tokens::{
     Encoding, IMAGE_TOKENS, MESSAGE_OVERHEAD_TOKENS, TokenCounter, max_message_tokens,
+    vocabulary_used,
 };

@@ -50,6 +50,14 @@ impl FromStr for Encoding {
     }
 }
 
+static VOCABULARY_USED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether this process has used a BPE vocabulary yet (its first use costs ~75 ms): lets a test
+/// prove that a path meant to be cheap (the SessionStart hook) never counts tokens.
+pub fn vocabulary_used() -> bool {
+    VOCABULARY_USED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Counts tokens of text and messages. Cheap to copy; the vocabulary is shared and static.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TokenCounter {
@@ -68,6 +76,7 @@ impl TokenCounter {
     }
 
     fn tokenizer(&self) -> &'static bpe_openai::Tokenizer {
+        VOCABULARY_USED.store(true, std::sync::atomic::Ordering::Relaxed);
         match self.encoding {
             Encoding::O200kBase => bpe_openai::o200k_base(),
             Encoding::Cl100kBase => bpe_openai::cl100k_base(),

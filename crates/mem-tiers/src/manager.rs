@@ -557,6 +557,29 @@ impl<S: MemoryStore> MemoryManager<S> {
     /// # Errors
     /// Store errors.
     pub fn get_tier0_summary(&self) -> Result<TierText> {
+        Ok(tiers::fit(
+            self.tier0_sections()?,
+            self.config.tier0_max_tokens,
+            &self.config.counter,
+        ))
+    }
+
+    /// The text of [`Self::get_tier0_summary`] (the same fit, the same text) without its token
+    /// count: the tokenizer's vocabulary (~75 ms to load in a new process) is used only when
+    /// the text has at least `tier0_max_tokens` bytes. What the SessionStart hook injects.
+    ///
+    /// # Errors
+    /// Store errors.
+    pub fn get_tier0_text(&self) -> Result<String> {
+        Ok(tiers::fit_text(
+            self.tier0_sections()?,
+            self.config.tier0_max_tokens,
+            &self.config.counter,
+        )
+        .0)
+    }
+
+    fn tier0_sections(&self) -> Result<Vec<Section>> {
         let h = &self.config.headings;
         let projects = self.projects_for_tier(TIER0_PROJECTS)?;
         let mut sections = Vec::new();
@@ -617,11 +640,7 @@ impl<S: MemoryStore> MemoryManager<S> {
                 })
                 .collect(),
         });
-        Ok(tiers::fit(
-            sections,
-            self.config.tier0_max_tokens,
-            &self.config.counter,
-        ))
+        Ok(sections)
     }
 
     /// Seed 003 `get_tier1_summary(max_tokens)`: `## 项目详情` (5 projects, a `### name` block

@@ -145,18 +145,33 @@ pub fn render(sections: &[Section]) -> String {
 
 /// Fits sections into `max_tokens`: the rendered text has fewer than `max_tokens` tokens (or
 /// is empty). Items are dropped whole, lowest rank first (ties: the later item first).
-pub fn fit(mut sections: Vec<Section>, max_tokens: usize, counter: &TokenCounter) -> TierText {
+/// `tokens` is the exact count of the result (this loads the BPE vocabulary, ~75 ms on first
+/// use); a caller that needs only the text uses [`fit_text`], which is the same fit without it.
+pub fn fit(sections: Vec<Section>, max_tokens: usize, counter: &TokenCounter) -> TierText {
+    let (text, dropped) = fit_text(sections, max_tokens, counter);
+    TierText {
+        tokens: counter.count(&text),
+        text,
+        max_tokens,
+        dropped,
+    }
+}
+
+/// [`fit`] without the final count: the same text and the same dropped labels (in drop
+/// order), but the tokenizer runs only while a text has at least `max_tokens` bytes. A token
+/// stands for at least one byte, so a text of fewer bytes than `max_tokens` certainly fits and
+/// its exact count is not needed to decide; a Tier 0 of short items is fitted without loading
+/// the vocabulary at all.
+pub fn fit_text(
+    mut sections: Vec<Section>,
+    max_tokens: usize,
+    counter: &TokenCounter,
+) -> (String, Vec<String>) {
     let mut dropped = Vec::new();
     loop {
         let text = render(&sections);
-        let tokens = counter.count(&text);
-        if text.is_empty() || tokens < max_tokens {
-            return TierText {
-                text,
-                tokens,
-                max_tokens,
-                dropped,
-            };
+        if text.is_empty() || text.len() < max_tokens || counter.count(&text) < max_tokens {
+            return (text, dropped);
         }
         let mut victim: Option<(usize, usize, u32)> = None;
         for (si, s) in sections.iter().enumerate() {
@@ -168,12 +183,7 @@ pub fn fit(mut sections: Vec<Section>, max_tokens: usize, counter: &TokenCounter
         }
         let Some((si, ii, _)) = victim else {
             // Unreachable: a non-empty text has an item.
-            return TierText {
-                text: String::new(),
-                tokens: 0,
-                max_tokens,
-                dropped,
-            };
+            return (String::new(), dropped);
         };
         dropped.push(sections[si].items.remove(ii).label);
     }
@@ -242,5 +252,81 @@ mod tests {
         assert_eq!(t.dropped, ["old", "middle"]);
         assert_eq!(t.text, "## A\n- keep this one\n");
         assert!(t.tokens < budget);
+    }
+
+    /// The fit as it was before `fit_text` (an exact count at every step): the reference.
+    fn exact_fit(mut sections: Vec<Section>, max_tokens: usize, c: &TokenCounter) -> TierText {
+        let mut dropped = Vec::new();
+        loop {
+            let text = render(&sections);
+            let tokens = c.count(&text);
+            if text.is_empty() || tokens < max_tokens {
+                return TierText {
+                    text,
+                    tokens,
+                    max_tokens,
+                    dropped,
+                };
+            }
+            let mut victim: Option<(usize, usize, u32)> = None;
+            for (si, s) in sections.iter().enumerate() {
+                for (ii, it) in s.items.iter().enumerate() {
+                    if victim.is_none_or(|(_, _, r)| it.rank <= r) {
+                        victim = Some((si, ii, it.rank));
+                    }
+                }
+            }
+            let (si, ii, _) = victim.unwrap_or_default();
+            dropped.push(sections[si].items.remove(ii).label);
+        }
+    }
+
+    #[test]
+    fn fit_text_and_fit_equal_the_exact_fit_at_every_budget() {
+        // Scripts whose bytes per token differ: ASCII words (~4 bytes/token), CJK (~3 bytes
+        // per character, 1-2 characters per token), emoji and rare characters (several tokens
+        // each), digits and punctuation runs, and whitespace runs.
+        let samples = [
+            "run the tests with cargo nextest before committing",
+            "永远使用参数化查询，避免字符串拼接的SQL",
+            "🦀🦀🦀 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 ꙮꙮ",
+            "1234567890 ;;;;;;;;;;;;;;;; ((()))[[[]]]",
+            "a     b\t\tc",
+            "Ölçüm değerleri ağırlıklı ortalama ile hesaplanır",
+        ];
+        for c in [
+            TokenCounter::default(),
+            TokenCounter::new(mem_core::Encoding::Cl100kBase),
+        ] {
+            for n in [1usize, 3, 6] {
+                let sections: Vec<Section> = (0..3)
+                    .map(|s| Section {
+                        heading: ["最近项目", "Preferences", "最近经验"][s].into(),
+                        items: (0..n)
+                            .map(|i| {
+                                let k = s * 7 + i;
+                                Item {
+                                    text: format!("- {} {k}", samples[k % samples.len()]),
+                                    rank: ((k * 37) % 11) as u32,
+                                    label: format!("i{s}.{i}"),
+                                }
+                            })
+                            .collect(),
+                    })
+                    .collect();
+                let bytes = render(&sections).len();
+                for budget in 0..=bytes + 2 {
+                    let want = exact_fit(sections.clone(), budget, &c);
+                    let got = fit(sections.clone(), budget, &c);
+                    assert_eq!(got, want, "n {n}, budget {budget}");
+                    let (text, dropped) = fit_text(sections.clone(), budget, &c);
+                    assert_eq!(
+                        (text, dropped),
+                        (want.text, want.dropped),
+                        "budget {budget}"
+                    );
+                }
+            }
+        }
     }
 }

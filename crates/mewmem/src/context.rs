@@ -82,7 +82,7 @@ pub fn tier0_of<S: mem_tiers::MemoryStore>(
     if learnings.is_empty() && mm.preferences()?.is_empty() {
         return Ok(None);
     }
-    Ok(Some(mm.get_tier0_summary()?.text))
+    Ok(Some(mm.get_tier0_text()?))
 }
 
 /// `memories` followed by `tier0` (a blank line between), either of them possibly empty.
