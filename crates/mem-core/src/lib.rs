@@ -20,6 +20,7 @@
 //! - [`render_long_term_memory`] / [`Conversation::inject_long_term_memory`]: seed §6, exactly.
 
 mod conversation;
+pub mod count_cache;
 pub mod digest;
 pub mod fsread;
 mod inject;
@@ -32,6 +33,7 @@ pub mod terminal;
 mod tokens;
 
 pub use conversation::Conversation;
+pub use count_cache::CountCache;
 pub use digest::sha256_hex;
 pub use inject::{
     LONG_TERM_MEMORY_MARKER, is_long_term_memory, render_long_term_memory, unwrap_system_reminder,

@@ -46,6 +46,11 @@ pub struct MemoryConfig {
     pub busy_timeout: Duration,
     /// The tokenizer measuring the budgets (default o200k_base).
     pub counter: TokenCounter,
+    /// Where [`MemoryManager::get_tier0_text`] remembers the token counts of the Tier 0 texts it
+    /// measured ([`mem_core::CountCache`]), so that a new process fitting the same text again
+    /// does not load the BPE vocabulary (~75 ms); `None` (default): counts are not remembered
+    /// and nothing is written. Set by the SessionStart hook (`<storage_dir>/cache/token-counts`).
+    pub count_cache: Option<PathBuf>,
 }
 
 impl MemoryConfig {
@@ -64,6 +69,7 @@ impl MemoryConfig {
             extra_note_dirs: Vec::new(),
             busy_timeout: DEFAULT_BUSY_TIMEOUT,
             counter: TokenCounter::default(),
+            count_cache: None,
         }
     }
 
@@ -566,17 +572,27 @@ impl<S: MemoryStore> MemoryManager<S> {
 
     /// The text of [`Self::get_tier0_summary`] (the same fit, the same text) without its token
     /// count: the tokenizer's vocabulary (~75 ms to load in a new process) is used only when
-    /// the text has at least `tier0_max_tokens` bytes. What the SessionStart hook injects.
+    /// the text has at least `tier0_max_tokens` bytes and its count is not in
+    /// [`MemoryConfig::count_cache`]. What the SessionStart hook injects.
+    ///
+    /// A cache that cannot be written costs nothing but the next process's count (logged at
+    /// debug level).
     ///
     /// # Errors
     /// Store errors.
     pub fn get_tier0_text(&self) -> Result<String> {
-        Ok(tiers::fit_text(
-            self.tier0_sections()?,
-            self.config.tier0_max_tokens,
-            &self.config.counter,
-        )
-        .0)
+        let sections = self.tier0_sections()?;
+        let max = self.config.tier0_max_tokens;
+        let counter = &self.config.counter;
+        let Some(path) = &self.config.count_cache else {
+            return Ok(tiers::fit_text(sections, max, counter).0);
+        };
+        let cache = mem_core::CountCache::open(path);
+        let (text, _) = tiers::fit_text_with(sections, max, |t| cache.count(counter, t));
+        if let Err(e) = cache.save() {
+            tracing::debug!("token counts not remembered in {}: {e}", path.display());
+        }
+        Ok(text)
     }
 
     fn tier0_sections(&self) -> Result<Vec<Section>> {

@@ -163,14 +163,25 @@ pub fn fit(sections: Vec<Section>, max_tokens: usize, counter: &TokenCounter) ->
 /// its exact count is not needed to decide; a Tier 0 of short items is fitted without loading
 /// the vocabulary at all.
 pub fn fit_text(
-    mut sections: Vec<Section>,
+    sections: Vec<Section>,
     max_tokens: usize,
     counter: &TokenCounter,
+) -> (String, Vec<String>) {
+    fit_text_with(sections, max_tokens, |t| counter.count(t))
+}
+
+/// [`fit_text`] with the token count of a rendered text given by `count` (e.g. a
+/// [`mem_core::CountCache`] in front of the counter); `count` is called only for texts of at
+/// least `max_tokens` bytes and must return the same number the counter would.
+pub fn fit_text_with(
+    mut sections: Vec<Section>,
+    max_tokens: usize,
+    mut count: impl FnMut(&str) -> usize,
 ) -> (String, Vec<String>) {
     let mut dropped = Vec::new();
     loop {
         let text = render(&sections);
-        if text.is_empty() || text.len() < max_tokens || counter.count(&text) < max_tokens {
+        if text.is_empty() || text.len() < max_tokens || count(&text) < max_tokens {
             return (text, dropped);
         }
         let mut victim: Option<(usize, usize, u32)> = None;

@@ -38,7 +38,10 @@ pub struct ContextArgs {
 /// SessionStart hook, the MCP `context` tool and `mem context`): `instructions` as given, the
 /// `memories.md` files of the project and `settings.home`, Tier 0 of the configured tier store
 /// (SQLite or PostgreSQL) after the entries, `date`, at most `budget` characters (`None`: no
-/// limit).
+/// limit). `remember_counts`: Tier 0's token counts are kept in
+/// `<storage_dir>/cache/token-counts` ([`mem_tiers::MemoryConfig::count_cache`]) so that the next
+/// process fitting the same Tier 0 does not load the BPE vocabulary (the SessionStart hook, a
+/// new process per event); read-only callers pass `false` and write nothing.
 ///
 /// A tier store that cannot be opened or read never costs the rest: Tier 0 is left out and the
 /// second value holds one line that says so (`Tier 0 left out: <why>`).
@@ -47,12 +50,19 @@ pub(crate) fn start_options(
     instructions: LoadOptions,
     date: NaiveDate,
     budget: Option<usize>,
+    remember_counts: bool,
 ) -> (ContextOptions, Vec<String>) {
     let mut options = ContextOptions::new(&settings.project, &settings.home, date);
     options.instructions = instructions;
     options.budget_chars = budget;
     let mut problems = Vec::new();
-    match super::memory::open_manager(settings).and_then(|mm| Ok(mewmem::context::tier0_of(&mm)?)) {
+    let opened = super::memory::memory_config(settings).and_then(|mut config| {
+        if remember_counts {
+            config.count_cache = Some(config.storage_dir.join("cache").join("token-counts"));
+        }
+        super::memory::open_manager_with(settings, config)
+    });
+    match opened.and_then(|mm| Ok(mewmem::context::tier0_of(&mm)?)) {
         Ok(t) => options.tier0 = t,
         Err(e) => problems.push(format!("Tier 0 left out: {e:#}")),
     }
@@ -67,8 +77,13 @@ pub fn run(args: ContextArgs, settings: &Settings) -> Result<()> {
     let budget = args
         .budget
         .map(|b| usize::try_from(b).unwrap_or(usize::MAX));
-    let (options, mut problems) =
-        start_options(settings, args.sources.load_options(settings)?, date, budget);
+    let (options, mut problems) = start_options(
+        settings,
+        args.sources.load_options(settings)?,
+        date,
+        budget,
+        false,
+    );
     let ctx = start_context(&options)?;
     problems.splice(0..0, ctx.warnings.iter().map(ToString::to_string));
     // What an agent gets that this output does not show, or the other way round.

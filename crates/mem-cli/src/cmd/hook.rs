@@ -418,7 +418,7 @@ async fn agent_hook(
             // the memories.md entries, within the same budget; a store that cannot be read
             // leaves it out (logged), never the whole context.
             let (context, problems) =
-                super::context::start_options(&here, instructions, date, Some(args.budget));
+                super::context::start_options(&here, instructions, date, Some(args.budget), true);
             early_problems.extend(problems);
             context
         } else {

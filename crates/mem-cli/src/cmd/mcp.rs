@@ -842,7 +842,7 @@ fn context(settings: &Settings, a: ContextArgs) -> ToolResult {
     let date = chrono::Local::now().date_naive();
     let instructions = mem_instructions::LoadOptions::new(&settings.project, &settings.home);
     let (options, mut problems) =
-        super::context::start_options(settings, instructions, date, Some(budget));
+        super::context::start_options(settings, instructions, date, Some(budget), false);
     let ctx = start_context(&options).map_err(|e| bad(format!("context: {e}")))?;
     problems.extend(ctx.warnings.iter().map(ToString::to_string));
     if ctx.cut_chars > 0 {

@@ -182,7 +182,14 @@ pub(crate) fn memory_config(settings: &Settings) -> Result<MemoryConfig> {
 /// The manager `mem memory` uses (the configured store, the project of `settings`); also for
 /// `mem mcp` and the hooks' Tier 0.
 pub(crate) fn open_manager(settings: &Settings) -> Result<MemoryManager> {
-    let config = memory_config(settings)?;
+    open_manager_with(settings, memory_config(settings)?)
+}
+
+/// [`open_manager`] with a given configuration (from [`memory_config`], then adjusted).
+pub(crate) fn open_manager_with(
+    settings: &Settings,
+    config: MemoryConfig,
+) -> Result<MemoryManager> {
     let store = AnyStore::open(&super::memory_store::location(settings, &config)?, &config)?;
     Ok(MemoryManager::from_project_with(
         &settings.project,
