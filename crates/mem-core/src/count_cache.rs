@@ -36,11 +36,19 @@ impl CountCache {
     /// Entries kept in the file.
     pub const CAPACITY: usize = 64;
 
-    /// The cache stored at `path`, read now. A missing or unreadable file is an empty cache;
-    /// lines that do not parse are skipped.
+    /// Bytes read from the file at most: 64 entries of an encoding name, 64 hex digits and a
+    /// number take about 6 KiB; anything past the cap is ignored.
+    pub const MAX_FILE_BYTES: usize = 64 * 1024;
+
+    /// The cache stored at `path`, read now through the safe reader (a FIFO or device there is
+    /// not opened for blocking; at most [`CountCache::MAX_FILE_BYTES`] bytes are read). A
+    /// missing, unreadable or non-regular file is an empty cache; lines that do not parse are
+    /// skipped.
     pub fn open(path: &Path) -> Self {
         let mut entries = Vec::new();
-        if let Ok(text) = fs::read_to_string(path) {
+        if let Ok(crate::fsread::CappedText { text, .. }) =
+            crate::fsread::read_capped(path, Self::MAX_FILE_BYTES)
+        {
             let mut lines = text.lines();
             if lines.next() == Some(HEADER) {
                 for line in lines {
@@ -205,5 +213,30 @@ mod tests {
         let cache = CountCache::open(&path);
         cache.save().unwrap();
         assert!(!path.exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_at_the_path_is_an_empty_cache_not_a_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("token-counts");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p = path.clone();
+        std::thread::spawn(move || {
+            let cache = CountCache::open(&p);
+            let n = cache.count(&TokenCounter::default(), "hello world");
+            tx.send((n, cache.save().is_ok())).unwrap();
+        });
+        let (n, saved) = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("opening a FIFO blocked");
+        assert_eq!(n, 2);
+        assert!(saved);
+        assert!(fs::symlink_metadata(&path).unwrap().file_type().is_file());
     }
 }
