@@ -32,7 +32,7 @@ use sha2::{Digest, Sha256};
 use crate::error::{Error, Result};
 use crate::import::{
     FileImport, ImportReport, ImportedSession, LineIndex, SourceFormat, SpilledSession, head_id,
-    import_tail,
+    import_tail, is_legacy_of,
 };
 use crate::meta::{IMPORTED_KEY, SessionMeta};
 use crate::record::{RecordType, SessionRecord};
@@ -176,6 +176,63 @@ enum PreparedOne {
     },
 }
 
+/// The stored session an import before leading `-` were replaced in ids gave the session
+/// now named `id` (a new id starting with `_`), when it exists and came from `source`: a
+/// file named `-lead.jsonl` imported then is `-lead` in the store, and a re-import finds it
+/// there (unchanged, synced or replaced) instead of adding `_lead-<hash>` beside it.
+/// `existing`: the store's ids, when the caller listed them.
+fn legacy_id(
+    store: &SessionStore,
+    existing: Option<&HashSet<String>>,
+    id: &str,
+    source: &Path,
+) -> Option<String> {
+    if !id.starts_with('_') {
+        return None;
+    }
+    let listed;
+    let ids: Vec<&String> = match existing {
+        Some(ids) => ids.iter().filter(|i| i.starts_with('-')).collect(),
+        None => {
+            listed = store.ids().ok()?;
+            listed.iter().filter(|i| i.starts_with('-')).collect()
+        }
+    };
+    ids.into_iter()
+        .filter(|legacy| is_legacy_of(legacy, id))
+        .find(|legacy| {
+            store
+                .meta_with(legacy, false)
+                .is_ok_and(|meta| check_same_source(&meta, source).is_ok())
+        })
+        .cloned()
+}
+
+/// Gives each of `sessions` (the sessions of one file, main first) whose id an earlier import
+/// gave with a leading `-` that id back ([`legacy_id`]), and its subagent sessions the parent
+/// id to match.
+fn keep_legacy_ids(
+    store: &SessionStore,
+    existing: Option<&HashSet<String>>,
+    sessions: &mut dyn Iterator<Item = &mut ImportedSession>,
+    source: &Path,
+) {
+    let mut renamed: HashMap<String, String> = HashMap::new();
+    for session in sessions {
+        if let Some(parent) = session.parent_id.as_ref().and_then(|p| renamed.get(p)) {
+            session.parent_id = Some(parent.clone());
+        }
+        let exists = match existing {
+            Some(ids) => ids.contains(&session.id),
+            None => store.jsonl_path(&session.id).is_file(),
+        };
+        if !exists && let Some(legacy) = legacy_id(store, existing, &session.id, source) {
+            let new = std::mem::replace(&mut session.id, legacy.clone());
+            renamed.insert(new, legacy);
+        }
+    }
+}
+
 /// The first half of [`import_into_as`]: everything that needs no store lock (reading,
 /// hashing and converting the file, encoding and counting its sessions), so files can be
 /// prepared in parallel; an incremental sync is done here already (it touches only the
@@ -296,7 +353,10 @@ fn prepare_file_with(
     let (digest, imported, index) =
         crate::import::import_file_streaming(path, stream_min, &tmp_name)?;
     let rename = |sessions: &mut dyn Iterator<Item = &mut ImportedSession>| {
-        let Some(id) = id else { return };
+        let Some(id) = id else {
+            keep_legacy_ids(store, batch.existing, sessions, &source);
+            return;
+        };
         let Some(main) = sessions.next() else { return };
         let old = std::mem::replace(&mut main.id, id.to_owned());
         for s in sessions {
@@ -871,9 +931,11 @@ fn sync(
         Some(ids) => ids.contains(&id),
         None => store.jsonl_path(&id).is_file(),
     };
-    if !exists {
-        return Ok(None);
-    }
+    let id = match (exists, legacy_id(store, batch.existing, &id, source)) {
+        (true, _) => id,
+        (false, Some(legacy)) => legacy,
+        (false, None) => return Ok(None),
+    };
     let taken;
     let lock = match batch.lock {
         Some(lock) => lock,

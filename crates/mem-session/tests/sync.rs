@@ -653,3 +653,69 @@ fn a_session_rolled_back_since_its_import_keeps_syncing_and_can_be_reimported() 
     let err = import_into(&store, &src).unwrap_err();
     assert!(matches!(err, Error::WouldDropAppended { .. }), "{err}");
 }
+
+/// Ids made from file names never start with `-` (`-lead.jsonl` is `_lead-<hash>`, no `--`
+/// needed on a command line); a session an earlier import named `-lead` (the id kept its
+/// dash then) is still the session of that file: a re-import finds it unchanged, syncs it
+/// when the file grew and replaces it when it was rewritten, single or in a batch, and adds
+/// no second session beside it.
+#[test]
+fn ids_from_dash_names_and_the_sessions_stored_under_the_old_ids() {
+    use mem_session::ingest::{import_into_as, import_many};
+    let bytes = checkpoint_transcript();
+    let ends = line_ends(&bytes);
+    let start = ends[ends.len() - 12];
+
+    let dir = tempfile::tempdir().unwrap();
+    let fresh = dir.path().join("-new.jsonl");
+    fs::write(&fresh, &bytes).unwrap();
+    let store = SessionStore::for_project(&dir.path().join("p"));
+    let id = import_into(&store, &fresh).unwrap()[0].meta.id.clone();
+    assert!(id.starts_with("_new-"), "{id}");
+    assert_eq!(id.len(), "_new-".len() + 8, "{id}");
+
+    // The old rule's session: what an import before this rule wrote for `-lead.jsonl`.
+    let src = dir.path().join("-lead.jsonl");
+    fs::write(&src, &bytes[..start]).unwrap();
+    let old = import_into_as(&store, &src, Some("-lead")).unwrap();
+    assert_eq!(old[0].meta.id, "-lead");
+    let stored = || store.ids().unwrap();
+    assert_eq!(stored(), vec!["-lead".to_owned(), id.clone()]);
+
+    let again = import_into(&store, &src).unwrap();
+    assert_eq!(
+        (again[0].meta.id.as_str(), again[0].action),
+        ("-lead", IngestAction::Unchanged)
+    );
+    fs::write(&src, &bytes).unwrap();
+    let grown = import_into(&store, &src).unwrap();
+    assert_eq!(
+        (grown[0].meta.id.as_str(), grown[0].action),
+        ("-lead", IngestAction::Appended)
+    );
+    assert_eq!(stored(), vec!["-lead".to_owned(), id.clone()]);
+
+    // Rewritten (another conversation): replaced whole, still `-lead`; in a batch too.
+    let other = fs::read(fixture(
+        "claude/entireio_cli__ckpt-a6e4c2a0fbd1-0.full.jsonl",
+    ))
+    .unwrap();
+    fs::write(&src, &other).unwrap();
+    let replaced = import_into(&store, &src).unwrap();
+    assert_eq!(
+        (replaced[0].meta.id.as_str(), replaced[0].action),
+        ("-lead", IngestAction::Replaced)
+    );
+    fs::write(&src, &bytes).unwrap();
+    let mut out = Vec::new();
+    import_many(&store, &[src.clone(), fresh.clone()], None, 2, |_, r| {
+        out.push(r.unwrap())
+    })
+    .unwrap();
+    assert_eq!(
+        (out[0][0].meta.id.as_str(), out[0][0].action),
+        ("-lead", IngestAction::Replaced)
+    );
+    assert_eq!(out[1][0].action, IngestAction::Unchanged);
+    assert_eq!(stored(), vec!["-lead".to_owned(), id]);
+}

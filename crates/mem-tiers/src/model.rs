@@ -239,7 +239,8 @@ pub struct SearchHit {
     pub scope: String,
     /// Its title.
     pub title: String,
-    /// A short excerpt around the match (at most ~24 tokens of the FTS tokenizer).
+    /// A short excerpt around the match: at most `query::SNIPPET_CHARS` (96) characters, cut
+    /// between words, `…` where text was left out; a learning's tags never glued onto it.
     pub snippet: String,
     /// Its file, if any.
     pub path: Option<String>,

@@ -858,7 +858,7 @@ impl PgStore {
         let mut hits = self.map(&found, rows::search_hit)?;
         for h in &mut hits {
             // Column 4 is the whole body: cut an excerpt around the first term.
-            h.snippet = query::excerpt(&h.snippet, &terms, 64);
+            h.snippet = query::hit_snippet(h.source, &h.snippet, &terms, query::SNIPPET_CHARS);
         }
         Ok(hits)
     }

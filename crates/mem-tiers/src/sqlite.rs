@@ -237,7 +237,7 @@ impl SqliteStore {
                 // FTS5 query at 100,000 learnings.)
                 sql.push_str(&format!(
                     "SELECT d.doc_id, d.source, d.scope, d.title, \
-                     snippet({table}, 1, '', '', '…', 16), d.path, d.updated_ms, \
+                     d.body, d.path, d.updated_ms, \
                      {table}.rank AS score \
                      FROM {table} JOIN docs d ON d.rowid = {table}.rowid \
                      WHERE {table} MATCH ?1 AND {table}.rank MATCH 'bm25(2.0, 1.0)'"
@@ -290,11 +290,10 @@ impl SqliteStore {
         let mut hits = rows
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(|e| self.err(e))?;
-        if fts.is_none() {
-            let terms = likes.to_vec();
-            for h in &mut hits {
-                h.snippet = query::excerpt(&h.snippet, &terms, 64);
-            }
+        // Column 4 is the whole body: cut a snippet around the first term.
+        let terms = query::terms(&q.text);
+        for h in &mut hits {
+            h.snippet = query::hit_snippet(h.source, &h.snippet, &terms, query::SNIPPET_CHARS);
         }
         Ok(hits)
     }

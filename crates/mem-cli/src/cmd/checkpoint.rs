@@ -208,16 +208,14 @@ fn size(bytes: u64) -> String {
     }
 }
 
+/// `1 session, 2 files (1 memories.md, 1 note), 3 learnings`: the files counted as
+/// `mem checkpoint list` and `show` count them ([`Manifest::file_counts`]).
 fn summary_line(m: &Manifest) -> String {
-    let notes = m.files.iter().filter(|f| f.kind == "note").count();
-    let memories = m.files.iter().filter(|f| f.kind == "memories").count();
     format!(
-        "{} session{}, {} memories.md, {} note{}, {}",
+        "{} session{}, {}, {}",
         m.sessions.len(),
         if m.sessions.len() == 1 { "" } else { "s" },
-        memories,
-        notes,
-        if notes == 1 { "" } else { "s" },
+        m.file_counts(),
         match &m.store {
             Some(s) => format!(
                 "{} learning{}",
@@ -320,9 +318,23 @@ pub fn run(args: CheckpointArgs, settings: &Settings) -> Result<()> {
                     s.token_count
                 )?;
             }
-            writeln!(out, "files ({}):", m.files.len())?;
-            for f in &m.files {
-                writeln!(out, "  {}  {} bytes", safe_line(&f.label()), f.bytes)?;
+            writeln!(out, "files: {}", m.file_counts())?;
+            for f in m.files.iter().filter(|f| f.kind != "memories-meta") {
+                // A memories.md's sidecar is shown with it, not counted as a file.
+                let sidecar = m
+                    .files
+                    .iter()
+                    .find(|x| {
+                        x.kind == "memories-meta" && f.kind == "memories" && x.scope == f.scope
+                    })
+                    .map(|x| format!(" (+ {} {} bytes)", safe_line(&x.name), x.bytes))
+                    .unwrap_or_default();
+                writeln!(
+                    out,
+                    "  {}  {} bytes{sidecar}",
+                    safe_line(&f.label()),
+                    f.bytes
+                )?;
             }
             match &m.store {
                 Some(s) => writeln!(

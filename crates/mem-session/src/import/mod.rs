@@ -36,6 +36,7 @@ use crate::record::SessionRecord;
 pub use build::IMPORTED_KEEP_MAX_BYTES;
 pub(crate) use build::{Spill, SpillFile};
 pub use discover::discover;
+pub(crate) use text::is_legacy_of;
 
 /// The transcript formats mewmem can import.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]

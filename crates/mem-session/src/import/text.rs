@@ -8,11 +8,16 @@ const TITLE_MAX_CHARS: usize = 80;
 const ID_MAX_BYTES: usize = 200;
 
 /// Turns any string into a safe session id: characters outside `[A-Za-z0-9._-]` become `_`,
-/// leading dots are dropped, the result is cut to 200 bytes; an empty result is `fallback`.
+/// leading dots are dropped, leading `-` become `_` (an id never reads as a command-line
+/// option), the result is cut to 200 bytes; an empty result is `fallback`.
 ///
 /// When anything had to change, `-` and the first 8 hex digits of the SHA-256 of `raw` are
 /// appended, so that different names stay different ids (`uni-日本-名前` and `uni-中文-文件`
-/// would both become `uni-__-__` otherwise) and the same name always gives the same id.
+/// would both become `uni-__-__` otherwise; `-lead` becomes `_lead-<hash>`, not the id of a
+/// file named `_lead`) and the same name always gives the same id.
+///
+/// Before leading `-` were replaced, such a name kept them; [`is_legacy_of`] tells which
+/// stored id an earlier import gave the session that now gets a new id.
 pub(crate) fn sanitize_id(raw: &str, fallback: &str) -> String {
     let mut out: String = raw
         .chars()
@@ -26,6 +31,7 @@ pub(crate) fn sanitize_id(raw: &str, fallback: &str) -> String {
         .collect();
     let trimmed = out.trim_start_matches('.').len();
     out = out.split_off(out.len() - trimmed);
+    out = undash(&out);
     if out == raw && out.len() <= ID_MAX_BYTES && !out.is_empty() {
         return out;
     }
@@ -40,6 +46,22 @@ pub(crate) fn sanitize_id(raw: &str, fallback: &str) -> String {
         out = fallback.to_owned();
     }
     format!("{out}-{hash}")
+}
+
+/// `id` with each leading `-` made `_`.
+fn undash(id: &str) -> String {
+    let rest = id.trim_start_matches('-');
+    let mut out = "_".repeat(id.len() - rest.len());
+    out.push_str(rest);
+    out
+}
+
+/// Whether `legacy`, an id starting with `-` that an import before leading `-` were replaced
+/// gave a session, is the id of the session that [`sanitize_id`] now names `id`: the same raw
+/// name gave `legacy` unchanged (now `legacy` with the rule applied) or `legacy` with a hash
+/// already (now the same hash after the leading `_`).
+pub(crate) fn is_legacy_of(legacy: &str, id: &str) -> bool {
+    legacy.starts_with('-') && (undash(legacy) == id || sanitize_id(legacy, "session") == id)
 }
 
 /// One line, whitespace collapsed, at most 80 characters (ending with `…` when cut).
@@ -155,6 +177,32 @@ mod tests {
         let b = changed("uni-中文-文件", "uni-__-__");
         assert_ne!(a, b);
         assert_eq!(a, sanitize_id("uni-日本-名前", "f"), "stable");
+    }
+
+    #[test]
+    fn ids_never_start_with_a_dash() {
+        let id = sanitize_id("-lead", "f");
+        assert!(id.starts_with("_lead-"), "{id}");
+        assert_eq!(id.len(), "_lead".len() + 9, "{id}");
+        assert_ne!(id, sanitize_id("_lead", "f"), "not the id of `_lead`");
+        for raw in ["-", "--x", ".-x", "-a b", "-.x", "-x.agent-y"] {
+            let id = sanitize_id(raw, "f");
+            assert!(!id.starts_with('-'), "{raw} -> {id}");
+            assert!(crate::validate_id(&id).is_ok(), "{raw} -> {id}");
+        }
+        assert_eq!(sanitize_id("a-b", "f"), "a-b", "inner dashes stay");
+    }
+
+    #[test]
+    fn legacy_dash_ids_are_recognised() {
+        // `-lead` was kept as it was; `.-x` and `-a b` had a hash already.
+        assert!(is_legacy_of("-lead", &sanitize_id("-lead", "f")));
+        let old = format!("-x-{}", &sanitize_id(".-x", "f")[3..]);
+        assert!(is_legacy_of(&old, &sanitize_id(".-x", "f")), "{old}");
+        let old = format!("-a_b-{}", &sanitize_id("-a b", "f")[5..]);
+        assert!(is_legacy_of(&old, &sanitize_id("-a b", "f")), "{old}");
+        assert!(!is_legacy_of("-lead", &sanitize_id("-other", "f")));
+        assert!(!is_legacy_of("_lead", &sanitize_id("_lead", "f")));
     }
 
     #[test]

@@ -321,6 +321,50 @@ pub struct Manifest {
     pub note_dirs: BTreeMap<String, String>,
 }
 
+/// How many memory files a checkpoint holds, the one count `mem checkpoint create`, `list`
+/// and `show` print: each `memories.md` copied (project, user) and each note. A
+/// `memories.meta.json` is a sidecar of its `memories.md`, not a file of its own here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct FileCounts {
+    /// `memories.md` files copied.
+    pub memories: usize,
+    /// Note files copied.
+    pub notes: usize,
+}
+
+impl FileCounts {
+    /// All files counted: `memories + notes`.
+    pub fn total(&self) -> usize {
+        self.memories + self.notes
+    }
+}
+
+impl std::fmt::Display for FileCounts {
+    /// `3 files (1 memories.md, 2 notes)`; `1 file (0 memories.md, 1 note)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.total();
+        write!(
+            f,
+            "{n} file{} ({} memories.md, {} note{})",
+            if n == 1 { "" } else { "s" },
+            self.memories,
+            self.notes,
+            if self.notes == 1 { "" } else { "s" }
+        )
+    }
+}
+
+impl Manifest {
+    /// The memory files held ([`FileCounts`]).
+    pub fn file_counts(&self) -> FileCounts {
+        let count = |kind: &str| self.files.iter().filter(|f| f.kind == kind).count();
+        FileCounts {
+            memories: count("memories"),
+            notes: count("note"),
+        }
+    }
+}
+
 /// A line of `mem checkpoint list`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
@@ -336,7 +380,7 @@ pub struct Summary {
     pub user: bool,
     /// Sessions recorded.
     pub sessions: usize,
-    /// Files copied (memories files and notes).
+    /// Files copied: [`FileCounts::total`] of [`Manifest::file_counts`].
     pub files: usize,
     /// Learnings in the store copy.
     pub learnings: usize,
@@ -980,7 +1024,7 @@ impl Checkpoints {
                 Ok(m) => out.push(Summary {
                     bytes: dir_size(&entry.path()),
                     sessions: m.sessions.len(),
-                    files: m.files.iter().filter(|f| f.kind != "memories-meta").count(),
+                    files: m.file_counts().total(),
                     learnings: m.store.as_ref().map(|s| s.learnings).unwrap_or(0),
                     name: m.name,
                     created: m.created,

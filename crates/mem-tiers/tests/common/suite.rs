@@ -48,6 +48,49 @@ pub fn run_all<S: MemoryStore>(make: impl Fn() -> S) {
     scoped_search_fills_the_limit(&make());
     file_documents(&make());
     expiry(&make());
+    snippets_cut_between_words_without_tags(&make());
+}
+
+/// A hit's snippet is cut between words, never inside one, and a learning's tags are not glued
+/// onto its text (issue 27 item 25): shown as `(tags: …)` only when only they hold the term.
+pub fn snippets_cut_between_words_without_tags<S: MemoryStore>(s: &S) {
+    let words = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike \
+                 november oscar papa quebec romeo sierra tango uniform victor whiskey xray \
+                 yankee zulu";
+    let mut l = learning("phonetic", words, "reference", None, 1000);
+    l.tags = vec!["pooling".into(), "nightly".into()];
+    s.add_learning(&l).unwrap();
+    let snippet = |q: &str| {
+        let hits = s
+            .search(&SearchQuery {
+                text: q.into(),
+                visible_in: None,
+                sources: Vec::new(),
+                scope: None,
+                limit: 10,
+            })
+            .unwrap();
+        assert_eq!(hits.len(), 1, "{q}: {hits:?}");
+        hits[0].snippet.clone()
+    };
+    let known: Vec<&str> = words.split(' ').collect();
+    for q in ["alpha", "november", "zulu", "sierra"] {
+        let got = snippet(q);
+        let inner = got.trim_start_matches('…').trim_end_matches('…');
+        assert!(inner.contains(q), "{q}: {got}");
+        for w in inner.split(' ') {
+            assert!(
+                known.contains(&w),
+                "{q}: {got:?} holds {w:?}, not a whole word"
+            );
+        }
+    }
+    let tail = snippet("zulu");
+    assert!(tail.ends_with("zulu"), "{tail}");
+    assert!(!tail.contains("pooling"), "tags glued on: {tail}");
+    let by_tag = snippet("pooling");
+    assert!(by_tag.ends_with(" (tags: pooling nightly)"), "{by_tag}");
+    assert!(by_tag.starts_with("alpha bravo"), "{by_tag}");
 }
 
 pub fn learnings_round_trip<S: MemoryStore>(s: &S) {
