@@ -34,6 +34,7 @@ pub struct SqliteStore {
     pub(crate) conn: Connection,
     pub(crate) path: PathBuf,
     busy_timeout: Duration,
+    read_only: bool,
 }
 
 impl SqliteStore {
@@ -51,7 +52,9 @@ impl SqliteStore {
     /// [`SqliteStore::open`], migrating only up to `version` (for migration tests).
     #[doc(hidden)]
     pub fn open_at_version(path: &Path, busy_timeout: Duration, version: i64) -> Result<Self> {
-        check_header(path)?;
+        if check_header(path)?.is_some_and(|h| h.is_set_up(version)) {
+            return Self::open_set_up(path, busy_timeout);
+        }
         if let Some(dir) = path.parent()
             && !dir.as_os_str().is_empty()
         {
@@ -66,6 +69,7 @@ impl SqliteStore {
             conn,
             path: path.to_path_buf(),
             busy_timeout,
+            read_only: false,
         };
         store
             .conn
@@ -90,6 +94,88 @@ impl SqliteStore {
             .map_err(|e| store.err(e))?;
         store.migrate(version)?;
         Ok(store)
+    }
+
+    /// Opens a database that is already set up (its header says WAL, mewmem's application id
+    /// and a schema version of at least the one wanted): no setup lock, no journal-mode switch,
+    /// no migration, so opening it for a read is one file open and one statement (the schema
+    /// version, which may be newer in the log than in the header).
+    ///
+    /// Where the file or its folder is not writable (a read-only home, a write-protected file),
+    /// the database is opened read-only ([`SqliteStore::is_read_only`]): reads work, a write
+    /// fails with [`Error::ReadOnly`]. Without write access to the folder SQLite cannot create
+    /// the log's shared-memory file; the file is then opened as immutable, which is sound
+    /// because no process can be writing it (a writer in WAL mode needs that file).
+    fn open_set_up(path: &Path, busy_timeout: Duration) -> Result<Self> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let first = Self::connect(path, busy_timeout, flags, path.as_os_str().into(), false);
+        match first {
+            Err(Error::ReadOnly { .. }) | Err(Error::Io { .. }) | Err(Error::Sql { .. }) => {}
+            other => return other,
+        }
+        let uri = file_uri(path);
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        match Self::connect(
+            path,
+            busy_timeout,
+            flags,
+            format!("{uri}?mode=ro").into(),
+            true,
+        ) {
+            Ok(s) => Ok(s),
+            Err(_) => Self::connect(
+                path,
+                busy_timeout,
+                flags,
+                format!("{uri}?mode=ro&immutable=1").into(),
+                true,
+            ),
+        }
+    }
+
+    /// One connection to a set-up database, checked by reading its schema version.
+    fn connect(
+        path: &Path,
+        busy_timeout: Duration,
+        flags: OpenFlags,
+        name: std::ffi::OsString,
+        read_only: bool,
+    ) -> Result<Self> {
+        let conn = Connection::open_with_flags(std::path::Path::new(&name), flags)
+            .map_err(|e| map_err(path, busy_timeout, e))?;
+        let mut store = SqliteStore {
+            conn,
+            path: path.to_path_buf(),
+            busy_timeout,
+            read_only,
+        };
+        store
+            .conn
+            .busy_timeout(busy_timeout)
+            .map_err(|e| store.err(e))?;
+        store
+            .conn
+            .execute_batch(
+                "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;",
+            )
+            .map_err(|e| store.err(e))?;
+        store.check_not_newer()?;
+        store.read_only = read_only
+            || store
+                .conn
+                .is_readonly(rusqlite::MAIN_DB)
+                .map_err(|e| store.err(e))?;
+        Ok(store)
+    }
+
+    /// Whether this connection is read-only because the file or its folder is not writable
+    /// (see [`SqliteStore::open`]); callers skip what only records use (the project's
+    /// registration, `last_used` times, the index sync), and a write fails with
+    /// [`Error::ReadOnly`].
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
     }
 
     /// The database file.
@@ -300,14 +386,36 @@ impl SqliteStore {
     }
 }
 
-/// Refuses a non-empty file that does not start with SQLite's header, before SQLite touches it.
-fn check_header(path: &Path) -> Result<()> {
+/// The first 100 bytes of an SQLite file: its database header.
+struct Header([u8; 100]);
+
+impl Header {
+    /// A big-endian 32-bit field of the header at byte `at`.
+    fn u32_at(&self, at: usize) -> u32 {
+        let b = &self.0[at..at + 4];
+        u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+    }
+
+    /// Whether a database with this header needs no setup: WAL mode (file format versions 2 at
+    /// bytes 18 and 19), mewmem's application id (byte 68) and a schema version (byte 60) of at
+    /// least `version`.
+    fn is_set_up(&self, version: i64) -> bool {
+        self.0[18] == 2
+            && self.0[19] == 2
+            && i64::from(self.u32_at(68)) == APPLICATION_ID
+            && i64::from(self.u32_at(60)) >= version
+    }
+}
+
+/// Refuses a non-empty file that does not start with SQLite's header, before SQLite touches it;
+/// the header of a file that has one whole (`None`: no file, an empty one, a short one).
+fn check_header(path: &Path) -> Result<Option<Header>> {
     let mut file = match mem_core::fsread::open(path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io("open", path, e)),
     };
-    let mut head = [0u8; 16];
+    let mut head = [0u8; 100];
     let mut got = 0;
     while got < head.len() {
         match file.read(&mut head[got..]) {
@@ -316,13 +424,28 @@ fn check_header(path: &Path) -> Result<()> {
             Err(e) => return Err(Error::io("read", path, e)),
         }
     }
-    if got > 0 && (got < head.len() || head != *b"SQLite format 3\0") {
+    if got > 0 && (got < 16 || head[..16] != *b"SQLite format 3\0") {
         return Err(Error::Foreign {
             path: path.to_path_buf(),
             reason: "it is not an SQLite file".to_owned(),
         });
     }
-    Ok(())
+    Ok((got == head.len()).then_some(Header(head)))
+}
+
+/// `path` as an SQLite `file:` URI: every byte but unreserved ones and `/` percent-encoded, so
+/// `?`, `#` and `%` in a folder name are not read as URI syntax.
+fn file_uri(path: &Path) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::from("file:");
+    for &b in path.as_os_str().as_encoded_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
 }
 
 /// An exclusive lock on `<db>.lock`, held while a connection sets the file up; `None` when the
@@ -728,6 +851,10 @@ impl MemoryStore for SqliteStore {
 
     fn backend(&self) -> &'static str {
         "sqlite"
+    }
+
+    fn read_only(&self) -> bool {
+        self.read_only
     }
 
     fn describe(&self) -> String {
