@@ -26,6 +26,15 @@ fn sqlite_passes_the_store_suite() {
 }
 
 #[test]
+fn ranking_under_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let capped = open(&dir.path().join("capped.db")).with_rank_cap(10);
+    let exact = open(&dir.path().join("exact.db"));
+    // The word index and the trigram index ("ebrafis" is a part of the word).
+    common::suite::ranking_under_the_cap(&capped, &exact, &["zebrafish", "ebrafis"]);
+}
+
+#[test]
 fn foreign_and_damaged_files_are_refused_and_left_untouched() {
     let dir = tempfile::tempdir().unwrap();
     let text = dir.path().join("notes.db");
