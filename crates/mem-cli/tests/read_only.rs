@@ -1,7 +1,8 @@
 //! Read-only commands write nothing (issue 27 item 18): on a project that is already
 //! registered and indexed, `mem memory search` (with and without hits), `show`, `stats`, `core`,
 //! `selected`, `archive` and `mem context` leave every file of the store, the project and the
-//! home as they were (same listing, sizes and modification times).
+//! home as they were (same listing, sizes and modification times); and they succeed when the
+//! database file and every folder are write-protected (issue 29 Build 1).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -11,10 +12,17 @@ mod common;
 use common::mem_command;
 
 fn mem(project: &Path, home: &Path, args: &[&str]) -> String {
-    let out = mem_command(project, home)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{e}"));
+    mem_as(project, home, args, None)
+}
+
+/// `mem ARGS`, as user and group `uid` when given (root writes through any file mode).
+fn mem_as(project: &Path, home: &Path, args: &[&str], uid: Option<u32>) -> String {
+    let mut c = mem_command(project, home);
+    if let Some(id) = uid {
+        use std::os::unix::process::CommandExt as _;
+        c.uid(id).gid(id);
+    }
+    let out = c.args(args).output().unwrap_or_else(|e| panic!("{e}"));
     assert!(
         out.status.success(),
         "mem {args:?}: {}",
@@ -56,10 +64,10 @@ fn snapshot(root: &Path) -> BTreeMap<PathBuf, (u64, SystemTime)> {
     out
 }
 
-#[test]
-fn read_only_commands_write_nothing() {
-    let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let (project, home) = (root.path().join("project"), root.path().join("home"));
+/// A project and home with a note, a `memories.md` entry and a learning, indexed by a first
+/// search: (project, home, the learning's id).
+fn populated(root: &Path) -> (PathBuf, PathBuf, String) {
+    let (project, home) = (root.join("project"), root.join("home"));
     std::fs::create_dir_all(project.join(".mewcode/memory")).unwrap_or_else(|e| panic!("{e}"));
     std::fs::create_dir_all(&home).unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(
@@ -106,9 +114,30 @@ fn read_only_commands_write_nothing() {
     mem(&project, &home, &["memory", "search", "flamingo"]);
     // Modification times have a granularity: make a rewrite visible.
     std::thread::sleep(std::time::Duration::from_millis(1100));
+    (project, home, id)
+}
 
-    let before = snapshot(root.path());
-    let commands: Vec<Vec<&str>> = vec![
+/// The changes between two snapshots, one line each.
+fn changes(
+    before: &BTreeMap<PathBuf, (u64, SystemTime)>,
+    after: &BTreeMap<PathBuf, (u64, SystemTime)>,
+) -> Vec<String> {
+    before
+        .iter()
+        .filter(|(p, v)| after.get(*p) != Some(*v))
+        .map(|(p, _)| format!("changed or removed: {}", p.display()))
+        .chain(
+            after
+                .keys()
+                .filter(|p| !before.contains_key(*p))
+                .map(|p| format!("created: {}", p.display())),
+        )
+        .collect()
+}
+
+/// The read-only commands, each run on an unchanged store.
+fn read_commands(id: &str) -> Vec<Vec<&str>> {
+    vec![
         vec!["memory", "search", "zebra"],
         vec!["--json", "memory", "search", "zebra"],
         vec!["memory", "search", "flamingo"],
@@ -118,8 +147,15 @@ fn read_only_commands_write_nothing() {
         vec!["memory", "selected"],
         vec!["memory", "archive"],
         vec!["context"],
-    ];
-    for args in &commands {
+    ]
+}
+
+#[test]
+fn read_only_commands_write_nothing() {
+    let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (project, home, id) = populated(root.path());
+    let before = snapshot(root.path());
+    for args in &read_commands(&id) {
         let out = mem(&project, &home, args);
         if args.last() == Some(&"flamingo") {
             assert!(
@@ -127,22 +163,77 @@ fn read_only_commands_write_nothing() {
                 "{out}"
             );
         }
-        let after = snapshot(root.path());
-        let changed: Vec<String> = before
-            .iter()
-            .filter(|(p, v)| after.get(*p) != Some(*v))
-            .map(|(p, _)| format!("changed or removed: {}", p.display()))
-            .chain(
-                after
-                    .keys()
-                    .filter(|p| !before.contains_key(*p))
-                    .map(|p| format!("created: {}", p.display())),
-            )
-            .collect();
+        let changed = changes(&before, &snapshot(root.path()));
         assert!(
             changed.is_empty(),
             "mem {args:?} wrote:\n{}",
             changed.join("\n")
         );
     }
+}
+
+/// Sets the mode of `root` and everything under it: read and search for all, write for none
+/// (`writable: false`), or back to owner-writable.
+fn set_modes(root: &Path, writable: bool) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(p) = todo.pop() {
+        let meta = std::fs::symlink_metadata(&p).unwrap_or_else(|e| panic!("{e}"));
+        let mode = match (meta.is_dir(), writable) {
+            (true, false) => 0o555,
+            (true, true) => 0o755,
+            (false, false) => 0o444,
+            (false, true) => 0o644,
+        };
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode))
+            .unwrap_or_else(|e| panic!("{e}"));
+        if meta.is_dir() {
+            for e in std::fs::read_dir(&p).unwrap_or_else(|e| panic!("{e}")) {
+                todo.push(e.unwrap_or_else(|e| panic!("{e}")).path());
+            }
+        }
+    }
+}
+
+#[test]
+fn read_only_commands_work_on_a_write_protected_store() {
+    let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (project, home, id) = populated(root.path());
+    let db = home.join(".mewcode/tiers/memory.db");
+    assert!(db.is_file(), "no database at {}", db.display());
+    set_modes(root.path(), false);
+    // Root writes through any mode: the commands then run as `nobody` (65534), for whom the
+    // modes hold.
+    let probe = home.join("probe");
+    let uid = std::fs::write(&probe, "x").is_ok().then_some(65534);
+    let _ = std::fs::remove_file(&probe);
+    let before = snapshot(root.path());
+    let db_bytes = std::fs::read(&db).unwrap_or_else(|e| panic!("{e}"));
+    for args in &read_commands(&id) {
+        let out = mem_as(&project, &home, args, uid);
+        if args.last() == Some(&"flamingo") {
+            assert!(out.contains("Flamingo offsets"), "{out}");
+        }
+        let changed = changes(&before, &snapshot(root.path()));
+        assert!(
+            changed.is_empty(),
+            "mem {args:?} wrote:\n{}",
+            changed.join("\n")
+        );
+        assert!(std::fs::read(&db).unwrap_or_else(|e| panic!("{e}")) == db_bytes);
+    }
+    // A write still fails, and says why.
+    let mut c = mem_command(&project, &home);
+    if let Some(id) = uid {
+        use std::os::unix::process::CommandExt as _;
+        c.uid(id).gid(id);
+    }
+    let out = c
+        .args(["memory", "add", "Zebra", "stripes"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("read-only"), "{err}");
+    set_modes(root.path(), true);
 }

@@ -141,6 +141,9 @@ impl MemoryStore for AnyStore {
     fn describe(&self) -> String {
         each!(self, s => s.describe())
     }
+    fn read_only(&self) -> bool {
+        each!(self, s => s.read_only())
+    }
     fn purge_deleted(&self) -> Result<()> {
         each!(self, s => s.purge_deleted())
     }

@@ -234,9 +234,13 @@ impl<S: MemoryStore> MemoryManager<S> {
     /// Store errors, and [`Error::Malformed`] for a bad preset.
     pub fn from_project_with(project_dir: &Path, config: MemoryConfig, store: S) -> Result<Self> {
         let project = crate::project::project_record(project_dir, now_ms())?;
-        let known = store.project(&project.key)?;
-        if !known.is_some_and(|k| same_registration(&k, &project)) {
-            store.upsert_project(&project)?;
+        // A read-only store (a write-protected file or folder) cannot record the project: the
+        // manager works with the record read from the preset and the manifests.
+        if !store.read_only() {
+            let known = store.project(&project.key)?;
+            if !known.is_some_and(|k| same_registration(&k, &project)) {
+                store.upsert_project(&project)?;
+            }
         }
         let root = PathBuf::from(&project.path);
         let sources = default_sources(&config, Some((&root, &project.key)));
@@ -705,7 +709,7 @@ impl<S: MemoryStore> MemoryManager<S> {
             for n in &p.notes {
                 knowledge.push(format!("- {}", tiers::one_line(n, TIER_ITEM_MAX_CHARS)));
             }
-            if self.sync_index().is_ok() {
+            if self.sync_for_read().is_ok() {
                 let mut docs =
                     self.store
                         .documents(SourceKind::Entry, Some(&p.key), TIER1_KNOWLEDGE)?;
@@ -846,6 +850,17 @@ impl<S: MemoryStore> MemoryManager<S> {
         crate::index::sync(&self.store, &self.sources)
     }
 
+    /// [`MemoryManager::sync_index`] before a read: skipped on a read-only store
+    /// ([`MemoryStore::read_only`]), whose index cannot take the files' changes (the read then
+    /// sees the index as it was last written).
+    fn sync_for_read(&self) -> Result<SyncReport> {
+        if self.store.read_only() {
+            tracing::debug!("the store is read-only: the index is not synced");
+            return Ok(SyncReport::default());
+        }
+        self.sync_index()
+    }
+
     /// Drops every file-backed document and reads all files again (`mem memory reindex`).
     ///
     /// # Errors
@@ -858,12 +873,13 @@ impl<S: MemoryStore> MemoryManager<S> {
     /// Seed 003 `recall(query)`: the index (synced first) searched for `query` as plain text,
     /// best first (BM25), memories of the current project and user-level ones only. Learnings
     /// found get their `last_used` set when it is over [`LAST_USED_STEP_MS`] old (so a search
-    /// repeated within that time writes nothing).
+    /// repeated within that time writes nothing). On a read-only store ([`MemoryStore::read_only`])
+    /// the index is not synced and nothing is recorded.
     ///
     /// # Errors
     /// Store errors.
     pub fn recall(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>> {
-        self.sync_index()?;
+        self.sync_for_read()?;
         let hits = self.store.search(&SearchQuery {
             text: query.to_owned(),
             visible_in: self.project_key().map(str::to_owned),
@@ -871,6 +887,9 @@ impl<S: MemoryStore> MemoryManager<S> {
             scope: None,
             limit,
         })?;
+        if self.store.read_only() {
+            return Ok(hits);
+        }
         let now = now_ms();
         let mut ids: Vec<i64> = Vec::new();
         for h in &hits {
@@ -901,7 +920,7 @@ impl<S: MemoryStore> MemoryManager<S> {
     /// [`Error::NotFound`]; store errors.
     pub fn show(&self, id: &MemoryId) -> Result<Shown> {
         if !matches!(id, MemoryId::Learning(_)) {
-            self.sync_index()?;
+            self.sync_for_read()?;
         }
         let key = id.to_string();
         let document = self
@@ -1045,7 +1064,7 @@ impl<S: MemoryStore> MemoryManager<S> {
     /// # Errors
     /// Store errors.
     pub fn stats(&self) -> Result<Stats> {
-        self.sync_index()?;
+        self.sync_for_read()?;
         let t0 = self.get_tier0_summary()?;
         let t1 = self.get_tier1_summary(self.config.tier1_max_tokens)?;
         Ok(Stats {

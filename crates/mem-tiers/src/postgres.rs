@@ -241,6 +241,7 @@ pub struct PgStore {
     schema: String,
     author: String,
     team: Option<String>,
+    rank_cap: usize,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -430,9 +431,20 @@ impl PgStore {
             schema: options.schema.clone(),
             author: options.author.clone(),
             team: options.team.clone(),
+            rank_cap: query::RANK_CAP,
         };
         store.migrate()?;
         Ok(store)
+    }
+
+    /// Sets how many matches the word pass ranks at most ([`query::RANK_CAP`] by default): the
+    /// newest `cap` visible matches (`updated_ms`, then insertion order) are ranked by
+    /// `ts_rank_cd` and the best returned; fewer matches are ranked exactly. For tests and
+    /// benchmarks.
+    #[doc(hidden)]
+    pub fn with_rank_cap(mut self, cap: usize) -> Self {
+        self.rank_cap = cap.max(1);
+        self
     }
 
     /// The URL without its password.
@@ -798,6 +810,10 @@ impl PgStore {
         self.read(|c| f(c))
     }
 
+    /// One search pass: the word pass (`word`: the query's words, `plainto_tsquery`) ranks at
+    /// most [`PgStore::with_rank_cap`] matches, the newest visible ones (found through the
+    /// GIN index, sorted by recency, cut at the cap), by `ts_rank_cd` computed on those only;
+    /// the substring pass (`likes`, `ILIKE` through `pg_trgm`) returns the newest matches.
     fn search_pass(
         &self,
         word: Option<&str>,
@@ -805,9 +821,8 @@ impl PgStore {
         q: &SearchQuery,
         limit: usize,
     ) -> Result<Vec<SearchHit>> {
-        let mut sql = String::from(
-            "SELECT d.doc_id, d.source, d.scope, d.title, d.body, d.path, d.updated_ms, ",
-        );
+        let cols = "d.doc_id, d.source, d.scope, d.title, d.body, d.path, d.updated_ms";
+        let mut sql = String::new();
         let mut args: Vec<Box<dyn ToSql + Sync + Send>> = vec![
             Box::new(self.author.clone()),
             Box::new(self.team.clone()),
@@ -817,13 +832,14 @@ impl PgStore {
         match word {
             Some(text) => {
                 args.push(Box::new(text.to_owned()));
-                sql.push_str(
-                    "-ts_rank_cd(d.tsv, plainto_tsquery('english'::regconfig, $5))::float8 \
-                     AS score FROM docs d \
-                     WHERE d.tsv @@ plainto_tsquery('english'::regconfig, $5)",
-                );
+                sql.push_str(&format!(
+                    "SELECT {cols}, d.tsv, d.seq FROM docs d \
+                     WHERE d.tsv @@ plainto_tsquery('english'::regconfig, $5)"
+                ));
             }
-            None => sql.push_str("0::float8 AS score FROM docs d WHERE TRUE"),
+            None => sql.push_str(&format!(
+                "SELECT {cols}, 0::float8 AS score FROM docs d WHERE TRUE"
+            )),
         }
         sql.push_str(&format!(" AND {VISIBLE_DOC}"));
         sql.push_str(" AND ($4 = '' OR strpos($4, ',' || d.source || ',') > 0)");
@@ -838,11 +854,20 @@ impl PgStore {
                 " AND (d.title || ' ' || d.body) ILIKE ${n} ESCAPE '\\'"
             ));
         }
-        args.push(Box::new(limit as i64));
-        let n = args.len();
         if word.is_some() {
-            sql.push_str(&format!(" ORDER BY score, d.updated_ms DESC LIMIT ${n}"));
+            args.push(Box::new(self.rank_cap as i64));
+            let cap = args.len();
+            args.push(Box::new(limit as i64));
+            let n = args.len();
+            sql = format!(
+                "SELECT c.doc_id, c.source, c.scope, c.title, c.body, c.path, c.updated_ms, \
+                 -ts_rank_cd(c.tsv, plainto_tsquery('english'::regconfig, $5))::float8 AS score \
+                 FROM ({sql} ORDER BY d.updated_ms DESC, d.seq DESC LIMIT ${cap}) c \
+                 ORDER BY score, c.updated_ms DESC, c.seq DESC LIMIT ${n}"
+            );
         } else {
+            args.push(Box::new(limit as i64));
+            let n = args.len();
             sql.push_str(&format!(
                 " ORDER BY d.updated_ms DESC, d.seq DESC LIMIT ${n}"
             ));

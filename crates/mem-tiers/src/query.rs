@@ -5,6 +5,12 @@
 /// The longest snippet of a search hit, in characters ([`hit_snippet`]).
 pub const SNIPPET_CHARS: usize = 96;
 
+/// How many matches a full-text pass ranks at most (both backends): the newest this many
+/// visible matches are ranked and the best returned, so a query whose words are in a large share
+/// of the documents costs the same at 1,000,000 as at 10,000. A query with fewer visible
+/// matches is ranked over all of them (exact).
+pub const RANK_CAP: usize = 1000;
+
 /// The shortest term the trigram index can match (shorter ones are found by a substring scan).
 pub const TRIGRAM_MIN_CHARS: usize = 3;
 

@@ -34,6 +34,8 @@ pub struct SqliteStore {
     pub(crate) conn: Connection,
     pub(crate) path: PathBuf,
     busy_timeout: Duration,
+    read_only: bool,
+    rank_cap: usize,
 }
 
 impl SqliteStore {
@@ -51,7 +53,9 @@ impl SqliteStore {
     /// [`SqliteStore::open`], migrating only up to `version` (for migration tests).
     #[doc(hidden)]
     pub fn open_at_version(path: &Path, busy_timeout: Duration, version: i64) -> Result<Self> {
-        check_header(path)?;
+        if check_header(path)?.is_some_and(|h| h.is_set_up(version)) {
+            return Self::open_set_up(path, busy_timeout);
+        }
         if let Some(dir) = path.parent()
             && !dir.as_os_str().is_empty()
         {
@@ -66,6 +70,8 @@ impl SqliteStore {
             conn,
             path: path.to_path_buf(),
             busy_timeout,
+            read_only: false,
+            rank_cap: query::RANK_CAP,
         };
         store
             .conn
@@ -90,6 +96,89 @@ impl SqliteStore {
             .map_err(|e| store.err(e))?;
         store.migrate(version)?;
         Ok(store)
+    }
+
+    /// Opens a database that is already set up (its header says WAL, mewmem's application id
+    /// and a schema version of at least the one wanted): no setup lock, no journal-mode switch,
+    /// no migration, so opening it for a read is one file open and one statement (the schema
+    /// version, which may be newer in the log than in the header).
+    ///
+    /// Where the file or its folder is not writable (a read-only home, a write-protected file),
+    /// the database is opened read-only ([`SqliteStore::is_read_only`]): reads work, a write
+    /// fails with [`Error::ReadOnly`]. Without write access to the folder SQLite cannot create
+    /// the log's shared-memory file; the file is then opened as immutable, which is sound
+    /// because no process can be writing it (a writer in WAL mode needs that file).
+    fn open_set_up(path: &Path, busy_timeout: Duration) -> Result<Self> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let first = Self::connect(path, busy_timeout, flags, path.as_os_str().into(), false);
+        match first {
+            Err(Error::ReadOnly { .. }) | Err(Error::Io { .. }) | Err(Error::Sql { .. }) => {}
+            other => return other,
+        }
+        let uri = file_uri(path);
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        match Self::connect(
+            path,
+            busy_timeout,
+            flags,
+            format!("{uri}?mode=ro").into(),
+            true,
+        ) {
+            Ok(s) => Ok(s),
+            Err(_) => Self::connect(
+                path,
+                busy_timeout,
+                flags,
+                format!("{uri}?mode=ro&immutable=1").into(),
+                true,
+            ),
+        }
+    }
+
+    /// One connection to a set-up database, checked by reading its schema version.
+    fn connect(
+        path: &Path,
+        busy_timeout: Duration,
+        flags: OpenFlags,
+        name: std::ffi::OsString,
+        read_only: bool,
+    ) -> Result<Self> {
+        let conn = Connection::open_with_flags(std::path::Path::new(&name), flags)
+            .map_err(|e| map_err(path, busy_timeout, e))?;
+        let mut store = SqliteStore {
+            conn,
+            path: path.to_path_buf(),
+            busy_timeout,
+            read_only,
+            rank_cap: query::RANK_CAP,
+        };
+        store
+            .conn
+            .busy_timeout(busy_timeout)
+            .map_err(|e| store.err(e))?;
+        store
+            .conn
+            .execute_batch(
+                "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;",
+            )
+            .map_err(|e| store.err(e))?;
+        store.check_not_newer()?;
+        store.read_only = read_only
+            || store
+                .conn
+                .is_readonly(rusqlite::MAIN_DB)
+                .map_err(|e| store.err(e))?;
+        Ok(store)
+    }
+
+    /// Whether this connection is read-only because the file or its folder is not writable
+    /// (see [`SqliteStore::open`]); callers skip what only records use (the project's
+    /// registration, `last_used` times, the index sync), and a write fails with
+    /// [`Error::ReadOnly`].
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
     }
 
     /// The database file.
@@ -215,51 +304,31 @@ impl SqliteStore {
         }
     }
 
-    fn search_fts(
-        &self,
-        table: &str,
-        fts: Option<&str>,
-        likes: &[String],
+    /// Sets how many matches a full-text pass ranks at most ([`query::RANK_CAP`] by default):
+    /// the newest `cap` visible matches (highest rowid: the latest learnings and the latest
+    /// indexed files) are ranked by BM25 and the best returned. A query with fewer visible
+    /// matches is ranked exactly as without a cap. For tests and benchmarks.
+    #[doc(hidden)]
+    pub fn with_rank_cap(mut self, cap: usize) -> Self {
+        self.rank_cap = cap.max(1);
+        self
+    }
+
+    /// The filters every pass shares, on `docs d`: visibility (`?2`), sources (`?3`), scope
+    /// (`?4`) and a `LIKE` per short term; pushes their arguments after `args[0]` (`?1`).
+    fn filters(
         q: &SearchQuery,
-        limit: usize,
-    ) -> Result<Vec<SearchHit>> {
-        let sources = source_list(&q.sources);
-        let mut sql = String::new();
-        let mut args: Vec<rusqlite::types::Value> = Vec::new();
-        match fts {
-            Some(m) => {
-                // `ORDER BY rank` with the rank function set in the query (`rank MATCH`) is
-                // served by FTS5 itself: it ranks the matches once, then SQLite walks them best
-                // first, joins each to `docs` and stops at the limit, so the join, the filters
-                // and `snippet()` run for the rows returned (and those filtered out before
-                // them), not for every match. (`bm25(...) AS score ... ORDER BY score` made
-                // SQLite compute the join and a snippet for every match, then sort: 1.6x the raw
-                // FTS5 query at 100,000 learnings.)
-                sql.push_str(&format!(
-                    "SELECT d.doc_id, d.source, d.scope, d.title, \
-                     d.body, d.path, d.updated_ms, \
-                     {table}.rank AS score \
-                     FROM {table} JOIN docs d ON d.rowid = {table}.rowid \
-                     WHERE {table} MATCH ?1 AND {table}.rank MATCH 'bm25(2.0, 1.0)'"
-                ));
-                args.push(m.to_owned().into());
-            }
-            None => {
-                sql.push_str(
-                    "SELECT d.doc_id, d.source, d.scope, d.title, d.body, d.path, d.updated_ms, \
-                     0.0 AS score FROM docs d WHERE 1",
-                );
-                args.push(rusqlite::types::Value::Null);
-                sql.push_str(" AND ?1 IS NULL");
-            }
-        }
+        likes: &[String],
+        sql: &mut String,
+        args: &mut Vec<rusqlite::types::Value>,
+    ) {
         args.push(
             q.visible_in
                 .clone()
                 .map_or(rusqlite::types::Value::Null, Into::into),
         );
         sql.push_str(" AND (?2 IS NULL OR d.project_key = ?2 OR d.project_key IS NULL)");
-        args.push(sources.into());
+        args.push(source_list(&q.sources).into());
         sql.push_str(" AND (?3 = '' OR instr(?3, ',' || d.source || ',') > 0)");
         args.push(
             q.scope
@@ -274,23 +343,113 @@ impl SqliteStore {
                 " AND (d.title LIKE ?{n} ESCAPE '\\' OR d.body LIKE ?{n} ESCAPE '\\')"
             ));
         }
+    }
+
+    /// One pass over the full-text index `table` (`fts`: its match expression) or, without
+    /// one, a scan of the documents (newest first, `LIKE` per term).
+    ///
+    /// A full-text pass ranks at most [`SqliteStore::with_rank_cap`] matches: FTS5 walks the
+    /// matches newest first (`ORDER BY rowid DESC`, served by the index, no sort), the visible
+    /// ones are joined and filtered until the cap, BM25 (title 2.0, body 1.0) ranks those, and
+    /// only the `limit` best are read again with their bodies, cut by [`query::hit_snippet`].
+    /// Without the cap a word in
+    /// 14 % of 1,000,000 learnings had every match ranked (0.3–0.6 s).
+    fn search_fts(
+        &self,
+        table: &str,
+        fts: Option<&str>,
+        likes: &[String],
+        q: &SearchQuery,
+        limit: usize,
+    ) -> Result<Vec<SearchHit>> {
+        let Some(m) = fts else {
+            return self.search_scan(likes, q, limit);
+        };
+        let mut args: Vec<rusqlite::types::Value> = vec![m.to_owned().into()];
+        let mut inner = format!(
+            "SELECT {table}.rowid AS rid, bm25({table}, 2.0, 1.0) AS score \
+             FROM {table} JOIN docs d ON d.rowid = {table}.rowid WHERE {table} MATCH ?1"
+        );
+        Self::filters(q, likes, &mut inner, &mut args);
+        args.push((self.rank_cap as i64).into());
+        let cap = args.len();
+        args.push((limit as i64).into());
+        let lim = args.len();
+        let sql = format!(
+            "SELECT rid FROM ({inner} ORDER BY {table}.rowid DESC LIMIT ?{cap}) \
+             ORDER BY score, rid DESC LIMIT ?{lim}"
+        );
+        let ids: Vec<i64> = self
+            .conn
+            .prepare_cached(&sql)
+            .and_then(|mut s| {
+                s.query_map(rusqlite::params_from_iter(args), |r| r.get(0))?
+                    .collect()
+            })
+            .map_err(|e| self.err(e))?;
+        let mut one = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT d.doc_id, d.source, d.scope, d.title, \
+                 d.body, d.path, d.updated_ms, \
+                 bm25({table}, 2.0, 1.0) \
+                 FROM {table} JOIN docs d ON d.rowid = {table}.rowid \
+                 WHERE {table} MATCH ?1 AND {table}.rowid = ?2"
+            ))
+            .map_err(|e| self.err(e))?;
+        let mut hits = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(h) = one
+                .query_row(params![m, id], |r| rows::search_hit(r))
+                .optional()
+                .map_err(|e| self.err(e))?
+            {
+                hits.push(h);
+            }
+        }
+        // Column 4 is the whole body: cut a snippet around the first term.
+        let terms = query::terms(&q.text);
+        for h in &mut hits {
+            h.snippet = query::hit_snippet(h.source, &h.snippet, &terms, query::SNIPPET_CHARS);
+        }
+        Ok(hits)
+    }
+
+    /// Whether the full-text index `table` matches `m` in any document (no filter): FTS5
+    /// stops at the first match.
+    fn any_match(&self, table: &str, m: &str) -> Result<bool> {
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT EXISTS (SELECT 1 FROM {table} WHERE {table} MATCH ?1)"
+            ))
+            .and_then(|mut s| s.query_row([m], |r| r.get(0)))
+            .map_err(|e| self.err(e))
+    }
+
+    /// The pass without an index (every term shorter than a trigram): the visible documents
+    /// holding every term (`LIKE`), newest first, with an excerpt around the first term.
+    fn search_scan(
+        &self,
+        likes: &[String],
+        q: &SearchQuery,
+        limit: usize,
+    ) -> Result<Vec<SearchHit>> {
+        let mut args: Vec<rusqlite::types::Value> = vec![rusqlite::types::Value::Null];
+        let mut sql = String::from(
+            "SELECT d.doc_id, d.source, d.scope, d.title, d.body, d.path, d.updated_ms, \
+             0.0 AS score FROM docs d WHERE ?1 IS NULL",
+        );
+        Self::filters(q, likes, &mut sql, &mut args);
         args.push((limit as i64).into());
         let n = args.len();
-        if fts.is_some() {
-            sql.push_str(&format!(" ORDER BY {table}.rank LIMIT ?{n}"));
-        } else {
-            sql.push_str(&format!(
-                " ORDER BY d.updated_ms DESC, d.rowid DESC LIMIT ?{n}"
-            ));
-        }
+        sql.push_str(&format!(
+            " ORDER BY d.updated_ms DESC, d.rowid DESC LIMIT ?{n}"
+        ));
         let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
-        let rows = stmt
+        let mut hits = stmt
             .query_map(rusqlite::params_from_iter(args), |r| rows::search_hit(r))
+            .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
             .map_err(|e| self.err(e))?;
-        let mut hits = rows
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| self.err(e))?;
-        // Column 4 is the whole body: cut a snippet around the first term.
         let terms = query::terms(&q.text);
         for h in &mut hits {
             h.snippet = query::hit_snippet(h.source, &h.snippet, &terms, query::SNIPPET_CHARS);
@@ -299,14 +458,36 @@ impl SqliteStore {
     }
 }
 
-/// Refuses a non-empty file that does not start with SQLite's header, before SQLite touches it.
-fn check_header(path: &Path) -> Result<()> {
+/// The first 100 bytes of an SQLite file: its database header.
+struct Header([u8; 100]);
+
+impl Header {
+    /// A big-endian 32-bit field of the header at byte `at`.
+    fn u32_at(&self, at: usize) -> u32 {
+        let b = &self.0[at..at + 4];
+        u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+    }
+
+    /// Whether a database with this header needs no setup: WAL mode (file format versions 2 at
+    /// bytes 18 and 19), mewmem's application id (byte 68) and a schema version (byte 60) of at
+    /// least `version`.
+    fn is_set_up(&self, version: i64) -> bool {
+        self.0[18] == 2
+            && self.0[19] == 2
+            && i64::from(self.u32_at(68)) == APPLICATION_ID
+            && i64::from(self.u32_at(60)) >= version
+    }
+}
+
+/// Refuses a non-empty file that does not start with SQLite's header, before SQLite touches it;
+/// the header of a file that has one whole (`None`: no file, an empty one, a short one).
+fn check_header(path: &Path) -> Result<Option<Header>> {
     let mut file = match mem_core::fsread::open(path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io("open", path, e)),
     };
-    let mut head = [0u8; 16];
+    let mut head = [0u8; 100];
     let mut got = 0;
     while got < head.len() {
         match file.read(&mut head[got..]) {
@@ -315,13 +496,28 @@ fn check_header(path: &Path) -> Result<()> {
             Err(e) => return Err(Error::io("read", path, e)),
         }
     }
-    if got > 0 && (got < head.len() || head != *b"SQLite format 3\0") {
+    if got > 0 && (got < 16 || head[..16] != *b"SQLite format 3\0") {
         return Err(Error::Foreign {
             path: path.to_path_buf(),
             reason: "it is not an SQLite file".to_owned(),
         });
     }
-    Ok(())
+    Ok((got == head.len()).then_some(Header(head)))
+}
+
+/// `path` as an SQLite `file:` URI: every byte but unreserved ones and `/` percent-encoded, so
+/// `?`, `#` and `%` in a folder name are not read as URI syntax.
+fn file_uri(path: &Path) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::from("file:");
+    for &b in path.as_os_str().as_encoded_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
 }
 
 /// An exclusive lock on `<db>.lock`, held while a connection sets the file up; `None` when the
@@ -671,14 +867,20 @@ impl MemoryStore for SqliteStore {
         if terms.is_empty() || q.limit == 0 {
             return Ok(Vec::new());
         }
-        let mut hits = match query::word_query(&terms) {
-            Some(m) => self.search_fts("docs_word", Some(&m), &[], q, q.limit)?,
-            None => Vec::new(),
+        let (mut hits, words_known) = match query::word_query(&terms) {
+            Some(m) => {
+                let hits = self.search_fts("docs_word", Some(&m), &[], q, q.limit)?;
+                let known = !hits.is_empty() || self.any_match("docs_word", &m)?;
+                (hits, known)
+            }
+            None => (Vec::new(), false),
         };
-        // The substring index when words found nothing (a partial identifier, punctuation) or
-        // the query has CJK text (unicode61 keeps a CJK run as one token, so a part of it is
-        // only found by substring).
-        if hits.len() < q.limit && (hits.is_empty() || terms.iter().any(|t| query::has_cjk(t))) {
+        // The substring index when the words are not in the index at all (a partial
+        // identifier, punctuation) or the query has CJK text (unicode61 keeps a CJK run as one
+        // token, so a part of it is only found by substring). Words the index knows, found
+        // only in memories the filters leave out (another project's), are not searched again
+        // as substrings: that second pass is what made such a query cost 7x the word query.
+        if hits.len() < q.limit && (!words_known || terms.iter().any(|t| query::has_cjk(t))) {
             let (tri, short) = query::trigram_query(&terms);
             let more = match tri {
                 Some(m) => self.search_fts("docs_trigram", Some(&m), &short, q, q.limit)?,
@@ -727,6 +929,10 @@ impl MemoryStore for SqliteStore {
 
     fn backend(&self) -> &'static str {
         "sqlite"
+    }
+
+    fn read_only(&self) -> bool {
+        self.read_only
     }
 
     fn describe(&self) -> String {

@@ -95,4 +95,11 @@ pub trait MemoryStore {
     /// Where the store is, safe to print: the SQLite file's path, or the server's URL without
     /// its password (plus the schema, author and team).
     fn describe(&self) -> String;
+
+    /// Whether the store can only be read (a SQLite file or folder without write access): the
+    /// manager then skips what only keeps records (registering the project, `last_used` times,
+    /// syncing the index from changed files), so a read-only command succeeds. Default `false`.
+    fn read_only(&self) -> bool {
+        false
+    }
 }

@@ -128,6 +128,18 @@ fn postgres_passes_the_store_suite() {
 }
 
 #[test]
+fn ranking_under_the_cap() {
+    let Some(url) = server() else { return };
+    let (a, b) = (fresh_schema("capped"), fresh_schema("exact"));
+    let capped = open(&url, &a, "alice", None).with_rank_cap(10);
+    let exact = open(&url, &b, "alice", None);
+    // The word pass ranks; the substring pass returns the newest matches.
+    common::suite::ranking_under_the_cap(&capped, &exact, &["zebrafish"]);
+    drop_schema(&url, &a);
+    drop_schema(&url, &b);
+}
+
+#[test]
 fn scopes_isolate_authors_and_teams_share() {
     let Some(url) = server() else { return };
     let schema = fresh_schema("scopes");

@@ -437,3 +437,83 @@ pub fn expiry<S: MemoryStore>(s: &S) {
     assert!(s.learning(new.id).unwrap().is_some());
     assert!(s.learning(other.id).unwrap().is_some());
 }
+
+/// Ranking under the cap (issue 29 Build 1): `capped` ranks at most 10 matches, `exact` the
+/// default cap. Old learnings that rank high, newer ones that rank low, one of those a little
+/// higher, and newer still, matches of another project only. `texts`: the queries whose pass
+/// ranks (SQLite: a word and a part of it; PostgreSQL ranks the word pass only).
+pub fn ranking_under_the_cap<S: MemoryStore>(capped: &S, exact: &S, texts: &[&str]) {
+    for s in [capped, exact] {
+        for i in 0..5 {
+            s.add_learning(&learning(
+                &format!("zebrafish zebrafish strong {i}"),
+                "zebrafish zebrafish zebrafish",
+                "tip",
+                Some("p1"),
+                i,
+            ))
+            .unwrap();
+        }
+        for i in 5..30 {
+            let content = if i == 25 {
+                "a long text about builds and tests with zebrafish and zebrafish in it"
+            } else {
+                "a long text about builds, tests, reviews and releases with zebrafish in it"
+            };
+            s.add_learning(&learning(
+                &format!("weak {i}"),
+                content,
+                "tip",
+                Some("p1"),
+                i,
+            ))
+            .unwrap();
+        }
+        for i in 30..60 {
+            s.add_learning(&learning(
+                &format!("zebrafish other {i}"),
+                "zebrafish zebrafish zebrafish",
+                "tip",
+                Some("p2"),
+                i,
+            ))
+            .unwrap();
+        }
+    }
+    let titles = |s: &S, text: &str, limit: usize| -> Vec<String> {
+        s.search(&SearchQuery {
+            text: text.into(),
+            visible_in: Some("p1".into()),
+            limit,
+            ..Default::default()
+        })
+        .unwrap()
+        .into_iter()
+        .map(|h| h.title)
+        .collect()
+    };
+    for &text in texts {
+        // Exact: the strong old ones first.
+        let all = titles(exact, text, 5);
+        assert_eq!(all.len(), 5, "{text}: {all:?}");
+        assert!(all.iter().all(|t| t.contains("strong")), "{text}: {all:?}");
+        // Capped: only the 10 newest visible matches (weak 20..29) are ranked, the other
+        // project's newer matches do not use up the cap, and the best of them comes first.
+        let capped_hits = titles(capped, text, 3);
+        assert_eq!(capped_hits.len(), 3, "{text}: {capped_hits:?}");
+        assert_eq!(capped_hits[0], "weak 25", "{text}: {capped_hits:?}");
+        for t in &capped_hits {
+            let n: usize = t
+                .strip_prefix("weak ")
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("{text}: {capped_hits:?}"));
+            assert!((20..30).contains(&n), "{text}: {capped_hits:?}");
+        }
+        // Fewer matches than the cap: ranked over all of them, as without a cap.
+        assert_eq!(
+            titles(capped, "strong", 5),
+            titles(exact, "strong", 5),
+            "{text}"
+        );
+    }
+}
