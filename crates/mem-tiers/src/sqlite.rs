@@ -415,17 +415,6 @@ impl SqliteStore {
         Ok(hits)
     }
 
-    /// Whether the full-text index `table` matches `m` in any document (no filter): FTS5
-    /// stops at the first match.
-    fn any_match(&self, table: &str, m: &str) -> Result<bool> {
-        self.conn
-            .prepare_cached(&format!(
-                "SELECT EXISTS (SELECT 1 FROM {table} WHERE {table} MATCH ?1)"
-            ))
-            .and_then(|mut s| s.query_row([m], |r| r.get(0)))
-            .map_err(|e| self.err(e))
-    }
-
     /// The pass without an index (every term shorter than a trigram): the visible documents
     /// holding every term (`LIKE`), newest first, with an excerpt around the first term.
     fn search_scan(
@@ -867,20 +856,14 @@ impl MemoryStore for SqliteStore {
         if terms.is_empty() || q.limit == 0 {
             return Ok(Vec::new());
         }
-        let (mut hits, words_known) = match query::word_query(&terms) {
-            Some(m) => {
-                let hits = self.search_fts("docs_word", Some(&m), &[], q, q.limit)?;
-                let known = !hits.is_empty() || self.any_match("docs_word", &m)?;
-                (hits, known)
-            }
-            None => (Vec::new(), false),
+        let mut hits = match query::word_query(&terms) {
+            Some(m) => self.search_fts("docs_word", Some(&m), &[], q, q.limit)?,
+            None => Vec::new(),
         };
-        // The substring index when the words are not in the index at all (a partial
-        // identifier, punctuation) or the query has CJK text (unicode61 keeps a CJK run as one
-        // token, so a part of it is only found by substring). Words the index knows, found
-        // only in memories the filters leave out (another project's), are not searched again
-        // as substrings: that second pass is what made such a query cost 7x the word query.
-        if hits.len() < q.limit && (!words_known || terms.iter().any(|t| query::has_cjk(t))) {
+        // The substring index when words found nothing (a partial identifier, punctuation) or
+        // the query has CJK text (unicode61 keeps a CJK run as one token, so a part of it is
+        // only found by substring).
+        if hits.len() < q.limit && (hits.is_empty() || terms.iter().any(|t| query::has_cjk(t))) {
             let (tri, short) = query::trigram_query(&terms);
             let more = match tri {
                 Some(m) => self.search_fts("docs_trigram", Some(&m), &short, q, q.limit)?,

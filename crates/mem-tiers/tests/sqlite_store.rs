@@ -35,42 +35,6 @@ fn ranking_under_the_cap() {
 }
 
 #[test]
-fn a_known_word_found_only_elsewhere_is_not_searched_as_a_substring() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = open(&dir.path().join("memory.db"));
-    let add = |title: &str, project: &str| {
-        s.add_learning(&NewLearning {
-            title: title.into(),
-            content: "notes".into(),
-            category: "tip".into(),
-            project_key: Some(project.into()),
-            created_ms: 1,
-            ..Default::default()
-        })
-        .unwrap()
-    };
-    add("quokka habits", "p2");
-    add("xquokkax handling", "p1");
-    let titles = |text: &str, project: &str| -> Vec<String> {
-        s.search(&SearchQuery {
-            text: text.into(),
-            visible_in: Some(project.into()),
-            limit: 10,
-            ..Default::default()
-        })
-        .unwrap()
-        .into_iter()
-        .map(|h| h.title)
-        .collect()
-    };
-    // The word is known (another project's learning): no substring pass in p1.
-    assert!(titles("quokka", "p1").is_empty());
-    assert_eq!(titles("quokka", "p2"), ["quokka habits"]);
-    // A part of a word, known to no document as a word: found by substring.
-    assert_eq!(titles("uokkax", "p1"), ["xquokkax handling"]);
-}
-
-#[test]
 fn foreign_and_damaged_files_are_refused_and_left_untouched() {
     let dir = tempfile::tempdir().unwrap();
     let text = dir.path().join("notes.db");
