@@ -166,13 +166,18 @@ fn is_project_path(token: &str) -> bool {
 
 /// Whether `text` states a fact of this project rather than a habit of the user: "we" / "our"
 /// speaking for the team, a project noun as the subject ("the service uses port 8080"), a path
-/// or config file of the project, a port, or (Chinese) 我们 / 项目 / 仓库 / 主分支 / 目录 / 端口;
+/// or config file of the project, a port, project knowledge by value and topic
+/// ([`mem_llm::offline::is_project_knowledge`]: "PRs go against `staging`, not main"), or (Chinese) 我们 / 项目 / 仓库 / 主分支 / 目录 / 端口;
 /// `false` when it says it holds for all the user's projects ("for all my projects").
 /// A preference or correction stating such a fact goes to `<project>/.mewcode/memories.md`.
 pub fn states_project_fact(text: &str) -> bool {
     let lower = text.to_lowercase();
     if USER_WIDE.iter().any(|w| lower.contains(w)) {
         return false;
+    }
+    // A value of the project and a project topic ("PRs go against `staging`, not main").
+    if mem_llm::offline::is_project_knowledge(text) {
+        return true;
     }
     if PROJECT_WORDS_ZH.iter().any(|w| lower.contains(w)) {
         return true;

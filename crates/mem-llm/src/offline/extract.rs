@@ -11,9 +11,9 @@ use mem_core::secrets::{REDACTED, redact};
 use mem_core::{ContentBlock, Message, Role};
 use regex::Regex;
 
-use super::facts;
 use super::text::{already_known, normalise, one_line, shorten, urls, user_text};
 use super::tools::{ToolKind, classify_tool, command_of, touched_file};
+use super::{facts, knowledge};
 use crate::types::Memories;
 
 const ENTRY_CHARS: usize = 200;
@@ -114,6 +114,17 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                         Some(Cue::Correction) => &mut memories.corrections,
                         Some(Cue::Preference) => &mut memories.preferences,
                         Some(Cue::Project) => &mut memories.project,
+                        // Knowledge clauses keep only those naming a value ("here's the deploy
+                        // key, put it in ~/.ssh/…": the first clause names none).
+                        Some(Cue::Knowledge) => {
+                            for entry in entries {
+                                if knowledge::names_value(&entry) {
+                                    add(&mut memories.project, entry);
+                                }
+                            }
+                            before.push(sentence);
+                            continue;
+                        }
                         Some(Cue::Reference) if memories.references.len() < MAX_REFERENCES => {
                             &mut memories.references
                         }
@@ -181,7 +192,7 @@ fn confirmed_statements(assistant: &str) -> Vec<String> {
         let s = one_line(&sentence);
         let s = SO.replace(&s, "");
         let s = TAG.replace(&s, "").trim().to_owned();
-        if classify_sentence(&s) == Some(Cue::Project) {
+        if matches!(classify_sentence(&s), Some(Cue::Project | Cue::Knowledge)) {
             out.push(s);
         }
     }
@@ -265,7 +276,10 @@ fn strip_filler(sentence: &str) -> String {
 enum Cue {
     Preference,
     Correction,
+    /// A project fact by the older cue phrases ([`PROJECT`]).
     Project,
+    /// A project fact by value and topic (`knowledge`): each clause must name a value.
+    Knowledge,
     Reference,
 }
 
@@ -378,6 +392,13 @@ static DESCRIBED_LINK: LazyLock<Regex> = LazyLock::new(|| {
     ")
 });
 
+/// Words saying a rule holds for all the user's projects: a preference, never project knowledge.
+static USER_WIDE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(all\ my|my\ projects|every\ project|all\ projects|any\ project|everywhere|for\ me|to\ me)\b|所有项目|每个项目|我的项目",
+    )
+});
+
 /// A verb that makes the rest of a correction a statement.
 static STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
     re(r"\b(is|are|uses?|goes|go|lives?|should|must|need|needs|want|wants)\b|是|用|应该|在")
@@ -440,11 +461,24 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
     if TOLD_YOU.is_match(lower) {
         return Some(Cue::Correction);
     }
+    // A fact of the project (a value and a project topic, standing): knowledge, even when it is
+    // worded as a rule ("never kubectl apply to prod") or a contrast ("PRs go against
+    // `staging`, not main").
+    let knowledge = knowledge::is_project_knowledge(sentence) && !USER_WIDE.is_match(lower);
     if PREFERENCE.is_match(lower) {
-        return Some(Cue::Preference);
+        return Some(if knowledge {
+            Cue::Knowledge
+        } else {
+            Cue::Preference
+        });
     }
     if TASK_REQUEST.is_match(lower) {
         return None;
+    }
+    // A contrast stays a correction (it supersedes what it corrects); one stating project
+    // knowledge goes to the project file all the same (`mem_auto`'s routing).
+    if knowledge && !(CONTRAST.is_match(lower) && !has_url && words <= MAX_CONTRAST_WORDS) {
+        return Some(Cue::Knowledge);
     }
     // A contrast alone corrects in a short statement; in a long one it describes a task.
     if CONTRAST.is_match(lower) && !has_url && words <= MAX_CONTRAST_WORDS {
@@ -805,6 +839,26 @@ mod tests {
             messages,
             "",
             "### 项目知识\n- Package manager: pnpm\n- Test command: `pnpm test`\n- Framework: Next.js\n\n### 参考资料\n- Docs are at https://docs.example.com/guide.\n",
+        );
+    }
+
+    /// Issue 26 build 3: project knowledge by value and topic, also worded as a rule; a task, a
+    /// one-off and a clause without a value give nothing.
+    #[test]
+    fn project_knowledge_by_value_and_topic() {
+        check(
+            vec![
+                Message::user("CI runs `cargo deny check` on every PR."),
+                Message::user(
+                    "staging is the `shop-staging` namespace, never kubectl apply to prod",
+                ),
+                Message::user("third_party/ 下面是别人的代码，别改"),
+                Message::user("run `make lint` and tell me what it says"),
+                Message::user("for now put the scratch files in /tmp/exp1"),
+                Message::user("here's the deploy key, put it in ~/.ssh/deploy_ed25519"),
+            ],
+            "",
+            "### 项目知识\n- CI runs `cargo deny check` on every PR.\n- staging is the `shop-staging` namespace, never kubectl apply to prod.\n- third_party/ 下面是别人的代码，别改。\n",
         );
     }
 
