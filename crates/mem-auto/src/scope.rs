@@ -167,7 +167,8 @@ fn is_project_path(token: &str) -> bool {
 /// Whether `text` states a fact of this project rather than a habit of the user: "we" / "our"
 /// speaking for the team, a project noun as the subject ("the service uses port 8080"), a path
 /// or config file of the project, a port, project knowledge by value and topic
-/// ([`mem_llm::offline::is_project_knowledge`]: "PRs go against `staging`, not main"), or (Chinese) 我们 / 项目 / 仓库 / 主分支 / 目录 / 端口;
+/// naming a value only this project has ([`mem_llm::offline::is_project_rule`]: "PRs go
+/// against `staging`, not main"), or (Chinese) 我们 / 项目 / 仓库 / 主分支 / 目录 / 端口;
 /// `false` when it says it holds for all the user's projects ("for all my projects").
 /// A preference or correction stating such a fact goes to `<project>/.mewcode/memories.md`.
 pub fn states_project_fact(text: &str) -> bool {
@@ -176,7 +177,7 @@ pub fn states_project_fact(text: &str) -> bool {
         return false;
     }
     // A value of the project and a project topic ("PRs go against `staging`, not main").
-    if mem_llm::offline::is_project_knowledge(text) {
+    if mem_llm::offline::is_project_rule(text) {
         return true;
     }
     if PROJECT_WORDS_ZH.iter().any(|w| lower.contains(w)) {

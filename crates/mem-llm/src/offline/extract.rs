@@ -97,6 +97,8 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
             // cleaning, which counts them (`mem_auto::clean`).
             let redacted = redact(text);
             let fresh = redacted.withheld() > 0;
+            // Pasted output (a build log) states nothing of the project in the user's voice.
+            let pasted = knowledge::looks_like_log(text);
             let mut before: Vec<String> = Vec::new();
             for sentence in facts::sentences(&redacted.text) {
                 if fresh && mostly_secret(&sentence) {
@@ -117,7 +119,7 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                         // Knowledge clauses keep only those naming a value ("here's the deploy
                         // key, put it in ~/.ssh/…": the first clause names none).
                         Some(Cue::Knowledge) => {
-                            for entry in entries {
+                            for entry in entries.into_iter().filter(|_| !pasted) {
                                 if knowledge::names_value(&entry) {
                                     add(&mut memories.project, entry);
                                 }
@@ -293,7 +295,7 @@ static NOT_A_STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
         [?？]\s*$ | 吗[。.!！]?\s*$ | 呢[。.]?\s*$ | 是不是 | 要不要 | 能不能 | 可不可以 | 怎么
         | ^(can|could|would|should|shall|do|does|did|is|are|was|were|what|why|how|where|which|who)\b
         | \b(maybe|perhaps|probably|possibly|i\ think|i\ guess|i\ suppose|not\ sure|might|at\ some\ point|let\ me\ think|we\ could\ try)\b
-        | 也许|可能|或许|好像|不确定|考虑一下|再说
+        | 也许|可能|或许|好像|不确定|考虑一下|(以后|回头|到时候|之后|下次)再说
         | ^(what\ if|suppose|imagine|假如|假设|要是)
         | \b(he|she|they|someone|colleague|coworker|boss|manager|docs?|article|blog)\s+(said|says|say|told\ me|thinks?)\b
         | \bsaid\ (that\ )?we\b | \baccording\ to\b | 他说|她说|同事说|听说|据说
@@ -350,6 +352,12 @@ static PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
         | ^(please\ )?(don't|do\ not|dont)\ (ever|use|add|commit|push|touch|write|put|leave|create|run)\b
         | \b(don't|do\ not)\ .*\b(again|anymore|any\ more|ever)\b | ^no\ more\b | ^(please\ )?stop\ \w+ing\b
         | 以后|今后|往后|总是|始终|永远|一律|每次|统一|务必|记住|我喜欢用|我习惯|我偏好|偏好|别用|不要用|不许|禁止|不要再|别再|所有.*都
+        | \b(answer|reply|respond|talk|speak|write|explain)\b[^.;]{0,30}\bin\ (english|chinese|mandarin|japanese|german|french|spanish|korean)\b
+        | \b(english|chinese|mandarin|japanese|german|french|spanish|korean)\ (to|with|for)\ me\b
+        | \bi\ (really\ )?(like|love|hate|dislike|want)\ (short|long|concise|brief|terse|small|detailed|plain|simple)\ \w+
+        | \b(every|each|all)\ (reply|replies|answer|answers|response|responses)\b
+        | (回复|回答|跟我说|和我说|对我说|跟我交流|和我交流)我?.{0,4}用
+        | (注释|提交信息|文档|代码注释).{0,4}(用|写成)(中文|英文)
     ")
 });
 
@@ -466,7 +474,8 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
     // `staging`, not main").
     let knowledge = knowledge::is_project_knowledge(sentence) && !USER_WIDE.is_match(lower);
     if PREFERENCE.is_match(lower) {
-        return Some(if knowledge {
+        // A rule naming a value only this project has; a tool alone keeps it the user's.
+        return Some(if knowledge && knowledge::names_project_value(sentence) {
             Cue::Knowledge
         } else {
             Cue::Preference

@@ -382,9 +382,9 @@ pub fn has_pronoun(clause: &str) -> bool {
     PRONOUN.is_match(&without)
 }
 
-/// The clause with its pronoun replaced by the one named thing of `context` (the clauses before
-/// it, then the previous turn, in that order of preference); the clause as is without a
-/// pronoun; `None` when there is a pronoun and not exactly one named thing to stand for it.
+/// The clause with its first pronoun replaced by the one named thing of `context` (the clauses
+/// before it, then the previous turn, in that order of preference; a later pronoun then has its
+/// antecedent in the statement); the clause as is without a pronoun; `None` when there is a pronoun and not exactly one named thing to stand for it.
 pub fn resolve_pronouns(clause: &str, contexts: &[&str]) -> Option<String> {
     if !has_pronoun(clause) {
         return Some(clause.to_owned());
@@ -407,11 +407,12 @@ pub fn resolve_pronouns(clause: &str, contexts: &[&str]) -> Option<String> {
     let referent = referent?;
     static REPLACEABLE: LazyLock<Regex> =
         LazyLock::new(|| re(r"(?i)\b(it|them|this|that)\b|它们?|这个|那个"));
-    // The first pronoun only; a second one would still lean on something.
+    // The first pronoun only: a later one now has its antecedent inside the statement ("Never
+    // touch legacy/, it is dead code.").
     let replaced = REPLACEABLE
         .replacen(clause, 1, referent.as_str())
         .into_owned();
-    (!has_pronoun(&replaced.replace(&referent, ""))).then_some(replaced)
+    Some(replaced)
 }
 
 /// A fragment: no verb-and-object left ("never spend time.", "中文。"), fewer than 3 words
@@ -612,6 +613,14 @@ mod tests {
         assert_eq!(
             resolve_pronouns("Don't touch it.", &["legacy/ is dead code", ""]).as_deref(),
             Some("Don't touch legacy/.")
+        );
+        assert_eq!(
+            resolve_pronouns(
+                "Never touch it, it is dead code.",
+                &["There is a legacy/ folder."]
+            )
+            .as_deref(),
+            Some("Never touch legacy/, it is dead code.")
         );
         // The clause names its one thing itself (a URL here): as is.
         let c = "The API reference is at https://x.dev/api — check it first.";
