@@ -97,7 +97,7 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
             // cleaning, which counts them (`mem_auto::clean`).
             let redacted = redact(text);
             let fresh = redacted.withheld() > 0;
-            // Pasted output (a build log) states nothing of the project in the user's voice.
+            // Pasted output (a build log) states nothing in the user's voice.
             let pasted = knowledge::looks_like_log(text);
             let mut before: Vec<String> = Vec::new();
             for sentence in facts::sentences(&redacted.text) {
@@ -108,7 +108,8 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                 if sentence.chars().count() > MAX_SENTENCE_CHARS {
                     continue;
                 }
-                let cue = classify_sentence(&sentence);
+                // Pasted output (a build log) holds no statement of the user's.
+                let cue = classify_sentence(&sentence).filter(|_| !pasted);
                 if cue.is_some() && !facts::is_complaint(&sentence) {
                     let context = before.join(" ");
                     let entries = facts_of(&sentence, &[&context, &previous]);
@@ -119,7 +120,7 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                         // Knowledge clauses keep only those naming a value ("here's the deploy
                         // key, put it in ~/.ssh/…": the first clause names none).
                         Some(Cue::Knowledge) => {
-                            for entry in entries.into_iter().filter(|_| !pasted) {
+                            for entry in entries {
                                 if knowledge::names_value(&entry) {
                                     add(&mut memories.project, entry);
                                 }
@@ -306,6 +307,7 @@ static NOT_A_STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
 static DEIXIS: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         \b(this|that|these|those)\ (file|files|function|line|lines|test|bug|one|method|class|variable|pr|branch|commit|case|error|change|diff)\b
+        | \bthe\ (other|second|first|third|last|previous|next|old|new|same)\ (one|approach|option|version|way|solution|file|branch|function|method)\b
         | 这个(文件|函数|方法|变量|bug|类)|这一行|这里的
     ")
 });
@@ -349,7 +351,11 @@ static PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
         | ^(from\ now\ on|going\ forward|in\ the\ future|from\ here\ on|whenever\ you|when\ you|every\ time\ you|each\ time\ you|remember\ (to|that))\b
         | (^|[,;:]\s*|\b(you|we|please|should|must|to|and)\s+)(always|never)\s+\w
         | \b(i|we)\ (prefer|'d\ prefer|would\ prefer|'d\ rather|would\ rather|like\ to|like\ using)\b | \bmy\ preference\b
-        | ^(please\ )?(don't|do\ not|dont)\ (ever|use|add|commit|push|touch|write|put|leave|create|run)\b
+        | ^(please\ )?(don't|do\ not|dont)\ (ever|use|add|commit|push|touch|write|put|leave|create|run|edit|modify|include|mock|import|call|install|bump|hardcode|log|print|catch|swallow|wrap|force|skip|disable|reformat|explain|summarize|apologize)\b
+        | ^(please\ )?(make|be)\ sure\ (to|that|you\ (always|never|use|run|write|add|keep|don't))\b | ^(please\ )?avoid\ \w+
+        | ^(please\ )?prefer\ \S+.*\b(over|to|instead\ of)\b
+        | \b(i|we)\ (don't|do\ not)\ want\ (you\ to|any|\w+s)\b | \bi\ want\ you\ to\ (always|never|use|write|keep|stop|avoid|answer|reply)\b
+        | ^(please\ )?keep\ (answers|replies|responses|functions|lines|commits|prs|comments|messages|explanations|summaries)\b
         | \b(don't|do\ not)\ .*\b(again|anymore|any\ more|ever)\b | ^no\ more\b | ^(please\ )?stop\ \w+ing\b
         | 以后|今后|往后|总是|始终|永远|一律|每次|统一|务必|记住|我喜欢用|我习惯|我偏好|偏好|别用|不要用|不许|禁止|不要再|别再|所有.*都
         | \b(answer|reply|respond|talk|speak|write|explain)\b[^.;]{0,30}\bin\ (english|chinese|mandarin|japanese|german|french|spanish|korean)\b
@@ -358,6 +364,26 @@ static PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
         | \b(every|each|all)\ (reply|replies|answer|answers|response|responses)\b
         | (回复|回答|跟我说|和我说|对我说|跟我交流|和我交流)我?.{0,4}用
         | (注释|提交信息|文档|代码注释).{0,4}(用|写成)(中文|英文)
+        | 尽量|优先用|优先使用|最好用|少用|不需要每次|我希望你|请用|请始终|请不要|不要(加|写|用|改|提交|推|删|在|把|给)
+    ")
+});
+
+/// "don't" before a verb that gives no rule ("don't worry", "don't know"): taken out before the
+/// preference cues are read.
+static IDLE_NEGATIVE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(don't|do\ not|dont)\ (worry|know|think|mind|bother|care|get|understand|see|have|need|remember|like|forget\ it)\b",
+    )
+});
+
+/// Words naming this project as the scope ("in this repo", 这个仓库): with a rule verb, a
+/// statement is a preference for this project ("in this repo commit messages follow
+/// conventional commits").
+static SCOPE_STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        (\b(in|for|on)\ (this|our)\ (project|repo|repository|codebase|monorepo|workspace)\b | 这个(仓库|项目|代码库)|本(项目|仓库))
+        .*
+        (\b(follow|follows|use|uses|must|should|need|needs|written|go|goes|live|lives|prefer|only|always|never|don't)\b|不要|别|用|一律|统一|都)
     ")
 });
 
@@ -473,7 +499,8 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
     // worded as a rule ("never kubectl apply to prod") or a contrast ("PRs go against
     // `staging`, not main").
     let knowledge = knowledge::is_project_knowledge(sentence) && !USER_WIDE.is_match(lower);
-    if PREFERENCE.is_match(lower) {
+    let preference = PREFERENCE.is_match(&IDLE_NEGATIVE.replace_all(lower, ""));
+    if preference {
         // A rule naming a value only this project has; a tool alone keeps it the user's.
         return Some(if knowledge && knowledge::names_project_value(sentence) {
             Cue::Knowledge
@@ -488,6 +515,9 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
     // knowledge goes to the project file all the same (`mem_auto`'s routing).
     if knowledge && !(CONTRAST.is_match(lower) && !has_url && words <= MAX_CONTRAST_WORDS) {
         return Some(Cue::Knowledge);
+    }
+    if SCOPE_STATEMENT.is_match(lower) && !CONTRAST.is_match(lower) {
+        return Some(Cue::Preference);
     }
     // A contrast alone corrects in a short statement; in a long one it describes a task.
     if CONTRAST.is_match(lower) && !has_url && words <= MAX_CONTRAST_WORDS {
@@ -868,6 +898,24 @@ mod tests {
             ],
             "",
             "### 项目知识\n- CI runs `cargo deny check` on every PR.\n- staging is the `shop-staging` namespace, never kubectl apply to prod.\n- third_party/ 下面是别人的代码，别改。\n",
+        );
+    }
+
+    /// Preferences worded without always/never, a rule for this project said with its scope
+    /// words, and look-alikes that give nothing (an idle "don't", a pick among options).
+    #[test]
+    fn preference_cues_beyond_always_and_never() {
+        check(
+            vec![
+                Message::user("Make sure to add a docstring to every public function."),
+                Message::user("Avoid nested ternaries in TypeScript."),
+                Message::user("in this repo commit messages follow conventional commits"),
+                Message::user("这个仓库里不要用 lodash，能用原生就用原生"),
+                Message::user("don't worry about the warnings"),
+                Message::user("no, use the other approach"),
+            ],
+            "",
+            "### 用户偏好\n- Make sure to add a docstring to every public function.\n- Avoid nested ternaries in TypeScript.\n- In this repo commit messages follow conventional commits.\n- 这个仓库里不要用 lodash，能用原生就用原生。\n",
         );
     }
 

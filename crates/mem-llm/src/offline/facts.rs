@@ -348,7 +348,7 @@ static PRONOUN: LazyLock<Regex> = LazyLock::new(|| {
 /// fine"): not a pronoun to resolve.
 static DUMMY_IT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(keep|make)\s+it\s+(short|simple|brief|concise|small|tidy|clean|minimal|readable|terse)\b|\bit's\s+(fine|ok|okay)\b|\bif\s+it\b",
+        r"(?i)\b(keep|make)\s+it\s+(short|simple|brief|concise|small|tidy|clean|minimal|readable|terse)\b|\bit's\s+(fine|ok|okay)\b|\bif\s+it\b|(这个|那个)(仓库|项目|代码库|工程|目录|分支|服务|模块|接口|库|包)",
     )
 });
 
