@@ -481,7 +481,11 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
         ]
         .iter()
         .any(|a| rest.trim_start().starts_with(a));
-        if !acknowledgement && (rest_words >= 3 || rest_cjk >= 5) {
+        // "actually 5 is enough, not 10": a value of the task at hand, no subject of its own.
+        let bare_value = rest
+            .trim_start_matches([',', ' ', '，'])
+            .starts_with(|c: char| c.is_ascii_digit());
+        if !acknowledgement && !bare_value && (rest_words >= 3 || rest_cjk >= 5) {
             let statement = CONTRAST.is_match(lower)
                 || PROJECT.is_match(lower)
                 || PREFERENCE.is_match(lower)
@@ -523,7 +527,10 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
     if CONTRAST.is_match(lower) && !has_url && words <= MAX_CONTRAST_WORDS {
         return Some(Cue::Correction);
     }
-    if PROJECT.is_match(lower) && !has_url_only_subject(lower) {
+    if PROJECT.is_match(lower)
+        && !has_url_only_subject(lower)
+        && !knowledge::is_event_or_task(sentence)
+    {
         return Some(Cue::Project);
     }
     None
@@ -913,6 +920,7 @@ mod tests {
                 Message::user("这个仓库里不要用 lodash，能用原生就用原生"),
                 Message::user("don't worry about the warnings"),
                 Message::user("no, use the other approach"),
+                Message::user("actually 5 is enough, not 10"),
             ],
             "",
             "### 用户偏好\n- Make sure to add a docstring to every public function.\n- Avoid nested ternaries in TypeScript.\n- In this repo commit messages follow conventional commits.\n- 这个仓库里不要用 lodash，能用原生就用原生。\n",

@@ -92,7 +92,7 @@ static PLAN: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?xi)
         \b(i|we)\s+(want|wanna|need\ to|should|will|'ll|plan|are\ going\ to|'re\ going\ to|could|might)\b
         | \b(i'll|we'll|i'd\ like|we'd\ like)\b | ^(let's|lets|here's|here\ is|here\ are|attached)\b
-        | 我想|我们要|我们需要|打算|准备|计划
+        | 我想|我们要|我们需要|打算|准备|计划|帮我|帮忙|麻烦你
     ")
 });
 
@@ -111,7 +111,7 @@ static STATUS: LazyLock<Regex> = LazyLock::new(|| {
         \b(is|are|was|were|'s)\s+(broken|failing|red|down|flaky|stuck|green|passing|done|finished)\b
         | \b(failed|broke|crashed|passed|succeeded)\b
         | ^(i|i've|i'm|i\ just|we\ just)\b.*\b(ran|upgraded|changed|installed|deleted|pushed|merged|tried|updated|moved|saw|noticed|found|added|removed|fixed)\b
-        | 挂了|坏了|失败了|报错了|通过了|为什么|为啥
+        | 挂了|坏了|失败了|报错了|通过了|为什么|为啥|报\s*\S{0,8}\s*了|出错了|崩了
     ")
 });
 
@@ -178,6 +178,17 @@ pub fn looks_like_log(text: &str) -> bool {
     text.lines().filter(|l| LOG_LINE.is_match(l)).count() >= 3
 }
 
+/// Whether `sentence` is a one-off, a status report, a reported event, a plan or hand-over, or a
+/// log line (see the module doc): never a fact of the project, whatever its cue words.
+pub fn is_event_or_task(sentence: &str) -> bool {
+    let lower = sentence.to_lowercase();
+    let lower = lower.trim_start_matches(['-', '*', '>', ' ']);
+    ONE_OFF.is_match(lower)
+        || STATUS.is_match(lower)
+        || PLAN.is_match(lower)
+        || LOG_LINE.is_match(lower)
+}
+
 /// Whether `sentence` (one sentence of what the user said, or an assistant statement the user
 /// confirmed) states a fact of the project: a value, a topic, and a standing statement (see the
 /// module doc). Questions, hedges and reported speech are judged before this, by the caller.
@@ -242,6 +253,7 @@ mod tests {
             "run `make lint` and tell me what it says",
             "for now put the scratch files in /tmp/exp1",
             "这次先不跑测试，直接 build 一下看看",
+            "部署到 staging 之后首页报 500 了，帮我看看日志",
             "The build is broken again on main.",
             "i upgraded node to 22 on my laptop",
             "Always answer in English.",
