@@ -68,6 +68,7 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
 
     // The text of the message before the one read: where a pronoun's referent may be named.
     let mut previous = String::new();
+    let mut previous_by_assistant = false;
     for message in messages {
         let mut said = Vec::new();
         if let Some(text) = user_text(message).filter(|t| t.chars().count() <= MAX_MESSAGE_CHARS) {
@@ -80,7 +81,8 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
         // assistant's project facts the user's.
         if message.role == Role::User
             && said.len() == 1
-            && facts::is_confirmation(&said[0])
+            && (facts::is_confirmation(&said[0])
+                || (previous_by_assistant && facts::opens_with_confirmation(&said[0])))
             && !previous.is_empty()
         {
             for statement in confirmed_statements(&previous) {
@@ -146,6 +148,7 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
         let text = message_text(message);
         if !text.trim().is_empty() {
             previous = text;
+            previous_by_assistant = message.role == Role::Assistant;
         }
     }
 
@@ -188,13 +191,20 @@ fn confirmed_statements(assistant: &str) -> Vec<String> {
             r"(?i)\s*[,—–-]*\s*(right|correct|is\ that\ right|is\ that\ correct|yes|no)\s*\?\s*$|[，,]?\s*(对吗|是吗|对吧|是吧|没错吧)\s*[？?]\s*$",
         )
     });
-    static SO: LazyLock<Regex> =
-        LazyLock::new(|| re(r"(?i)^(so|ok|okay|got\ it|understood|所以)[,，:\s]+"));
+    static SO: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)^((so|ok|okay|got\ it|understood|it\ looks\ like|looks\ like|it\ seems|seems\ like|所以)[,，:\s]+|看起来|好像|似乎)",
+        )
+    });
+    // A yes/no question the user confirmed ("…产物在 dist/ 目录下？" "对的") is stated by the
+    // confirmation; a question asking what or how is not.
+    static YES_NO: LazyLock<Regex> = LazyLock::new(|| re(r"[?？]\s*$"));
     let mut out = Vec::new();
     for sentence in facts::sentences(assistant) {
         let s = one_line(&sentence);
         let s = SO.replace(&s, "");
         let s = TAG.replace(&s, "").trim().to_owned();
+        let s = YES_NO.replace(&s, "").trim().to_owned();
         if matches!(classify_sentence(&s), Some(Cue::Project | Cue::Knowledge)) {
             out.push(s);
         }
@@ -924,6 +934,22 @@ mod tests {
             ],
             "",
             "### 用户偏好\n- Make sure to add a docstring to every public function.\n- Avoid nested ternaries in TypeScript.\n- In this repo commit messages follow conventional commits.\n- 这个仓库里不要用 lodash，能用原生就用原生。\n",
+        );
+    }
+
+    /// A confirmation going on ("right, and …") and a confirmed yes/no question make the
+    /// assistant's project facts the user's.
+    #[test]
+    fn confirmed_statements_and_questions_become_the_users() {
+        check(
+            vec![
+                Message::assistant("The toolchain is pinned to Rust 1.78.0."),
+                Message::user("right, and we don't bump it without asking the platform team"),
+                Message::assistant("看起来前端的构建命令是 `pnpm build`，产物在 dist/ 目录下？"),
+                Message::user("对的"),
+            ],
+            "",
+            "### 项目知识\n- The toolchain is pinned to Rust 1.78.0.\n- 前端的构建命令是 `pnpm build`，产物在 dist/ 目录下。\n",
         );
     }
 

@@ -348,7 +348,7 @@ static PRONOUN: LazyLock<Regex> = LazyLock::new(|| {
 /// fine"): not a pronoun to resolve.
 static DUMMY_IT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(keep|make)\s+it\s+(short|simple|brief|concise|small|tidy|clean|minimal|readable|terse)\b|\bit's\s+(fine|ok|okay)\b|\bif\s+it\b|(这个|那个)(仓库|项目|代码库|工程|目录|分支|服务|模块|接口|库|包)",
+        r"(?i)\b(keep|make)\s+it\s+(short|simple|brief|concise|small|tidy|clean|minimal|readable|terse)\b|\bit's\s+(fine|ok|okay)\b|\bif\s+it\b|\bit('s|\s+is)\s+`|(这个|那个)(仓库|项目|代码库|工程|目录|分支|服务|模块|接口|库|包)",
     )
 });
 
@@ -448,6 +448,27 @@ pub fn is_complaint(clause: &str) -> bool {
         ")
     });
     JUDGEMENT.is_match(clause) && !RULE.is_match(&JUDGEMENT.replace_all(clause, ""))
+}
+
+/// A message opening with a confirmation and going on ("right, and we don't bump it", "yes —
+/// also …", "对，另外…"): it confirms what the assistant just said; not when it goes on with
+/// "but", "no", "not", 但, 不.
+pub fn opens_with_confirmation(text: &str) -> bool {
+    static OPENS: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"(?xi)
+            ^(yes|yep|yeah|yup|right|correct|exactly|that's\ right|that's\ correct)[,.!—–-]+\s*(and\ |also\ |plus\ )?
+            | ^(对|对的|没错|是的)[，,。！!]\s*(而且|另外|并且)?
+        ")
+    });
+    static BUT: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(?i)^(but|no|not|though|however|except|但|不|可是)"));
+    match OPENS.find(text.trim()) {
+        Some(m) => {
+            let rest = text.trim()[m.end()..].trim_start();
+            !rest.is_empty() && !BUT.is_match(rest)
+        }
+        None => false,
+    }
 }
 
 /// A confirmation of what the assistant said: "yes, exactly", "correct", "对", "没错".
@@ -668,6 +689,21 @@ mod tests {
         }
         for t in ["yes, but use pnpm", "ok", "对了，另外", "correct the typo"] {
             assert!(!is_confirmation(t), "{t}");
+        }
+        for t in [
+            "right, and we don't bump it without asking",
+            "yes, also keep the old name",
+            "对，另外测试也要跑",
+        ] {
+            assert!(opens_with_confirmation(t), "{t}");
+        }
+        for t in [
+            "yes, but use pnpm",
+            "right",
+            "correct the typo",
+            "yeah no, that's wrong",
+        ] {
+            assert!(!opens_with_confirmation(t), "{t}");
         }
     }
 }
