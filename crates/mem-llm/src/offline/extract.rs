@@ -318,6 +318,7 @@ static DEIXIS: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         \b(this|that|these|those)\ (file|files|function|line|lines|test|bug|one|method|class|variable|pr|branch|commit|case|error|change|diff)\b
         | \bthe\ (other|second|first|third|last|previous|next|old|new|same)\ (one|approach|option|version|way|solution|file|branch|function|method)\b
+        | \b(option|choice|variant|approach|plan|proposal)\ ([a-d]|\d|one|two|three)\b | 方案\s*[一二三ABCabc\d] | 选项\s*[ABCabc\d]
         | 这个(文件|函数|方法|变量|bug|类)|这一行|这里的
     ")
 });
@@ -443,6 +444,15 @@ static USER_WIDE: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// One detail of the task set to a value: "the button should be blue", "标题应该是深红色" (a
+/// definite thing, "should/needs to be"; a short Chinese subject with 应该是).
+static TASK_DETAIL: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        ^(the|this|that|my|your)\ [\w-]+(\ [\w-]+)?\ (should|needs\ to|has\ to|must)\ be\b
+        | ^[^，,。\s]{1,8}应该是
+    ")
+});
+
 /// A verb that makes the rest of a correction a statement.
 static STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
     re(r"\b(is|are|uses?|goes|go|lives?|should|must|need|needs|want|wants)\b|是|用|应该|在")
@@ -491,10 +501,11 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
         ]
         .iter()
         .any(|a| rest.trim_start().starts_with(a));
-        // "actually 5 is enough, not 10": a value of the task at hand, no subject of its own.
-        let bare_value = rest
-            .trim_start_matches([',', ' ', '，'])
-            .starts_with(|c: char| c.is_ascii_digit());
+        // "actually 5 is enough, not 10": a value of the task at hand, no subject of its own;
+        // "no, the button should be blue" / "标题应该是深红色": one detail of the task.
+        let rest_start = rest.trim_start_matches([',', ' ', '，']);
+        let bare_value = rest_start.starts_with(|c: char| c.is_ascii_digit())
+            || (TASK_DETAIL.is_match(rest_start) && !knowledge::names_project_value(rest_start));
         if !acknowledgement && !bare_value && (rest_words >= 3 || rest_cjk >= 5) {
             let statement = CONTRAST.is_match(lower)
                 || PROJECT.is_match(lower)
@@ -931,6 +942,9 @@ mod tests {
                 Message::user("don't worry about the warnings"),
                 Message::user("no, use the other approach"),
                 Message::user("actually 5 is enough, not 10"),
+                Message::user("no, the button should be blue, not green"),
+                Message::user("不对，标题应该是深红色，不是大红"),
+                Message::user("I prefer option B"),
             ],
             "",
             "### 用户偏好\n- Make sure to add a docstring to every public function.\n- Avoid nested ternaries in TypeScript.\n- In this repo commit messages follow conventional commits.\n- 这个仓库里不要用 lodash，能用原生就用原生。\n",
