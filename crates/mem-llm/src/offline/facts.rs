@@ -428,7 +428,14 @@ pub fn is_fragment(clause: &str) -> bool {
         .chars()
         .filter(|c| !c.is_ascii() && c.is_alphanumeric())
         .count();
-    content.len() < 3 && cjk < 4
+    // An adverb with a scope but no verb ("Always, for all my projects.", "never in prod"):
+    // the verb and its object are in an earlier turn.
+    static ADVERB_ONLY: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)^(always|never|usually|everywhere|sure|yes|yeah|ok|okay)\s*([,;:!—–-]+\s*|\s+(for|in|on|with|at|across)\b)",
+        )
+    });
+    (content.len() < 3 && cjk < 4) || ADVERB_ONLY.is_match(clause.trim())
 }
 
 /// Complaints without a rule ("你每次回答都太长了。", "your answers are way too long"): no
@@ -658,10 +665,21 @@ mod tests {
 
     #[test]
     fn fragments_complaints_and_confirmations() {
-        for t in ["Never mind.", "中文。", "English only"] {
+        for t in [
+            "Never mind.",
+            "中文。",
+            "English only",
+            "Always, for every service we own.",
+            "never in prod",
+        ] {
             assert!(is_fragment(t), "{t}");
         }
-        for t in ["Use tabs in Go.", "提交信息用英文。"] {
+        for t in [
+            "Use tabs in Go.",
+            "提交信息用英文。",
+            "Always use tabs.",
+            "Never commit to main.",
+        ] {
             assert!(!is_fragment(t), "{t}");
         }
         for t in [
