@@ -22,6 +22,9 @@ const PROJECT_PHRASES: &[&str] = &[
     "in our repo",
     "in our codebase",
     "in our project",
+    "about this project",
+    "about this repo",
+    "about this codebase",
     "in here",
     "around here",
     "this project's",
@@ -266,6 +269,7 @@ mod tests {
             "这个仓库里提交信息用英文。",
             "本项目统一用 uv。",
             "以后这个项目都用 pnpm",
+            "The thing to know about this codebase is that tables are partitioned.",
         ] {
             assert!(names_project_scope(t), "{t}");
         }

@@ -393,6 +393,11 @@ pub fn resolve_pronouns(clause: &str, contexts: &[&str]) -> Option<String> {
     if named_things(clause).len() == 1 {
         return Some(clause.to_owned());
     }
+    // A pronoun after a clause of its own that names a thing ("the service talks to Stripe
+    // through the stripe-rust crate, we pin it to 0.26"): its antecedent is in the statement.
+    if antecedent_before_pronoun(clause) {
+        return Some(clause.to_owned());
+    }
     let mut referent = None;
     for context in contexts {
         match named_things(context).as_slice() {
@@ -413,6 +418,24 @@ pub fn resolve_pronouns(clause: &str, contexts: &[&str]) -> Option<String> {
         .replacen(clause, 1, referent.as_str())
         .into_owned();
     Some(replaced)
+}
+
+/// Whether the first pronoun of `clause` (English) comes after six words or more holding a
+/// noun phrase ("the stripe-rust crate", a named thing, a capitalised name) and a clause break
+/// (a comma or "and"): the pronoun points back into the statement.
+fn antecedent_before_pronoun(clause: &str) -> bool {
+    static NOUN_PHRASE: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(?i:\b(the|a|an|our|their))\s+[\w-]+|`[^`]+`|\s[A-Z][a-z]+"));
+    let without = DUMMY_IT.replace_all(clause, "");
+    // The pronoun `has_pronoun` sees (not "that" as a conjunction).
+    let Some(m) = PRONOUN.find(&without) else {
+        return false;
+    };
+    let before = &without[..m.start()];
+    before.is_ascii()
+        && before.split_whitespace().count() >= 6
+        && (before.contains(',') || before.contains(" and "))
+        && (NOUN_PHRASE.is_match(before) || !named_things(before).is_empty())
 }
 
 /// A fragment: no verb-and-object left ("never spend time.", "中文。"), fewer than 3 words
@@ -650,6 +673,10 @@ mod tests {
             .as_deref(),
             Some("Never touch legacy/, it is dead code.")
         );
+        // The antecedent is in the statement, before the pronoun: as is.
+        let c =
+            "The billing service talks to Stripe through the stripe-rust crate, we pin it to 0.26.";
+        assert_eq!(resolve_pronouns(c, &[]).as_deref(), Some(c));
         // The clause names its one thing itself (a URL here): as is.
         let c = "The API reference is at https://x.dev/api — check it first.";
         assert_eq!(resolve_pronouns(c, &[]).as_deref(), Some(c));
