@@ -319,7 +319,7 @@ static DEIXIS: LazyLock<Regex> = LazyLock::new(|| {
         \b(this|that|these|those)\ (file|files|function|line|lines|test|bug|one|method|class|variable|pr|branch|commit|case|error|change|diff)\b
         | \bthe\ (other|second|first|third|last|previous|next|old|new|same)\ (one|approach|option|version|way|solution|file|branch|function|method)\b
         | \b(option|choice|variant|approach|plan|proposal)\ ([a-d]|\d|one|two|three)\b | 方案\s*[一二三ABCabc\d] | 选项\s*[ABCabc\d]
-        | 这个(文件|函数|方法|变量|bug|类)|这一行|这里的
+        | 这个(文件|函数|方法|变量|bug|类|接口|页面|按钮|组件|字段|请求|模块|脚本|测试|报错)|这一行|这里的
     ")
 });
 
@@ -385,6 +385,14 @@ static IDLE_NEGATIVE: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"\b(don't|do\ not|dont)\ (worry|know|think|mind|bother|care|get|understand|see|have|need|remember|like|forget\ it)\b",
     )
+});
+
+/// A definite thing of the code with always/never and a behaviour verb ("the /users endpoint
+/// should never return null", "the parser always raises on empty input"): a spec of the task.
+static CODE_SPEC: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        ^(the|this|that)\ \S+(\ \S+){0,3}?\ (should\ |must\ |will\ )?(always|never)\ (return|returns|throw|throws|raise|raises|emit|emits|crash|crashes|panic|panics|block|blocks|be\ (null|nil|none|empty|negative|zero))\b
+    ")
 });
 
 /// Words naming this project as the scope ("in this repo", 这个仓库): with a rule verb, a
@@ -524,7 +532,10 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
     // worded as a rule ("never kubectl apply to prod") or a contrast ("PRs go against
     // `staging`, not main").
     let knowledge = knowledge::is_project_knowledge(sentence) && !USER_WIDE.is_match(lower);
-    let preference = PREFERENCE.is_match(&IDLE_NEGATIVE.replace_all(lower, ""));
+    // "the /users endpoint should never return null": how one thing of the code behaves, a spec
+    // of the task, not a rule for the agent.
+    let preference =
+        PREFERENCE.is_match(&IDLE_NEGATIVE.replace_all(lower, "")) && !CODE_SPEC.is_match(lower);
     if preference {
         // A rule naming a value only this project has; a tool alone keeps it the user's.
         return Some(if knowledge && knowledge::names_project_value(sentence) {
@@ -945,6 +956,8 @@ mod tests {
                 Message::user("no, the button should be blue, not green"),
                 Message::user("不对，标题应该是深红色，不是大红"),
                 Message::user("I prefer option B"),
+                Message::user("the /users endpoint should never return null for the email field"),
+                Message::user("这个接口永远不要返回 500，出错时返回 400 和错误信息"),
             ],
             "",
             "### 用户偏好\n- Make sure to add a docstring to every public function.\n- Avoid nested ternaries in TypeScript.\n- In this repo commit messages follow conventional commits.\n- 这个仓库里不要用 lodash，能用原生就用原生。\n",
