@@ -463,7 +463,9 @@ static TASK_DETAIL: LazyLock<Regex> = LazyLock::new(|| {
 
 /// A verb that makes the rest of a correction a statement.
 static STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"\b(is|are|uses?|goes|go|lives?|should|must|need|needs|want|wants)\b|是|用|应该|在")
+    re(
+        r"\b(is|are|uses?|goes|go|lives?|should|must|need|needs|want|wants|it's|that's)\b|是|用|应该|在",
+    )
 });
 
 fn classify_sentence(sentence: &str) -> Option<Cue> {

@@ -100,8 +100,9 @@ static PLAN: LazyLock<Regex> = LazyLock::new(|| {
 static ONE_OFF: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?xi)
         \b(for\ now|just\ this\ once|this\ once|for\ today|tonight|this\ time|temporarily|for\ the\ moment|until\ tomorrow|right\ now|just\ now
-          |for\ this\ (task|pr|ticket|change|session|run|request))\b
-        | 这次|这一次|暂时|今天|先不|临时|刚才|一下
+          |for\ this\ (task|pr|ticket|change|session|run|request)|until\ \w+|(this|next)\ (week|sprint|month)
+          |monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b
+        | 这次|这一次|暂时|今天|先不|临时|刚才|一下|这周|本周|下周|周[一二三四五六日末]|星期[一二三四五六日天]
     ")
 });
 
@@ -254,6 +255,8 @@ mod tests {
             "for now put the scratch files in /tmp/exp1",
             "这次先不跑测试，直接 build 一下看看",
             "部署到 staging 之后首页报 500 了，帮我看看日志",
+            "deploy freeze until friday, don't merge anything to main",
+            "这周五之前不要往 main 合并任何东西，等发布完再说",
             "The build is broken again on main.",
             "i upgraded node to 22 on my laptop",
             "Always answer in English.",
