@@ -138,6 +138,28 @@ pub fn one_off(text: &str) -> Option<&'static str> {
         "开会",
         "会议",
     ];
+    // A schedule ("reset every night at 3am", 每天) is standing, not a one-off.
+    const RECURRING: &[&str] = &[
+        "every night",
+        "every day",
+        "every morning",
+        "every week",
+        "every hour",
+        "each night",
+        "each day",
+        "nightly",
+        "daily",
+        "weekly",
+        "hourly",
+        "每天",
+        "每晚",
+        "每周",
+        "每小时",
+        "定时",
+    ];
+    if RECURRING.iter().any(|c| lower.contains(c)) {
+        return None;
+    }
     if WHEN.iter().any(|c| lower.contains(c)) {
         return Some("a date or meeting");
     }
@@ -271,6 +293,8 @@ mod tests {
             "Deploy with `fly deploy` from main",
             "Node 20 is required",
             "以后提交信息用英文",
+            "The staging db is reset every night at 3am UTC.",
+            "备份每天 02:00 跑",
         ] {
             assert_eq!(one_off(t), None, "{t}");
         }

@@ -20,7 +20,7 @@ use crate::error::Result;
 use crate::fsutil::{ensure_dir, lock, read_json, write_json};
 use crate::id::EntryId;
 use crate::merge::{Candidate, FileReport, ModelChange, merge_with_changes};
-use crate::scope::names_project_scope;
+use crate::scope::{names_project_scope, states_project_fact};
 use crate::store::AutoMemory;
 
 /// The folder of extraction state: `<project>/.mewcode/auto-memory/`.
@@ -457,8 +457,11 @@ pub async fn extract_session(
                         corrections.push(text.clone());
                     }
                     // The words name the scope first ("in this project" -> the project's
-                    // file), then the category.
-                    let project = !category.is_user_level() || names_project_scope(&text);
+                    // file; a fact of this project, "we use PostgreSQL, not MySQL", too),
+                    // then the category.
+                    let project = !category.is_user_level()
+                        || names_project_scope(&text)
+                        || states_project_fact(&text);
                     by_scope
                         .entry(u8::from(project))
                         .or_default()

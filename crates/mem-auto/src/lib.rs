@@ -48,7 +48,7 @@ pub use merge::{
     Candidate, Change, FileReport, ModelChange, NEAR_DUPLICATE, Update, corrected_term,
     count_tokens, merge_offline, merge_with_changes, near_duplicate, similarity,
 };
-pub use scope::names_project_scope;
+pub use scope::{names_project_scope, states_project_fact};
 pub use store::{
     AutoMemory, AutoOptions, DEFAULT_CAP_TOKENS, EntryDates, EntryInfo, Listing, LockedFile,
     META_FILE, Meta, OpenFile, scope_name, scope_of,

@@ -1,5 +1,8 @@
 //! Which file an entry belongs in when its words name the scope: "in this project", "this repo",
-//! "here", "这个仓库", "本项目" put any entry, whatever its category, into the project's file.
+//! "here", "这个仓库", "本项目" put any entry, whatever its category, into the project's file;
+//! so does a preference or correction that states a fact of this project ("we use PostgreSQL,
+//! not MySQL", "the project is Python", "fixtures go in crates/parser/test_data", 我们的主分支是
+//! main): it would be wrong in every other project.
 
 /// English phrases naming the current project (matched on lowercased text at word boundaries).
 const PROJECT_PHRASES: &[&str] = &[
@@ -19,6 +22,9 @@ const PROJECT_PHRASES: &[&str] = &[
     "in our repo",
     "in our codebase",
     "in our project",
+    "about this project",
+    "about this repo",
+    "about this codebase",
     "in here",
     "around here",
     "this project's",
@@ -79,6 +85,175 @@ pub fn names_project_scope(text: &str) -> bool {
     })
 }
 
+/// Words saying an entry holds for all of the user's projects ("for all my projects", 所有项目):
+/// such an entry stays in the user's file whatever else it names.
+const USER_WIDE: &[&str] = &[
+    "all my",
+    "my projects",
+    "every project",
+    "all projects",
+    "any project",
+    "every repo",
+    "all repos",
+    "everywhere",
+    "所有项目",
+    "每个项目",
+    "我的项目",
+    "所有仓库",
+];
+
+/// Nouns naming a part of this project when they are the subject ("the service uses port 8080",
+/// "the project is Python, not Go"), after an optional "the" / "this" / "our".
+const PROJECT_SUBJECTS: &[&str] = &[
+    "project",
+    "repo",
+    "repository",
+    "codebase",
+    "monorepo",
+    "app",
+    "application",
+    "service",
+    "server",
+    "backend",
+    "frontend",
+    "api",
+    "database",
+    "db",
+    "ci",
+    "pipeline",
+    "staging",
+    "prod",
+    "production",
+    "cluster",
+];
+
+/// Chinese words naming this project's things: 我们 (the team), 项目, 仓库, 主分支, 目录, 端口.
+const PROJECT_WORDS_ZH: &[&str] = &["我们", "项目", "仓库", "代码库", "主分支", "目录", "端口"];
+
+/// Config-file endings: a token ending in one names a file of this project.
+const CONFIG_ENDINGS: &[&str] = &[
+    ".toml", ".json", ".yaml", ".yml", ".lock", ".cfg", ".ini", ".env", ".conf",
+];
+
+/// Whether a token is a path of the project: `crates/parser/test_data`, `src/gen/`, `./bin`,
+/// `config.toml`, `.env` (a URL, "and/or" or a lone `/` is not).
+fn is_project_path(token: &str) -> bool {
+    let t = token
+        .trim_start_matches(['`', '"', '\'', '('])
+        .trim_end_matches(['`', '"', '\'', ',', '.', ';', ':', ')', '!', '?']);
+    if t.contains("://") || t.len() < 3 {
+        return false;
+    }
+    let lower = t.to_lowercase();
+    // A dotfile: `.env`, `.env.example`, `.gitignore`.
+    let dotfile = t.strip_prefix('.').is_some_and(|name| {
+        name.starts_with(|c: char| c.is_ascii_alphabetic())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    });
+    if dotfile || CONFIG_ENDINGS.iter().any(|e| lower.ends_with(e)) {
+        return true;
+    }
+    if !t.contains('/') {
+        return false;
+    }
+    let segments: Vec<&str> = t.split('/').filter(|s| !s.is_empty()).collect();
+    token
+        .trim_end_matches(['.', ',', ';', ':', '`'])
+        .ends_with('/')
+        || t.starts_with(['.', '~', '/'])
+        || segments.len() >= 3
+        || segments.last().is_some_and(|s| s.contains(['.', '_']))
+}
+
+/// Whether `text` states a fact of this project rather than a habit of the user: "we" / "our"
+/// speaking for the team, a project noun as the subject ("the service uses port 8080"), a path
+/// or config file of the project, a port, project knowledge by value and topic
+/// naming a value only this project has ([`mem_llm::offline::is_project_rule`]: "PRs go
+/// against `staging`, not main"), or (Chinese) 我们 / 项目 / 仓库 / 主分支 / 目录 / 端口;
+/// `false` when it says it holds for all the user's projects ("for all my projects").
+/// A preference or correction stating such a fact goes to `<project>/.mewcode/memories.md`.
+pub fn states_project_fact(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    if USER_WIDE.iter().any(|w| lower.contains(w)) {
+        return false;
+    }
+    // A value of the project and a project topic ("PRs go against `staging`, not main").
+    if mem_llm::offline::is_project_rule(text) {
+        return true;
+    }
+    if PROJECT_WORDS_ZH.iter().any(|w| lower.contains(w)) {
+        return true;
+    }
+    let raw: Vec<&str> = text.split_whitespace().collect();
+    if raw.iter().any(|t| is_project_path(t)) {
+        return true;
+    }
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words
+        .iter()
+        .any(|w| matches!(*w, "we" | "we're" | "we've" | "our" | "ours"))
+    {
+        return true;
+    }
+    if words
+        .windows(2)
+        .any(|p| p[0] == "port" && p[1].chars().all(|c| c.is_ascii_digit()))
+    {
+        return true;
+    }
+    // A project noun as the subject: the first words, after an opener such as "no" / "actually".
+    let mut rest = words.as_slice();
+    while let [first, tail @ ..] = rest {
+        if matches!(
+            *first,
+            "no" | "actually"
+                | "nope"
+                | "wrong"
+                | "the"
+                | "this"
+                | "our"
+                | "dev"
+                | "main"
+                | "web"
+                | "api's"
+        ) {
+            rest = tail;
+        } else {
+            break;
+        }
+    }
+    rest.first().is_some_and(|w| PROJECT_SUBJECTS.contains(w))
+        && rest.get(1).is_some_and(|w| {
+            matches!(
+                *w,
+                "is" | "uses"
+                    | "runs"
+                    | "needs"
+                    | "requires"
+                    | "talks"
+                    | "lives"
+                    | "has"
+                    | "reads"
+                    | "writes"
+                    | "targets"
+                    | "deploys"
+                    | "was"
+                    | "isn't"
+                    | "doesn't"
+                    | "only"
+                    | "should"
+                    | "must"
+                    | "can't"
+                    | "cannot"
+            )
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,6 +269,7 @@ mod tests {
             "这个仓库里提交信息用英文。",
             "本项目统一用 uv。",
             "以后这个项目都用 pnpm",
+            "The thing to know about this codebase is that tables are partitioned.",
         ] {
             assert!(names_project_scope(t), "{t}");
         }
@@ -107,6 +283,36 @@ mod tests {
             "Here, the build is slow.",
         ] {
             assert!(!names_project_scope(t), "{t}");
+        }
+    }
+
+    #[test]
+    fn facts_of_this_project_name_the_project() {
+        for t in [
+            "Actually, we use PostgreSQL, not MySQL — we migrated last year.",
+            "The project is Python, not Go.",
+            "No, the dev server uses port 8080, not 3000.",
+            "Parser fixtures go in crates/parser/test_data, not tests/fixtures.",
+            "Never edit src/gen/ by hand.",
+            "Keep secrets out of .env.example.",
+            "This service is plain JavaScript, there's no tsc in the build.",
+            "我们的主分支是 main，不是 master。",
+            "项目实际是 Python 而不是 Go。",
+        ] {
+            assert!(states_project_fact(t), "{t}");
+        }
+        for t in [
+            "Always answer in English.",
+            "Use pnpm instead of npm.",
+            "I told you to use tabs for indentation in the Go files.",
+            "For all my projects: never run `git push --force`, ask me first.",
+            "Use the existing helper rather than a new one.",
+            "Never hardcode the key.",
+            "Use and/or sparingly in docs.",
+            "See https://x.dev/a/b/c for the style guide.",
+            "以后提交信息用英文。",
+        ] {
+            assert!(!states_project_fact(t), "{t}");
         }
     }
 }

@@ -111,6 +111,36 @@ fn extraction_writes_both_files_and_hand_edits_survive() {
     );
 }
 
+/// Issue 26 "wrong file": a preference said "in this project" and a correction stating a fact of
+/// this project go to `<project>/.mewcode/memories.md`; a preference for everywhere stays the
+/// user's.
+#[test]
+fn scope_words_and_project_facts_land_in_the_project_file() {
+    let p = Project::new();
+    let id = p.session(&[
+        Message::user("From now on always use uv, never pip, in this project."),
+        Message::assistant("Okay, uv here."),
+        Message::user("No, the project is Python, not Go."),
+        Message::assistant("Right, Python."),
+        Message::user("Always answer in English."),
+    ]);
+    p.extract(&id);
+    let project = read(&p.project_file());
+    let user = read(&p.user_file());
+    assert!(
+        project.contains("always use uv, never pip, in this project"),
+        "{project}"
+    );
+    assert!(
+        project.contains("The project is Python, not Go."),
+        "{project}"
+    );
+    assert!(user.contains("Always answer in English."), "{user}");
+    for moved in ["uv", "Python"] {
+        assert!(!user.contains(moved), "{moved} in the user file:\n{user}");
+    }
+}
+
 #[test]
 fn a_restart_does_not_extract_again() {
     let p = Project::new();

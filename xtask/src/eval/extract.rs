@@ -20,7 +20,8 @@
 //!
 //! The set is split into `dev/` (tuned against) and `test/` (never read by whoever tunes the
 //! extractor); each split is scored on its own and printed as its own table (dev, then test),
-//! then the dev − test gap per measure. `--split dev|test|all` runs one split or both (default
+//! then the dev − test gap per measure. Per-conversation lines (misses, `--verbose`) are printed
+//! for dev only: whoever tunes sees test's aggregate numbers, never its cases. `--split dev|test|all` runs one split or both (default
 //! all); `--filter TEXT` keeps the conversations whose id contains TEXT, `--sample N` N of each
 //! split spread evenly.
 //!
@@ -353,7 +354,9 @@ pub fn run(args: &[String]) -> Result<bool> {
     for (split, cases, all_cases) in &sets {
         println!("--- {split}/");
         let started = std::time::Instant::now();
-        let scores = score_split(cases, llm.as_ref(), &runtime, verbose)?;
+        // Test cases are never shown case by case (fixtures/eval/extract/README.md).
+        let details = *split != "test";
+        let scores = score_split(cases, llm.as_ref(), &runtime, verbose, details)?;
         results.push((*split, scores, *all_cases, started.elapsed()));
     }
 
@@ -427,12 +430,13 @@ pub fn run(args: &[String]) -> Result<bool> {
 }
 
 /// Runs the extractor on each conversation of one split and scores it; prints the misses (every
-/// case with `verbose`).
+/// case with `verbose`); with `details` false (the test split) no case is printed.
 fn score_split(
     cases: &[Case],
     llm: &dyn Llm,
     runtime: &tokio::runtime::Runtime,
     verbose: bool,
+    details: bool,
 ) -> Result<Scores> {
     let mut s = Scores {
         conversations: cases.len(),
@@ -550,7 +554,7 @@ fn score_split(
         s.superseded_kept += kept.len();
         missed.extend(kept);
         let ok = case_wrong.is_empty() && missed.is_empty() && leaks.is_empty();
-        if verbose || !ok {
+        if details && (verbose || !ok) {
             println!(
                 "{} {} ({}:{})",
                 if ok { "ok  " } else { "MISS" },

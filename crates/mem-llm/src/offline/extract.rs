@@ -11,9 +11,9 @@ use mem_core::secrets::{REDACTED, redact};
 use mem_core::{ContentBlock, Message, Role};
 use regex::Regex;
 
-use super::facts;
 use super::text::{already_known, normalise, one_line, shorten, urls, user_text};
 use super::tools::{ToolKind, classify_tool, command_of, touched_file};
+use super::{facts, knowledge};
 use crate::types::Memories;
 
 const ENTRY_CHARS: usize = 200;
@@ -68,6 +68,7 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
 
     // The text of the message before the one read: where a pronoun's referent may be named.
     let mut previous = String::new();
+    let mut previous_by_assistant = false;
     for message in messages {
         let mut said = Vec::new();
         if let Some(text) = user_text(message).filter(|t| t.chars().count() <= MAX_MESSAGE_CHARS) {
@@ -80,7 +81,8 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
         // assistant's project facts the user's.
         if message.role == Role::User
             && said.len() == 1
-            && facts::is_confirmation(&said[0])
+            && (facts::is_confirmation(&said[0])
+                || (previous_by_assistant && facts::opens_with_confirmation(&said[0])))
             && !previous.is_empty()
         {
             for statement in confirmed_statements(&previous) {
@@ -97,6 +99,8 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
             // cleaning, which counts them (`mem_auto::clean`).
             let redacted = redact(text);
             let fresh = redacted.withheld() > 0;
+            // Pasted output (a build log) states nothing in the user's voice.
+            let pasted = knowledge::looks_like_log(text);
             let mut before: Vec<String> = Vec::new();
             for sentence in facts::sentences(&redacted.text) {
                 if fresh && mostly_secret(&sentence) {
@@ -106,7 +110,8 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                 if sentence.chars().count() > MAX_SENTENCE_CHARS {
                     continue;
                 }
-                let cue = classify_sentence(&sentence);
+                // Pasted output (a build log) holds no statement of the user's.
+                let cue = classify_sentence(&sentence).filter(|_| !pasted);
                 if cue.is_some() && !facts::is_complaint(&sentence) {
                     let context = before.join(" ");
                     let entries = facts_of(&sentence, &[&context, &previous]);
@@ -114,6 +119,17 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                         Some(Cue::Correction) => &mut memories.corrections,
                         Some(Cue::Preference) => &mut memories.preferences,
                         Some(Cue::Project) => &mut memories.project,
+                        // Knowledge clauses keep only those naming a value ("here's the deploy
+                        // key, put it in ~/.ssh/…": the first clause names none).
+                        Some(Cue::Knowledge) => {
+                            for entry in entries {
+                                if knowledge::names_value(&entry) {
+                                    add(&mut memories.project, entry);
+                                }
+                            }
+                            before.push(sentence);
+                            continue;
+                        }
                         Some(Cue::Reference) if memories.references.len() < MAX_REFERENCES => {
                             &mut memories.references
                         }
@@ -132,6 +148,7 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
         let text = message_text(message);
         if !text.trim().is_empty() {
             previous = text;
+            previous_by_assistant = message.role == Role::Assistant;
         }
     }
 
@@ -174,14 +191,21 @@ fn confirmed_statements(assistant: &str) -> Vec<String> {
             r"(?i)\s*[,—–-]*\s*(right|correct|is\ that\ right|is\ that\ correct|yes|no)\s*\?\s*$|[，,]?\s*(对吗|是吗|对吧|是吧|没错吧)\s*[？?]\s*$",
         )
     });
-    static SO: LazyLock<Regex> =
-        LazyLock::new(|| re(r"(?i)^(so|ok|okay|got\ it|understood|所以)[,，:\s]+"));
+    static SO: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)^((so|ok|okay|got\ it|understood|it\ looks\ like|looks\ like|it\ seems|seems\ like|所以)[,，:\s]+|看起来|好像|似乎)",
+        )
+    });
+    // A yes/no question the user confirmed ("…产物在 dist/ 目录下？" "对的") is stated by the
+    // confirmation; a question asking what or how is not.
+    static YES_NO: LazyLock<Regex> = LazyLock::new(|| re(r"[?？]\s*$"));
     let mut out = Vec::new();
     for sentence in facts::sentences(assistant) {
         let s = one_line(&sentence);
         let s = SO.replace(&s, "");
         let s = TAG.replace(&s, "").trim().to_owned();
-        if classify_sentence(&s) == Some(Cue::Project) {
+        let s = YES_NO.replace(&s, "").trim().to_owned();
+        if matches!(classify_sentence(&s), Some(Cue::Project | Cue::Knowledge)) {
             out.push(s);
         }
     }
@@ -265,7 +289,10 @@ fn strip_filler(sentence: &str) -> String {
 enum Cue {
     Preference,
     Correction,
+    /// A project fact by the older cue phrases ([`PROJECT`]).
     Project,
+    /// A project fact by value and topic (`knowledge`): each clause must name a value.
+    Knowledge,
     Reference,
 }
 
@@ -279,7 +306,7 @@ static NOT_A_STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
         [?？]\s*$ | 吗[。.!！]?\s*$ | 呢[。.]?\s*$ | 是不是 | 要不要 | 能不能 | 可不可以 | 怎么
         | ^(can|could|would|should|shall|do|does|did|is|are|was|were|what|why|how|where|which|who)\b
         | \b(maybe|perhaps|probably|possibly|i\ think|i\ guess|i\ suppose|not\ sure|might|at\ some\ point|let\ me\ think|we\ could\ try)\b
-        | 也许|可能|或许|好像|不确定|考虑一下|再说
+        | 也许|可能|或许|好像|不确定|考虑一下|(以后|回头|到时候|之后|下次)再说
         | ^(what\ if|suppose|imagine|假如|假设|要是)
         | \b(he|she|they|someone|colleague|coworker|boss|manager|docs?|article|blog)\s+(said|says|say|told\ me|thinks?)\b
         | \bsaid\ (that\ )?we\b | \baccording\ to\b | 他说|她说|同事说|听说|据说
@@ -290,7 +317,9 @@ static NOT_A_STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
 static DEIXIS: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         \b(this|that|these|those)\ (file|files|function|line|lines|test|bug|one|method|class|variable|pr|branch|commit|case|error|change|diff)\b
-        | 这个(文件|函数|方法|变量|bug|类)|这一行|这里的
+        | \bthe\ (other|second|first|third|last|previous|next|old|new|same)\ (one|approach|option|version|way|solution|file|branch|function|method)\b
+        | \b(option|choice|variant|approach|plan|proposal)\ ([a-d]|\d|one|two|three)\b | 方案\s*[一二三ABCabc\d] | 选项\s*[ABCabc\d]
+        | 这个(文件|函数|方法|变量|bug|类|接口|页面|按钮|组件|字段|请求|模块|脚本|测试|报错)|这一行|这里的
     ")
 });
 
@@ -333,9 +362,47 @@ static PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
         | ^(from\ now\ on|going\ forward|in\ the\ future|from\ here\ on|whenever\ you|when\ you|every\ time\ you|each\ time\ you|remember\ (to|that))\b
         | (^|[,;:]\s*|\b(you|we|please|should|must|to|and)\s+)(always|never)\s+\w
         | \b(i|we)\ (prefer|'d\ prefer|would\ prefer|'d\ rather|would\ rather|like\ to|like\ using)\b | \bmy\ preference\b
-        | ^(please\ )?(don't|do\ not|dont)\ (ever|use|add|commit|push|touch|write|put|leave|create|run)\b
+        | ^(please\ )?(don't|do\ not|dont)\ (ever|use|add|commit|push|touch|write|put|leave|create|run|edit|modify|include|mock|import|call|install|bump|hardcode|log|print|catch|swallow|wrap|force|skip|disable|reformat|explain|summarize|apologize)\b
+        | ^(please\ )?(make|be)\ sure\ (to|that|you\ (always|never|use|run|write|add|keep|don't))\b | ^(please\ )?avoid\ \w+
+        | ^(please\ )?prefer\ \S+.*\b(over|to|instead\ of)\b
+        | \b(i|we)\ (don't|do\ not)\ want\ (you\ to|any|\w+s)\b | \bi\ want\ you\ to\ (always|never|use|write|keep|stop|avoid|answer|reply)\b
+        | ^(please\ )?keep\ (answers|replies|responses|functions|lines|commits|prs|comments|messages|explanations|summaries)\b
         | \b(don't|do\ not)\ .*\b(again|anymore|any\ more|ever)\b | ^no\ more\b | ^(please\ )?stop\ \w+ing\b
         | 以后|今后|往后|总是|始终|永远|一律|每次|统一|务必|记住|我喜欢用|我习惯|我偏好|偏好|别用|不要用|不许|禁止|不要再|别再|所有.*都
+        | \b(answer|reply|respond|talk|speak|write|explain)\b[^.;]{0,30}\bin\ (english|chinese|mandarin|japanese|german|french|spanish|korean)\b
+        | \b(english|chinese|mandarin|japanese|german|french|spanish|korean)\ (to|with|for)\ me\b
+        | \bi\ (really\ )?(like|love|hate|dislike|want)\ (short|long|concise|brief|terse|small|detailed|plain|simple)\ \w+
+        | \b(every|each|all)\ (reply|replies|answer|answers|response|responses)\b
+        | (回复|回答|跟我说|和我说|对我说|跟我交流|和我交流)我?.{0,4}用
+        | (注释|提交信息|文档|代码注释).{0,4}(用|写成)(中文|英文)
+        | 尽量|优先用|优先使用|最好用|少用|不需要每次|我希望你|请用|请始终|请不要|不要(加|写|用|改|提交|推|删|在|把|给)
+    ")
+});
+
+/// "don't" before a verb that gives no rule ("don't worry", "don't know"): taken out before the
+/// preference cues are read.
+static IDLE_NEGATIVE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(don't|do\ not|dont)\ (worry|know|think|mind|bother|care|get|understand|see|have|need|remember|like|forget\ it)\b",
+    )
+});
+
+/// A definite thing of the code with always/never and a behaviour verb ("the /users endpoint
+/// should never return null", "the parser always raises on empty input"): a spec of the task.
+static CODE_SPEC: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        ^(the|this|that)\ \S+(\ \S+){0,3}?\ (should\ |must\ |will\ )?(always|never)\ (return|returns|throw|throws|raise|raises|emit|emits|crash|crashes|panic|panics|block|blocks|be\ (null|nil|none|empty|negative|zero))\b
+    ")
+});
+
+/// Words naming this project as the scope ("in this repo", 这个仓库): with a rule verb, a
+/// statement is a preference for this project ("in this repo commit messages follow
+/// conventional commits").
+static SCOPE_STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        (\b(in|for|on)\ (this|our)\ (project|repo|repository|codebase|monorepo|workspace)\b | 这个(仓库|项目|代码库)|本(项目|仓库))
+        .*
+        (\b(follow|follows|use|uses|must|should|need|needs|written|go|goes|live|lives|prefer|only|always|never|don't)\b|不要|别|用|一律|统一|都)
     ")
 });
 
@@ -378,9 +445,27 @@ static DESCRIBED_LINK: LazyLock<Regex> = LazyLock::new(|| {
     ")
 });
 
+/// Words saying a rule holds for all the user's projects: a preference, never project knowledge.
+static USER_WIDE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(all\ my|my\ projects|every\ project|all\ projects|any\ project|everywhere|for\ me|to\ me)\b|所有项目|每个项目|我的项目",
+    )
+});
+
+/// One detail of the task set to a value: "the button should be blue", "标题应该是深红色" (a
+/// definite thing, "should/needs to be"; a short Chinese subject with 应该是).
+static TASK_DETAIL: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        ^(the|this|that|my|your)\ [\w-]+(\ [\w-]+)?\ (should|needs\ to|has\ to|must)\ be\b
+        | ^[^，,。\s]{1,8}应该是
+    ")
+});
+
 /// A verb that makes the rest of a correction a statement.
 static STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"\b(is|are|uses?|goes|go|lives?|should|must|need|needs|want|wants)\b|是|用|应该|在")
+    re(
+        r"\b(is|are|uses?|goes|go|lives?|should|must|need|needs|want|wants|it's|that's)\b|是|用|应该|在",
+    )
 });
 
 fn classify_sentence(sentence: &str) -> Option<Cue> {
@@ -426,7 +511,12 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
         ]
         .iter()
         .any(|a| rest.trim_start().starts_with(a));
-        if !acknowledgement && (rest_words >= 3 || rest_cjk >= 5) {
+        // "actually 5 is enough, not 10": a value of the task at hand, no subject of its own;
+        // "no, the button should be blue" / "标题应该是深红色": one detail of the task.
+        let rest_start = rest.trim_start_matches([',', ' ', '，']);
+        let bare_value = rest_start.starts_with(|c: char| c.is_ascii_digit())
+            || (TASK_DETAIL.is_match(rest_start) && !knowledge::names_project_value(rest_start));
+        if !acknowledgement && !bare_value && (rest_words >= 3 || rest_cjk >= 5) {
             let statement = CONTRAST.is_match(lower)
                 || PROJECT.is_match(lower)
                 || PREFERENCE.is_match(lower)
@@ -440,17 +530,41 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
     if TOLD_YOU.is_match(lower) {
         return Some(Cue::Correction);
     }
-    if PREFERENCE.is_match(lower) {
-        return Some(Cue::Preference);
+    // A fact of the project (a value and a project topic, standing): knowledge, even when it is
+    // worded as a rule ("never kubectl apply to prod") or a contrast ("PRs go against
+    // `staging`, not main").
+    let knowledge = knowledge::is_project_knowledge(sentence) && !USER_WIDE.is_match(lower);
+    // "the /users endpoint should never return null": how one thing of the code behaves, a spec
+    // of the task, not a rule for the agent.
+    let preference =
+        PREFERENCE.is_match(&IDLE_NEGATIVE.replace_all(lower, "")) && !CODE_SPEC.is_match(lower);
+    if preference {
+        // A rule naming a value only this project has; a tool alone keeps it the user's.
+        return Some(if knowledge && knowledge::names_project_value(sentence) {
+            Cue::Knowledge
+        } else {
+            Cue::Preference
+        });
     }
     if TASK_REQUEST.is_match(lower) {
         return None;
+    }
+    // A contrast stays a correction (it supersedes what it corrects); one stating project
+    // knowledge goes to the project file all the same (`mem_auto`'s routing).
+    if knowledge && !(CONTRAST.is_match(lower) && !has_url && words <= MAX_CONTRAST_WORDS) {
+        return Some(Cue::Knowledge);
+    }
+    if SCOPE_STATEMENT.is_match(lower) && !CONTRAST.is_match(lower) {
+        return Some(Cue::Preference);
     }
     // A contrast alone corrects in a short statement; in a long one it describes a task.
     if CONTRAST.is_match(lower) && !has_url && words <= MAX_CONTRAST_WORDS {
         return Some(Cue::Correction);
     }
-    if PROJECT.is_match(lower) && !has_url_only_subject(lower) {
+    if PROJECT.is_match(lower)
+        && !has_url_only_subject(lower)
+        && !knowledge::is_event_or_task(sentence)
+    {
         return Some(Cue::Project);
     }
     None
@@ -805,6 +919,66 @@ mod tests {
             messages,
             "",
             "### 项目知识\n- Package manager: pnpm\n- Test command: `pnpm test`\n- Framework: Next.js\n\n### 参考资料\n- Docs are at https://docs.example.com/guide.\n",
+        );
+    }
+
+    /// Issue 26 build 3: project knowledge by value and topic, also worded as a rule; a task, a
+    /// one-off and a clause without a value give nothing.
+    #[test]
+    fn project_knowledge_by_value_and_topic() {
+        check(
+            vec![
+                Message::user("CI runs `cargo deny check` on every PR."),
+                Message::user(
+                    "staging is the `shop-staging` namespace, never kubectl apply to prod",
+                ),
+                Message::user("third_party/ 下面是别人的代码，别改"),
+                Message::user("run `make lint` and tell me what it says"),
+                Message::user("for now put the scratch files in /tmp/exp1"),
+                Message::user("here's the deploy key, put it in ~/.ssh/deploy_ed25519"),
+            ],
+            "",
+            "### 项目知识\n- CI runs `cargo deny check` on every PR.\n- staging is the `shop-staging` namespace, never kubectl apply to prod.\n- third_party/ 下面是别人的代码，别改。\n",
+        );
+    }
+
+    /// Preferences worded without always/never, a rule for this project said with its scope
+    /// words, and look-alikes that give nothing (an idle "don't", a pick among options).
+    #[test]
+    fn preference_cues_beyond_always_and_never() {
+        check(
+            vec![
+                Message::user("Make sure to add a docstring to every public function."),
+                Message::user("Avoid nested ternaries in TypeScript."),
+                Message::user("in this repo commit messages follow conventional commits"),
+                Message::user("这个仓库里不要用 lodash，能用原生就用原生"),
+                Message::user("don't worry about the warnings"),
+                Message::user("no, use the other approach"),
+                Message::user("actually 5 is enough, not 10"),
+                Message::user("no, the button should be blue, not green"),
+                Message::user("不对，标题应该是深红色，不是大红"),
+                Message::user("I prefer option B"),
+                Message::user("the /users endpoint should never return null for the email field"),
+                Message::user("这个接口永远不要返回 500，出错时返回 400 和错误信息"),
+            ],
+            "",
+            "### 用户偏好\n- Make sure to add a docstring to every public function.\n- Avoid nested ternaries in TypeScript.\n- In this repo commit messages follow conventional commits.\n- 这个仓库里不要用 lodash，能用原生就用原生。\n",
+        );
+    }
+
+    /// A confirmation going on ("right, and …") and a confirmed yes/no question make the
+    /// assistant's project facts the user's.
+    #[test]
+    fn confirmed_statements_and_questions_become_the_users() {
+        check(
+            vec![
+                Message::assistant("The toolchain is pinned to Rust 1.78.0."),
+                Message::user("right, and we don't bump it without asking the platform team"),
+                Message::assistant("看起来前端的构建命令是 `pnpm build`，产物在 dist/ 目录下？"),
+                Message::user("对的"),
+            ],
+            "",
+            "### 项目知识\n- The toolchain is pinned to Rust 1.78.0.\n- 前端的构建命令是 `pnpm build`，产物在 dist/ 目录下。\n",
         );
     }
 

@@ -348,7 +348,7 @@ static PRONOUN: LazyLock<Regex> = LazyLock::new(|| {
 /// fine"): not a pronoun to resolve.
 static DUMMY_IT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(keep|make)\s+it\s+(short|simple|brief|concise|small|tidy|clean|minimal|readable|terse)\b|\bit's\s+(fine|ok|okay)\b|\bif\s+it\b",
+        r"(?i)\b(keep|make)\s+it\s+(short|simple|brief|concise|small|tidy|clean|minimal|readable|terse)\b|\bit's\s+(fine|ok|okay)\b|\bif\s+it\b|\bit('s|\s+is)\s+`|(这个|那个)(仓库|项目|代码库|工程|目录|分支|服务|模块|接口|库|包)",
     )
 });
 
@@ -382,15 +382,20 @@ pub fn has_pronoun(clause: &str) -> bool {
     PRONOUN.is_match(&without)
 }
 
-/// The clause with its pronoun replaced by the one named thing of `context` (the clauses before
-/// it, then the previous turn, in that order of preference); the clause as is without a
-/// pronoun; `None` when there is a pronoun and not exactly one named thing to stand for it.
+/// The clause with its first pronoun replaced by the one named thing of `context` (the clauses
+/// before it, then the previous turn, in that order of preference; a later pronoun then has its
+/// antecedent in the statement); the clause as is without a pronoun; `None` when there is a pronoun and not exactly one named thing to stand for it.
 pub fn resolve_pronouns(clause: &str, contexts: &[&str]) -> Option<String> {
     if !has_pronoun(clause) {
         return Some(clause.to_owned());
     }
     // A clause naming its one thing itself leans on nothing ("`legacy/`: never touch it").
     if named_things(clause).len() == 1 {
+        return Some(clause.to_owned());
+    }
+    // A pronoun after a clause of its own that names a thing ("the service talks to Stripe
+    // through the stripe-rust crate, we pin it to 0.26"): its antecedent is in the statement.
+    if antecedent_before_pronoun(clause) {
         return Some(clause.to_owned());
     }
     let mut referent = None;
@@ -407,11 +412,30 @@ pub fn resolve_pronouns(clause: &str, contexts: &[&str]) -> Option<String> {
     let referent = referent?;
     static REPLACEABLE: LazyLock<Regex> =
         LazyLock::new(|| re(r"(?i)\b(it|them|this|that)\b|它们?|这个|那个"));
-    // The first pronoun only; a second one would still lean on something.
+    // The first pronoun only: a later one now has its antecedent inside the statement ("Never
+    // touch legacy/, it is dead code.").
     let replaced = REPLACEABLE
         .replacen(clause, 1, referent.as_str())
         .into_owned();
-    (!has_pronoun(&replaced.replace(&referent, ""))).then_some(replaced)
+    Some(replaced)
+}
+
+/// Whether the first pronoun of `clause` (English) comes after six words or more holding a
+/// noun phrase ("the stripe-rust crate", a named thing, a capitalised name) and a clause break
+/// (a comma or "and"): the pronoun points back into the statement.
+fn antecedent_before_pronoun(clause: &str) -> bool {
+    static NOUN_PHRASE: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(?i:\b(the|a|an|our|their))\s+[\w-]+|`[^`]+`|\s[A-Z][a-z]+"));
+    let without = DUMMY_IT.replace_all(clause, "");
+    // The pronoun `has_pronoun` sees (not "that" as a conjunction).
+    let Some(m) = PRONOUN.find(&without) else {
+        return false;
+    };
+    let before = &without[..m.start()];
+    before.is_ascii()
+        && before.split_whitespace().count() >= 6
+        && (before.contains(',') || before.contains(" and "))
+        && (NOUN_PHRASE.is_match(before) || !named_things(before).is_empty())
 }
 
 /// A fragment: no verb-and-object left ("never spend time.", "中文。"), fewer than 3 words
@@ -427,7 +451,14 @@ pub fn is_fragment(clause: &str) -> bool {
         .chars()
         .filter(|c| !c.is_ascii() && c.is_alphanumeric())
         .count();
-    content.len() < 3 && cjk < 4
+    // An adverb with a scope but no verb ("Always, for all my projects.", "never in prod"):
+    // the verb and its object are in an earlier turn.
+    static ADVERB_ONLY: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)^(always|never|usually|everywhere|sure|yes|yeah|ok|okay)\s*([,;:!—–-]+\s*|\s+(for|in|on|with|at|across)\b)",
+        )
+    });
+    (content.len() < 3 && cjk < 4) || ADVERB_ONLY.is_match(clause.trim())
 }
 
 /// Complaints without a rule ("你每次回答都太长了。", "your answers are way too long"): no
@@ -447,6 +478,27 @@ pub fn is_complaint(clause: &str) -> bool {
         ")
     });
     JUDGEMENT.is_match(clause) && !RULE.is_match(&JUDGEMENT.replace_all(clause, ""))
+}
+
+/// A message opening with a confirmation and going on ("right, and we don't bump it", "yes —
+/// also …", "对，另外…"): it confirms what the assistant just said; not when it goes on with
+/// "but", "no", "not", 但, 不.
+pub fn opens_with_confirmation(text: &str) -> bool {
+    static OPENS: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"(?xi)
+            ^(yes|yep|yeah|yup|right|correct|exactly|that's\ right|that's\ correct)[,.!—–-]+\s*(and\ |also\ |plus\ )?
+            | ^(对|对的|没错|是的)[，,。！!]\s*(而且|另外|并且)?
+        ")
+    });
+    static BUT: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(?i)^(but|no|not|though|however|except|但|不|可是)"));
+    match OPENS.find(text.trim()) {
+        Some(m) => {
+            let rest = text.trim()[m.end()..].trim_start();
+            !rest.is_empty() && !BUT.is_match(rest)
+        }
+        None => false,
+    }
 }
 
 /// A confirmation of what the assistant said: "yes, exactly", "correct", "对", "没错".
@@ -613,6 +665,18 @@ mod tests {
             resolve_pronouns("Don't touch it.", &["legacy/ is dead code", ""]).as_deref(),
             Some("Don't touch legacy/.")
         );
+        assert_eq!(
+            resolve_pronouns(
+                "Never touch it, it is dead code.",
+                &["There is a legacy/ folder."]
+            )
+            .as_deref(),
+            Some("Never touch legacy/, it is dead code.")
+        );
+        // The antecedent is in the statement, before the pronoun: as is.
+        let c =
+            "The billing service talks to Stripe through the stripe-rust crate, we pin it to 0.26.";
+        assert_eq!(resolve_pronouns(c, &[]).as_deref(), Some(c));
         // The clause names its one thing itself (a URL here): as is.
         let c = "The API reference is at https://x.dev/api — check it first.";
         assert_eq!(resolve_pronouns(c, &[]).as_deref(), Some(c));
@@ -628,10 +692,21 @@ mod tests {
 
     #[test]
     fn fragments_complaints_and_confirmations() {
-        for t in ["Never mind.", "中文。", "English only"] {
+        for t in [
+            "Never mind.",
+            "中文。",
+            "English only",
+            "Always, for every service we own.",
+            "never in prod",
+        ] {
             assert!(is_fragment(t), "{t}");
         }
-        for t in ["Use tabs in Go.", "提交信息用英文。"] {
+        for t in [
+            "Use tabs in Go.",
+            "提交信息用英文。",
+            "Always use tabs.",
+            "Never commit to main.",
+        ] {
             assert!(!is_fragment(t), "{t}");
         }
         for t in [
@@ -659,6 +734,21 @@ mod tests {
         }
         for t in ["yes, but use pnpm", "ok", "对了，另外", "correct the typo"] {
             assert!(!is_confirmation(t), "{t}");
+        }
+        for t in [
+            "right, and we don't bump it without asking",
+            "yes, also keep the old name",
+            "对，另外测试也要跑",
+        ] {
+            assert!(opens_with_confirmation(t), "{t}");
+        }
+        for t in [
+            "yes, but use pnpm",
+            "right",
+            "correct the typo",
+            "yeah no, that's wrong",
+        ] {
+            assert!(!opens_with_confirmation(t), "{t}");
         }
     }
 }

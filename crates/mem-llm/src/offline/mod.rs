@@ -5,6 +5,7 @@
 
 mod extract;
 pub mod facts;
+mod knowledge;
 mod select;
 pub mod skill;
 mod summarize;
@@ -13,6 +14,7 @@ mod text;
 mod tools;
 
 pub use extract::extract;
+pub use knowledge::{is_project_knowledge, is_project_rule, names_project_value, names_value};
 pub use select::{
     ANALYZER_VERSION, BODY_WEIGHT, CandidateTerms, DESCRIPTION_WEIGHT, EXPANSION_WEIGHT,
     IDEAL_PRIOR_TERMS, MIN_IDEAL_SHARE, MIN_RELATIVE_SCORE, NAME_WEIGHT, TERMS_MEMO_MAX,

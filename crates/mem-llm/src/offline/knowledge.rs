@@ -1,0 +1,302 @@
+//! Project knowledge (issue 26 build 3): a statement is read as a fact of the project when it
+//! names a **value** of the project and speaks of a **project topic**, as a standing statement
+//! rather than a task, a report of what just happened, or a one-off.
+//!
+//! - values: a backticked span, a path or config file, a dotfile, a version (`3.12`, `node 20`,
+//!   `iOS 16+`), a percentage, a time of day, an identifier with digits (`eu-west-1`), a
+//!   developer tool by name (`make`, `pnpm`, `kubectl`, `mypy`...), a branch after
+//!   `into`/`against`/`from`/`off`; in a Chinese sentence, any ASCII term;
+//! - topics: CI and checks, build/test/lint/format, deploy/release/tag/publish, branches and
+//!   merges, versions and platforms, generated/vendored/dead code, config and environment,
+//!   migrations and schema, docs, environments (staging, prod, cluster, region), where things
+//!   live; and their Chinese words (构建, 部署, 发布, 分支, 覆盖率, 别改...);
+//! - not knowledge: a task (an imperative without a standing marker such as `always`, `every`,
+//!   `before each`, `to start`), a one-off (`for now`, `just this once`, 这次, 暂时), a status
+//!   report (`is broken`, `failed`, 挂了), an event the speaker reports (`I upgraded…`).
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+fn re(pattern: &str) -> Regex {
+    Regex::new(pattern).unwrap_or_else(|e| unreachable!("a constant pattern: {e}"))
+}
+
+/// Values a project fact names (see the module doc).
+static VALUE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?xi)
+        `[^`]+`
+        | (?:^|[\s(])(?:\.{1,2}/|~/|/)?[\w.-]+/[\w./-]*
+        | \b[\w-]+\.(?:toml|json|ya?ml|lock|cfg|ini|env|conf|xml|gradle|md|sh|py|rs|ts|js|go|sql|tf|proto)\b
+        | (?:^|\s)\.[a-z][\w.-]+
+        | \b\d+(?:\.\d+)+\b | \b\d+\.x\b | \d+\s*% | \b\d{1,2}(?::\d\d)?\s*(?:am|pm)\b
+        | \b[a-z]+(?:[-_][a-z0-9]+)*[-_]\d+[a-z]?\b
+        | \b(?:make|just|npm|pnpm|yarn|bun|npx|cargo|pytest|mypy|ruff|black|isort|flake8|eslint|prettier|tsc|vitest|jest|playwright|cypress|docker|docker-compose|kubectl|helm|terraform|ansible|gh|poetry|uv|pipenv|tox|nox|pre-commit|gradle|mvn|bazel|nx|turbo|alembic|prisma|flyway|sqlx|diesel|rspec|rake|dotnet|xcodebuild|fastlane|mdbook|sphinx|mkdocs|clippy|rustfmt|gofmt|golangci-lint|buf|protoc|argo|argocd|fly|vercel|netlify|heroku|wrangler|pulumi|storybook|webpack|vite|esbuild|goreleaser|changesets|semantic-release|nextest|codegen)\b
+        | \b(?:into|against|from|off|onto)\s+`?(?:main|master|develop|dev|trunk|staging|release[\w/.-]*)\b
+        | \b(?:main|master|develop|trunk)\s+branch\b
+    ")
+});
+
+/// A runtime, platform or tool with its version (`python 3.9`, `node 20`, `iOS 16+`): a value
+/// and a topic (versions and platforms) at once.
+static RUNTIME_VERSION: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?xi)
+        \b(?:node|python|py|go|golang|rust|java|jdk|ruby|php|postgres(?:ql)?|mysql|redis|ios|android|macos|ubuntu|debian|windows|react|vue|django|rails|kotlin|swift|xcode|k8s|kubernetes|pnpm|npm|yarn|dotnet|\.net)\s*v?\d+(?:\.\d+)*\+?(?:\s|$|[,.;:)])
+    ")
+});
+
+/// ASCII terms inside a Chinese sentence (`tag`, `CI`, `pnpm`): values there.
+static ASCII_TERM: LazyLock<Regex> = LazyLock::new(|| re(r"[A-Za-z][A-Za-z0-9_.+-]+|\d+%"));
+
+/// Topics of project knowledge (see the module doc).
+static TOPIC: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?xi)
+        \b(ci|pipeline|workflows?|github\ actions|gitlab\ ci|pre-commit|hooks?|checks?|coverage|lint(s|ed|er|ers|ing)?
+          |format(s|ter|ted|ting)?|type-?check\w*|builds?|built|compil\w+|bundl\w+|tests?|suite|specs?|e2e
+          |deploy\w*|releases?|released|releasing|ships?|shipped|publish\w*|tag(s|ged|ging)?|branch(es)?|merges?|merged
+          |prs?|pull\ requests?|rebas\w+|squash\w*|versions?|pinned|pins?|supports?|supported|platforms?|compatib\w+
+          |generated|regenerat\w+|codegen|dead\ code|vendored|legacy|deprecated|read-only|source\ of\ truth
+          |configs?|configuration|settings|env\ vars?|environment\ variables?|migrations?|schema|docs|documentation
+          |stack|locally|local\ dev|dev\ server|staging|prod|production|database|db|cluster|namespace|region|bucket
+          |container|image|registry|nightly|lives?|located|stored|kept\ in|comes?\ from|root|toolchain|runtime
+          |lockfile|monorepo|workspace|package\ manager)\b
+        | \.(env|toml|ya?ml|json|ini|cfg|conf|lock)\b
+        | CI|流水线|覆盖率|检查|测试|构建|编译|打包|部署|上线|发布|分支|合并|版本|支持|平台|生成|别改|不要改|别动|不要动|不能改
+        | 不要修改|废弃|遗留|配置|环境变量|迁移|文档|目录|数据库|端口|集群|镜像|触发|命令|脚本|工具链|依赖
+    ")
+});
+
+/// An imperative opening a sentence: a task unless a standing marker or a statement is beside it.
+static IMPERATIVE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?xi)
+        ^(please\s+)?(run|use|call|put|keep|ignore|skip|try|start|stop|set|bump|copy|go|do|move|add|make|write|open|check|build|test|deploy|release|tag|merge|push|pull|install|update|upgrade|change|edit|delete|remove|rename|fix|revert|clean|create|ship|publish|lint|format|regenerate|generate|restart|reset|rerun|look|read|show|tell|give|send|post|commit)\b
+        | ^(用|把|推|跑|执行|运行|改|加|删|装|打开|切到|切换到|帮)
+    ")
+});
+
+/// What makes an imperative a standing rule: `always`, `never`, `every`, `before each`, a purpose
+/// (`to start`), or a statement beside it ("ignore old_api/, it's dead code").
+static STANDING: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?xi)
+        \b(always|never|every|each|whenever|any\ time|by\ default|instead|don't|do\ not|otherwise)\b
+        | \bbefore\ (every|each|any|all|pushing|merging|committing|releasing|deploying|a\ commit|a\ push|a\ release|a\ merge)\b
+        | \bto\ (start|run\ it|get\ started|bootstrap|set\ (it\ )?up|develop\ locally)\b
+        | \b(it's|it\ is|they're|they\ are|is|are|we)\b
+        | 每次|总是|一律|都要|之前
+    ")
+});
+
+/// Plans, wishes and hand-overs: what the speaker wants done, not how the project is ("we need
+/// to migrate…", "I want…", "here's the deploy key", 我想, 我们要, 打算).
+static PLAN: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?xi)
+        \b(i|we)\s+(want|wanna|need\ to|should|will|'ll|plan|are\ going\ to|'re\ going\ to|could|might)\b
+        | \b(i'll|we'll|i'd\ like|we'd\ like)\b | ^(let's|lets|here's|here\ is|here\ are|attached)\b
+        | 我想|我们要|我们需要|打算|准备|计划|帮我|帮忙|麻烦你
+    ")
+});
+
+/// One-offs: true now or for this task only.
+static ONE_OFF: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?xi)
+        \b(for\ now|just\ this\ once|this\ once|for\ today|tonight|this\ time|temporarily|for\ the\ moment|until\ tomorrow|right\ now|just\ now
+          |for\ this\ (task|pr|ticket|change|session|run|request)|until\ \w+|(this|next)\ (week|sprint|month)
+          |monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b
+        | 这次|这一次|暂时|今天|先不|临时|刚才|一下|这周|本周|下周|周[一二三四五六日末]|星期[一二三四五六日天]
+    ")
+});
+
+/// Status reports: what happened, not how the project is.
+static STATUS: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?xi)
+        \b(is|are|was|were|'s)\s+(broken|failing|red|down|flaky|stuck|green|passing|done|finished)\b
+        | \b(failed|broke|crashed|passed|succeeded)\b
+        | ^(i|i've|i'm|i\ just|we\ just)\b.*\b(ran|upgraded|changed|installed|deleted|pushed|merged|tried|updated|moved|saw|noticed|found|added|removed|fixed)\b
+        | 挂了|坏了|失败了|报错了|通过了|为什么|为啥|报\s*\S{0,8}\s*了|出错了|崩了
+    ")
+});
+
+/// Whether `text` names a value of a project fact (see the module doc): a backticked span, a
+/// path, a version, a tool... (or an ASCII term in Chinese text).
+pub fn names_value(text: &str) -> bool {
+    let cjk = text
+        .chars()
+        .filter(|c| ('\u{4e00}'..='\u{9fff}').contains(c))
+        .count();
+    RUNTIME_VERSION.is_match(text)
+        || VALUE.is_match(text)
+        || (cjk >= 4 && ASCII_TERM.is_match(text))
+}
+
+/// Values only one project has: a path, a config file or dotfile, a version, an identifier with
+/// digits (`eu-west-1`), a branch, an environment (staging, prod, cluster, namespace) or CI as
+/// the subject. A tool name alone (`ruff`, `pnpm`, `mypy`) is not one: "always run mypy before a
+/// commit" is the user's habit, "never edit src/gen/" a fact of this project.
+static PROJECT_VALUE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?xi)
+        (?:^|[\s(`])(?:\.{1,2}/|~/|/)?[\w.-]+/[\w./-]*
+        | \b[\w-]+\.(?:toml|json|ya?ml|lock|cfg|ini|env|conf|xml|gradle|sql|tf|proto)\b
+        | (?:^|\s)\.[a-z][\w.-]+
+        | \b\d+(?:\.\d+)+\b | \b\d+\.x\b
+        | \b[a-z]+(?:[-_][a-z0-9]+)*[-_]\d+[a-z]?\b
+        | \b(?:into|against|from|off|onto)\s+`?(?:main|master|develop|dev|trunk|staging|release[\w/.-]*)\b
+        | \b(?:main|master|develop|trunk)\s+branch\b
+        | \b(?:staging|prod|production|cluster|namespace|ci|pipeline)\b
+        | 分支|目录|环境|集群|流水线|CI
+    ")
+});
+
+/// Whether `text` names a value only this project has (see `PROJECT_VALUE`) or a runtime
+/// version: what makes a rule worded as a preference ("never kubectl apply to prod") a fact of
+/// the project rather than the user's habit.
+pub fn names_project_value(text: &str) -> bool {
+    let without_urls = text
+        .split_whitespace()
+        .filter(|w| !w.contains("://"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    RUNTIME_VERSION.is_match(&without_urls) || PROJECT_VALUE.is_match(&without_urls)
+}
+
+/// Whether `text` is project knowledge naming a value only this project has: a standing rule
+/// of this project ([`is_project_knowledge`] and [`names_project_value`]).
+pub fn is_project_rule(text: &str) -> bool {
+    is_project_knowledge(text) && names_project_value(text)
+}
+
+/// A line of pasted output: a timestamp, a prompt, a log level, a build tool's progress verb.
+static LOG_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?xi)
+        ^\s*(\[|\$\ |>\ |\#\d|\d{1,2}:\d\d(:\d\d)?|\d{4}-\d\d-\d\d)
+        | ^\s*(running|detected|installing|installed|cloning|building|compiling|downloading|fetching|resolving|linking|collecting|error|warning|warn|info|debug|trace|fatal|npm\ err|err!|successfully|done\ in|finished|added\ \d+\ packages)\b
+        | \bexited\ with\b | \bexit\ code\b | \bstatus\ code\b
+    ")
+});
+
+/// Whether `text` (a whole message) is pasted output: three or more lines of it look like a log
+/// (timestamps, prompts, log levels, progress verbs). Its lines are not the user's statements.
+pub fn looks_like_log(text: &str) -> bool {
+    text.lines().filter(|l| LOG_LINE.is_match(l)).count() >= 3
+}
+
+/// Whether `sentence` is a one-off, a status report, a reported event, a plan or hand-over, or a
+/// log line (see the module doc): never a fact of the project, whatever its cue words.
+pub fn is_event_or_task(sentence: &str) -> bool {
+    let lower = sentence.to_lowercase();
+    let lower = lower.trim_start_matches(['-', '*', '>', ' ']);
+    ONE_OFF.is_match(lower)
+        || STATUS.is_match(lower)
+        || PLAN.is_match(lower)
+        || LOG_LINE.is_match(lower)
+}
+
+/// Whether `sentence` (one sentence of what the user said, or an assistant statement the user
+/// confirmed) states a fact of the project: a value, a topic, and a standing statement (see the
+/// module doc). Questions, hedges and reported speech are judged before this, by the caller.
+pub fn is_project_knowledge(sentence: &str) -> bool {
+    let lower = sentence.to_lowercase();
+    let lower = lower.trim_start_matches(['-', '*', '>', ' ']);
+    let cjk = lower
+        .chars()
+        .filter(|c| ('\u{4e00}'..='\u{9fff}').contains(c))
+        .count();
+    let versioned = RUNTIME_VERSION.is_match(sentence);
+    let value =
+        versioned || VALUE.is_match(sentence) || (cjk >= 4 && ASCII_TERM.is_match(sentence));
+    if !value || !(versioned || TOPIC.is_match(sentence)) {
+        return false;
+    }
+    if ONE_OFF.is_match(lower) || STATUS.is_match(lower) || LOG_LINE.is_match(lower) {
+        return false;
+    }
+    if PLAN.is_match(lower) {
+        return false;
+    }
+    if IMPERATIVE.is_match(lower) {
+        let rest = IMPERATIVE.replace(lower, "");
+        return STANDING.is_match(&rest);
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn project_facts_in_the_cue_classes_are_knowledge() {
+        for s in [
+            // CI rules
+            "The pipeline runs `golangci-lint run` on every PR and blocks the merge.",
+            "CI 会检查覆盖率，低于 80% 就会失败",
+            // do-not-touch
+            "ignore old_api/, it's dead code and gets deleted next quarter",
+            "third_party/ 下面是别人的代码，别改",
+            // release flow and branches
+            "PRs go against `staging`, not main.",
+            "We cut a release branch off develop and tag it there.",
+            // versions and platforms
+            "We have to keep python 3.9 working because of the lab machines.",
+            "this app only ships for iOS 16+ and Android 12+",
+            // commands, paths and config
+            "to bring up the stack locally it's `docker compose up -d db` then `make dev`",
+            "the logging config is in deploy/logging.yaml, not in the app settings",
+            "copy .env.example to .env to start",
+            "Run `make check` before every push.",
+        ] {
+            assert!(is_project_knowledge(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn tasks_one_offs_reports_and_plain_preferences_are_not() {
+        for s in [
+            "run `make lint` and tell me what it says",
+            "for now put the scratch files in /tmp/exp1",
+            "这次先不跑测试，直接 build 一下看看",
+            "部署到 staging 之后首页报 500 了，帮我看看日志",
+            "deploy freeze until friday, don't merge anything to main",
+            "这周五之前不要往 main 合并任何东西，等发布完再说",
+            "The build is broken again on main.",
+            "i upgraded node to 22 on my laptop",
+            "Always answer in English.",
+            "I prefer short commit messages.",
+            "Deploy the app to staging.",
+            "Set the timeout to 30s for this request.",
+            "here's the deploy key, put it in ~/.ssh/deploy_ed25519",
+            "Detected Next.js version: 13.0.2",
+            "Error: Command \"yarn run build\" exited with 1.",
+            "we need to move the CI config to .github/workflows/ci.yml",
+            "用这个 token 推送，推到 gitlab 的 release 分支。",
+        ] {
+            assert!(!is_project_knowledge(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn pasted_logs_are_not_statements() {
+        let log = "Cloning github.com/me/site\n01:12:38.209\nRunning \"yarn run build\"\nDetected Next.js version: 13.0.2\nError: Command exited with 1";
+        assert!(looks_like_log(log));
+        assert!(!looks_like_log(
+            "CI runs mypy --strict.\nThe docs are in docs/."
+        ));
+    }
+
+    #[test]
+    fn a_rule_is_the_projects_when_it_names_a_value_only_this_project_has() {
+        for s in [
+            "Never edit src/gen/ by hand, it is generated by `buf generate`.",
+            "never kubectl apply to prod, deploys go through argo",
+            "Always target node 20 in the build.",
+        ] {
+            assert!(is_project_rule(s), "{s}");
+        }
+        for s in [
+            "Always use `ruff format` for formatting.",
+            "Always run the tests with pytest -x before you say it is done.",
+            "Use ruff for linting.",
+        ] {
+            assert!(!is_project_rule(s), "{s}");
+        }
+    }
+}
