@@ -36,6 +36,15 @@ t1=$(date +%s)
 MEM_LIVE_LLM_URL="$URL" cargo test -p mem-llm --test live -- --ignored --test-threads=1
 echo "live-llm: live tests took $(( $(date +%s) - t1 )) s"
 
+# Embeddings: llama.cpp's /v1/embeddings with all-MiniLM-L6-v2 (.ci/local-embed.sh, registry
+# packages only), the client end to end; the server is stopped if this script started it.
+EMBED=$ROOT/.ci/local-embed.sh
+embed_started=0
+"$EMBED" status >/dev/null 2>&1 || embed_started=1
+EMBED_URL=$("$EMBED" start | tail -n 1)
+MEM_LIVE_EMBED_URL="$EMBED_URL" cargo test -p mem-llm --test live_embed -- --ignored
+if [ "$embed_started" = 1 ]; then "$EMBED" stop || true; fi
+
 # The agent loop end to end through the mewmem facade: two sessions, compaction, extraction,
 # Tier 0 and recall (crates/mewmem/tests/live_agent.rs).
 t2=$(date +%s)

@@ -20,6 +20,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod embed;
 mod engine;
 mod error;
 pub mod http;
@@ -31,6 +32,7 @@ mod provider;
 mod types;
 
 pub use config::{CliCommand, ConfigFile, JobSettings, LlmSettings};
+pub use embed::{Embedder, EmbeddingSettings};
 pub use engine::{BoxFuture, Llm};
 pub use error::{LlmError, Result};
 pub use http::CallPolicy;

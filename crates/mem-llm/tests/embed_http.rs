@@ -1,0 +1,199 @@
+//! The embeddings client against a real HTTP server on loopback (wiremock): the request it sends
+//! (path, model, input, bearer key, secrets redacted), batching, index order, 500 then success,
+//! 429 with Retry-After, 401 without retry, malformed replies, connection refused.
+
+use std::time::Duration;
+
+use mem_llm::embed::{Embedder, EmbeddingSettings};
+use mem_llm::{ApiKey, CallPolicy, LlmError};
+use serde_json::{Value, json};
+use wiremock::matchers::{header, method, path};
+use wiremock::{Mock, MockServer, Request, ResponseTemplate};
+
+const KEY: &str = "sk-embed-test-key-never-logged";
+
+fn settings(base: &str, batch: usize) -> EmbeddingSettings {
+    EmbeddingSettings {
+        base_url: base.to_owned(),
+        model: "mini".to_owned(),
+        api_key: Some(ApiKey::new(KEY)),
+        policy: CallPolicy {
+            connect_timeout: Duration::from_secs(2),
+            timeout: Duration::from_secs(10),
+            max_retries: 2,
+            base_delay: Duration::from_millis(10),
+            max_delay: Duration::from_millis(50),
+        },
+        batch,
+    }
+}
+
+fn embedder(server: &MockServer, batch: usize) -> Embedder {
+    Embedder::new(&settings(&format!("{}/v1", server.uri()), batch))
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A reply giving text i the vector [len(text), i], in reverse index order.
+fn reply_for(req: &Request) -> ResponseTemplate {
+    let body: Value = serde_json::from_slice(&req.body).unwrap_or_else(|e| panic!("{e}"));
+    let input = body["input"].as_array().cloned().unwrap_or_default();
+    let mut data: Vec<Value> = input
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let len = t.as_str().map_or(0, str::len) as f64;
+            json!({"object": "embedding", "index": i, "embedding": [len, i as f64 + 1.0]})
+        })
+        .collect();
+    data.reverse();
+    ResponseTemplate::new(200)
+        .set_body_json(json!({"object": "list", "data": data, "model": "mini"}))
+}
+
+#[tokio::test]
+async fn sends_openai_shape_batches_and_orders_by_index() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/embeddings"))
+        .and(header("authorization", format!("Bearer {KEY}").as_str()))
+        .respond_with(reply_for)
+        .expect(2)
+        .mount(&server)
+        .await;
+    let texts: Vec<String> = ["a", "bbb", "cc"].map(str::to_owned).to_vec();
+    let v = embedder(&server, 2).embed(&texts).await.unwrap();
+    assert_eq!(v.len(), 3);
+    // Unit length, and text order kept though the server answered in reverse.
+    for (vec, (len, i)) in v.iter().zip([(1.0f32, 1.0f32), (3.0, 2.0), (2.0, 1.0)]) {
+        let n = (len * len + i * i).sqrt();
+        assert!(
+            (vec[0] - len / n).abs() < 1e-6 && (vec[1] - i / n).abs() < 1e-6,
+            "{vec:?}"
+        );
+    }
+    let requests = server.received_requests().await.unwrap_or_default();
+    let first: Value = serde_json::from_slice(&requests[0].body).unwrap();
+    assert_eq!(first, json!({"model": "mini", "input": ["a", "bbb"]}));
+    // No request for nothing.
+    assert!(embedder(&server, 2).embed(&[]).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn secrets_are_redacted_before_sending() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/embeddings"))
+        .respond_with(reply_for)
+        .mount(&server)
+        .await;
+    let secret = "AKIAIOSFODNN7EXAMPLE";
+    let texts = vec![format!("the aws key is {secret} ok")];
+    embedder(&server, 8).embed(&texts).await.unwrap();
+    let requests = server.received_requests().await.unwrap_or_default();
+    let sent = String::from_utf8_lossy(&requests[0].body).into_owned();
+    assert!(!sent.contains(secret), "{sent}");
+    assert!(sent.contains("the aws key is"), "{sent}");
+}
+
+#[tokio::test]
+async fn retries_500_and_429_then_succeeds() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(500).set_body_string("boom"))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(429).insert_header("retry-after", "0"))
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(reply_for)
+        .mount(&server)
+        .await;
+    let v = embedder(&server, 8).embed(&["x".to_owned()]).await.unwrap();
+    assert_eq!(v.len(), 1);
+    assert_eq!(
+        server.received_requests().await.unwrap_or_default().len(),
+        3
+    );
+}
+
+#[tokio::test]
+async fn unauthorized_is_not_retried_and_the_key_is_masked() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(401)
+                .set_body_json(json!({"error": {"message": format!("bad key {KEY}")}})),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+    let err = embedder(&server, 8)
+        .embed(&["x".to_owned()])
+        .await
+        .unwrap_err();
+    assert!(matches!(err, LlmError::Unauthorized { .. }), "{err:?}");
+    assert!(!format!("{err} {err:?}").contains(KEY));
+}
+
+#[tokio::test]
+async fn malformed_replies_are_errors() {
+    let bodies = [
+        json!({"data": []}),
+        json!({"nothing": 1}),
+        json!({"data": [{"index": 0, "embedding": ["x"]}]}),
+        json!({"data": [{"index": 5, "embedding": [1.0]}]}),
+        json!({"data": [{"index": 0, "embedding": []}]}),
+    ];
+    for body in bodies {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(body.clone()))
+            .mount(&server)
+            .await;
+        let err = embedder(&server, 8)
+            .embed(&["x".to_owned()])
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, LlmError::MalformedReply { .. }),
+            "{body}: {err:?}"
+        );
+    }
+    // Vectors of different dimensions across batches.
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(json!({"data": [{"index": 0, "embedding": [1.0, 2.0]}]})),
+        )
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(json!({"data": [{"index": 0, "embedding": [1.0]}]})),
+        )
+        .mount(&server)
+        .await;
+    let err = embedder(&server, 1)
+        .embed(&["x".to_owned(), "y".to_owned()])
+        .await
+        .unwrap_err();
+    assert!(matches!(err, LlmError::MalformedReply { .. }), "{err:?}");
+}
+
+#[tokio::test]
+async fn connection_refused_is_a_connect_error() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let e = Embedder::new(&settings(&format!("http://127.0.0.1:{port}/v1"), 8)).unwrap();
+    let err = e.embed(&["x".to_owned()]).await.unwrap_err();
+    assert!(matches!(err, LlmError::Connect { .. }), "{err:?}");
+    assert!(Embedder::new(&settings("ftp://x", 8)).is_err());
+}
