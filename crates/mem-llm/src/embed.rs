@@ -24,6 +24,7 @@
 //! and connection errors retried with backoff and `Retry-After`, no redirect followed, the key
 //! masked in errors. Texts pass the secret filter (`mem_core::secrets::redact`) before they are sent.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -42,6 +43,15 @@ pub const DEFAULT_BATCH: usize = 64;
 
 /// The largest `batch` accepted.
 pub const MAX_BATCH: usize = 2048;
+
+/// The most characters of one text that are embedded (the start is kept): small embedding
+/// models see at most 512 tokens, and llama.cpp's server refuses a longer input.
+pub const MAX_EMBED_CHARS: usize = 1000;
+
+/// The default [`EmbeddingSettings::min_similarity`]: the cosine a candidate needs to be
+/// recalled on meaning alone (tuned on the `dev/` split of the recall set with
+/// all-MiniLM-L6-v2; see `docs/BENCHMARKS.md`).
+pub const DEFAULT_MIN_SIMILARITY: f32 = 0.5;
 
 /// Reciprocal-rank fusion's constant `k` (Cormack et al. 2009): a document at 1-based rank `r`
 /// in one list adds `1 / (k + r)`.
@@ -67,6 +77,9 @@ pub struct EmbeddingsSection {
     pub max_retries: Option<u32>,
     /// Texts per request (default [`DEFAULT_BATCH`], at most [`MAX_BATCH`]).
     pub batch: Option<usize>,
+    /// The cosine (in -1..=1) a memory needs to be recalled on meaning alone (default
+    /// [`DEFAULT_MIN_SIMILARITY`]).
+    pub min_similarity: Option<f32>,
 }
 
 /// Resolved embedding settings: present only when embeddings are configured.
@@ -82,6 +95,9 @@ pub struct EmbeddingSettings {
     pub policy: CallPolicy,
     /// Texts per request.
     pub batch: usize,
+    /// The cosine a memory needs to be recalled on meaning alone (see
+    /// [`EmbeddingsSection::min_similarity`]).
+    pub min_similarity: f32,
 }
 
 impl EmbeddingSettings {
@@ -181,6 +197,17 @@ impl EmbeddingSettings {
                 message: format!("[embeddings] batch = {batch}: expected 1 to {MAX_BATCH}"),
             });
         }
+        let min_similarity = layers
+            .iter()
+            .find_map(|l| l.min_similarity)
+            .unwrap_or(DEFAULT_MIN_SIMILARITY);
+        if !(-1.0..=1.0).contains(&min_similarity) {
+            return Err(LlmError::Config {
+                message: format!(
+                    "[embeddings] min_similarity = {min_similarity}: expected -1 to 1"
+                ),
+            });
+        }
         let policy = CallPolicy {
             connect_timeout: secs(&|l| l.connect_timeout_secs, "connect_timeout_secs", 3)?,
             timeout: secs(&|l| l.timeout_secs, "timeout_secs", 30)?,
@@ -194,6 +221,7 @@ impl EmbeddingSettings {
             api_key,
             policy,
             batch,
+            min_similarity,
         }))
     }
 }
@@ -235,6 +263,61 @@ impl Embedder {
         &self.url
     }
 
+    /// One vector per text like [`Embedder::embed`], taking what `cache` holds for
+    /// (text hash, model) and embedding only the rest, which is then stored. A cache that fails
+    /// is skipped (logged): the vectors are computed.
+    ///
+    /// Errors: those of [`Embedder::embed`].
+    pub async fn embed_cached(
+        &self,
+        cache: Option<&dyn VectorCache>,
+        texts: &[String],
+    ) -> Result<Vec<Vec<f32>>> {
+        let prepared: Vec<String> = texts.iter().map(|t| prepare(t)).collect();
+        let hashes: Vec<String> = prepared
+            .iter()
+            .map(|t| mem_core::sha256_hex(t.as_bytes()))
+            .collect();
+        let mut known = match cache.map(|c| c.vectors(&self.settings.model, &hashes)) {
+            Some(Ok(map)) => map,
+            Some(Err(e)) => {
+                tracing::warn!(error = %e, "cannot read cached vectors; embedding again");
+                HashMap::new()
+            }
+            None => HashMap::new(),
+        };
+        let mut missing: Vec<usize> = Vec::new();
+        for (i, h) in hashes.iter().enumerate() {
+            if !known.contains_key(h) && !missing.iter().any(|&j| hashes[j] == *h) {
+                missing.push(i);
+            }
+        }
+        if !missing.is_empty() {
+            let todo: Vec<String> = missing.iter().map(|&i| prepared[i].clone()).collect();
+            let fresh = self.embed(&todo).await?;
+            let rows: Vec<(String, Vec<f32>)> = missing
+                .iter()
+                .map(|&i| hashes[i].clone())
+                .zip(fresh)
+                .collect();
+            if let Some(c) = cache
+                && let Err(e) = c.store_vectors(&self.settings.model, &rows)
+            {
+                tracing::warn!(error = %e, "cannot cache vectors");
+            }
+            known.extend(rows);
+        }
+        hashes
+            .iter()
+            .map(|h| {
+                known
+                    .get(h)
+                    .cloned()
+                    .ok_or_else(|| self.malformed("a vector is missing".to_owned()))
+            })
+            .collect()
+    }
+
     /// One vector per text, in order, each L2-normalised (unit length; a zero vector stays zero).
     /// Texts are redacted first and sent [`EmbeddingSettings::batch`] at a time; an empty list
     /// makes no request.
@@ -244,18 +327,7 @@ impl Embedder {
     pub async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         let mut out: Vec<Vec<f32>> = Vec::with_capacity(texts.len());
         for chunk in texts.chunks(self.settings.batch) {
-            let input: Vec<String> = chunk
-                .iter()
-                .map(|t| {
-                    let clean = mem_core::secrets::redact(t).text;
-                    // An empty input is refused by some servers: embed one space instead.
-                    if clean.trim().is_empty() {
-                        " ".to_owned()
-                    } else {
-                        clean
-                    }
-                })
-                .collect();
+            let input: Vec<String> = chunk.iter().map(|t| prepare(t)).collect();
             let body = json!({"model": self.settings.model, "input": input});
             let key = self.settings.api_key.clone();
             let reply = send_json(
@@ -329,6 +401,43 @@ impl Embedder {
             .map(|s| s.ok_or_else(|| self.malformed("an index is missing".to_owned())))
             .collect()
     }
+}
+
+/// The text as it is sent: redacted (`mem_core::secrets::redact`), cut to [`MAX_EMBED_CHARS`]
+/// characters, one space for an empty text (some servers refuse an empty input). Idempotent.
+pub fn prepare(text: &str) -> String {
+    let clean: String = mem_core::secrets::redact(text)
+        .text
+        .chars()
+        .take(MAX_EMBED_CHARS)
+        .collect();
+    if clean.trim().is_empty() {
+        " ".to_owned()
+    } else {
+        clean
+    }
+}
+
+/// A store of vectors keyed by (SHA-256 hex of the prepared text, model name): the SQLite
+/// index's `vectors` table (mem-tiers). A model change misses every key, so texts are embedded
+/// again lazily, when next needed.
+pub trait VectorCache: Send + Sync {
+    /// The vectors held for these hashes under `model` (absent hashes are left out).
+    ///
+    /// Errors: the store's, as text.
+    fn vectors(
+        &self,
+        model: &str,
+        hashes: &[String],
+    ) -> std::result::Result<HashMap<String, Vec<f32>>, String>;
+    /// Stores (hash, vector) rows under `model`, replacing rows with the same key.
+    ///
+    /// Errors: the store's, as text.
+    fn store_vectors(
+        &self,
+        model: &str,
+        rows: &[(String, Vec<f32>)],
+    ) -> std::result::Result<(), String>;
 }
 
 /// `v` scaled to unit length (a zero vector is returned as is).

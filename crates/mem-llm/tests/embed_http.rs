@@ -1,11 +1,16 @@
 //! The embeddings client against a real HTTP server on loopback (wiremock): the request it sends
 //! (path, model, input, bearer key, secrets redacted), batching, index order, 500 then success,
-//! 429 with Retry-After, 401 without retry, malformed replies, connection refused.
+//! 429 with Retry-After, 401 without retry, malformed replies, connection refused; the vector
+//! cache; hybrid selection.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mem_llm::embed::{Embedder, EmbeddingSettings};
-use mem_llm::{ApiKey, CallPolicy, LlmError};
+use mem_llm::embed::{Embedder, EmbeddingSettings, VectorCache};
+use mem_llm::{
+    ApiKey, CallPolicy, Candidate, HybridSelector, Job, Llm, LlmError, OfflineEngine, SelectRequest,
+};
 use serde_json::{Value, json};
 use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
@@ -25,6 +30,7 @@ fn settings(base: &str, batch: usize) -> EmbeddingSettings {
             max_delay: Duration::from_millis(50),
         },
         batch,
+        min_similarity: 0.5,
     }
 }
 
@@ -196,4 +202,178 @@ async fn connection_refused_is_a_connect_error() {
     let err = e.embed(&["x".to_owned()]).await.unwrap_err();
     assert!(matches!(err, LlmError::Connect { .. }), "{err:?}");
     assert!(Embedder::new(&settings("ftp://x", 8)).is_err());
+}
+
+/// An in-memory [`VectorCache`].
+#[derive(Default)]
+struct MemCache(Mutex<HashMap<(String, String), Vec<f32>>>);
+
+impl VectorCache for MemCache {
+    fn vectors(&self, model: &str, hashes: &[String]) -> Result<HashMap<String, Vec<f32>>, String> {
+        let map = self.0.lock().map_err(|e| e.to_string())?;
+        Ok(hashes
+            .iter()
+            .filter_map(|h| {
+                map.get(&(h.clone(), model.to_owned()))
+                    .map(|v| (h.clone(), v.clone()))
+            })
+            .collect())
+    }
+    fn store_vectors(&self, model: &str, rows: &[(String, Vec<f32>)]) -> Result<(), String> {
+        let mut map = self.0.lock().map_err(|e| e.to_string())?;
+        for (h, v) in rows {
+            map.insert((h.clone(), model.to_owned()), v.clone());
+        }
+        Ok(())
+    }
+}
+
+fn inputs(requests: &[Request]) -> Vec<String> {
+    requests
+        .iter()
+        .flat_map(|r| {
+            let body: Value = serde_json::from_slice(&r.body).unwrap_or_else(|e| panic!("{e}"));
+            body["input"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn cached_vectors_are_reused_and_a_model_change_re_embeds() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(reply_for)
+        .mount(&server)
+        .await;
+    let cache = MemCache::default();
+    let e = embedder(&server, 8);
+    let first = e
+        .embed_cached(
+            Some(&cache),
+            &["a".to_owned(), "bb".to_owned(), "a".to_owned()],
+        )
+        .await
+        .unwrap();
+    assert_eq!(first[0], first[2]);
+    assert_eq!(
+        inputs(&server.received_requests().await.unwrap()),
+        ["a", "bb"]
+    );
+    // Only the new text is sent.
+    let second = e
+        .embed_cached(Some(&cache), &["bb".to_owned(), "ccc".to_owned()])
+        .await
+        .unwrap();
+    assert_eq!(second[0], first[1]);
+    assert_eq!(
+        inputs(&server.received_requests().await.unwrap()),
+        ["a", "bb", "ccc"]
+    );
+    // Another model misses the cache.
+    let mut other = settings(&format!("{}/v1", server.uri()), 8);
+    other.model = "other".to_owned();
+    Embedder::new(&other)
+        .unwrap()
+        .embed_cached(Some(&cache), &["bb".to_owned()])
+        .await
+        .unwrap();
+    assert_eq!(inputs(&server.received_requests().await.unwrap()).len(), 4);
+}
+
+fn candidate(id: &str, name: &str, body: &str) -> Candidate {
+    Candidate {
+        id: id.to_owned(),
+        name: name.to_owned(),
+        description: String::new(),
+        body: body.to_owned(),
+    }
+}
+
+/// Vectors by topic: texts mentioning "cache" or "slow" point one way, the rest another.
+fn topic_reply(req: &Request) -> ResponseTemplate {
+    let body: Value = serde_json::from_slice(&req.body).unwrap_or_else(|e| panic!("{e}"));
+    let data: Vec<Value> = body["input"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let t = t.as_str().unwrap_or_default();
+            let v = if t.contains("sluggish") || t.contains("cache") {
+                [1.0, 0.1]
+            } else {
+                [0.0, 1.0]
+            };
+            json!({"index": i, "embedding": v})
+        })
+        .collect();
+    ResponseTemplate::new(200).set_body_json(json!({"data": data}))
+}
+
+#[tokio::test]
+async fn hybrid_selection_adds_a_paraphrase_and_falls_back_when_embeddings_fail() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(topic_reply)
+        .mount(&server)
+        .await;
+    let request = SelectRequest {
+        query: "why are builds so sluggish".to_owned(),
+        candidates: vec![
+            candidate("build.md", "build steps", "how builds run in CI"),
+            candidate(
+                "cache.md",
+                "compile cache",
+                "the cache must be warmed first",
+            ),
+            candidate("pizza.md", "lunch", "basil on top"),
+        ],
+        limit: 5,
+    };
+    let offline = OfflineEngine.select(&request).await.unwrap();
+    assert!(
+        !offline.value.ids.contains(&"cache.md".to_owned()),
+        "{:?}",
+        offline.value.ids
+    );
+    let hybrid = HybridSelector::new(Arc::new(OfflineEngine), embedder(&server, 8), None, 0.5);
+    let reply = hybrid.select(&request).await.unwrap();
+    assert!(
+        reply.value.ids.contains(&"cache.md".to_owned()),
+        "{:?}",
+        reply.value.ids
+    );
+    assert!(
+        !reply.value.ids.contains(&"pizza.md".to_owned()),
+        "{:?}",
+        reply.value.ids
+    );
+    for id in &offline.value.ids {
+        assert!(reply.value.ids.contains(id), "{id} lost");
+    }
+    assert_eq!(reply.engine, "offline+embeddings:mini");
+    assert_eq!(hybrid.engine_name(Job::Select), "offline+embeddings:mini");
+    assert_eq!(hybrid.engine_name(Job::Extract), "offline");
+
+    let down = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(401))
+        .mount(&down)
+        .await;
+    let hybrid = HybridSelector::new(Arc::new(OfflineEngine), embedder(&down, 8), None, 0.5);
+    let reply = hybrid.select(&request).await.unwrap();
+    assert_eq!(reply.value.ids, offline.value.ids);
+    assert!(
+        reply
+            .fallback
+            .as_deref()
+            .unwrap_or("")
+            .contains("embeddings failed")
+    );
 }

@@ -23,6 +23,7 @@ async fn live_embeddings_rank_a_paraphrase_above_an_unrelated_text() {
             ..CallPolicy::for_job(mem_llm::Job::Extract)
         },
         batch: 2,
+        min_similarity: 0.5,
     };
     let e = Embedder::new(&settings).unwrap();
     let texts: Vec<String> = [
