@@ -31,6 +31,7 @@ pub mod skill;
 mod sqlite;
 mod store;
 pub mod tiers;
+pub mod vectors;
 
 pub use backend::{AnyStore, StoreLocation};
 pub use error::{Error, Result};
