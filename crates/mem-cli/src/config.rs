@@ -80,6 +80,61 @@ pub fn llm_settings(settings: &Settings) -> Result<(LlmSettings, Vec<ConfigSourc
     Ok((resolved, sources))
 }
 
+/// The `[embeddings]` settings (`mem_llm::embed`) from the two config files and the environment
+/// (`MEM_EMBED_BASE_URL`, `MEM_EMBED_MODEL`, `OPENAI_API_KEY`, a variable named by
+/// `api_key_env`); `None` when embeddings are not configured (the default: lexical search only).
+pub fn embedding_settings(settings: &Settings) -> Result<Option<mem_llm::EmbeddingSettings>> {
+    let [user_path, project_path] = config_paths(settings);
+    let user = read_config(&user_path)?;
+    let project = read_config(&project_path)?;
+    let env = |name: &str| std::env::var(name).ok();
+    mem_llm::EmbeddingSettings::resolve(user.as_ref(), project.as_ref(), &env)
+        .context("cannot resolve the embeddings configuration")
+}
+
+/// The embedding cache for hybrid search and recall: the `vectors` table of the local tier
+/// database (`<storage_dir>/memory.db`). `None`, with a warning on stderr, when it cannot be
+/// opened (vectors are then computed each time).
+pub fn vector_cache(settings: &Settings) -> Option<std::sync::Arc<dyn mem_llm::VectorCache>> {
+    let open = || -> Result<mem_tiers::vectors::SqliteVectorCache> {
+        let config = crate::cmd::memory::memory_config(settings)?;
+        Ok(mem_tiers::vectors::SqliteVectorCache::open(
+            &config.database_path(),
+            config.busy_timeout,
+        )?)
+    };
+    match open() {
+        Ok(c) => Some(std::sync::Arc::new(c)),
+        Err(e) => {
+            eprintln!(
+                "warning: no embedding cache ({}); embedding every text",
+                mem_core::terminal::safe_line(&format!("{e:#}"))
+            );
+            None
+        }
+    }
+}
+
+/// `llm` with hybrid selection when embeddings are configured ([`embedding_settings`]) and not
+/// turned off; else `llm` itself.
+pub fn with_embeddings(
+    settings: &Settings,
+    llm: std::sync::Arc<dyn mem_llm::Llm>,
+    off: bool,
+) -> Result<std::sync::Arc<dyn mem_llm::Llm>> {
+    if off {
+        return Ok(llm);
+    }
+    let Some(embed) = embedding_settings(settings)? else {
+        return Ok(llm);
+    };
+    let embedder = mem_llm::Embedder::new(&embed)?;
+    Ok(std::sync::Arc::new(
+        mem_llm::HybridSelector::new(llm, embedder, vector_cache(settings), embed.min_similarity)
+            .english_only(embed.english_only),
+    ))
+}
+
 /// The `[memory]` table of a `config.toml`: every setting of the one memory (`memories.md`,
 /// the tier store, their index). Unknown keys are refused, naming the file.
 #[derive(Debug, Default, Clone, serde::Deserialize)]

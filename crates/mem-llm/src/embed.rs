@@ -13,6 +13,8 @@
 //! connect_timeout_secs = 3
 //! max_retries = 3
 //! batch = 64                            # texts per request
+//! min_similarity = 0.45                 # cosine to be recalled on meaning alone
+//! english_only = true                   # CJK messages stay lexical (English-only model)
 //! ```
 //!
 //! Environment: `MEM_EMBED_BASE_URL` and `MEM_EMBED_MODEL` override the files. A project's file
@@ -51,7 +53,7 @@ pub const MAX_EMBED_CHARS: usize = 1000;
 /// The default [`EmbeddingSettings::min_similarity`]: the cosine a candidate needs to be
 /// recalled on meaning alone (tuned on the `dev/` split of the recall set with
 /// all-MiniLM-L6-v2; see `docs/BENCHMARKS.md`).
-pub const DEFAULT_MIN_SIMILARITY: f32 = 0.5;
+pub const DEFAULT_MIN_SIMILARITY: f32 = 0.45;
 
 /// Reciprocal-rank fusion's constant `k` (Cormack et al. 2009): a document at 1-based rank `r`
 /// in one list adds `1 / (k + r)`.
@@ -80,6 +82,10 @@ pub struct EmbeddingsSection {
     /// The cosine (in -1..=1) a memory needs to be recalled on meaning alone (default
     /// [`DEFAULT_MIN_SIMILARITY`]).
     pub min_similarity: Option<f32>,
+    /// The model knows English only (default `true`, as all-MiniLM-L6-v2 of
+    /// `.ci/local-embed.sh`): a message holding CJK text is ranked lexically only. Set `false`
+    /// for a multilingual model.
+    pub english_only: Option<bool>,
 }
 
 /// Resolved embedding settings: present only when embeddings are configured.
@@ -98,6 +104,8 @@ pub struct EmbeddingSettings {
     /// The cosine a memory needs to be recalled on meaning alone (see
     /// [`EmbeddingsSection::min_similarity`]).
     pub min_similarity: f32,
+    /// See [`EmbeddingsSection::english_only`].
+    pub english_only: bool,
 }
 
 impl EmbeddingSettings {
@@ -222,6 +230,7 @@ impl EmbeddingSettings {
             policy,
             batch,
             min_similarity,
+            english_only: layers.iter().find_map(|l| l.english_only).unwrap_or(true),
         }))
     }
 }

@@ -4,7 +4,8 @@
 //!
 //! The lexical list is the inner selector's selection (its thresholds decide what matches by
 //! words); the semantic list is the candidates whose cosine with the message is at least
-//! [`EmbeddingSettings::min_similarity`], best first, at most the limit. The fused list, cut to
+//! [`crate::EmbeddingSettings::min_similarity`], best first, at most the limit; with
+//! [`crate::EmbeddingSettings::english_only`] a message holding CJK text has no semantic list. The fused list, cut to
 //! the limit, is the selection. When embedding fails, the inner selection is returned with a
 //! `fallback` saying so: embeddings never make recall fail.
 
@@ -24,6 +25,7 @@ pub struct HybridSelector {
     embedder: Embedder,
     cache: Option<Arc<dyn VectorCache>>,
     min_similarity: f32,
+    english_only: bool,
 }
 
 impl HybridSelector {
@@ -40,8 +42,24 @@ impl HybridSelector {
             embedder,
             cache,
             min_similarity,
+            english_only: false,
         }
     }
+
+    /// Ranks messages holding CJK text lexically only (an English-only embedding model).
+    pub fn english_only(mut self, yes: bool) -> Self {
+        self.english_only = yes;
+        self
+    }
+}
+
+/// Whether `text` holds a Han, kana or Hangul character.
+pub fn has_cjk(text: &str) -> bool {
+    text.chars().any(|c| {
+        matches!(c as u32,
+            0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF
+            | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
+    })
 }
 
 /// The text of a candidate that is embedded: name, description and body, one per line.
@@ -105,7 +123,10 @@ impl Llm for HybridSelector {
     fn select<'a>(&'a self, request: &'a SelectRequest) -> BoxFuture<'a, Result<Reply<Selection>>> {
         Box::pin(async move {
             let mut reply = self.inner.select(request).await?;
-            if request.candidates.is_empty() || request.limit == 0 {
+            if request.candidates.is_empty()
+                || request.limit == 0
+                || (self.english_only && has_cjk(&request.query))
+            {
                 return Ok(reply);
             }
             let mut texts: Vec<String> = vec![request.query.clone()];

@@ -31,6 +31,7 @@ fn settings(base: &str, batch: usize) -> EmbeddingSettings {
         },
         batch,
         min_similarity: 0.5,
+        english_only: true,
     }
 }
 
@@ -376,4 +377,27 @@ async fn hybrid_selection_adds_a_paraphrase_and_falls_back_when_embeddings_fail(
             .unwrap_or("")
             .contains("embeddings failed")
     );
+}
+
+#[tokio::test]
+async fn english_only_leaves_cjk_messages_lexical() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(topic_reply)
+        .mount(&server)
+        .await;
+    let request = SelectRequest {
+        query: "构建为什么这么 sluggish".to_owned(),
+        candidates: vec![candidate(
+            "cache.md",
+            "compile cache",
+            "the cache must be warmed",
+        )],
+        limit: 5,
+    };
+    let both = HybridSelector::new(Arc::new(OfflineEngine), embedder(&server, 8), None, 0.5);
+    assert_eq!(both.select(&request).await.unwrap().value.ids, ["cache.md"]);
+    let english = HybridSelector::new(Arc::new(OfflineEngine), embedder(&server, 8), None, 0.5)
+        .english_only(true);
+    assert!(english.select(&request).await.unwrap().value.ids.is_empty());
 }

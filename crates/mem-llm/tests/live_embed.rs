@@ -24,6 +24,7 @@ async fn live_embeddings_rank_a_paraphrase_above_an_unrelated_text() {
         },
         batch: 2,
         min_similarity: 0.5,
+        english_only: true,
     };
     let e = Embedder::new(&settings).unwrap();
     let texts: Vec<String> = [
