@@ -135,6 +135,71 @@ pub fn with_embeddings(
     ))
 }
 
+/// `lexical` (the full-text hits of `query`, best first) fused with the documents nearest the
+/// query by meaning ([`mem_tiers::hybrid`]) when embeddings are configured; else `lexical` as
+/// it is. A failed embedding call is a warning on stderr and leaves `lexical` as it is.
+///
+/// Errors: a bad `[embeddings]` configuration, or the store's.
+pub fn hybrid_search<S: mem_tiers::MemoryStore + ?Sized>(
+    settings: &Settings,
+    store: &S,
+    query: &mem_tiers::SearchQuery,
+    lexical: Vec<mem_tiers::SearchHit>,
+) -> Result<Vec<mem_tiers::SearchHit>> {
+    let Some(embed) = embedding_settings(settings)? else {
+        return Ok(lexical);
+    };
+    if query.text.trim().is_empty() || (embed.english_only && mem_llm::hybrid::has_cjk(&query.text))
+    {
+        return Ok(lexical);
+    }
+    let docs = mem_tiers::hybrid::semantic_candidates(store, query)?;
+    if docs.is_empty() {
+        return Ok(lexical);
+    }
+    let embedder = mem_llm::Embedder::new(&embed)?;
+    let cache = vector_cache(settings);
+    let mut texts = vec![query.text.clone()];
+    texts.extend(docs.iter().map(mem_tiers::hybrid::document_text));
+    let vectors = run_async(embedder.embed_cached(cache.as_deref(), &texts));
+    match vectors {
+        Ok(v) if v.len() == texts.len() => Ok(mem_tiers::hybrid::fuse(
+            query,
+            lexical,
+            &docs,
+            &v[0],
+            &v[1..],
+            embed.min_similarity,
+        )),
+        Ok(_) => Ok(lexical),
+        Err(e) => {
+            eprintln!(
+                "warning: embeddings failed ({}); full-text results only",
+                mem_core::terminal::safe_line(&format!("{e:#}"))
+            );
+            Ok(lexical)
+        }
+    }
+}
+
+/// Runs `fut` to completion on a runtime of its own, in a thread of its own, so a synchronous
+/// caller may wait for it whether or not it is itself inside a runtime.
+fn run_async<T: Send>(
+    fut: impl std::future::Future<Output = mem_llm::Result<T>> + Send,
+) -> Result<T> {
+    std::thread::scope(|s| {
+        s.spawn(|| -> Result<T> {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .context("cannot start a runtime for the embedding call")?;
+            Ok(rt.block_on(fut)?)
+        })
+        .join()
+        .map_err(|_| anyhow::anyhow!("the embedding call panicked"))?
+    })
+}
+
 /// The `[memory]` table of a `config.toml`: every setting of the one memory (`memories.md`,
 /// the tier store, their index). Unknown keys are refused, naming the file.
 #[derive(Debug, Default, Clone, serde::Deserialize)]

@@ -17,6 +17,7 @@ pub mod archive;
 mod backend;
 pub mod checkpoint;
 mod error;
+pub mod hybrid;
 pub mod id;
 pub mod index;
 mod manager;
