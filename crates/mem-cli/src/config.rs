@@ -137,12 +137,13 @@ pub fn with_embeddings(
 
 /// `lexical` (the full-text hits of `query`, best first) fused with the documents nearest the
 /// query by meaning ([`mem_tiers::hybrid`]) when embeddings are configured; else `lexical` as
-/// it is. A failed embedding call is a warning on stderr and leaves `lexical` as it is.
+/// it is. Vectors are cached in the store's backend: the `vectors` table of the SQLite file, or
+/// of the PostgreSQL schema (similarity computed here either way). A failed embedding call is a warning on stderr and leaves `lexical` as it is.
 ///
 /// Errors: a bad `[embeddings]` configuration, or the store's.
-pub fn hybrid_search<S: mem_tiers::MemoryStore + ?Sized>(
+pub fn hybrid_search(
     settings: &Settings,
-    store: &S,
+    store: &mem_tiers::AnyStore,
     query: &mem_tiers::SearchQuery,
     lexical: Vec<mem_tiers::SearchHit>,
 ) -> Result<Vec<mem_tiers::SearchHit>> {
@@ -158,10 +159,17 @@ pub fn hybrid_search<S: mem_tiers::MemoryStore + ?Sized>(
         return Ok(lexical);
     }
     let embedder = mem_llm::Embedder::new(&embed)?;
-    let cache = vector_cache(settings);
+    let local;
+    let cache: Option<&dyn mem_llm::VectorCache> = match store {
+        mem_tiers::AnyStore::Postgres(pg) => Some(pg),
+        mem_tiers::AnyStore::Sqlite(_) => {
+            local = vector_cache(settings);
+            local.as_deref()
+        }
+    };
     let mut texts = vec![query.text.clone()];
     texts.extend(docs.iter().map(mem_tiers::hybrid::document_text));
-    let vectors = run_async(embedder.embed_cached(cache.as_deref(), &texts));
+    let vectors = run_async(embedder.embed_cached(cache, &texts));
     match vectors {
         Ok(v) if v.len() == texts.len() => Ok(mem_tiers::hybrid::fuse(
             query,

@@ -23,6 +23,7 @@ pub mod index;
 mod manager;
 pub mod migrate;
 pub mod model;
+pub mod pg_vectors;
 pub mod postgres;
 pub mod project;
 pub mod query;
