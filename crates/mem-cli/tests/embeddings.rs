@@ -161,3 +161,92 @@ async fn memory_search_and_recall_are_hybrid_only_when_configured() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("refused"));
 }
+
+/// The same hybrid search on the team store (PostgreSQL, `MEM_TEST_PG_URL`; skipped without
+/// it, failing with `MEM_REQUIRE_PG=1`): the vectors land in the schema's `vectors` table.
+#[tokio::test]
+async fn memory_search_is_hybrid_on_postgres_too() {
+    let url = match std::env::var("MEM_TEST_PG_URL") {
+        Ok(u) if !u.trim().is_empty() => u,
+        _ => {
+            assert!(
+                std::env::var("MEM_REQUIRE_PG").map_or(true, |v| v != "1"),
+                "MEM_REQUIRE_PG=1 but MEM_TEST_PG_URL is not set"
+            );
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED (PostgreSQL half): MEM_TEST_PG_URL is not set"
+            );
+            if let Some(log) = std::env::var_os("MEM_PG_SKIP_LOG")
+                && let Ok(mut f) = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(log)
+            {
+                let _ = writeln!(
+                    f,
+                    "{}::memory_search_is_hybrid_on_postgres_too",
+                    env!("CARGO_CRATE_NAME")
+                );
+            }
+            return;
+        }
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("project");
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::create_dir_all(home.join(".mewcode")).unwrap();
+    let schema = format!("t_embed_cli_{}", std::process::id());
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/embeddings"))
+        .respond_with(topic)
+        .mount(&server)
+        .await;
+    std::fs::write(
+        home.join(".mewcode/config.toml"),
+        format!(
+            "[store]\nurl = \"{url}\"\nschema = \"{schema}\"\nauthor = \"tester\"\n\n\
+             [embeddings]\nbase_url = \"{}/v1\"\nmodel = \"topic\"\n",
+            server.uri()
+        ),
+    )
+    .unwrap();
+    run(mem(&project, &home).args([
+        "memory",
+        "add",
+        "Slow compiles",
+        "Compilation is sluggish while the incremental cache is cold.",
+    ]));
+    run(mem(&project, &home).args(["memory", "add", "Lunch", "Basil goes on top."]));
+    let out = run(mem(&project, &home).args([
+        "--json",
+        "memory",
+        "search",
+        "why does it take ages to build",
+    ]));
+    let found = ids(&out);
+    assert_eq!(found.len(), 1, "{out}");
+    assert!(found[0].starts_with('L'), "{out}");
+    let store = mem_tiers::PgStore::open(
+        &url,
+        &mem_tiers::PgOptions {
+            schema: schema.clone(),
+            ..mem_tiers::PgOptions::for_author("tester")
+        },
+    )
+    .unwrap();
+    let table = format!("\"{schema}\".vectors");
+    let n: i64 = store
+        .with_client(move |c| {
+            Ok(c.query_one(&format!("SELECT count(*) FROM {table}"), &[])?
+                .get(0))
+        })
+        .unwrap();
+    assert!(n >= 3, "{n}");
+    store
+        .with_client(move |c| c.batch_execute(&format!("DROP SCHEMA \"{schema}\" CASCADE")))
+        .unwrap();
+}
