@@ -10,6 +10,7 @@
 //! `fallback` saying so: embeddings never make recall fail.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::embed::{Embedder, VectorCache, cosine, rrf};
 use crate::engine::{BoxFuture, Llm};
@@ -18,6 +19,11 @@ use crate::types::{
     Candidate, ExtractRequest, Job, Memories, Reply, SelectRequest, Selection, SkillDraft,
     SkillRequest, SummarizeRequest, Summary,
 };
+
+/// How long the embedding step of a selection may take before the inner selection is returned
+/// alone (well inside recall's 8-second selector deadline, so a slow or hung embedding server
+/// never costs the lexical result).
+pub const EMBED_SELECT_DEADLINE: Duration = Duration::from_secs(3);
 
 /// An [`Llm`] whose `select` is hybrid; the other jobs go to the inner engine unchanged.
 pub struct HybridSelector {
@@ -131,11 +137,19 @@ impl Llm for HybridSelector {
             }
             let mut texts: Vec<String> = vec![request.query.clone()];
             texts.extend(request.candidates.iter().map(candidate_text));
-            let vectors = match self
-                .embedder
-                .embed_cached(self.cache.as_deref(), &texts)
-                .await
-            {
+            let embedded = tokio::time::timeout(
+                EMBED_SELECT_DEADLINE,
+                self.embedder.embed_cached(self.cache.as_deref(), &texts),
+            )
+            .await
+            .unwrap_or_else(|_| {
+                Err(crate::LlmError::Timeout {
+                    url: self.embedder.url().to_owned(),
+                    after: EMBED_SELECT_DEADLINE,
+                    attempts: 1,
+                })
+            });
+            let vectors = match embedded {
                 Ok(v) => v,
                 Err(e) => {
                     let note = format!("embeddings failed ({e}); lexical selection only");

@@ -401,3 +401,38 @@ async fn english_only_leaves_cjk_messages_lexical() {
         .english_only(true);
     assert!(english.select(&request).await.unwrap().value.ids.is_empty());
 }
+
+#[tokio::test]
+async fn a_slow_embedding_server_costs_the_lexical_selection_nothing() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(topic_reply_delayed)
+        .mount(&server)
+        .await;
+    let request = SelectRequest {
+        query: "how builds run".to_owned(),
+        candidates: vec![candidate("build.md", "build steps", "how builds run in CI")],
+        limit: 5,
+    };
+    let hybrid = HybridSelector::new(Arc::new(OfflineEngine), embedder(&server, 8), None, 0.5);
+    let started = std::time::Instant::now();
+    let reply = hybrid.select(&request).await.unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?} {:?}",
+        started.elapsed(),
+        reply
+    );
+    assert_eq!(reply.value.ids, ["build.md"]);
+    assert!(
+        reply
+            .fallback
+            .as_deref()
+            .unwrap_or("")
+            .contains("embeddings failed")
+    );
+}
+
+fn topic_reply_delayed(req: &Request) -> ResponseTemplate {
+    topic_reply(req).set_delay(Duration::from_secs(8))
+}
