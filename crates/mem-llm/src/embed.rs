@@ -273,7 +273,8 @@ impl Embedder {
     }
 
     /// One vector per text like [`Embedder::embed`], taking what `cache` holds for
-    /// (text hash, model) and embedding only the rest, which is then stored. A cache that fails
+    /// (text hash, model) and embedding only the rest, stored batch by batch as each reply
+    /// arrives (a call dropped at a deadline keeps the batches it finished). A cache that fails
     /// is skipped (logged): the vectors are computed.
     ///
     /// Errors: those of [`Embedder::embed`].
@@ -301,10 +302,12 @@ impl Embedder {
                 missing.push(i);
             }
         }
-        if !missing.is_empty() {
-            let todo: Vec<String> = missing.iter().map(|&i| prepared[i].clone()).collect();
+        // One request per batch, each stored as soon as it arrives: a call cut short by its
+        // caller's deadline keeps what it got, so a cold cache warms over successive calls.
+        for chunk in missing.chunks(self.settings.batch) {
+            let todo: Vec<String> = chunk.iter().map(|&i| prepared[i].clone()).collect();
             let fresh = self.embed(&todo).await?;
-            let rows: Vec<(String, Vec<f32>)> = missing
+            let rows: Vec<(String, Vec<f32>)> = chunk
                 .iter()
                 .map(|&i| hashes[i].clone())
                 .zip(fresh)

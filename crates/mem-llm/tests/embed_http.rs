@@ -436,3 +436,28 @@ async fn a_slow_embedding_server_costs_the_lexical_selection_nothing() {
 fn topic_reply_delayed(req: &Request) -> ResponseTemplate {
     topic_reply(req).set_delay(Duration::from_secs(8))
 }
+
+#[tokio::test]
+async fn a_call_cut_at_a_deadline_keeps_the_batches_it_finished() {
+    let server = MockServer::start().await;
+    // The first batch answers at once, every later one after 8 s.
+    Mock::given(method("POST"))
+        .respond_with(reply_for)
+        .up_to_n_times(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .respond_with(|r: &Request| reply_for(r).set_delay(Duration::from_secs(8)))
+        .mount(&server)
+        .await;
+    let cache = MemCache::default();
+    let e = embedder(&server, 2);
+    let texts: Vec<String> = ["a", "bb", "ccc", "dddd"].map(str::to_owned).to_vec();
+    let cut = tokio::time::timeout(Duration::from_secs(1), e.embed_cached(Some(&cache), &texts));
+    assert!(
+        cut.await.is_err(),
+        "the second batch should still be running"
+    );
+    let kept = cache.0.lock().unwrap().len();
+    assert_eq!(kept, 2, "the first batch is cached");
+}
