@@ -258,7 +258,11 @@ impl Embedder {
         Ok(Embedder {
             url: format!("{base}/embeddings"),
             settings: settings.clone(),
-            client: build_client(settings.policy.connect_timeout)?,
+            client: if base.starts_with("http://") {
+                plain_client(settings.policy.connect_timeout)?
+            } else {
+                build_client(settings.policy.connect_timeout)?
+            },
         })
     }
 
@@ -283,8 +287,9 @@ impl Embedder {
         cache: Option<&dyn VectorCache>,
         texts: &[String],
     ) -> Result<Vec<Vec<f32>>> {
-        let prepared: Vec<String> = texts.iter().map(|t| prepare(t)).collect();
-        let hashes: Vec<String> = prepared
+        // Keyed by the text as given (hashing is cheaper than the secret filter, which runs
+        // only on the texts actually sent).
+        let hashes: Vec<String> = texts
             .iter()
             .map(|t| mem_core::sha256_hex(t.as_bytes()))
             .collect();
@@ -305,7 +310,7 @@ impl Embedder {
         // One request per batch, each stored as soon as it arrives: a call cut short by its
         // caller's deadline keeps what it got, so a cold cache warms over successive calls.
         for chunk in missing.chunks(self.settings.batch) {
-            let todo: Vec<String> = chunk.iter().map(|&i| prepared[i].clone()).collect();
+            let todo: Vec<String> = chunk.iter().map(|&i| texts[i].clone()).collect();
             let fresh = self.embed(&todo).await?;
             let rows: Vec<(String, Vec<f32>)> = chunk
                 .iter()
@@ -415,6 +420,29 @@ impl Embedder {
     }
 }
 
+/// A client for a plain `http://` endpoint (a local server): no TLS roots loaded (the platform
+/// verifier reads the whole CA bundle, tens of milliseconds per process), no redirect followed,
+/// so it can never reach an `https://` URL.
+fn plain_client(connect_timeout: Duration) -> Result<reqwest::Client> {
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| LlmError::Config {
+            message: format!("cannot set up TLS: {e}"),
+        })?
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth();
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .connect_timeout(connect_timeout)
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(concat!("mewmem/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| LlmError::Config {
+            message: format!("cannot build the HTTP client: {e}"),
+        })
+}
+
 /// The text as it is sent: redacted (`mem_core::secrets::redact`), cut to [`MAX_EMBED_CHARS`]
 /// characters, one space for an empty text (some servers refuse an empty input). Idempotent.
 pub fn prepare(text: &str) -> String {
@@ -430,7 +458,7 @@ pub fn prepare(text: &str) -> String {
     }
 }
 
-/// A store of vectors keyed by (SHA-256 hex of the prepared text, model name): the SQLite
+/// A store of vectors keyed by (SHA-256 hex of the text as given, model name): the SQLite
 /// index's `vectors` table (mem-tiers). A model change misses every key, so texts are embedded
 /// again lazily, when next needed.
 pub trait VectorCache: Send + Sync {
