@@ -5,7 +5,8 @@
 # an agent loop through the mewmem facade over two sessions (tests/live_agent.rs), and
 # `mem llm check --call` against it. Stops the server if this script started it.
 #
-# Then the two quality evals with the model as the engine (`cargo xtask eval extract --model`,
+# Then the embedding client against llama.cpp's /v1/embeddings (.ci/local-embed.sh) and the
+# recall eval lexical vs hybrid; then the two quality evals with the model as the engine (`cargo xtask eval extract --model`,
 # `cargo xtask eval recall --live --split test`): their numbers are reported, not gating (a 135M CPU model is
 # far below the offline engines; the offline evals run with `cargo xtask eval`, and their test-split
 # numbers are in docs/BENCHMARKS.md).
@@ -35,6 +36,20 @@ t1=$(date +%s)
 # One server thread: run the tests one at a time.
 MEM_LIVE_LLM_URL="$URL" cargo test -p mem-llm --test live -- --ignored --test-threads=1
 echo "live-llm: live tests took $(( $(date +%s) - t1 )) s"
+
+# Embeddings: llama.cpp's /v1/embeddings with all-MiniLM-L6-v2 (.ci/local-embed.sh, registry
+# packages only), the client end to end; the server is stopped if this script started it.
+EMBED=$ROOT/.ci/local-embed.sh
+embed_started=0
+"$EMBED" status >/dev/null 2>&1 || embed_started=1
+EMBED_URL=$("$EMBED" start | tail -n 1)
+MEM_LIVE_EMBED_URL="$EMBED_URL" cargo test -p mem-llm --test live_embed -- --ignored
+# Lexical vs hybrid recall on both splits (reported, not gating; see docs/BENCHMARKS.md).
+t_e=$(date +%s)
+cargo xtask eval recall --embed "$EMBED_URL" \
+  || echo "live-llm: recall eval (lexical vs hybrid) missed the test targets (reported, not gating)"
+echo "live-llm: hybrid recall eval took $(( $(date +%s) - t_e )) s"
+if [ "$embed_started" = 1 ]; then "$EMBED" stop || true; fi
 
 # The agent loop end to end through the mewmem facade: two sessions, compaction, extraction,
 # Tier 0 and recall (crates/mewmem/tests/live_agent.rs).

@@ -80,6 +80,134 @@ pub fn llm_settings(settings: &Settings) -> Result<(LlmSettings, Vec<ConfigSourc
     Ok((resolved, sources))
 }
 
+/// The `[embeddings]` settings (`mem_llm::embed`) from the two config files and the environment
+/// (`MEM_EMBED_BASE_URL`, `MEM_EMBED_MODEL`, `OPENAI_API_KEY`, a variable named by
+/// `api_key_env`); `None` when embeddings are not configured (the default: lexical search only).
+pub fn embedding_settings(settings: &Settings) -> Result<Option<mem_llm::EmbeddingSettings>> {
+    let [user_path, project_path] = config_paths(settings);
+    let user = read_config(&user_path)?;
+    let project = read_config(&project_path)?;
+    let env = |name: &str| std::env::var(name).ok();
+    mem_llm::EmbeddingSettings::resolve(user.as_ref(), project.as_ref(), &env)
+        .context("cannot resolve the embeddings configuration")
+}
+
+/// The embedding cache for hybrid search and recall: the `vectors` table of the local tier
+/// database (`<storage_dir>/memory.db`). `None`, with a warning on stderr, when it cannot be
+/// opened (vectors are then computed each time).
+pub fn vector_cache(settings: &Settings) -> Option<std::sync::Arc<dyn mem_llm::VectorCache>> {
+    let open = || -> Result<mem_tiers::vectors::SqliteVectorCache> {
+        let config = crate::cmd::memory::memory_config(settings)?;
+        Ok(mem_tiers::vectors::SqliteVectorCache::open(
+            &config.database_path(),
+            config.busy_timeout,
+        )?)
+    };
+    match open() {
+        Ok(c) => Some(std::sync::Arc::new(c)),
+        Err(e) => {
+            eprintln!(
+                "warning: no embedding cache ({}); embedding every text",
+                mem_core::terminal::safe_line(&format!("{e:#}"))
+            );
+            None
+        }
+    }
+}
+
+/// `llm` with hybrid selection when embeddings are configured ([`embedding_settings`]) and not
+/// turned off; else `llm` itself.
+pub fn with_embeddings(
+    settings: &Settings,
+    llm: std::sync::Arc<dyn mem_llm::Llm>,
+    off: bool,
+) -> Result<std::sync::Arc<dyn mem_llm::Llm>> {
+    if off {
+        return Ok(llm);
+    }
+    let Some(embed) = embedding_settings(settings)? else {
+        return Ok(llm);
+    };
+    let embedder = mem_llm::Embedder::new(&embed)?;
+    Ok(std::sync::Arc::new(
+        mem_llm::HybridSelector::new(llm, embedder, vector_cache(settings), embed.min_similarity)
+            .english_only(embed.english_only),
+    ))
+}
+
+/// `lexical` (the full-text hits of `query`, best first) fused with the documents nearest the
+/// query by meaning ([`mem_tiers::hybrid`]) when embeddings are configured; else `lexical` as
+/// it is. Vectors are cached in the store's backend: the `vectors` table of the SQLite file, or
+/// of the PostgreSQL schema (similarity computed here either way). A failed embedding call is a warning on stderr and leaves `lexical` as it is.
+///
+/// Errors: a bad `[embeddings]` configuration, or the store's.
+pub fn hybrid_search(
+    settings: &Settings,
+    store: &mem_tiers::AnyStore,
+    query: &mem_tiers::SearchQuery,
+    lexical: Vec<mem_tiers::SearchHit>,
+) -> Result<Vec<mem_tiers::SearchHit>> {
+    let Some(embed) = embedding_settings(settings)? else {
+        return Ok(lexical);
+    };
+    if query.text.trim().is_empty() || (embed.english_only && mem_llm::hybrid::has_cjk(&query.text))
+    {
+        return Ok(lexical);
+    }
+    let docs = mem_tiers::hybrid::semantic_candidates(store, query)?;
+    if docs.is_empty() {
+        return Ok(lexical);
+    }
+    let embedder = mem_llm::Embedder::new(&embed)?;
+    let local;
+    let cache: Option<&dyn mem_llm::VectorCache> = match store {
+        mem_tiers::AnyStore::Postgres(pg) => Some(pg),
+        mem_tiers::AnyStore::Sqlite(_) => {
+            local = vector_cache(settings);
+            local.as_deref()
+        }
+    };
+    let mut texts = vec![query.text.clone()];
+    texts.extend(docs.iter().map(mem_tiers::hybrid::document_text));
+    let vectors = run_async(embedder.embed_cached(cache, &texts));
+    match vectors {
+        Ok(v) if v.len() == texts.len() => Ok(mem_tiers::hybrid::fuse(
+            query,
+            lexical,
+            &docs,
+            &v[0],
+            &v[1..],
+            embed.min_similarity,
+        )),
+        Ok(_) => Ok(lexical),
+        Err(e) => {
+            eprintln!(
+                "warning: embeddings failed ({}); full-text results only",
+                mem_core::terminal::safe_line(&format!("{e:#}"))
+            );
+            Ok(lexical)
+        }
+    }
+}
+
+/// Runs `fut` to completion on a runtime of its own, in a thread of its own, so a synchronous
+/// caller may wait for it whether or not it is itself inside a runtime.
+fn run_async<T: Send>(
+    fut: impl std::future::Future<Output = mem_llm::Result<T>> + Send,
+) -> Result<T> {
+    std::thread::scope(|s| {
+        s.spawn(|| -> Result<T> {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .context("cannot start a runtime for the embedding call")?;
+            Ok(rt.block_on(fut)?)
+        })
+        .join()
+        .map_err(|_| anyhow::anyhow!("the embedding call panicked"))?
+    })
+}
+
 /// The `[memory]` table of a `config.toml`: every setting of the one memory (`memories.md`,
 /// the tier store, their index). Unknown keys are refused, naming the file.
 #[derive(Debug, Default, Clone, serde::Deserialize)]

@@ -138,6 +138,9 @@ pub struct ConfigFile {
     /// The `[llm]` table.
     #[serde(default)]
     pub llm: Option<LlmSection>,
+    /// The `[embeddings]` table (see [`crate::embed`]); absent: no embeddings.
+    #[serde(default)]
+    pub embeddings: Option<crate::embed::EmbeddingsSection>,
     /// Where the text came from (the `origin` given to [`ConfigFile::parse`]), for errors.
     #[serde(skip)]
     pub origin: String,

@@ -20,9 +20,11 @@
 
 pub mod cli;
 pub mod config;
+pub mod embed;
 mod engine;
 mod error;
 pub mod http;
+pub mod hybrid;
 mod model;
 pub mod offline;
 pub mod parse;
@@ -31,9 +33,11 @@ mod provider;
 mod types;
 
 pub use config::{CliCommand, ConfigFile, JobSettings, LlmSettings};
+pub use embed::{Embedder, EmbeddingSettings, VectorCache};
 pub use engine::{BoxFuture, Llm};
 pub use error::{LlmError, Result};
 pub use http::CallPolicy;
+pub use hybrid::HybridSelector;
 pub use model::{ModelEngine, Router};
 pub use offline::OfflineEngine;
 pub use provider::{ApiKey, Provider, ProviderKind, is_hosted_url};

@@ -1,5 +1,5 @@
-//! `cargo xtask eval recall [--split dev|test|all] [--live] [--verbose] [--set DIR] [--sample N]`:
-//! the recall selector's quality.
+//! `cargo xtask eval recall [--split dev|test|all] [--live] [--verbose] [--set DIR] [--sample N]
+//! [--embed URL [--embed-model NAME]]`: the recall selector's quality.
 //!
 //! The labelled set (default `fixtures/recall/eval/`) holds `home/.mewcode/memory/*.md` (user
 //! notes) and `projects/<name>/.mewcode/memory/*.md` (each project's notes), shared by two query
@@ -24,6 +24,14 @@
 //! kind; then, when both splits ran, each measure on dev and test and the gap (dev − test).
 //! Fails (`Ok(false)`) when a query cannot run or the test split misses a target of
 //! [`TARGETS`].
+//!
+//! Hybrid mode (`--embed URL`, the root of an OpenAI-compatible embedding server such as
+//! `.ci/local-embed.sh`'s; model name `--embed-model`, default `all-MiniLM-L6-v2`): each split runs
+//! twice, lexical (`mem recall --no-embeddings`) and hybrid (`MEM_EMBED_BASE_URL=URL/v1`, so
+//! `mem recall` fuses BM25F with cosine, `mem_llm::HybridSelector`), on a copy of the set in a
+//! temporary folder (the vector cache is written there, never into `fixtures/`); then each
+//! measure lexical vs hybrid per split. The targets are judged on the lexical run, as without
+//! `--embed`; the hybrid numbers are reported.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -262,6 +270,8 @@ pub fn run(args: &[String]) -> Result<bool> {
     let mut verbose = false;
     let mut sample: Option<usize> = None;
     let mut split = "all".to_owned();
+    let mut embed: Option<String> = None;
+    let mut embed_model = "all-MiniLM-L6-v2".to_owned();
     let mut set = repo_root().join("fixtures/recall/eval");
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -277,6 +287,17 @@ pub fn run(args: &[String]) -> Result<bool> {
                     .filter(|s| ["dev", "test", "all"].contains(&s.as_str()))
                     .context("--split needs dev, test or all")?
                     .clone();
+            }
+            "--embed" => {
+                embed = Some(
+                    it.next()
+                        .context("--embed needs the embedding server's URL")?
+                        .trim_end_matches('/')
+                        .to_owned(),
+                );
+            }
+            "--embed-model" => {
+                embed_model = it.next().context("--embed-model needs a name")?.clone();
             }
             "--sample" => {
                 sample = Some(
@@ -307,7 +328,27 @@ pub fn run(args: &[String]) -> Result<bool> {
         check_disjoint(&loaded)?;
     }
     let mem = crate::golden::build_mem()?;
+    // Hybrid runs work on a copy, so the vector cache (and the scan caches) stay out of the set.
+    let scratch = tempfile::tempdir().context("cannot create a temporary folder")?;
+    let hybrid = match &embed {
+        Some(url) => {
+            let copy = scratch.path().join("set");
+            crate::golden::run::copy_tree(&set, &copy)?;
+            Some(Mode::Hybrid {
+                url: url.clone(),
+                model: embed_model.clone(),
+                set: copy,
+            })
+        }
+        None => None,
+    };
+    let lexical = if embed.is_some() {
+        Mode::Lexical
+    } else {
+        Mode::Plain
+    };
     let mut results: Vec<(String, Tally)> = Vec::new();
+    let mut hybrid_results: Vec<(String, Tally, Tally)> = Vec::new();
     for (name, path, mut queries) in loaded {
         let all_queries = queries.len();
         if let Some(n) = sample {
@@ -323,10 +364,52 @@ pub fn run(args: &[String]) -> Result<bool> {
                 String::new()
             }
         );
-        let Some(total) = run_split(&mem, &set, &queries, live, verbose)? else {
+        let Some(total) = run_split(&mem, &set, &queries, live, verbose, &lexical)? else {
             return Ok(false);
         };
+        if let Some(mode @ Mode::Hybrid { set: copy, .. }) = &hybrid {
+            println!("-- {name}, hybrid (BM25F + cosine, reciprocal-rank fusion)");
+            let Some(h) = run_split(&mem, copy, &queries, live, verbose, mode)? else {
+                return Ok(false);
+            };
+            hybrid_results.push((name.clone(), total.clone(), h));
+        }
         results.push((name, total));
+    }
+    if !hybrid_results.is_empty() {
+        println!("== lexical vs hybrid (Δ = hybrid − lexical)");
+        println!(
+            "{:<6} {:<10} {:>7} {:>7} {:>7}",
+            "split", "measure", "lexical", "hybrid", "Δ"
+        );
+        for (name, lex, hyb) in &hybrid_results {
+            for m in [
+                Measure::Precision,
+                Measure::Recall,
+                Measure::Primary,
+                Measure::NoMemory,
+            ] {
+                let delta = match (lex.get(m), hyb.get(m)) {
+                    (Some(a), Some(b)) => format!("{:+.3}", b - a),
+                    _ => "-".to_owned(),
+                };
+                println!(
+                    "{:<6} {:<10} {:>7} {:>7} {:>7}",
+                    name,
+                    m.name(),
+                    Tally::fmt(lex.get(m)),
+                    Tally::fmt(hyb.get(m)),
+                    delta
+                );
+            }
+            println!(
+                "{:<6} {:<10} {:>7} {:>7}",
+                name,
+                "empty",
+                format!("{}/{}", lex.empty(), lex.needing),
+                format!("{}/{}", hyb.empty(), hyb.needing)
+            );
+        }
     }
     if results.len() == 2 {
         println!("== dev vs test (gap = dev − test)");
@@ -375,6 +458,20 @@ pub fn run(args: &[String]) -> Result<bool> {
     Ok(ok)
 }
 
+/// How `mem recall` is run.
+enum Mode {
+    /// As configured (no `--embed`): the environment's embedding variables pass through.
+    Plain,
+    /// Lexical only: `--no-embeddings`, embedding variables removed.
+    Lexical,
+    /// Hybrid through the embedding server at `url` with `model`, on the copy `set`.
+    Hybrid {
+        url: String,
+        model: String,
+        set: PathBuf,
+    },
+}
+
 /// Runs one split's queries and prints its totals and per-kind lines; `None` when a query failed.
 fn run_split(
     mem: &Path,
@@ -382,6 +479,7 @@ fn run_split(
     queries: &[Query],
     live: bool,
     verbose: bool,
+    mode: &Mode,
 ) -> Result<Option<Tally>> {
     let home = set.join("home");
     let mut total = Tally::default();
@@ -398,6 +496,18 @@ fn run_split(
             .arg("recall");
         if !live {
             cmd.arg("--offline");
+        }
+        match mode {
+            Mode::Plain => {}
+            Mode::Lexical => {
+                cmd.arg("--no-embeddings")
+                    .env_remove("MEM_EMBED_BASE_URL")
+                    .env_remove("MEM_EMBED_MODEL");
+            }
+            Mode::Hybrid { url, model, .. } => {
+                cmd.env("MEM_EMBED_BASE_URL", format!("{url}/v1"))
+                    .env("MEM_EMBED_MODEL", model);
+            }
         }
         cmd.arg("--").arg(&q.query);
         let out = cmd.output().context("cannot run mem")?;

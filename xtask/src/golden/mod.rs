@@ -6,7 +6,7 @@
 mod case;
 mod normalize;
 mod orphans;
-mod run;
+pub(crate) mod run;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

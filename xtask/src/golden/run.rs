@@ -142,7 +142,7 @@ fn snapshot(out: &mut String, tmp_root: &Path, pattern: &str) -> Result<()> {
 }
 
 /// Copies a directory tree; symlinks are recreated as symlinks (not followed).
-fn copy_tree(src: &Path, dest: &Path) -> Result<()> {
+pub(crate) fn copy_tree(src: &Path, dest: &Path) -> Result<()> {
     std::fs::create_dir_all(dest)?;
     for entry in std::fs::read_dir(src)? {
         let entry = entry?;

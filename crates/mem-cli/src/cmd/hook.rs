@@ -431,7 +431,11 @@ async fn agent_hook(
             MemoryDirs::standard(&project, &settings.home, &recall_extra_dirs(&here)?);
         let select: Option<Arc<dyn Llm>> = if event == ClaudeEvent::UserPromptSubmit {
             let (resolved, _) = llm_settings(&here)?;
-            Some(resolved.job(Job::Select).engine()?)
+            Some(crate::config::with_embeddings(
+                &here,
+                resolved.job(Job::Select).engine()?,
+                false,
+            )?)
         } else {
             None
         };

@@ -488,6 +488,13 @@ fn search(settings: &Settings, a: SearchArgs) -> ToolResult {
         ScopeArg::Project => "project",
         ScopeArg::User => "user",
     });
+    let query_spec = SearchQuery {
+        text: query.to_owned(),
+        visible_in: mm.project().map(|p| p.key.clone()),
+        sources: sources.clone(),
+        scope: want_scope.map(str::to_owned),
+        limit,
+    };
     let hits: Vec<SearchHit> = if sources.is_empty() && want_scope.is_none() {
         mm.recall(query, limit).map_err(anyhow::Error::from)?
     } else {
@@ -516,6 +523,7 @@ fn search(settings: &Settings, a: SearchArgs) -> ToolResult {
             .map_err(anyhow::Error::from)?;
         hits
     };
+    let hits = crate::config::hybrid_search(settings, mm.store(), &query_spec, hits)?;
     let mut text = String::new();
     if hits.is_empty() {
         text.push_str(&format!("no memory matches {query:?}"));
@@ -808,6 +816,7 @@ async fn recall(settings: Arc<Settings>, a: RecallArgs) -> ToolResult {
         .job(Job::Select)
         .engine()
         .map_err(|e| bad(format!("recall: {e}")))?;
+    let llm = crate::config::with_embeddings(&settings, llm, false)?;
     let r =
         mewmem::recall::recall_reminder(llm, &dirs, log.as_ref(), message, None, SystemTime::now())
             .await;

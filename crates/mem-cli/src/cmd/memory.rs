@@ -9,7 +9,9 @@ use clap::{Args, Subcommand, ValueEnum};
 use mem_core::terminal::{safe, safe_line};
 use mem_tiers::tiers::Headings;
 use mem_tiers::tiers::TierText;
-use mem_tiers::{AnyStore, LearningScope, MemoryConfig, MemoryId, MemoryStore, SearchHit, archive};
+use mem_tiers::{
+    AnyStore, LearningScope, MemoryConfig, MemoryId, MemoryStore, SearchHit, SearchQuery, archive,
+};
 use serde_json::json;
 
 use crate::settings::Settings;
@@ -225,7 +227,7 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
             archive_cmd(&mm, format, output, json, &mut out)
         }
         StoreCommand::Search { query, limit } => {
-            search(&mm, &query.join(" "), limit, json, &mut out)
+            search(settings, &mm, &query.join(" "), limit, json, &mut out)
         }
         StoreCommand::Add {
             title,
@@ -423,13 +425,22 @@ pub(crate) fn hit_json(h: &SearchHit) -> serde_json::Value {
 }
 
 fn search(
+    settings: &Settings,
     mm: &MemoryManager,
     q: &str,
     limit: usize,
     json: bool,
     out: &mut impl Write,
 ) -> Result<()> {
-    let hits: Vec<SearchHit> = mm.recall(q, limit)?;
+    let lexical: Vec<SearchHit> = mm.recall(q, limit)?;
+    let query = SearchQuery {
+        text: q.to_owned(),
+        visible_in: mm.project().map(|p| p.key.clone()),
+        sources: Vec::new(),
+        scope: None,
+        limit,
+    };
+    let hits = crate::config::hybrid_search(settings, mm.store(), &query, lexical)?;
     if json {
         let v: Vec<_> = hits
             .iter()

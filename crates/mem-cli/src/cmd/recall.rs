@@ -31,9 +31,13 @@ pub struct RecallArgs {
     /// The most notes to choose.
     #[arg(long, default_value_t = mem_llm::DEFAULT_SELECT_LIMIT)]
     limit: usize,
-    /// Use the offline selector whatever the configuration says.
+    /// Use the offline selector whatever the configuration says (embeddings, when configured,
+    /// still apply: see `--no-embeddings`).
     #[arg(long)]
     offline: bool,
+    /// Lexical selection only, even when `[embeddings]` is configured.
+    #[arg(long)]
+    no_embeddings: bool,
     /// The time ages are counted to (`YYYY-MM-DD` or RFC 3339; default: now).
     #[arg(long, value_name = "TIME")]
     now: Option<String>,
@@ -98,6 +102,7 @@ pub async fn run(args: RecallArgs, settings: &Settings) -> Result<()> {
         let (resolved, _) = llm_settings(settings)?;
         resolved.job(Job::Select).engine()?
     };
+    let llm = crate::config::with_embeddings(settings, llm, args.no_embeddings)?;
     let options = RecallOptions {
         limit: args.limit,
         ..RecallOptions::default()

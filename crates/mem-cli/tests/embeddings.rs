@@ -1,0 +1,252 @@
+//! Hybrid search and recall through the `mem` binary, with embeddings from an OpenAI-compatible
+//! server on loopback (wiremock) configured by `[embeddings]` in the user's config file: a
+//! memory that shares no word with the query is found only with embeddings; without the table
+//! (the default) nothing is sent and the results are lexical; the vectors are cached in the
+//! index (a repeated search embeds nothing, a new memory alone is embedded); a project file may not set the URL.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, Request, ResponseTemplate};
+
+const MEM: &str = env!("CARGO_BIN_EXE_mem");
+
+fn mem(project: &Path, home: &Path) -> Command {
+    let mut c = Command::new(MEM);
+    c.arg("--project").arg(project).arg("--home").arg(home);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("MEM_") || k.starts_with("OPENAI_") || k.starts_with("ANTHROPIC_") {
+            c.env_remove(k);
+        }
+    }
+    c.env("HOME", home).env("MEM_LOG", "off");
+    c
+}
+
+fn run(c: &mut Command) -> String {
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Texts about building or compiling point one way, the rest another.
+fn topic(req: &Request) -> ResponseTemplate {
+    let body: Value = serde_json::from_slice(&req.body).unwrap();
+    let data: Vec<Value> = body["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let t = t.as_str().unwrap().to_lowercase();
+            let v = if t.contains("build") || t.contains("compil") {
+                [1.0, 0.05]
+            } else {
+                [0.0, 1.0]
+            };
+            json!({"index": i, "embedding": v})
+        })
+        .collect();
+    ResponseTemplate::new(200).set_body_json(json!({"data": data}))
+}
+
+fn sent_inputs(requests: &[Request]) -> usize {
+    requests
+        .iter()
+        .map(|r| {
+            let b: Value = serde_json::from_slice(&r.body).unwrap();
+            b["input"].as_array().map_or(0, Vec::len)
+        })
+        .sum()
+}
+
+fn ids(out: &str) -> Vec<String> {
+    let v: Value = serde_json::from_str(out).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn memory_search_and_recall_are_hybrid_only_when_configured() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("project");
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(project.join(".mewcode/memory")).unwrap();
+    std::fs::create_dir_all(home.join(".mewcode")).unwrap();
+    run(mem(&project, &home).args([
+        "memory",
+        "add",
+        "Slow compiles",
+        "Compilation is sluggish while the incremental cache is cold.",
+    ]));
+    run(mem(&project, &home).args(["memory", "add", "Lunch", "Basil goes on top."]));
+    std::fs::write(
+        project.join(".mewcode/memory/compile_cache.md"),
+        "---\nname: compile cache\ndescription: warm the compiler cache first\ntype: project\n---\n\nRun cargo check once after a pull.\n",
+    )
+    .unwrap();
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/embeddings"))
+        .respond_with(topic)
+        .mount(&server)
+        .await;
+    let query = "why does it take ages to build";
+
+    // Default: lexical, nothing sent.
+    let lexical = run(mem(&project, &home).args(["--json", "memory", "search", query]));
+    assert!(ids(&lexical).is_empty(), "{lexical}");
+    assert!(server.received_requests().await.unwrap().is_empty());
+
+    std::fs::write(
+        home.join(".mewcode/config.toml"),
+        format!(
+            "[embeddings]\nbase_url = \"{}/v1\"\nmodel = \"topic\"\n",
+            server.uri()
+        ),
+    )
+    .unwrap();
+    let hybrid = run(mem(&project, &home).args(["--json", "memory", "search", query]));
+    let found = ids(&hybrid);
+    assert!(found.contains(&"L1".to_owned()), "{hybrid}");
+    assert!(!found.contains(&"L2".to_owned()), "{hybrid}");
+    let first = sent_inputs(&server.received_requests().await.unwrap());
+    assert!(first >= 3, "{first}");
+    // Cached: the same search again embeds nothing; a new memory alone is embedded.
+    run(mem(&project, &home).args(["--json", "memory", "search", query]));
+    let second = sent_inputs(&server.received_requests().await.unwrap());
+    assert_eq!(second, first);
+    run(mem(&project, &home).args(["memory", "add", "Build flags", "Use --release for benches."]));
+    run(mem(&project, &home).args(["--json", "memory", "search", query]));
+    let third = sent_inputs(&server.received_requests().await.unwrap());
+    assert_eq!(third, first + 1);
+
+    // Recall: the note is chosen with embeddings, not with --no-embeddings.
+    let recall = run(mem(&project, &home).args(["--json", "recall", "--offline", "--", query]));
+    let v: Value = serde_json::from_str(&recall).unwrap();
+    assert_eq!(v["ids"], json!(["N:project/compile_cache.md"]), "{recall}");
+    assert_eq!(v["engine"], "offline+embeddings:topic");
+    let off = run(mem(&project, &home).args([
+        "--json",
+        "recall",
+        "--offline",
+        "--no-embeddings",
+        "--",
+        query,
+    ]));
+    let v: Value = serde_json::from_str(&off).unwrap();
+    assert_eq!(v["ids"], json!([]), "{off}");
+
+    // A project's file may not say where texts go.
+    std::fs::write(
+        project.join(".mewcode/config.toml"),
+        "[embeddings]\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+    )
+    .unwrap();
+    let out = mem(&project, &home)
+        .args(["memory", "search", query])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("refused"));
+}
+
+/// The same hybrid search on the team store (PostgreSQL, `MEM_TEST_PG_URL`; skipped without
+/// it, failing with `MEM_REQUIRE_PG=1`): the vectors land in the schema's `vectors` table.
+#[tokio::test]
+async fn memory_search_is_hybrid_on_postgres_too() {
+    let url = match std::env::var("MEM_TEST_PG_URL") {
+        Ok(u) if !u.trim().is_empty() => u,
+        _ => {
+            assert!(
+                std::env::var("MEM_REQUIRE_PG").map_or(true, |v| v != "1"),
+                "MEM_REQUIRE_PG=1 but MEM_TEST_PG_URL is not set"
+            );
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED (PostgreSQL half): MEM_TEST_PG_URL is not set"
+            );
+            if let Some(log) = std::env::var_os("MEM_PG_SKIP_LOG")
+                && let Ok(mut f) = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(log)
+            {
+                let _ = writeln!(
+                    f,
+                    "{}::memory_search_is_hybrid_on_postgres_too",
+                    env!("CARGO_CRATE_NAME")
+                );
+            }
+            return;
+        }
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("project");
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::create_dir_all(home.join(".mewcode")).unwrap();
+    let schema = format!("t_embed_cli_{}", std::process::id());
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/embeddings"))
+        .respond_with(topic)
+        .mount(&server)
+        .await;
+    std::fs::write(
+        home.join(".mewcode/config.toml"),
+        format!(
+            "[store]\nurl = \"{url}\"\nschema = \"{schema}\"\nauthor = \"tester\"\n\n\
+             [embeddings]\nbase_url = \"{}/v1\"\nmodel = \"topic\"\n",
+            server.uri()
+        ),
+    )
+    .unwrap();
+    run(mem(&project, &home).args([
+        "memory",
+        "add",
+        "Slow compiles",
+        "Compilation is sluggish while the incremental cache is cold.",
+    ]));
+    run(mem(&project, &home).args(["memory", "add", "Lunch", "Basil goes on top."]));
+    let out = run(mem(&project, &home).args([
+        "--json",
+        "memory",
+        "search",
+        "why does it take ages to build",
+    ]));
+    let found = ids(&out);
+    assert_eq!(found.len(), 1, "{out}");
+    assert!(found[0].starts_with('L'), "{out}");
+    let store = mem_tiers::PgStore::open(
+        &url,
+        &mem_tiers::PgOptions {
+            schema: schema.clone(),
+            ..mem_tiers::PgOptions::for_author("tester")
+        },
+    )
+    .unwrap();
+    let table = format!("\"{schema}\".vectors");
+    let n: i64 = store
+        .with_client(move |c| {
+            Ok(c.query_one(&format!("SELECT count(*) FROM {table}"), &[])?
+                .get(0))
+        })
+        .unwrap();
+    assert!(n >= 3, "{n}");
+    store
+        .with_client(move |c| c.batch_execute(&format!("DROP SCHEMA \"{schema}\" CASCADE")))
+        .unwrap();
+}

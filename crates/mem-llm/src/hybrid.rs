@@ -1,0 +1,181 @@
+//! Hybrid note selection (issue 29, Build 2): the configured selector (the offline BM25F engine
+//! or a model) ranks lexically, all-candidate cosine similarity ranks by meaning, and the two
+//! lists are fused by reciprocal rank ([`crate::embed::rrf`]).
+//!
+//! The lexical list is the inner selector's selection (its thresholds decide what matches by
+//! words); the semantic list is the candidates whose cosine with the message is at least
+//! [`crate::EmbeddingSettings::min_similarity`], best first, at most the limit; with
+//! [`crate::EmbeddingSettings::english_only`] a message holding CJK text has no semantic list. The fused list, cut to
+//! the limit, is the selection. When embedding fails, the inner selection is returned with a
+//! `fallback` saying so: embeddings never make recall fail.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::embed::{Embedder, VectorCache, cosine, rrf};
+use crate::engine::{BoxFuture, Llm};
+use crate::error::Result;
+use crate::types::{
+    Candidate, ExtractRequest, Job, Memories, Reply, SelectRequest, Selection, SkillDraft,
+    SkillRequest, SummarizeRequest, Summary,
+};
+
+/// How long the embedding step of a selection may take before the inner selection is returned
+/// alone (well inside recall's 8-second selector deadline, so a slow or hung embedding server
+/// never costs the lexical result).
+pub const EMBED_SELECT_DEADLINE: Duration = Duration::from_secs(3);
+
+/// An [`Llm`] whose `select` is hybrid; the other jobs go to the inner engine unchanged.
+pub struct HybridSelector {
+    inner: Arc<dyn Llm>,
+    embedder: Embedder,
+    cache: Option<Arc<dyn VectorCache>>,
+    min_similarity: f32,
+    english_only: bool,
+}
+
+impl HybridSelector {
+    /// Wraps `inner`; vectors come from `embedder`, through `cache` when given; a candidate is
+    /// recalled on meaning alone at a cosine of at least `min_similarity`.
+    pub fn new(
+        inner: Arc<dyn Llm>,
+        embedder: Embedder,
+        cache: Option<Arc<dyn VectorCache>>,
+        min_similarity: f32,
+    ) -> Self {
+        HybridSelector {
+            inner,
+            embedder,
+            cache,
+            min_similarity,
+            english_only: false,
+        }
+    }
+
+    /// Ranks messages holding CJK text lexically only (an English-only embedding model).
+    pub fn english_only(mut self, yes: bool) -> Self {
+        self.english_only = yes;
+        self
+    }
+}
+
+/// Whether `text` holds a Han, kana or Hangul character.
+pub fn has_cjk(text: &str) -> bool {
+    text.chars().any(|c| {
+        matches!(c as u32,
+            0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF
+            | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
+    })
+}
+
+/// The text of a candidate that is embedded: name, description and body, one per line.
+pub fn candidate_text(c: &Candidate) -> String {
+    format!("{}\n{}\n{}", c.name, c.description, c.body)
+}
+
+/// The candidates' ids ranked by cosine with `query` (best first), those at `min_similarity`
+/// or above, at most `limit`.
+pub fn semantic_ranking(
+    query: &[f32],
+    candidates: &[Candidate],
+    vectors: &[Vec<f32>],
+    min_similarity: f32,
+    limit: usize,
+) -> Vec<String> {
+    let mut scored: Vec<(usize, f32)> = vectors
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (i, cosine(query, v)))
+        .filter(|(_, s)| *s >= min_similarity)
+        .collect();
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+    scored
+        .into_iter()
+        .take(limit)
+        .filter_map(|(i, _)| candidates.get(i).map(|c| c.id.clone()))
+        .collect()
+}
+
+impl Llm for HybridSelector {
+    fn engine_name(&self, job: Job) -> String {
+        match job {
+            Job::Select => format!(
+                "{}+embeddings:{}",
+                self.inner.engine_name(job),
+                self.embedder.model()
+            ),
+            _ => self.inner.engine_name(job),
+        }
+    }
+
+    fn summarize<'a>(
+        &'a self,
+        request: &'a SummarizeRequest,
+    ) -> BoxFuture<'a, Result<Reply<Summary>>> {
+        self.inner.summarize(request)
+    }
+
+    fn extract<'a>(
+        &'a self,
+        request: &'a ExtractRequest,
+    ) -> BoxFuture<'a, Result<Reply<Memories>>> {
+        self.inner.extract(request)
+    }
+
+    fn skill<'a>(&'a self, request: &'a SkillRequest) -> BoxFuture<'a, Result<Reply<SkillDraft>>> {
+        self.inner.skill(request)
+    }
+
+    fn select<'a>(&'a self, request: &'a SelectRequest) -> BoxFuture<'a, Result<Reply<Selection>>> {
+        Box::pin(async move {
+            let mut reply = self.inner.select(request).await?;
+            if request.candidates.is_empty()
+                || request.limit == 0
+                || (self.english_only && has_cjk(&request.query))
+            {
+                return Ok(reply);
+            }
+            let mut texts: Vec<String> = vec![request.query.clone()];
+            texts.extend(request.candidates.iter().map(candidate_text));
+            let embedded = tokio::time::timeout(
+                EMBED_SELECT_DEADLINE,
+                self.embedder.embed_cached(self.cache.as_deref(), &texts),
+            )
+            .await
+            .unwrap_or_else(|_| {
+                Err(crate::LlmError::Timeout {
+                    url: self.embedder.url().to_owned(),
+                    after: EMBED_SELECT_DEADLINE,
+                    attempts: 1,
+                })
+            });
+            let vectors = match embedded {
+                Ok(v) => v,
+                Err(e) => {
+                    let note = format!("embeddings failed ({e}); lexical selection only");
+                    reply.fallback = Some(match reply.fallback.take() {
+                        Some(f) => format!("{f}; {note}"),
+                        None => note,
+                    });
+                    return Ok(reply);
+                }
+            };
+            let (query, notes) = vectors.split_at(1);
+            let semantic = semantic_ranking(
+                &query[0],
+                &request.candidates,
+                notes,
+                self.min_similarity,
+                request.limit,
+            );
+            let fused = rrf(&[&reply.value.ids[..], &semantic[..]]);
+            reply.value.ids = fused
+                .into_iter()
+                .take(request.limit)
+                .map(|(id, _)| id)
+                .collect();
+            reply.engine = format!("{}+embeddings:{}", reply.engine, self.embedder.model());
+            Ok(reply)
+        })
+    }
+}
