@@ -540,51 +540,89 @@ fn query_terms(analyzer: &Analyzer, query: &str) -> (Vec<String>, Vec<f32>, usiz
     (terms, weights, own)
 }
 
-/// `(scores in candidate order, the ideal score)`.
+/// The query's index over the candidates: every term of the whole message (with expansions)
+/// and, per candidate and term, its BM25F contribution `idf · tf̃ / (k1 + tf̃)` before the
+/// query weight.
+struct Ranked {
+    terms: Vec<String>,
+    idfs: Vec<f32>,
+    df: Vec<f32>,
+    /// Per candidate, per term.
+    contrib: Vec<Vec<f32>>,
+}
+
+fn saturate(x: f32) -> f32 {
+    x * (K1 + 1.0) / (K1 + x)
+}
+
+fn ranked(terms: Vec<String>, candidates: &[Candidate]) -> Ranked {
+    let ix = index(&terms, &terms_of_all(candidates));
+    let idfs: Vec<f32> = ix.df.iter().map(|df| idf(ix.n, *df)).collect();
+    let contrib = (0..candidates.len())
+        .map(|d| {
+            idfs.iter()
+                .enumerate()
+                .map(|(i, idf)| {
+                    let mut pseudo = 0.0;
+                    for (f, weight) in WEIGHTS.iter().enumerate() {
+                        if let Some(tf) = ix.tf[d][f].get(&i) {
+                            let norm = 1.0 - B + B * ix.len[d][f] / ix.avg[f];
+                            pseudo += weight * tf / norm;
+                        }
+                    }
+                    if pseudo > 0.0 {
+                        idf * saturate(pseudo)
+                    } else {
+                        0.0
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    Ranked {
+        terms,
+        idfs,
+        df: ix.df,
+        contrib,
+    }
+}
+
+impl Ranked {
+    /// `(scores in candidate order, the ideal score)` of a text whose terms are `terms[k]` at
+    /// the global positions `at[k]` with weights `qw[k]`, its own words being the first `own`.
+    fn unit(&self, at: &[usize], qw: &[f32], own: usize) -> (Vec<f32>, f32) {
+        // A CJK bigram no note holds most likely straddles two words (a sentence's bigrams do,
+        // about one in two): it counts half in the ideal.
+        let sum: f32 = at
+            .iter()
+            .zip(qw)
+            .take(own)
+            .map(|(&g, q)| {
+                let straddling =
+                    self.df[g] == 0.0 && self.terms[g].chars().next().is_some_and(is_cjk);
+                let share = if straddling { UNSEEN_CJK_SHARE } else { 1.0 };
+                self.idfs[g] * q * saturate(NAME_WEIGHT) * share
+            })
+            .sum();
+        let ideal = sum + IDEAL_PRIOR_TERMS * sum / own.max(1) as f32;
+        let scores = self
+            .contrib
+            .iter()
+            .map(|row| at.iter().zip(qw).map(|(&g, q)| q * row[g]).sum())
+            .collect();
+        (scores, ideal)
+    }
+}
+
+/// `(scores in candidate order, the ideal score)` of the whole message.
 fn scores_and_ideal(query: &str, candidates: &[Candidate]) -> (Vec<f32>, f32) {
     let analyzer = Analyzer::new();
     let (terms, qw, own) = query_terms(&analyzer, query);
     if terms.is_empty() || candidates.is_empty() {
         return (vec![0.0; candidates.len()], 0.0);
     }
-    let ix = index(&terms, &terms_of_all(candidates));
-    let idfs: Vec<f32> = ix.df.iter().map(|df| idf(ix.n, *df)).collect();
-    let saturate = |x: f32| x * (K1 + 1.0) / (K1 + x);
-    // A CJK bigram no note holds most likely straddles two words (a sentence's bigrams do,
-    // about one in two): it counts half in the ideal.
-    let own_ideal: Vec<f32> = idfs
-        .iter()
-        .zip(&qw)
-        .zip(&terms)
-        .zip(&ix.df)
-        .take(own)
-        .map(|(((idf, q), term), df)| {
-            let straddling = *df == 0.0 && term.chars().next().is_some_and(is_cjk);
-            let share = if straddling { UNSEEN_CJK_SHARE } else { 1.0 };
-            idf * q * saturate(NAME_WEIGHT) * share
-        })
-        .collect();
-    let sum: f32 = own_ideal.iter().sum();
-    let ideal = sum + IDEAL_PRIOR_TERMS * sum / own.max(1) as f32;
-    let scores = (0..candidates.len())
-        .map(|d| {
-            let mut s = 0.0;
-            for (i, idf) in idfs.iter().enumerate() {
-                let mut pseudo = 0.0;
-                for (f, weight) in WEIGHTS.iter().enumerate() {
-                    if let Some(tf) = ix.tf[d][f].get(&i) {
-                        let norm = 1.0 - B + B * ix.len[d][f] / ix.avg[f];
-                        pseudo += weight * tf / norm;
-                    }
-                }
-                if pseudo > 0.0 {
-                    s += idf * qw[i] * saturate(pseudo);
-                }
-            }
-            s
-        })
-        .collect();
-    (scores, ideal)
+    let at: Vec<usize> = (0..terms.len()).collect();
+    ranked(terms, candidates).unit(&at, &qw, own)
 }
 
 /// Relevance scores of the candidates that match `query` at all: `(index into candidates,
@@ -606,17 +644,126 @@ pub fn ideal_score(query: &str, candidates: &[Candidate]) -> f32 {
     scores_and_ideal(query, candidates).1
 }
 
-/// The ids of at most `limit` candidates relevant to `query`, best first: those whose score is
-/// at least [`MIN_IDEAL_SHARE`] of the query's [`ideal_score`] and at least
-/// [`MIN_RELATIVE_SCORE`] of the best one.
+/// The most clauses of one message judged on their own (a pasted log of hundreds of lines is
+/// judged on its first 64 clauses and as a whole).
+pub const MAX_CLAUSES: usize = 64;
+
+/// The clauses of a message as byte ranges, in text order: it is cut after a sentence end
+/// (`.`, `?`, `!` followed by white space or the end), `;`, `,` or `:` followed by white space,
+/// a line break, and the CJK marks `。？！；，` (full-width forms as typed: `，` is `,`), so
+/// `crates.io`, `3.12` and `paths::to_repo_path` stay whole. Ranges without a letter or digit
+/// are left out; at most [`MAX_CLAUSES`].
+pub fn clauses(query: &str) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut chars = query.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let folded = fold_width(c);
+        let next_blank = chars.peek().is_none_or(|(_, n)| n.is_whitespace());
+        let cut = match folded {
+            '\n' | '。' | ';' => true,
+            '.' | '?' | '!' | ',' | ':' => next_blank || c != folded,
+            _ => false,
+        };
+        if cut {
+            let end = i + c.len_utf8();
+            out.push(start..end);
+            start = end;
+        }
+    }
+    out.push(start..query.len());
+    out.retain(|r| query[r.clone()].chars().any(char::is_alphanumeric));
+    out.truncate(MAX_CLAUSES);
+    out
+}
+
+/// How many distinct words of a clause a candidate must hold (in any field) for the clause's
+/// share to count for it: one shared word of a short clause is chance. A clause with fewer
+/// tokens is not judged alone.
+pub const MIN_CLAUSE_MATCHES: usize = 2;
+
+/// The parts of a message judged on their own besides the whole: each of its [`clauses`]
+/// holding at least [`MIN_CLAUSE_MATCHES`] tokens (none for a message of one clause); shorter
+/// ones ("thanks,", "ok,") count only in the whole message.
+fn segments(analyzer: &Analyzer, query: &str) -> Vec<std::ops::Range<usize>> {
+    let parts = clauses(query);
+    if parts.len() < 2 {
+        return Vec::new();
+    }
+    let counts: Vec<usize> = parts
+        .iter()
+        .map(|r| analyzer.tokens(&query[r.clone()]).len())
+        .collect();
+    let mut out = Vec::new();
+    for (i, r) in parts.iter().enumerate() {
+        if counts[i] >= MIN_CLAUSE_MATCHES {
+            out.push(r.clone());
+        }
+    }
+    out
+}
+
+/// Each candidate's best share of an ideal score: the most, over the whole message and each of
+/// its [`clauses`], of the candidate's score for that text divided by that text's ideal score
+/// (see the module doc), in candidate order. 0 for a candidate that matches nothing; unitless
+/// (a candidate whose name holds every word of the best clause once scores about 1).
+pub fn best_shares(query: &str, candidates: &[Candidate]) -> Vec<f32> {
+    let analyzer = Analyzer::new();
+    let (terms, qw, own) = query_terms(&analyzer, query);
+    if terms.is_empty() || candidates.is_empty() {
+        return vec![0.0; candidates.len()];
+    }
+    let position: HashMap<String, usize> = terms
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.clone(), i))
+        .collect();
+    let index = ranked(terms, candidates);
+    let mut best = vec![0.0_f32; candidates.len()];
+    let mut judge = |at: &[usize], qw: &[f32], own: usize, min_matches: usize| {
+        let (scores, ideal) = index.unit(at, qw, own);
+        if ideal > 0.0 {
+            for (d, (b, s)) in best.iter_mut().zip(scores).enumerate() {
+                let matched = at[..own]
+                    .iter()
+                    .filter(|&&g| index.contrib[d][g] > 0.0)
+                    .count();
+                if matched >= min_matches {
+                    *b = b.max(s / ideal);
+                }
+            }
+        }
+    };
+    let all: Vec<usize> = (0..position.len()).collect();
+    judge(&all, &qw, own, 0);
+    for r in segments(&analyzer, query) {
+        let (unit_terms, unit_qw, unit_own) = query_terms(&analyzer, &query[r]);
+        // Every term of a clause is a term of the whole message (its own words and their
+        // expansions are the message's).
+        let at: Vec<usize> = unit_terms
+            .iter()
+            .filter_map(|t| position.get(t).copied())
+            .collect();
+        if at.len() == unit_terms.len() && unit_own > 0 {
+            judge(&at, &unit_qw, unit_own, MIN_CLAUSE_MATCHES);
+        }
+    }
+    best
+}
+
+/// The ids of at most `limit` candidates relevant to `query`, best first: those whose best share
+/// of an ideal score (over the whole message and each clause, see [`clauses`]) is at least
+/// [`MIN_IDEAL_SHARE`] and at least [`MIN_RELATIVE_SCORE`] of the best candidate's; ranked by
+/// that share. A long or many-sentence message is judged by its best clause, so it does not
+/// raise the bar for a note about one of its sentences.
 pub fn select(query: &str, candidates: &[Candidate], limit: usize) -> Vec<String> {
-    let (scores, ideal) = scores_and_ideal(query, candidates);
-    let best = scores.iter().copied().fold(0.0_f32, f32::max);
+    let shares = best_shares(query, candidates);
+    let best = shares.iter().copied().fold(0.0_f32, f32::max);
     if best <= 0.0 {
         return Vec::new();
     }
-    let floor = (best * MIN_RELATIVE_SCORE).max(ideal * MIN_IDEAL_SHARE);
-    let mut chosen: Vec<(usize, f32)> = scores
+    let floor = (best * MIN_RELATIVE_SCORE).max(MIN_IDEAL_SHARE);
+    let mut chosen: Vec<(usize, f32)> = shares
         .into_iter()
         .enumerate()
         .filter(|(_, s)| *s > 0.0 && *s >= floor)
@@ -757,6 +904,55 @@ mod tests {
         check("今天天气怎么样", 5, &[]);
         check("write a haiku about autumn leaves and release it", 5, &[]);
         assert!(select("tests", &[], 5).is_empty());
+    }
+
+    #[test]
+    fn a_note_about_one_sentence_of_a_longer_message_is_selected() {
+        // Issue 26: the second sentence alone finds the testing note; the whole message must
+        // too (the first sentence's words no note holds must not raise the bar).
+        check("how do I run the tests?", 5, &["testing.md"]);
+        check(
+            "From now on always answer briefly and keep the explanations short. Also, how do \
+             I run the tests?",
+            5,
+            &["testing.md"],
+        );
+        // A rambling message: the note is about one comma-separated clause of it.
+        check(
+            "so there is this new colleague who joined on monday and asked me a lot of things \
+             about our setup, the backslashes in repo paths break on windows, can you explain \
+             why that happens and what we usually do about it",
+            5,
+            &["paths.md"],
+        );
+        // Short clauses are not judged alone: a greeting before a question about nothing.
+        check(
+            "thanks, good morning! write a haiku about autumn leaves",
+            5,
+            &[],
+        );
+    }
+
+    #[test]
+    fn clauses_cut_at_sentence_marks_but_not_inside_values() {
+        let q = "Build is green. How do we publish to crates.io, version 3.12?\n\
+                 see paths::to_repo_path; 然后呢，怎么部署？好的";
+        let parts: Vec<&str> = clauses(q).into_iter().map(|r| q[r].trim()).collect();
+        assert_eq!(
+            parts,
+            [
+                "Build is green.",
+                "How do we publish to crates.io,",
+                "version 3.12?",
+                "see paths::to_repo_path;",
+                "然后呢，",
+                "怎么部署？",
+                "好的"
+            ]
+        );
+        assert!(clauses("?! ...").is_empty());
+        let long = "word. ".repeat(MAX_CLAUSES + 10);
+        assert_eq!(clauses(&long).len(), MAX_CLAUSES);
     }
 
     #[test]
