@@ -12,8 +12,10 @@
 //!   (1 − b + b · len_f / avglen_f)`, weights [`NAME_WEIGHT`], [`DESCRIPTION_WEIGHT`],
 //!   [`BODY_WEIGHT`]; `idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5))` over the candidates.
 //! - Threshold: a score is divided by the query's ideal score (every query term matched once
-//!   in an average-length name: [`ideal_score`]); a candidate is selected when that share is at
-//!   least [`MIN_IDEAL_SHARE`] and its score at least [`MIN_RELATIVE_SCORE`] of the best. Words
+//!   in an average-length name: [`ideal_score`]); that share is taken for the whole message and
+//!   for each of its [`clauses`] (one holding [`MIN_CLAUSE_MATCHES`] of the note's words), the
+//!   best counts ([`best_shares`]); a candidate is selected when its best share is at least
+//!   [`MIN_IDEAL_SHARE`] and at least [`MIN_RELATIVE_SCORE`] of the best candidate's. Words
 //!   of the query that no note holds count in the ideal at the highest idf, so a message about
 //!   something else ("write a haiku about autumn") stays below the floor.
 //! - Cost: a candidate's tokens ([`CandidateTerms`]) depend on its text only, so they are
@@ -55,8 +57,10 @@ pub const EXPANSION_WEIGHT: f32 = 0.5;
 /// two-word message from reaching the floor on a single incidental match.
 pub const IDEAL_PRIOR_TERMS: f32 = 1.0;
 
-/// How much a CJK bigram of the message that no note holds counts in the ideal score.
-pub const UNSEEN_CJK_SHARE: f32 = 0.5;
+/// How much a CJK bigram of the message that no note holds counts in the ideal score: such a
+/// bigram mostly straddles two words or is a function word, and in a mixed-script message
+/// (Chinese around ASCII identifiers) the identifiers are the words that matter.
+pub const UNSEEN_CJK_SHARE: f32 = 0.25;
 
 /// The absolute floor: a candidate is selected only when its score is at least this share of
 /// the query's [`ideal_score`], whatever the other candidates score.
@@ -104,7 +108,7 @@ fn fold_width(c: char) -> char {
 
 /// A word-internal joiner of identifiers and paths.
 fn is_joiner(c: char) -> bool {
-    matches!(c, '_' | '-' | '.' | '/' | ':' | '\\')
+    matches!(c, '_' | '-' | '.' | '/' | ':' | '\\' | '&')
 }
 
 /// Splits one identifier-like chunk (letters, digits, joiners) into lowercase parts at joiners,
@@ -189,8 +193,10 @@ impl Analyzer {
         }
         if parts.len() > 1 {
             let whole: String = parts.concat();
-            // A compound identifier as one token too (not stemmed: it is a name).
-            if whole.chars().count() > 3 {
+            // A compound identifier as one token too (not stemmed: it is a name); an initialism
+            // of single letters (`W&B`, `A/B`, `I/O`) is one even when short.
+            let initialism = parts.iter().all(|p| p.chars().count() == 1);
+            if whole.chars().count() > 3 || initialism {
                 out.push(whole);
             }
         }
@@ -267,7 +273,7 @@ const WEIGHTS: [f32; FIELD_COUNT] = [NAME_WEIGHT, DESCRIPTION_WEIGHT, BODY_WEIGH
 
 /// Bumped whenever [`tokenize`] gives other tokens for a text (stop words, stemming, splitting,
 /// the fields ranked): [`CandidateTerms`] kept from another version must not be used.
-pub const ANALYZER_VERSION: u32 = 2;
+pub const ANALYZER_VERSION: u32 = 3;
 
 /// A candidate's tokens as the selector ranks them, per field: name (frontmatter name and the
 /// file-name stem of its id), description, and the body's first 16 KiB. They depend
@@ -592,7 +598,8 @@ impl Ranked {
     /// the global positions `at[k]` with weights `qw[k]`, its own words being the first `own`.
     fn unit(&self, at: &[usize], qw: &[f32], own: usize) -> (Vec<f32>, f32) {
         // A CJK bigram no note holds most likely straddles two words (a sentence's bigrams do,
-        // about one in two): it counts half in the ideal.
+        // about one in two) or is a function word: it counts a quarter in the ideal, so the
+        // Chinese around ASCII identifiers does not drown them.
         let sum: f32 = at
             .iter()
             .zip(qw)
@@ -953,6 +960,29 @@ mod tests {
         assert!(clauses("?! ...").is_empty());
         let long = "word. ".repeat(MAX_CLAUSES + 10);
         assert_eq!(clauses(&long).len(), MAX_CLAUSES);
+    }
+
+    #[test]
+    fn mixed_script_identifiers_count_as_words() {
+        // An initialism of single letters is a word (`W&B` → `wb`), in the note and the query.
+        let t = tokenize("帮我在 W&B 里对比一下这两个 run, A/B test, I/O");
+        for w in ["wb", "run", "ab", "io"] {
+            assert!(has(&t, w), "{w} missing in {t:?}");
+        }
+        let mut notes = corpus();
+        notes.push(candidate(
+            "tracking.md",
+            "Experiment tracking",
+            "Every run logs to W&B",
+            "Compare runs in W&B reports, tagged with the git commit.",
+        ));
+        // The Chinese words around the identifiers are mostly function words and straddling
+        // bigrams no note holds: they must not drown the two identifiers.
+        assert_eq!(
+            select("帮我在 W&B 里对比一下这两个 run", &notes, 5),
+            ["tracking.md"]
+        );
+        assert!(select("帮我在这里对比一下这两个方案", &notes, 5).is_empty());
     }
 
     #[test]
