@@ -18,6 +18,10 @@
 //!   [`MIN_IDEAL_SHARE`] and at least [`MIN_RELATIVE_SCORE`] of the best candidate's. Words
 //!   of the query that no note holds count in the ideal at the highest idf, so a message about
 //!   something else ("write a haiku about autumn") stays below the floor.
+//! - Rare-term floor: when no candidate passes, the candidates whose name or description holds
+//!   a word of the message that at most [`RARE_TERM_MAX_SHARE`] of the candidates hold, and
+//!   that share [`MIN_CLAUSE_MATCHES`] words with the message, are selected (the same relative
+//!   floor among them).
 //! - Cost: a candidate's tokens ([`CandidateTerms`]) depend on its text only, so they are
 //!   computed once and kept in a process-wide memo keyed by the candidate's text ([`terms_of`]);
 //!   a turn over unchanged notes only tokenises the message. A caller that keeps terms across
@@ -555,6 +559,8 @@ struct Ranked {
     df: Vec<f32>,
     /// Per candidate, per term.
     contrib: Vec<Vec<f32>>,
+    /// Per candidate, the terms found in its name or description.
+    named: Vec<Vec<usize>>,
 }
 
 fn saturate(x: f32) -> f32 {
@@ -585,11 +591,22 @@ fn ranked(terms: Vec<String>, candidates: &[Candidate]) -> Ranked {
                 .collect()
         })
         .collect();
+    let named = ix
+        .tf
+        .iter()
+        .map(|fields| {
+            let mut t: Vec<usize> = fields[0].keys().chain(fields[1].keys()).copied().collect();
+            t.sort_unstable();
+            t.dedup();
+            t
+        })
+        .collect();
     Ranked {
         terms,
         idfs,
         df: ix.df,
         contrib,
+        named,
     }
 }
 
@@ -758,11 +775,46 @@ pub fn best_shares(query: &str, candidates: &[Candidate]) -> Vec<f32> {
     best
 }
 
+/// Per candidate, whether it is held up by the rare-term floor: a word of the message (not an
+/// expansion) that at most [`RARE_TERM_MAX_SHARE`] of the candidates hold (by document
+/// frequency, so by IDF) is in the candidate's name or description, and the candidate holds at
+/// least [`MIN_CLAUSE_MATCHES`] words of the message in any field.
+fn rare_term_matches(query: &str, candidates: &[Candidate]) -> Vec<bool> {
+    let analyzer = Analyzer::new();
+    let (terms, _, own) = query_terms(&analyzer, query);
+    if terms.is_empty() || candidates.is_empty() {
+        return vec![false; candidates.len()];
+    }
+    let index = ranked(terms, candidates);
+    let rare_df = (candidates.len() as f32 * RARE_TERM_MAX_SHARE).max(1.0);
+    (0..candidates.len())
+        .map(|d| {
+            let named = index.named[d]
+                .iter()
+                .any(|&g| g < own && index.df[g] <= rare_df && is_rare_word(&index.terms[g]));
+            let matched = (0..own).filter(|&g| index.contrib[d][g] > 0.0).count();
+            named && matched >= MIN_CLAUSE_MATCHES
+        })
+        .collect()
+}
+
+/// A note's name or description term is "rare" when at most this share of the candidates
+/// (and at least one) hold it anywhere.
+pub const RARE_TERM_MAX_SHARE: f32 = 0.1;
+
+/// A token that can be a rare term: a word of three or more letters or a CJK bigram (not a
+/// number, not an initialism of two letters).
+fn is_rare_word(t: &str) -> bool {
+    t.chars().next().is_some_and(is_cjk) && t.chars().count() > 1
+        || (t.chars().count() >= 3 && t.chars().any(char::is_alphabetic))
+}
+
 /// The ids of at most `limit` candidates relevant to `query`, best first: those whose best share
 /// of an ideal score (over the whole message and each clause, see [`clauses`]) is at least
 /// [`MIN_IDEAL_SHARE`] and at least [`MIN_RELATIVE_SCORE`] of the best candidate's; ranked by
 /// that share. A long or many-sentence message is judged by its best clause, so it does not
-/// raise the bar for a note about one of its sentences.
+/// raise the bar for a note about one of its sentences. When none passes, the notes held up by
+/// the rare-term floor (see the module doc) are selected instead.
 pub fn select(query: &str, candidates: &[Candidate], limit: usize) -> Vec<String> {
     let shares = best_shares(query, candidates);
     let best = shares.iter().copied().fold(0.0_f32, f32::max);
@@ -771,10 +823,21 @@ pub fn select(query: &str, candidates: &[Candidate], limit: usize) -> Vec<String
     }
     let floor = (best * MIN_RELATIVE_SCORE).max(MIN_IDEAL_SHARE);
     let mut chosen: Vec<(usize, f32)> = shares
-        .into_iter()
+        .iter()
+        .copied()
         .enumerate()
         .filter(|(_, s)| *s > 0.0 && *s >= floor)
         .collect();
+    if chosen.is_empty() {
+        chosen = rare_term_matches(query, candidates)
+            .into_iter()
+            .zip(shares)
+            .enumerate()
+            .filter_map(|(i, (rare, s))| rare.then_some((i, s)))
+            .collect();
+        let top = chosen.iter().map(|c| c.1).fold(0.0_f32, f32::max);
+        chosen.retain(|c| c.1 >= top * MIN_RELATIVE_SCORE);
+    }
     chosen.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     chosen
         .into_iter()
@@ -983,6 +1046,29 @@ mod tests {
             ["tracking.md"]
         );
         assert!(select("帮我在这里对比一下这两个方案", &notes, 5).is_empty());
+    }
+
+    #[test]
+    fn a_rare_word_of_a_note_name_holds_it_up_when_nothing_else_passes() {
+        let q = "my colleague keeps telling me that windows is the reason our nightly job never \
+                 finishes in time and the path to a fix might be somewhere in the old wiki \
+                 notes from last year";
+        // Below the floor on its words alone (one long clause about many things)...
+        let notes = corpus();
+        let (scores, ideal) = scores_and_ideal(q, &notes);
+        let paths = notes.iter().position(|c| c.id == "paths.md").unwrap();
+        assert!(
+            scores[paths] < ideal * MIN_IDEAL_SHARE,
+            "{scores:?} {ideal}"
+        );
+        // ...but `windows` is in its name and in no other note, and it holds `path` too.
+        check(q, 5, &["paths.md"]);
+        // One shared rare word alone is not enough, nor a word many notes hold.
+        check(
+            "is windows a good operating system for gaming, and what about its updates",
+            5,
+            &[],
+        );
     }
 
     #[test]
