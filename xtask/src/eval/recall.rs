@@ -20,8 +20,9 @@
 //! the share of selected notes that are relevant), recall@5 (mean over memory-needing queries of
 //! the share of relevant notes selected; nothing selected counts 0), primary hit (share of
 //! memory-needing queries whose primary note was selected), how many memory-needing queries got
-//! nothing, and no-memory accuracy (share of no-memory queries that selected nothing); then per
-//! kind; then, when both splits ran, each measure on dev and test and the gap (dev − test).
+//! nothing, and no-memory accuracy (share of no-memory queries that selected nothing); the same
+//! measures for a baseline, the 5 best notes by the offline BM25F score with no acceptance rule
+//! (`bm25 top-5`); then per kind; then, when both splits ran, each measure on dev and test and the gap (dev − test).
 //! Fails (`Ok(false)`) when a query cannot run or the test split misses a target of
 //! [`TARGETS`].
 //!
@@ -483,6 +484,7 @@ fn run_split(
 ) -> Result<Option<Tally>> {
     let home = set.join("home");
     let mut total = Tally::default();
+    let mut baseline = Tally::default();
     let mut by_kind: BTreeMap<String, Tally> = BTreeMap::new();
     let mut engines = BTreeMap::new();
     let mut fallbacks = 0;
@@ -538,6 +540,7 @@ fn run_split(
             }
         }
         total.add(q, &selected);
+        baseline.add(q, &bm25_top5(set, q));
         by_kind.entry(q.kind.clone()).or_default().add(q, &selected);
         let perfect = if q.relevant.is_empty() {
             selected.is_empty()
@@ -563,10 +566,33 @@ fn run_split(
             .join(", ")
     );
     println!("{}", total.line("all"));
+    println!("{}", baseline.line("bm25 top-5"));
     for (kind, t) in &by_kind {
         println!("{}", t.line(kind));
     }
     Ok(Some(total))
+}
+
+/// The baseline for comparison: the 5 best notes by the offline selector's BM25F score
+/// (`mem_llm::offline::score`: the same analyser, fields and query expansion) over the query's
+/// project notes and the user's, with no acceptance rule (every note matching a word counts;
+/// fewer than 5 when fewer match).
+fn bm25_top5(set: &Path, q: &Query) -> Vec<String> {
+    let dirs = mem_recall::MemoryDirs::standard(
+        &set.join("projects").join(&q.project),
+        &set.join("home"),
+        &[],
+    );
+    let candidates: Vec<mem_llm::Candidate> = mem_recall::scan(&dirs)
+        .notes
+        .iter()
+        .map(mem_recall::Note::candidate)
+        .collect();
+    mem_llm::offline::score(&q.query, &candidates)
+        .into_iter()
+        .take(5)
+        .map(|(i, _)| candidates[i].id.clone())
+        .collect()
 }
 
 #[cfg(test)]

@@ -177,24 +177,27 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
             }
             let scored = mem_llm::offline::score(&request.query, &request.candidates);
             let ideal = mem_llm::offline::ideal_score(&request.query, &request.candidates);
+            let shares = mem_llm::offline::best_shares(&request.query, &request.candidates);
             if scores {
                 text.push_str(&format!(
-                    "\nBM25F scores of {} candidates (threshold: {} of the best, and at least {} \
-                     of the query's ideal score {ideal:.3}):\n",
+                    "\nBM25F scores of {} candidates and their best share of an ideal score over \
+                     the message (ideal {ideal:.3}) and its clauses (threshold: a share of at \
+                     least {} and {} of the best share; when none passes, the rare-term floor):\n",
                     request.candidates.len(),
-                    mem_llm::offline::MIN_RELATIVE_SCORE,
                     mem_llm::offline::MIN_IDEAL_SHARE,
+                    mem_llm::offline::MIN_RELATIVE_SCORE,
                 ));
                 for (i, s) in &scored {
                     text.push_str(&format!(
-                        "{s:8.3}  {}\n",
+                        "{s:8.3}  {:5.3}  {}\n",
+                        shares[*i],
                         safe_line(&request.candidates[*i].id)
                     ));
                 }
             }
             let scores_json: Vec<Value> = scored
                 .iter()
-                .map(|(i, s)| json!({"id": request.candidates[*i].id, "bm25": s}))
+                .map(|(i, s)| json!({"id": request.candidates[*i].id, "bm25": s, "share": shares[*i]}))
                 .collect();
             print_reply(
                 settings,

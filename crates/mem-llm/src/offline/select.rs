@@ -12,10 +12,16 @@
 //!   (1 − b + b · len_f / avglen_f)`, weights [`NAME_WEIGHT`], [`DESCRIPTION_WEIGHT`],
 //!   [`BODY_WEIGHT`]; `idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5))` over the candidates.
 //! - Threshold: a score is divided by the query's ideal score (every query term matched once
-//!   in an average-length name: [`ideal_score`]); a candidate is selected when that share is at
-//!   least [`MIN_IDEAL_SHARE`] and its score at least [`MIN_RELATIVE_SCORE`] of the best. Words
+//!   in an average-length name: [`ideal_score`]); that share is taken for the whole message and
+//!   for each of its [`clauses`] (one holding [`MIN_CLAUSE_MATCHES`] of the note's words), the
+//!   best counts ([`best_shares`]); a candidate is selected when its best share is at least
+//!   [`MIN_IDEAL_SHARE`] and at least [`MIN_RELATIVE_SCORE`] of the best candidate's. Words
 //!   of the query that no note holds count in the ideal at the highest idf, so a message about
 //!   something else ("write a haiku about autumn") stays below the floor.
+//! - Rare-term floor: when no candidate passes, the candidates whose name or description holds
+//!   a word of the message that at most [`RARE_TERM_MAX_SHARE`] of the candidates hold, and
+//!   that share [`MIN_CLAUSE_MATCHES`] words with the message, are selected (the same relative
+//!   floor among them).
 //! - Cost: a candidate's tokens ([`CandidateTerms`]) depend on its text only, so they are
 //!   computed once and kept in a process-wide memo keyed by the candidate's text ([`terms_of`]);
 //!   a turn over unchanged notes only tokenises the message. A caller that keeps terms across
@@ -55,8 +61,10 @@ pub const EXPANSION_WEIGHT: f32 = 0.5;
 /// two-word message from reaching the floor on a single incidental match.
 pub const IDEAL_PRIOR_TERMS: f32 = 1.0;
 
-/// How much a CJK bigram of the message that no note holds counts in the ideal score.
-pub const UNSEEN_CJK_SHARE: f32 = 0.5;
+/// How much a CJK bigram of the message that no note holds counts in the ideal score: such a
+/// bigram mostly straddles two words or is a function word, and in a mixed-script message
+/// (Chinese around ASCII identifiers) the identifiers are the words that matter.
+pub const UNSEEN_CJK_SHARE: f32 = 0.25;
 
 /// The absolute floor: a candidate is selected only when its score is at least this share of
 /// the query's [`ideal_score`], whatever the other candidates score.
@@ -104,7 +112,7 @@ fn fold_width(c: char) -> char {
 
 /// A word-internal joiner of identifiers and paths.
 fn is_joiner(c: char) -> bool {
-    matches!(c, '_' | '-' | '.' | '/' | ':' | '\\')
+    matches!(c, '_' | '-' | '.' | '/' | ':' | '\\' | '&')
 }
 
 /// Splits one identifier-like chunk (letters, digits, joiners) into lowercase parts at joiners,
@@ -189,8 +197,10 @@ impl Analyzer {
         }
         if parts.len() > 1 {
             let whole: String = parts.concat();
-            // A compound identifier as one token too (not stemmed: it is a name).
-            if whole.chars().count() > 3 {
+            // A compound identifier as one token too (not stemmed: it is a name); an initialism
+            // of single letters (`W&B`, `A/B`, `I/O`) is one even when short.
+            let initialism = parts.iter().all(|p| p.chars().count() == 1);
+            if whole.chars().count() > 3 || initialism {
                 out.push(whole);
             }
         }
@@ -267,7 +277,7 @@ const WEIGHTS: [f32; FIELD_COUNT] = [NAME_WEIGHT, DESCRIPTION_WEIGHT, BODY_WEIGH
 
 /// Bumped whenever [`tokenize`] gives other tokens for a text (stop words, stemming, splitting,
 /// the fields ranked): [`CandidateTerms`] kept from another version must not be used.
-pub const ANALYZER_VERSION: u32 = 2;
+pub const ANALYZER_VERSION: u32 = 3;
 
 /// A candidate's tokens as the selector ranks them, per field: name (frontmatter name and the
 /// file-name stem of its id), description, and the body's first 16 KiB. They depend
@@ -540,51 +550,103 @@ fn query_terms(analyzer: &Analyzer, query: &str) -> (Vec<String>, Vec<f32>, usiz
     (terms, weights, own)
 }
 
-/// `(scores in candidate order, the ideal score)`.
+/// The query's index over the candidates: every term of the whole message (with expansions)
+/// and, per candidate and term, its BM25F contribution `idf · tf̃ / (k1 + tf̃)` before the
+/// query weight.
+struct Ranked {
+    terms: Vec<String>,
+    idfs: Vec<f32>,
+    df: Vec<f32>,
+    /// Per candidate, per term.
+    contrib: Vec<Vec<f32>>,
+    /// Per candidate, the terms found in its name or description.
+    named: Vec<Vec<usize>>,
+}
+
+fn saturate(x: f32) -> f32 {
+    x * (K1 + 1.0) / (K1 + x)
+}
+
+fn ranked(terms: Vec<String>, candidates: &[Candidate]) -> Ranked {
+    let ix = index(&terms, &terms_of_all(candidates));
+    let idfs: Vec<f32> = ix.df.iter().map(|df| idf(ix.n, *df)).collect();
+    let contrib = (0..candidates.len())
+        .map(|d| {
+            idfs.iter()
+                .enumerate()
+                .map(|(i, idf)| {
+                    let mut pseudo = 0.0;
+                    for (f, weight) in WEIGHTS.iter().enumerate() {
+                        if let Some(tf) = ix.tf[d][f].get(&i) {
+                            let norm = 1.0 - B + B * ix.len[d][f] / ix.avg[f];
+                            pseudo += weight * tf / norm;
+                        }
+                    }
+                    if pseudo > 0.0 {
+                        idf * saturate(pseudo)
+                    } else {
+                        0.0
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let named = ix
+        .tf
+        .iter()
+        .map(|fields| {
+            let mut t: Vec<usize> = fields[0].keys().chain(fields[1].keys()).copied().collect();
+            t.sort_unstable();
+            t.dedup();
+            t
+        })
+        .collect();
+    Ranked {
+        terms,
+        idfs,
+        df: ix.df,
+        contrib,
+        named,
+    }
+}
+
+impl Ranked {
+    /// `(scores in candidate order, the ideal score)` of a text whose terms are `terms[k]` at
+    /// the global positions `at[k]` with weights `qw[k]`, its own words being the first `own`.
+    fn unit(&self, at: &[usize], qw: &[f32], own: usize) -> (Vec<f32>, f32) {
+        // A CJK bigram no note holds most likely straddles two words (a sentence's bigrams do,
+        // about one in two) or is a function word: it counts a quarter in the ideal, so the
+        // Chinese around ASCII identifiers does not drown them.
+        let sum: f32 = at
+            .iter()
+            .zip(qw)
+            .take(own)
+            .map(|(&g, q)| {
+                let straddling =
+                    self.df[g] == 0.0 && self.terms[g].chars().next().is_some_and(is_cjk);
+                let share = if straddling { UNSEEN_CJK_SHARE } else { 1.0 };
+                self.idfs[g] * q * saturate(NAME_WEIGHT) * share
+            })
+            .sum();
+        let ideal = sum + IDEAL_PRIOR_TERMS * sum / own.max(1) as f32;
+        let scores = self
+            .contrib
+            .iter()
+            .map(|row| at.iter().zip(qw).map(|(&g, q)| q * row[g]).sum())
+            .collect();
+        (scores, ideal)
+    }
+}
+
+/// `(scores in candidate order, the ideal score)` of the whole message.
 fn scores_and_ideal(query: &str, candidates: &[Candidate]) -> (Vec<f32>, f32) {
     let analyzer = Analyzer::new();
     let (terms, qw, own) = query_terms(&analyzer, query);
     if terms.is_empty() || candidates.is_empty() {
         return (vec![0.0; candidates.len()], 0.0);
     }
-    let ix = index(&terms, &terms_of_all(candidates));
-    let idfs: Vec<f32> = ix.df.iter().map(|df| idf(ix.n, *df)).collect();
-    let saturate = |x: f32| x * (K1 + 1.0) / (K1 + x);
-    // A CJK bigram no note holds most likely straddles two words (a sentence's bigrams do,
-    // about one in two): it counts half in the ideal.
-    let own_ideal: Vec<f32> = idfs
-        .iter()
-        .zip(&qw)
-        .zip(&terms)
-        .zip(&ix.df)
-        .take(own)
-        .map(|(((idf, q), term), df)| {
-            let straddling = *df == 0.0 && term.chars().next().is_some_and(is_cjk);
-            let share = if straddling { UNSEEN_CJK_SHARE } else { 1.0 };
-            idf * q * saturate(NAME_WEIGHT) * share
-        })
-        .collect();
-    let sum: f32 = own_ideal.iter().sum();
-    let ideal = sum + IDEAL_PRIOR_TERMS * sum / own.max(1) as f32;
-    let scores = (0..candidates.len())
-        .map(|d| {
-            let mut s = 0.0;
-            for (i, idf) in idfs.iter().enumerate() {
-                let mut pseudo = 0.0;
-                for (f, weight) in WEIGHTS.iter().enumerate() {
-                    if let Some(tf) = ix.tf[d][f].get(&i) {
-                        let norm = 1.0 - B + B * ix.len[d][f] / ix.avg[f];
-                        pseudo += weight * tf / norm;
-                    }
-                }
-                if pseudo > 0.0 {
-                    s += idf * qw[i] * saturate(pseudo);
-                }
-            }
-            s
-        })
-        .collect();
-    (scores, ideal)
+    let at: Vec<usize> = (0..terms.len()).collect();
+    ranked(terms, candidates).unit(&at, &qw, own)
 }
 
 /// Relevance scores of the candidates that match `query` at all: `(index into candidates,
@@ -606,21 +668,176 @@ pub fn ideal_score(query: &str, candidates: &[Candidate]) -> f32 {
     scores_and_ideal(query, candidates).1
 }
 
-/// The ids of at most `limit` candidates relevant to `query`, best first: those whose score is
-/// at least [`MIN_IDEAL_SHARE`] of the query's [`ideal_score`] and at least
-/// [`MIN_RELATIVE_SCORE`] of the best one.
+/// The most clauses of one message judged on their own (a pasted log of hundreds of lines is
+/// judged on its first 64 clauses and as a whole).
+pub const MAX_CLAUSES: usize = 64;
+
+/// The clauses of a message as byte ranges, in text order: it is cut after a sentence end
+/// (`.`, `?`, `!` followed by white space or the end), `;`, `,` or `:` followed by white space,
+/// a line break, and the CJK marks `。？！；，` (full-width forms as typed: `，` is `,`), so
+/// `crates.io`, `3.12` and `paths::to_repo_path` stay whole. Ranges without a letter or digit
+/// are left out; at most [`MAX_CLAUSES`].
+pub fn clauses(query: &str) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut chars = query.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let folded = fold_width(c);
+        let next_blank = chars.peek().is_none_or(|(_, n)| n.is_whitespace());
+        let cut = match folded {
+            '\n' | '。' | ';' => true,
+            '.' | '?' | '!' | ',' | ':' => next_blank || c != folded,
+            _ => false,
+        };
+        if cut {
+            let end = i + c.len_utf8();
+            out.push(start..end);
+            start = end;
+        }
+    }
+    out.push(start..query.len());
+    out.retain(|r| query[r.clone()].chars().any(char::is_alphanumeric));
+    out.truncate(MAX_CLAUSES);
+    out
+}
+
+/// How many distinct words of a clause a candidate must hold (in any field) for the clause's
+/// share to count for it: one shared word of a short clause is chance. A clause with fewer
+/// tokens is not judged alone.
+pub const MIN_CLAUSE_MATCHES: usize = 2;
+
+/// The parts of a message judged on their own besides the whole: each of its [`clauses`]
+/// holding at least [`MIN_CLAUSE_MATCHES`] tokens (none for a message of one clause); shorter
+/// ones ("thanks,", "ok,") count only in the whole message.
+fn segments(analyzer: &Analyzer, query: &str) -> Vec<std::ops::Range<usize>> {
+    let parts = clauses(query);
+    if parts.len() < 2 {
+        return Vec::new();
+    }
+    let counts: Vec<usize> = parts
+        .iter()
+        .map(|r| analyzer.tokens(&query[r.clone()]).len())
+        .collect();
+    let mut out = Vec::new();
+    for (i, r) in parts.iter().enumerate() {
+        if counts[i] >= MIN_CLAUSE_MATCHES {
+            out.push(r.clone());
+        }
+    }
+    out
+}
+
+/// Each candidate's best share of an ideal score: the most, over the whole message and each of
+/// its [`clauses`], of the candidate's score for that text divided by that text's ideal score
+/// (see the module doc), in candidate order. 0 for a candidate that matches nothing; unitless
+/// (a candidate whose name holds every word of the best clause once scores about 1).
+pub fn best_shares(query: &str, candidates: &[Candidate]) -> Vec<f32> {
+    let analyzer = Analyzer::new();
+    let (terms, qw, own) = query_terms(&analyzer, query);
+    if terms.is_empty() || candidates.is_empty() {
+        return vec![0.0; candidates.len()];
+    }
+    let position: HashMap<String, usize> = terms
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.clone(), i))
+        .collect();
+    let index = ranked(terms, candidates);
+    let mut best = vec![0.0_f32; candidates.len()];
+    let mut judge = |at: &[usize], qw: &[f32], own: usize, min_matches: usize| {
+        let (scores, ideal) = index.unit(at, qw, own);
+        if ideal > 0.0 {
+            for (d, (b, s)) in best.iter_mut().zip(scores).enumerate() {
+                let matched = at[..own]
+                    .iter()
+                    .filter(|&&g| index.contrib[d][g] > 0.0)
+                    .count();
+                if matched >= min_matches {
+                    *b = b.max(s / ideal);
+                }
+            }
+        }
+    };
+    let all: Vec<usize> = (0..position.len()).collect();
+    judge(&all, &qw, own, 0);
+    for r in segments(&analyzer, query) {
+        let (unit_terms, unit_qw, unit_own) = query_terms(&analyzer, &query[r]);
+        // Every term of a clause is a term of the whole message (its own words and their
+        // expansions are the message's).
+        let at: Vec<usize> = unit_terms
+            .iter()
+            .filter_map(|t| position.get(t).copied())
+            .collect();
+        if at.len() == unit_terms.len() && unit_own > 0 {
+            judge(&at, &unit_qw, unit_own, MIN_CLAUSE_MATCHES);
+        }
+    }
+    best
+}
+
+/// Per candidate, whether it is held up by the rare-term floor: a word of the message (not an
+/// expansion) that at most [`RARE_TERM_MAX_SHARE`] of the candidates hold (by document
+/// frequency, so by IDF) is in the candidate's name or description, and the candidate holds at
+/// least [`MIN_CLAUSE_MATCHES`] words of the message in any field.
+fn rare_term_matches(query: &str, candidates: &[Candidate]) -> Vec<bool> {
+    let analyzer = Analyzer::new();
+    let (terms, _, own) = query_terms(&analyzer, query);
+    if terms.is_empty() || candidates.is_empty() {
+        return vec![false; candidates.len()];
+    }
+    let index = ranked(terms, candidates);
+    let rare_df = (candidates.len() as f32 * RARE_TERM_MAX_SHARE).max(1.0);
+    (0..candidates.len())
+        .map(|d| {
+            let named = index.named[d]
+                .iter()
+                .any(|&g| g < own && index.df[g] <= rare_df && is_rare_word(&index.terms[g]));
+            let matched = (0..own).filter(|&g| index.contrib[d][g] > 0.0).count();
+            named && matched >= MIN_CLAUSE_MATCHES
+        })
+        .collect()
+}
+
+/// A note's name or description term is "rare" when at most this share of the candidates
+/// (and at least one) hold it anywhere.
+pub const RARE_TERM_MAX_SHARE: f32 = 0.1;
+
+/// A token that can be a rare term: a word of three or more letters or a CJK bigram (not a
+/// number, not an initialism of two letters).
+fn is_rare_word(t: &str) -> bool {
+    t.chars().next().is_some_and(is_cjk) && t.chars().count() > 1
+        || (t.chars().count() >= 3 && t.chars().any(char::is_alphabetic))
+}
+
+/// The ids of at most `limit` candidates relevant to `query`, best first: those whose best share
+/// of an ideal score (over the whole message and each clause, see [`clauses`]) is at least
+/// [`MIN_IDEAL_SHARE`] and at least [`MIN_RELATIVE_SCORE`] of the best candidate's; ranked by
+/// that share. A long or many-sentence message is judged by its best clause, so it does not
+/// raise the bar for a note about one of its sentences. When none passes, the notes held up by
+/// the rare-term floor (see the module doc) are selected instead.
 pub fn select(query: &str, candidates: &[Candidate], limit: usize) -> Vec<String> {
-    let (scores, ideal) = scores_and_ideal(query, candidates);
-    let best = scores.iter().copied().fold(0.0_f32, f32::max);
+    let shares = best_shares(query, candidates);
+    let best = shares.iter().copied().fold(0.0_f32, f32::max);
     if best <= 0.0 {
         return Vec::new();
     }
-    let floor = (best * MIN_RELATIVE_SCORE).max(ideal * MIN_IDEAL_SHARE);
-    let mut chosen: Vec<(usize, f32)> = scores
-        .into_iter()
+    let floor = (best * MIN_RELATIVE_SCORE).max(MIN_IDEAL_SHARE);
+    let mut chosen: Vec<(usize, f32)> = shares
+        .iter()
+        .copied()
         .enumerate()
         .filter(|(_, s)| *s > 0.0 && *s >= floor)
         .collect();
+    if chosen.is_empty() {
+        chosen = rare_term_matches(query, candidates)
+            .into_iter()
+            .zip(shares)
+            .enumerate()
+            .filter_map(|(i, (rare, s))| rare.then_some((i, s)))
+            .collect();
+        let top = chosen.iter().map(|c| c.1).fold(0.0_f32, f32::max);
+        chosen.retain(|c| c.1 >= top * MIN_RELATIVE_SCORE);
+    }
     chosen.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     chosen
         .into_iter()
@@ -757,6 +974,101 @@ mod tests {
         check("今天天气怎么样", 5, &[]);
         check("write a haiku about autumn leaves and release it", 5, &[]);
         assert!(select("tests", &[], 5).is_empty());
+    }
+
+    #[test]
+    fn a_note_about_one_sentence_of_a_longer_message_is_selected() {
+        // Issue 26: the second sentence alone finds the testing note; the whole message must
+        // too (the first sentence's words no note holds must not raise the bar).
+        check("how do I run the tests?", 5, &["testing.md"]);
+        check(
+            "From now on always answer briefly and keep the explanations short. Also, how do \
+             I run the tests?",
+            5,
+            &["testing.md"],
+        );
+        // A rambling message: the note is about one comma-separated clause of it.
+        check(
+            "so there is this new colleague who joined on monday and asked me a lot of things \
+             about our setup, the backslashes in repo paths break on windows, can you explain \
+             why that happens and what we usually do about it",
+            5,
+            &["paths.md"],
+        );
+        // Short clauses are not judged alone: a greeting before a question about nothing.
+        check(
+            "thanks, good morning! write a haiku about autumn leaves",
+            5,
+            &[],
+        );
+    }
+
+    #[test]
+    fn clauses_cut_at_sentence_marks_but_not_inside_values() {
+        let q = "Build is green. How do we publish to crates.io, version 3.12?\n\
+                 see paths::to_repo_path; 然后呢，怎么部署？好的";
+        let parts: Vec<&str> = clauses(q).into_iter().map(|r| q[r].trim()).collect();
+        assert_eq!(
+            parts,
+            [
+                "Build is green.",
+                "How do we publish to crates.io,",
+                "version 3.12?",
+                "see paths::to_repo_path;",
+                "然后呢，",
+                "怎么部署？",
+                "好的"
+            ]
+        );
+        assert!(clauses("?! ...").is_empty());
+        let long = "word. ".repeat(MAX_CLAUSES + 10);
+        assert_eq!(clauses(&long).len(), MAX_CLAUSES);
+    }
+
+    #[test]
+    fn mixed_script_identifiers_count_as_words() {
+        // An initialism of single letters is a word (`W&B` → `wb`), in the note and the query.
+        let t = tokenize("帮我在 W&B 里对比一下这两个 run, A/B test, I/O");
+        for w in ["wb", "run", "ab", "io"] {
+            assert!(has(&t, w), "{w} missing in {t:?}");
+        }
+        let mut notes = corpus();
+        notes.push(candidate(
+            "tracking.md",
+            "Experiment tracking",
+            "Every run logs to W&B",
+            "Compare runs in W&B reports, tagged with the git commit.",
+        ));
+        // The Chinese words around the identifiers are mostly function words and straddling
+        // bigrams no note holds: they must not drown the two identifiers.
+        assert_eq!(
+            select("帮我在 W&B 里对比一下这两个 run", &notes, 5),
+            ["tracking.md"]
+        );
+        assert!(select("帮我在这里对比一下这两个方案", &notes, 5).is_empty());
+    }
+
+    #[test]
+    fn a_rare_word_of_a_note_name_holds_it_up_when_nothing_else_passes() {
+        let q = "my colleague keeps telling me that windows is the reason our nightly job never \
+                 finishes in time and the path to a fix might be somewhere in the old wiki \
+                 notes from last year";
+        // Below the floor on its words alone (one long clause about many things)...
+        let notes = corpus();
+        let (scores, ideal) = scores_and_ideal(q, &notes);
+        let paths = notes.iter().position(|c| c.id == "paths.md").unwrap();
+        assert!(
+            scores[paths] < ideal * MIN_IDEAL_SHARE,
+            "{scores:?} {ideal}"
+        );
+        // ...but `windows` is in its name and in no other note, and it holds `path` too.
+        check(q, 5, &["paths.md"]);
+        // One shared rare word alone is not enough, nor a word many notes hold.
+        check(
+            "is windows a good operating system for gaming, and what about its updates",
+            5,
+            &[],
+        );
     }
 
     #[test]
