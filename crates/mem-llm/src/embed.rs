@@ -34,7 +34,7 @@ use serde_json::{Value, json};
 
 use crate::config::ConfigFile;
 use crate::error::{LlmError, Result};
-use crate::http::{CallPolicy, build_client, send_json};
+use crate::http::{CallPolicy, build_client, build_plain_client, send_json};
 use crate::provider::{ApiKey, is_hosted_url};
 
 /// Keys of `[embeddings]` a project's `config.toml` may not set.
@@ -259,7 +259,7 @@ impl Embedder {
             url: format!("{base}/embeddings"),
             settings: settings.clone(),
             client: if base.starts_with("http://") {
-                plain_client(settings.policy.connect_timeout)?
+                build_plain_client(settings.policy.connect_timeout)?
             } else {
                 build_client(settings.policy.connect_timeout)?
             },
@@ -418,29 +418,6 @@ impl Embedder {
             .map(|s| s.ok_or_else(|| self.malformed("an index is missing".to_owned())))
             .collect()
     }
-}
-
-/// A client for a plain `http://` endpoint (a local server): no TLS roots loaded (the platform
-/// verifier reads the whole CA bundle, tens of milliseconds per process), no redirect followed,
-/// so it can never reach an `https://` URL.
-fn plain_client(connect_timeout: Duration) -> Result<reqwest::Client> {
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| LlmError::Config {
-            message: format!("cannot set up TLS: {e}"),
-        })?
-        .with_root_certificates(rustls::RootCertStore::empty())
-        .with_no_client_auth();
-    reqwest::Client::builder()
-        .tls_backend_preconfigured(tls)
-        .connect_timeout(connect_timeout)
-        .redirect(reqwest::redirect::Policy::none())
-        .user_agent(concat!("mewmem/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| LlmError::Config {
-            message: format!("cannot build the HTTP client: {e}"),
-        })
 }
 
 /// The text as it is sent: redacted (`mem_core::secrets::redact`), cut to [`MAX_EMBED_CHARS`]

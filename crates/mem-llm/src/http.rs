@@ -73,10 +73,34 @@ pub fn build_client(connect_timeout: Duration) -> Result<reqwest::Client> {
     let tls = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .and_then(|b| b.with_platform_verifier())
-        .map_err(|e| LlmError::Config {
-            message: format!("cannot set up TLS: {e}"),
-        })?
+        .map_err(tls_error)?
         .with_no_client_auth();
+    client_with(tls, connect_timeout)
+}
+
+/// [`build_client`] for a plain `http://` endpoint (a local server): no root certificates are
+/// loaded (the platform verifier reads the whole CA bundle, tens of milliseconds per process),
+/// and since no redirect is followed the client can never complete a TLS handshake, so it never
+/// reaches an `https://` URL.
+pub fn build_plain_client(connect_timeout: Duration) -> Result<reqwest::Client> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(tls_error)?
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth();
+    client_with(tls, connect_timeout)
+}
+
+fn tls_error(e: rustls::Error) -> LlmError {
+    LlmError::Config {
+        message: format!("cannot set up TLS: {e}"),
+    }
+}
+
+/// The client both builders share: the given TLS configuration, the connect timeout, no
+/// redirects, mewmem's user agent.
+fn client_with(tls: rustls::ClientConfig, connect_timeout: Duration) -> Result<reqwest::Client> {
     reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
         .connect_timeout(connect_timeout)
