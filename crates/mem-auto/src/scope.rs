@@ -136,12 +136,13 @@ const CONFIG_ENDINGS: &[&str] = &[
 ];
 
 /// Whether a token is a path of the project: `crates/parser/test_data`, `src/gen/`, `./bin`,
-/// `config.toml`, `.env` (a URL, "and/or" or a lone `/` is not).
+/// `config.toml`, `.env` (a URL, "and/or", a lone `/` or a path in the user's home such as
+/// `~/dotfiles/snippets.json` is not).
 fn is_project_path(token: &str) -> bool {
     let t = token
         .trim_start_matches(['`', '"', '\'', '('])
         .trim_end_matches(['`', '"', '\'', ',', '.', ';', ':', ')', '!', '?']);
-    if t.contains("://") || t.len() < 3 {
+    if t.contains("://") || t.len() < 3 || mem_llm::offline::is_home_path(t) {
         return false;
     }
     let lower = t.to_lowercase();

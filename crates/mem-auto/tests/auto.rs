@@ -141,6 +141,30 @@ fn scope_words_and_project_facts_land_in_the_project_file() {
     }
 }
 
+/// A rule naming a file in the user's home (`~/…`, `$HOME/…`) is the user's, not a fact of
+/// this project: it must not land in `<project>/.mewcode/memories.md`, which may be committed.
+#[test]
+fn a_rule_naming_a_home_path_stays_in_the_user_file() {
+    let p = Project::new();
+    let id = p.session(&[
+        Message::user(
+            "I always want my personal snippets from ~/dotfiles/snippets/private.json loaded in every editor.",
+        ),
+        Message::assistant("Noted."),
+        Message::user("Never touch $HOME/.config/nvim/init.lua when you set up a project."),
+    ]);
+    p.extract(&id);
+    let project = read(&p.project_file());
+    for home in ["dotfiles", "nvim"] {
+        assert!(
+            !project.contains(home),
+            "{home} in the project file:\n{project}"
+        );
+    }
+    let user = read(&p.user_file());
+    assert!(user.contains("$HOME/.config/nvim/init.lua"), "{user}");
+}
+
 #[test]
 fn a_restart_does_not_extract_again() {
     let p = Project::new();

@@ -119,6 +119,7 @@ static STATUS: LazyLock<Regex> = LazyLock::new(|| {
 /// Whether `text` names a value of a project fact (see the module doc): a backticked span, a
 /// path, a version, a tool... (or an ASCII term in Chinese text).
 pub fn names_value(text: &str) -> bool {
+    let text = &*without_home_paths(text);
     let cjk = text
         .chars()
         .filter(|c| ('\u{4e00}'..='\u{9fff}').contains(c))
@@ -146,13 +147,35 @@ static PROJECT_VALUE: LazyLock<Regex> = LazyLock::new(|| {
     ")
 });
 
-/// Whether `text` names a value only this project has (see `PROJECT_VALUE`) or a runtime
-/// version: what makes a rule worded as a preference ("never kubectl apply to prod") a fact of
+/// Whether a word is a path in the user's home (`~/dotfiles/x.json`, `$HOME/.config`,
+/// `${HOME}/...`, quotes and backticks around it ignored): the user's own files, never a value of
+/// one project, so a rule naming one stays the user's.
+pub fn is_home_path(word: &str) -> bool {
+    let w = word.trim_start_matches(['`', '"', '\'', '(']);
+    w == "~" || w.starts_with("~/") || w.starts_with("$HOME") || w.starts_with("${HOME}")
+}
+
+/// `text` without the words that are paths in the user's home ([`is_home_path`]): such a path
+/// is no value of the project, so it must not make a sentence project knowledge.
+fn without_home_paths(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.split_whitespace().any(is_home_path) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(
+        text.split_whitespace()
+            .filter(|w| !is_home_path(w))
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
+/// Whether `text` names a value only this project has (see `PROJECT_VALUE`; a path in the
+/// user's home does not count, [`is_home_path`]) or a runtime version: what makes a rule worded as a preference ("never kubectl apply to prod") a fact of
 /// the project rather than the user's habit.
 pub fn names_project_value(text: &str) -> bool {
     let without_urls = text
         .split_whitespace()
-        .filter(|w| !w.contains("://"))
+        .filter(|w| !w.contains("://") && !is_home_path(w))
         .collect::<Vec<_>>()
         .join(" ");
     RUNTIME_VERSION.is_match(&without_urls) || PROJECT_VALUE.is_match(&without_urls)
@@ -194,6 +217,7 @@ pub fn is_event_or_task(sentence: &str) -> bool {
 /// confirmed) states a fact of the project: a value, a topic, and a standing statement (see the
 /// module doc). Questions, hedges and reported speech are judged before this, by the caller.
 pub fn is_project_knowledge(sentence: &str) -> bool {
+    let sentence = &*without_home_paths(sentence);
     let lower = sentence.to_lowercase();
     let lower = lower.trim_start_matches(['-', '*', '>', ' ']);
     let cjk = lower

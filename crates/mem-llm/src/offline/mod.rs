@@ -14,7 +14,9 @@ mod text;
 mod tools;
 
 pub use extract::extract;
-pub use knowledge::{is_project_knowledge, is_project_rule, names_project_value, names_value};
+pub use knowledge::{
+    is_home_path, is_project_knowledge, is_project_rule, names_project_value, names_value,
+};
 pub use select::{
     ANALYZER_VERSION, BODY_WEIGHT, CandidateTerms, DESCRIPTION_WEIGHT, EXPANSION_WEIGHT,
     IDEAL_PRIOR_TERMS, MAX_CLAUSES, MIN_CLAUSE_MATCHES, MIN_IDEAL_SHARE, MIN_RELATIVE_SCORE,
