@@ -93,18 +93,19 @@ pub fn embedding_settings(settings: &Settings) -> Result<Option<mem_llm::Embeddi
 }
 
 /// The embedding cache for hybrid search and recall: the `vectors` table of the local tier
-/// database (`<storage_dir>/memory.db`). `None`, with a warning on stderr, when it cannot be
-/// opened (vectors are then computed each time).
+/// database (`<storage_dir>/memory.db`), opened only when that database is already set up
+/// ([`mem_tiers::vectors::SqliteVectorCache::open_existing`]: never created, migrated or waited
+/// for; a locked database skips caching). `None` when there is no set-up database (silently),
+/// or, with a warning on stderr, when it cannot be opened; vectors are then computed each time.
 pub fn vector_cache(settings: &Settings) -> Option<std::sync::Arc<dyn mem_llm::VectorCache>> {
-    let open = || -> Result<mem_tiers::vectors::SqliteVectorCache> {
+    let open = || -> Result<Option<mem_tiers::vectors::SqliteVectorCache>> {
         let config = crate::cmd::memory::memory_config(settings)?;
-        Ok(mem_tiers::vectors::SqliteVectorCache::open(
+        Ok(mem_tiers::vectors::SqliteVectorCache::open_existing(
             &config.database_path(),
-            config.busy_timeout,
         )?)
     };
     match open() {
-        Ok(c) => Some(std::sync::Arc::new(c)),
+        Ok(c) => c.map(|c| std::sync::Arc::new(c) as std::sync::Arc<dyn mem_llm::VectorCache>),
         Err(e) => {
             eprintln!(
                 "warning: no embedding cache ({}); embedding every text",

@@ -250,3 +250,137 @@ async fn memory_search_is_hybrid_on_postgres_too() {
         .with_client(move |c| c.batch_execute(&format!("DROP SCHEMA \"{schema}\" CASCADE")))
         .unwrap();
 }
+
+/// Runs `c` (stdin `payload`) and waits at most `limit`, killing it past that; the output and
+/// how long it took, `None` for the output when it had to be killed.
+fn run_timed(
+    c: &mut Command,
+    payload: &[u8],
+    limit: std::time::Duration,
+) -> (Option<std::process::Output>, std::time::Duration) {
+    use std::io::Write;
+    use std::process::Stdio;
+    let start = std::time::Instant::now();
+    let mut child = c
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = child.stdin.take().unwrap().write_all(payload);
+    while start.elapsed() < limit {
+        if child.try_wait().unwrap().is_some() {
+            return (Some(child.wait_with_output().unwrap()), start.elapsed());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    (None, start.elapsed())
+}
+
+fn embeddings_config(home: &Path, server: &MockServer) {
+    std::fs::create_dir_all(home.join(".mewcode")).unwrap();
+    std::fs::write(
+        home.join(".mewcode/config.toml"),
+        format!(
+            "[embeddings]\nbase_url = \"{}/v1\"\nmodel = \"topic\"\n",
+            server.uri()
+        ),
+    )
+    .unwrap();
+}
+
+/// The UserPromptSubmit hook with `[embeddings]` configured and no tier database: it does not
+/// create `memory.db` for the cache, nor wait for another process's setup lock on it.
+#[tokio::test]
+async fn the_prompt_hook_neither_creates_nor_waits_for_the_tier_database() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("project");
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(project.join(".mewcode/memory")).unwrap();
+    std::fs::write(
+        project.join(".mewcode/memory/compile_cache.md"),
+        "---\nname: compile cache\ndescription: warm the compiler cache first\ntype: project\n---\n\nRun cargo check once after a pull.\n",
+    )
+    .unwrap();
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/embeddings"))
+        .respond_with(topic)
+        .mount(&server)
+        .await;
+    embeddings_config(&home, &server);
+    let tiers = home.join(".mewcode/tiers");
+    std::fs::create_dir_all(&tiers).unwrap();
+    let lock = std::fs::File::create(tiers.join("memory.db.lock")).unwrap();
+    lock.lock().unwrap();
+    let payload = json!({"session_id": "c1", "cwd": project, "hook_event_name": "UserPromptSubmit",
+        "prompt": "why does it take ages to build"})
+    .to_string();
+    let mut c = mem(&project, &home);
+    c.args(["hook", "claude", "UserPromptSubmit"]);
+    let (out, took) = run_timed(
+        &mut c,
+        payload.as_bytes(),
+        std::time::Duration::from_secs(8),
+    );
+    drop(lock);
+    let out = out.unwrap_or_else(|| panic!("the hook still ran after {took:?}"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!tiers.join("memory.db").exists());
+}
+
+/// A tier database write-locked by another connection: recall keeps its embedding deadline
+/// (3 s), skipping the cache write instead of waiting out the store's 5 s busy timeout.
+#[tokio::test]
+async fn recall_keeps_its_deadline_when_the_database_is_write_locked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("project");
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(project.join(".mewcode/memory")).unwrap();
+    std::fs::create_dir_all(home.join(".mewcode")).unwrap();
+    run(mem(&project, &home).args(["memory", "add", "Lunch", "Basil goes on top."]));
+    std::fs::write(
+        project.join(".mewcode/memory/compile_cache.md"),
+        "---\nname: compile cache\ndescription: warm the compiler cache first\ntype: project\n---\n\nRun cargo check once after a pull.\n",
+    )
+    .unwrap();
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/embeddings"))
+        .respond_with(topic)
+        .mount(&server)
+        .await;
+    embeddings_config(&home, &server);
+    let db = home.join(".mewcode/tiers/memory.db");
+    assert!(db.exists());
+    let writer = rusqlite::Connection::open(&db).unwrap();
+    writer.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let mut c = mem(&project, &home);
+    c.args([
+        "--json",
+        "recall",
+        "--offline",
+        "--",
+        "why does it take ages to build",
+    ]);
+    let (out, took) = run_timed(&mut c, b"", std::time::Duration::from_secs(20));
+    writer.execute_batch("ROLLBACK").unwrap();
+    let out = out.unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        took < std::time::Duration::from_millis(4500),
+        "took {took:?}"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ids"], json!(["N:project/compile_cache.md"]));
+}
