@@ -88,8 +88,55 @@ pub fn embedding_settings(settings: &Settings) -> Result<Option<mem_llm::Embeddi
     let user = read_config(&user_path)?;
     let project = read_config(&project_path)?;
     let env = |name: &str| std::env::var(name).ok();
-    mem_llm::EmbeddingSettings::resolve(user.as_ref(), project.as_ref(), &env)
-        .context("cannot resolve the embeddings configuration")
+    match mem_llm::EmbeddingSettings::resolve(user.as_ref(), project.as_ref(), &env) {
+        Ok(s) => Ok(s),
+        Err(e) => {
+            // The file at fault: the user's when its layer (with the environment) fails on its
+            // own, else the project's, whose values override it.
+            let culprit = if mem_llm::EmbeddingSettings::resolve(user.as_ref(), None, &env).is_err()
+            {
+                &user_path
+            } else {
+                &project_path
+            };
+            Err(anyhow::Error::new(e).context(format!(
+                "bad [embeddings] configuration in {}",
+                culprit.display()
+            )))
+        }
+    }
+}
+
+/// The `[embeddings]` settings and their client, or `None` when embeddings are not configured
+/// or, with a warning on stderr naming the config file, when the configuration is bad: a bad
+/// `[embeddings]` never drops a search or recall, which then stay lexical.
+fn embeddings_or_warn(
+    settings: &Settings,
+) -> Option<(mem_llm::EmbeddingSettings, mem_llm::Embedder)> {
+    let built = embedding_settings(settings).and_then(|embed| match embed {
+        Some(embed) => {
+            let embedder = mem_llm::Embedder::new(&embed).with_context(|| {
+                let [user, project] = config_paths(settings);
+                format!(
+                    "bad [embeddings] configuration in {} or {}",
+                    user.display(),
+                    project.display()
+                )
+            })?;
+            Ok(Some((embed, embedder)))
+        }
+        None => Ok(None),
+    });
+    match built {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!(
+                "warning: embeddings off ({}); full-text results only",
+                mem_core::terminal::safe_line(&format!("{e:#}"))
+            );
+            None
+        }
+    }
 }
 
 /// The embedding cache for hybrid search and recall: the `vectors` table of the local tier
@@ -117,7 +164,8 @@ pub fn vector_cache(settings: &Settings) -> Option<std::sync::Arc<dyn mem_llm::V
 }
 
 /// `llm` with hybrid selection when embeddings are configured ([`embedding_settings`]) and not
-/// turned off; else `llm` itself.
+/// turned off; else `llm` itself, also when the `[embeddings]` configuration is bad (a warning
+/// on stderr naming the config file).
 pub fn with_embeddings(
     settings: &Settings,
     llm: std::sync::Arc<dyn mem_llm::Llm>,
@@ -126,10 +174,9 @@ pub fn with_embeddings(
     if off {
         return Ok(llm);
     }
-    let Some(embed) = embedding_settings(settings)? else {
+    let Some((embed, embedder)) = embeddings_or_warn(settings) else {
         return Ok(llm);
     };
-    let embedder = mem_llm::Embedder::new(&embed)?;
     Ok(std::sync::Arc::new(
         mem_llm::HybridSelector::new(llm, embedder, vector_cache(settings), embed.min_similarity)
             .english_only(embed.english_only),
@@ -141,14 +188,17 @@ pub fn with_embeddings(
 /// it is. Vectors are cached in the store's backend: the `vectors` table of the SQLite file, or
 /// of the PostgreSQL schema (similarity computed here either way). A failed embedding call is a warning on stderr and leaves `lexical` as it is.
 ///
-/// Errors: a bad `[embeddings]` configuration, or the store's.
+/// A bad `[embeddings]` configuration is a warning on stderr naming the file, and `lexical` is
+/// kept.
+///
+/// Errors: the store's.
 pub fn hybrid_search(
     settings: &Settings,
     store: &mem_tiers::AnyStore,
     query: &mem_tiers::SearchQuery,
     lexical: Vec<mem_tiers::SearchHit>,
 ) -> Result<Vec<mem_tiers::SearchHit>> {
-    let Some(embed) = embedding_settings(settings)? else {
+    let Some((embed, embedder)) = embeddings_or_warn(settings) else {
         return Ok(lexical);
     };
     if query.text.trim().is_empty() || (embed.english_only && mem_llm::hybrid::has_cjk(&query.text))
@@ -159,7 +209,6 @@ pub fn hybrid_search(
     if docs.is_empty() {
         return Ok(lexical);
     }
-    let embedder = mem_llm::Embedder::new(&embed)?;
     let local;
     let cache: Option<&dyn mem_llm::VectorCache> = match store {
         mem_tiers::AnyStore::Postgres(pg) => Some(pg),

@@ -154,12 +154,57 @@ async fn memory_search_and_recall_are_hybrid_only_when_configured() {
         "[embeddings]\nbase_url = \"http://127.0.0.1:9/v1\"\n",
     )
     .unwrap();
+    // A bad [embeddings] is a warning naming the file; the full-text results are kept.
     let out = mem(&project, &home)
-        .args(["memory", "search", query])
+        .args(["--json", "memory", "search", "basil"])
         .output()
         .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("refused"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("refused"), "{stderr}");
+    assert!(
+        stderr.contains(&project.join(".mewcode/config.toml").display().to_string()),
+        "{stderr}"
+    );
+    assert_eq!(ids(&String::from_utf8(out.stdout).unwrap()), ["L2"]);
+    let out = mem(&project, &home)
+        .args([
+            "--json",
+            "recall",
+            "--offline",
+            "--",
+            "warm the compiler cache",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("refused"), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ids"], json!(["N:project/compile_cache.md"]), "{v}");
+    assert_eq!(v["engine"], "offline");
+    // A value out of range in the user's file names that file.
+    std::fs::remove_file(project.join(".mewcode/config.toml")).unwrap();
+    std::fs::write(
+        home.join(".mewcode/config.toml"),
+        format!(
+            "[embeddings]\nbase_url = \"{}/v1\"\nmodel = \"topic\"\nmin_similarity = 7\n",
+            server.uri()
+        ),
+    )
+    .unwrap();
+    let out = mem(&project, &home)
+        .args(["--json", "memory", "search", "basil"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("min_similarity = 7"), "{stderr}");
+    assert!(
+        stderr.contains(&home.join(".mewcode/config.toml").display().to_string()),
+        "{stderr}"
+    );
+    assert_eq!(ids(&String::from_utf8(out.stdout).unwrap()), ["L2"]);
 }
 
 /// The same hybrid search on the team store (PostgreSQL, `MEM_TEST_PG_URL`; skipped without
