@@ -163,6 +163,51 @@ pub fn vector_cache(settings: &Settings) -> Option<std::sync::Arc<dyn mem_llm::V
     }
 }
 
+/// The texts of `doc` whose vectors may be cached: its search text
+/// ([`mem_tiers::hybrid::document_text`]) and, for a note, its recall candidate's text
+/// ([`mem_llm::hybrid::candidate_text`], read from the note file, which must still exist).
+pub fn embedded_texts(settings: &Settings, doc: &mem_tiers::Document) -> Vec<String> {
+    let mut texts = vec![mem_tiers::hybrid::document_text(doc)];
+    if doc.source == mem_tiers::SourceKind::Note
+        && let Ok(id) = mem_recall::NoteId::parse(&doc.id)
+        && let Ok(dirs) = crate::cmd::recall::memory_dirs(settings, &[])
+        && let Ok(note) = mem_recall::read_note(&dirs, &id)
+    {
+        texts.push(mem_llm::hybrid::candidate_text(&note.candidate()));
+    }
+    texts
+}
+
+/// Deletes the cached vectors of `texts` (those of a forgotten or removed memory,
+/// [`embedded_texts`]) under every model: from the local cache in `memory.db` when that
+/// database is set up, and from the team schema when `store` is PostgreSQL. A failure is a
+/// warning on stderr (the memory itself is gone).
+pub fn forget_vectors(settings: &Settings, store: Option<&mem_tiers::AnyStore>, texts: &[String]) {
+    let hashes: Vec<String> = texts
+        .iter()
+        .map(|t| mem_core::sha256_hex(t.as_bytes()))
+        .collect();
+    let mut caches: Vec<Box<dyn FnOnce() -> std::result::Result<u64, String> + '_>> = Vec::new();
+    if let Some(local) = vector_cache(settings) {
+        let hashes = &hashes;
+        caches.push(Box::new(move || local.forget_vectors(hashes)));
+    }
+    if let Some(mem_tiers::AnyStore::Postgres(pg)) = store {
+        let hashes = &hashes;
+        caches.push(Box::new(move || {
+            mem_llm::VectorCache::forget_vectors(pg, hashes)
+        }));
+    }
+    for forget in caches {
+        if let Err(e) = forget() {
+            eprintln!(
+                "warning: cannot delete the forgotten memory's cached vectors ({})",
+                mem_core::terminal::safe_line(&e)
+            );
+        }
+    }
+}
+
 /// `llm` with hybrid selection when embeddings are configured ([`embedding_settings`]) and not
 /// turned off; else `llm` itself, also when the `[embeddings]` configuration is bad (a warning
 /// on stderr naming the config file).
@@ -219,7 +264,7 @@ pub fn hybrid_search(
     };
     let mut texts = vec![query.text.clone()];
     texts.extend(docs.iter().map(mem_tiers::hybrid::document_text));
-    let vectors = run_async(embedder.embed_cached(cache, &texts));
+    let vectors = run_async(embedder.embed_partly_cached(cache, &texts, 1));
     match vectors {
         Ok(v) if v.len() == texts.len() => Ok(mem_tiers::hybrid::fuse(
             query,

@@ -123,14 +123,15 @@ async fn memory_search_and_recall_are_hybrid_only_when_configured() {
     assert!(!found.contains(&"L2".to_owned()), "{hybrid}");
     let first = sent_inputs(&server.received_requests().await.unwrap());
     assert!(first >= 3, "{first}");
-    // Cached: the same search again embeds nothing; a new memory alone is embedded.
+    // Cached: the same search again embeds only the query (never cached); a new memory alone
+    // is embedded besides it.
     run(mem(&project, &home).args(["--json", "memory", "search", query]));
     let second = sent_inputs(&server.received_requests().await.unwrap());
-    assert_eq!(second, first);
+    assert_eq!(second, first + 1);
     run(mem(&project, &home).args(["memory", "add", "Build flags", "Use --release for benches."]));
     run(mem(&project, &home).args(["--json", "memory", "search", query]));
     let third = sent_inputs(&server.received_requests().await.unwrap());
-    assert_eq!(third, first + 1);
+    assert_eq!(third, second + 2);
 
     // Recall: the note is chosen with embeddings, not with --no-embeddings.
     let recall = run(mem(&project, &home).args(["--json", "recall", "--offline", "--", query]));
@@ -147,6 +148,46 @@ async fn memory_search_and_recall_are_hybrid_only_when_configured() {
     ]));
     let v: Value = serde_json::from_str(&off).unwrap();
     assert_eq!(v["ids"], json!([]), "{off}");
+
+    // Only memories' vectors are kept, never a query's; a forgotten learning or a removed note
+    // leaves no vector row for its texts.
+    let db = home.join(".mewcode/tiers/memory.db");
+    let rows = || -> Vec<String> {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let mut st = c.prepare("SELECT hash FROM vectors").unwrap();
+        st.query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    let before = rows();
+    assert!(!before.contains(&mem_core::sha256_hex(query.as_bytes())));
+    let store = mem_tiers::SqliteStore::open(&db, std::time::Duration::from_secs(2)).unwrap();
+    let doc_hash = |source, id: &str| {
+        let docs = mem_tiers::MemoryStore::documents(&store, source, None, 100).unwrap();
+        let d = docs.iter().find(|d| d.id == id).unwrap();
+        mem_core::sha256_hex(mem_tiers::hybrid::document_text(d).as_bytes())
+    };
+    let learning = doc_hash(mem_tiers::SourceKind::Learning, "L1");
+    let note = doc_hash(mem_tiers::SourceKind::Note, "N:project/compile_cache.md");
+    let note_text =
+        std::fs::read_to_string(project.join(".mewcode/memory/compile_cache.md")).unwrap();
+    let (candidate, _) =
+        mem_recall::frontmatter::candidate("compile_cache.md".to_owned(), &note_text);
+    let candidate = mem_core::sha256_hex(mem_llm::hybrid::candidate_text(&candidate).as_bytes());
+    drop(store);
+    for h in [&learning, &note, &candidate] {
+        assert!(before.contains(h), "{h} not cached");
+    }
+    run(mem(&project, &home).args(["memory", "forget", "L1"]));
+    let after = rows();
+    assert!(!after.contains(&learning));
+    assert_eq!(after.len(), before.len() - 1);
+    run(mem(&project, &home).args(["note", "rm", "N:project/compile_cache.md"]));
+    let after = rows();
+    assert!(!after.contains(&note) && !after.contains(&candidate));
+    // Put the note back for what follows.
+    std::fs::write(project.join(".mewcode/memory/compile_cache.md"), &note_text).unwrap();
 
     // A project's file may not say where texts go.
     std::fs::write(

@@ -227,6 +227,12 @@ impl VectorCache for MemCache {
         }
         Ok(())
     }
+    fn forget_vectors(&self, hashes: &[String]) -> Result<u64, String> {
+        let mut map = self.0.lock().map_err(|e| e.to_string())?;
+        let before = map.len();
+        map.retain(|(h, _), _| !hashes.contains(h));
+        Ok((before - map.len()) as u64)
+    }
 }
 
 fn inputs(requests: &[Request]) -> Vec<String> {

@@ -170,4 +170,25 @@ impl mem_llm::VectorCache for SqliteVectorCache {
             tx.commit()
         })
     }
+
+    fn forget_vectors(&self, hashes: &[String]) -> std::result::Result<u64, String> {
+        if hashes.is_empty() {
+            return Ok(0);
+        }
+        self.with(|s| {
+            if !has_table(s)? {
+                return Ok(0);
+            }
+            let tx = s.conn.unchecked_transaction()?;
+            let mut n = 0;
+            {
+                let mut stmt = tx.prepare_cached("DELETE FROM vectors WHERE hash = ?1")?;
+                for h in hashes {
+                    n += stmt.execute([h])? as u64;
+                }
+            }
+            tx.commit()?;
+            Ok(n)
+        })
+    }
 }
