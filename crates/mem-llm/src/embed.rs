@@ -287,13 +287,29 @@ impl Embedder {
         cache: Option<&dyn VectorCache>,
         texts: &[String],
     ) -> Result<Vec<Vec<f32>>> {
+        self.embed_partly_cached(cache, texts, 0).await
+    }
+
+    /// [`Embedder::embed_cached`], except that the first `uncached` texts (the query of a
+    /// search or recall) are neither looked up in nor stored to `cache`: only memories' vectors
+    /// are persisted, never a message's.
+    ///
+    /// Errors: those of [`Embedder::embed`].
+    pub async fn embed_partly_cached(
+        &self,
+        cache: Option<&dyn VectorCache>,
+        texts: &[String],
+        uncached: usize,
+    ) -> Result<Vec<Vec<f32>>> {
         // Keyed by the text as given (hashing is cheaper than the secret filter, which runs
         // only on the texts actually sent).
         let hashes: Vec<String> = texts
             .iter()
             .map(|t| mem_core::sha256_hex(t.as_bytes()))
             .collect();
-        let mut known = match cache.map(|c| c.vectors(&self.settings.model, &hashes)) {
+        let uncached = uncached.min(hashes.len());
+        let cacheable = &hashes[uncached..];
+        let mut known = match cache.map(|c| c.vectors(&self.settings.model, cacheable)) {
             Some(Ok(map)) => map,
             Some(Err(e)) => {
                 tracing::warn!(error = %e, "cannot read cached vectors; embedding again");
@@ -317,8 +333,14 @@ impl Embedder {
                 .map(|&i| hashes[i].clone())
                 .zip(fresh)
                 .collect();
+            let keep: Vec<(String, Vec<f32>)> = rows
+                .iter()
+                .filter(|(h, _)| cacheable.contains(h))
+                .cloned()
+                .collect();
             if let Some(c) = cache
-                && let Err(e) = c.store_vectors(&self.settings.model, &rows)
+                && !keep.is_empty()
+                && let Err(e) = c.store_vectors(&self.settings.model, &keep)
             {
                 tracing::warn!(error = %e, "cannot cache vectors");
             }
@@ -455,6 +477,11 @@ pub trait VectorCache: Send + Sync {
         model: &str,
         rows: &[(String, Vec<f32>)],
     ) -> std::result::Result<(), String>;
+    /// Deletes the rows of these hashes under every model (the vectors of a forgotten or
+    /// removed memory's texts); how many were deleted.
+    ///
+    /// Errors: the store's, as text.
+    fn forget_vectors(&self, hashes: &[String]) -> std::result::Result<u64, String>;
 }
 
 /// `v` scaled to unit length (a zero vector is returned as is).

@@ -139,7 +139,8 @@ impl Llm for HybridSelector {
             texts.extend(request.candidates.iter().map(candidate_text));
             let embedded = tokio::time::timeout(
                 EMBED_SELECT_DEADLINE,
-                self.embedder.embed_cached(self.cache.as_deref(), &texts),
+                self.embedder
+                    .embed_partly_cached(self.cache.as_deref(), &texts, 1),
             )
             .await
             .unwrap_or_else(|_| {

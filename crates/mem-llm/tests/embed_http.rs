@@ -227,6 +227,12 @@ impl VectorCache for MemCache {
         }
         Ok(())
     }
+    fn forget_vectors(&self, hashes: &[String]) -> Result<u64, String> {
+        let mut map = self.0.lock().map_err(|e| e.to_string())?;
+        let before = map.len();
+        map.retain(|(h, _), _| !hashes.contains(h));
+        Ok((before - map.len()) as u64)
+    }
 }
 
 fn inputs(requests: &[Request]) -> Vec<String> {
@@ -284,6 +290,47 @@ async fn cached_vectors_are_reused_and_a_model_change_re_embeds() {
         .await
         .unwrap();
     assert_eq!(inputs(&server.received_requests().await.unwrap()).len(), 4);
+}
+
+/// The first `uncached` texts (a query) are embedded but never stored; a memory text equal to
+/// the query is still stored; `forget_vectors` drops rows by hash under every model.
+#[tokio::test]
+async fn a_query_is_not_cached_and_forgotten_rows_go() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(reply_for)
+        .mount(&server)
+        .await;
+    let cache = MemCache::default();
+    let e = embedder(&server, 8);
+    let texts = ["q".to_owned(), "a".to_owned(), "bb".to_owned()];
+    e.embed_partly_cached(Some(&cache), &texts, 1)
+        .await
+        .unwrap();
+    let hash = |t: &str| mem_core::sha256_hex(t.as_bytes());
+    let held = |h: &str| {
+        cache
+            .vectors("mini", &[h.to_owned()])
+            .unwrap()
+            .contains_key(h)
+    };
+    assert!(!held(&hash("q")));
+    assert!(held(&hash("a")) && held(&hash("bb")));
+    // The query again is sent again; the memories are not.
+    e.embed_partly_cached(Some(&cache), &texts, 1)
+        .await
+        .unwrap();
+    assert_eq!(
+        inputs(&server.received_requests().await.unwrap()),
+        ["q", "a", "bb", "q"]
+    );
+    // A memory whose text is the query's is cached as a memory.
+    e.embed_partly_cached(Some(&cache), &["a".to_owned(), "a".to_owned()], 1)
+        .await
+        .unwrap();
+    assert!(held(&hash("a")));
+    assert_eq!(cache.forget_vectors(&[hash("a")]).unwrap(), 1);
+    assert!(!held(&hash("a")) && held(&hash("bb")));
 }
 
 fn candidate(id: &str, name: &str, body: &str) -> Candidate {

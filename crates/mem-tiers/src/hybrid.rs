@@ -9,11 +9,12 @@
 //! 2. Embed `[query] + documents` ([`document_text`]), through the vector cache.
 //! 3. [`fuse`]: the full-text hits and the documents at or above the cosine floor, fused; a
 //!    document found only by meaning gets a snippet from the start of its body (or around a
-//!    query word it holds).
+//!    query word it holds), made like a full-text hit's ([`crate::query::hit_snippet`]: a
+//!    learning's tags are not glued onto its text).
 
 use crate::error::Result;
 use crate::model::{Document, SearchHit, SearchQuery, SourceKind};
-use crate::query::{excerpt, terms};
+use crate::query::{hit_snippet, terms};
 use crate::store::MemoryStore;
 
 /// The most documents compared by cosine in one search (per source, newest first).
@@ -92,7 +93,7 @@ pub fn fuse(
                         source: d.source,
                         scope: d.scope.clone(),
                         title: d.title.clone(),
-                        snippet: excerpt(&d.body, &words, SEMANTIC_SNIPPET_CHARS),
+                        snippet: hit_snippet(d.source, &d.body, &words, SEMANTIC_SNIPPET_CHARS),
                         path: d.path.clone(),
                         updated_ms: d.updated_ms,
                         score: 0.0,
@@ -103,4 +104,43 @@ pub fn fuse(
             Some(hit)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A learning found only by meaning shows its text, not its tags glued on.
+    #[test]
+    fn a_learning_found_by_meaning_has_no_tags_in_its_snippet() {
+        let doc = Document {
+            id: "L1".to_owned(),
+            source: SourceKind::Learning,
+            scope: "project".to_owned(),
+            project_key: None,
+            title: "Slow compiles".to_owned(),
+            body: "Compilation is sluggish while the cache is cold.\nseen on CI\nrust perf"
+                .to_owned(),
+            path: None,
+            updated_ms: 0,
+        };
+        let query = SearchQuery {
+            text: "why does it take ages to build".to_owned(),
+            limit: 5,
+            ..SearchQuery::default()
+        };
+        let hits = fuse(
+            &query,
+            Vec::new(),
+            &[doc],
+            &[1.0, 0.0],
+            &[vec![1.0, 0.0]],
+            0.5,
+        );
+        assert_eq!(hits.len(), 1);
+        assert_eq!(
+            hits[0].snippet,
+            "Compilation is sluggish while the cache is cold. seen on CI"
+        );
+    }
 }

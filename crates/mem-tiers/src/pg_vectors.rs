@@ -110,4 +110,26 @@ impl mem_llm::VectorCache for PgStore {
         })
         .map_err(|e| e.to_string())
     }
+
+    fn forget_vectors(&self, hashes: &[String]) -> std::result::Result<u64, String> {
+        if hashes.is_empty() {
+            return Ok(0);
+        }
+        let table = table(self);
+        let regclass = format!("{}.vectors", self.schema());
+        let hashes = hashes.to_vec();
+        self.with_client(move |c| {
+            let exists: bool = c
+                .query_one("SELECT to_regclass($1) IS NOT NULL", &[&regclass])?
+                .get(0);
+            if !exists {
+                return Ok(0);
+            }
+            c.execute(
+                &format!("DELETE FROM {table} WHERE hash = ANY($1)"),
+                &[&hashes],
+            )
+        })
+        .map_err(|e| e.to_string())
+    }
 }

@@ -50,6 +50,20 @@ impl SqliteStore {
         Self::open_at_version(path, busy_timeout, LATEST_VERSION)
     }
 
+    /// Opens the database at `path` only if it is already set up (WAL, mewmem's application id,
+    /// the current schema version): never creates, migrates or takes the setup lock, so it
+    /// never waits on another process's setup. `None` when there is no such file or it is not
+    /// set up yet. Used for the embedding cache, which must not delay a hook.
+    ///
+    /// # Errors
+    /// Those of [`SqliteStore::open`] for a file that claims to be set up.
+    pub fn open_if_set_up(path: &Path, busy_timeout: Duration) -> Result<Option<SqliteStore>> {
+        if check_header(path)?.is_some_and(|h| h.is_set_up(LATEST_VERSION)) {
+            return Self::open_set_up(path, busy_timeout).map(Some);
+        }
+        Ok(None)
+    }
+
     /// [`SqliteStore::open`], migrating only up to `version` (for migration tests).
     #[doc(hidden)]
     pub fn open_at_version(path: &Path, busy_timeout: Duration, version: i64) -> Result<Self> {

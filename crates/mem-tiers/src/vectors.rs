@@ -29,6 +29,11 @@ pub const VECTORS_DDL: &str = "CREATE TABLE IF NOT EXISTS vectors (
     PRIMARY KEY (hash, model)
 ) WITHOUT ROWID";
 
+/// How long a cache connection opened by [`SqliteVectorCache::open_existing`] waits for a lock
+/// held by another connection (50 ms): caching is skipped rather than delaying a recall past
+/// its embedding deadline.
+pub const CACHE_BUSY_TIMEOUT: Duration = Duration::from_millis(50);
+
 /// The vectors of one SQLite index database, shareable across threads.
 pub struct SqliteVectorCache {
     store: Mutex<SqliteStore>,
@@ -44,6 +49,22 @@ impl SqliteVectorCache {
         Ok(SqliteVectorCache {
             store: Mutex::new(SqliteStore::open(path, busy_timeout)?),
         })
+    }
+
+    /// Opens the cache in the database at `path` only when that database is already set up
+    /// ([`SqliteStore::open_if_set_up`]: no file is created, no setup lock is waited for), with
+    /// a busy timeout of [`CACHE_BUSY_TIMEOUT`]: a database another process is writing makes a
+    /// cache write fail at once (the caller skips caching) instead of waiting. `None` when the
+    /// database does not exist or is not set up.
+    ///
+    /// # Errors
+    /// Those of [`SqliteStore::open_if_set_up`].
+    pub fn open_existing(path: &Path) -> Result<Option<SqliteVectorCache>> {
+        Ok(
+            SqliteStore::open_if_set_up(path, CACHE_BUSY_TIMEOUT)?.map(|store| SqliteVectorCache {
+                store: Mutex::new(store),
+            }),
+        )
     }
 
     fn with<T>(
@@ -147,6 +168,27 @@ impl mem_llm::VectorCache for SqliteVectorCache {
                 }
             }
             tx.commit()
+        })
+    }
+
+    fn forget_vectors(&self, hashes: &[String]) -> std::result::Result<u64, String> {
+        if hashes.is_empty() {
+            return Ok(0);
+        }
+        self.with(|s| {
+            if !has_table(s)? {
+                return Ok(0);
+            }
+            let tx = s.conn.unchecked_transaction()?;
+            let mut n = 0;
+            {
+                let mut stmt = tx.prepare_cached("DELETE FROM vectors WHERE hash = ?1")?;
+                for h in hashes {
+                    n += stmt.execute([h])? as u64;
+                }
+            }
+            tx.commit()?;
+            Ok(n)
         })
     }
 }

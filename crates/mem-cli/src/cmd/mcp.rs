@@ -751,9 +751,14 @@ fn forget(settings: &Settings, a: ForgetArgs) -> ToolResult {
         settings.guard_notes()?;
     }
     let mm = open_manager(settings)?;
+    let texts = mm
+        .show(&id)
+        .map(|shown| crate::config::embedded_texts(settings, &shown.document))
+        .unwrap_or_default();
     let f = mm
         .forget(&id)
         .map_err(|e| bad(format!("memory_forget: {e}")))?;
+    crate::config::forget_vectors(settings, Some(mm.store()), &texts);
     let line = format!(
         "forgot {} ({} \"{}\") from {}: {reason}",
         f.id,

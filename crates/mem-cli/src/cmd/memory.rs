@@ -282,7 +282,12 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
                 // symlink out of the project.
                 settings.guard_notes()?;
             }
+            let texts = mm
+                .show(&id)
+                .map(|shown| crate::config::embedded_texts(settings, &shown.document))
+                .unwrap_or_default();
             let f = mm.forget(&id)?;
+            crate::config::forget_vectors(settings, Some(mm.store()), &texts);
             if json {
                 writeln!(out, "{}", crate::output::json_pretty(&f)?)?;
             } else {

@@ -199,7 +199,21 @@ pub fn run(args: NoteArgs, settings: &Settings) -> Result<()> {
             let dirs = memory_dirs(settings, &[])?;
             let parsed = NoteId::parse(&id)?;
             settings.guard_notes()?;
+            // The texts whose vectors may be cached: the recall candidate's and the search
+            // index's (`name`, then the description when there is one, then the body).
+            let texts: Vec<String> = mem_recall::read_note(&dirs, &parsed)
+                .map(|note| {
+                    let c = note.candidate();
+                    let search = if c.description.is_empty() {
+                        format!("{}\n{}", c.name, c.body)
+                    } else {
+                        format!("{}\n{}\n{}", c.name, c.description, c.body)
+                    };
+                    vec![mem_llm::hybrid::candidate_text(&c), search]
+                })
+                .unwrap_or_default();
             let path = mem_recall::remove_note(&dirs, &parsed)?;
+            crate::config::forget_vectors(settings, None, &texts);
             if settings.json {
                 println!(
                     "{}",
