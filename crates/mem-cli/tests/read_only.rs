@@ -237,3 +237,81 @@ fn read_only_commands_work_on_a_write_protected_store() {
     assert!(err.contains("read-only"), "{err}");
     set_modes(root.path(), true);
 }
+
+/// A store whose last learning is only in the write-ahead log, as a writer killed with `-9`
+/// leaves it (the database file without the log's frames, the `-wal` file beside it), with
+/// the folders write-protected and, per `shm_mode`, no `-shm` file or one the reader cannot
+/// open: a read must not silently open the file as immutable and miss the learning; it
+/// fails and says why (issue 29 review F4).
+fn pending_log_case(shm_mode: Option<u32>) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (project, home, _) = populated(root.path());
+    let db = home.join(".mewcode/tiers/memory.db");
+    let wal = home.join(".mewcode/tiers/memory.db-wal");
+    let shm = home.join(".mewcode/tiers/memory.db-shm");
+    // An open connection keeps the log from being checkpointed when `mem` closes.
+    let holder = rusqlite::Connection::open(&db).unwrap_or_else(|e| panic!("{e}"));
+    holder
+        .execute_batch("PRAGMA wal_autocheckpoint = 0; SELECT count(*) FROM sqlite_master;")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let db_before = std::fs::read(&db).unwrap_or_else(|e| panic!("{e}"));
+    mem(
+        &project,
+        &home,
+        &["memory", "add", "Kestrel perch", "The kestrel hovers"],
+    );
+    let wal_bytes = std::fs::read(&wal).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!wal_bytes.is_empty(), "the learning is not in the log");
+    assert!(
+        std::fs::read(&db).unwrap_or_else(|e| panic!("{e}")) == db_before,
+        "the learning reached the database file"
+    );
+    drop(holder);
+    // What `kill -9` leaves: the file as before the write, the log with the write.
+    std::fs::write(&db, &db_before).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&wal, &wal_bytes).unwrap_or_else(|e| panic!("{e}"));
+    let _ = std::fs::remove_file(&shm);
+    if shm_mode.is_some() {
+        std::fs::write(&shm, []).unwrap_or_else(|e| panic!("{e}"));
+    }
+    set_modes(root.path(), false);
+    if let Some(mode) = shm_mode {
+        std::fs::set_permissions(&shm, std::fs::Permissions::from_mode(mode))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let probe = home.join("probe");
+    let uid = std::fs::write(&probe, "x").is_ok().then_some(65534);
+    let _ = std::fs::remove_file(&probe);
+    for args in [vec!["memory", "search", "kestrel"], vec!["memory", "stats"]] {
+        let mut c = mem_command(&project, &home);
+        if let Some(id) = uid {
+            use std::os::unix::process::CommandExt as _;
+            c.uid(id).gid(id);
+        }
+        let out = c.args(&args).output().unwrap_or_else(|e| panic!("{e}"));
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            !out.status.success(),
+            "mem {args:?} read a store with a pending log as if it had none:\n{stdout}"
+        );
+        assert!(
+            stderr.contains("not writable") && stderr.contains("write-ahead log is pending"),
+            "{stderr}"
+        );
+    }
+    set_modes(root.path(), true);
+}
+
+#[test]
+fn a_pending_log_without_shm_on_a_read_only_folder_is_an_error() {
+    pending_log_case(None);
+}
+
+#[test]
+fn a_pending_log_with_an_unreadable_shm_on_a_read_only_folder_is_an_error() {
+    pending_log_case(Some(0o600));
+}

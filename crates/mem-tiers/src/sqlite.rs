@@ -107,7 +107,12 @@ impl SqliteStore {
     /// the database is opened read-only ([`SqliteStore::is_read_only`]): reads work, a write
     /// fails with [`Error::ReadOnly`]. Without write access to the folder SQLite cannot create
     /// the log's shared-memory file; the file is then opened as immutable, which is sound
-    /// because no process can be writing it (a writer in WAL mode needs that file).
+    /// because no process can be writing it (a writer in WAL mode needs that file), but only
+    /// when no write-ahead log is pending: `<db>-wal` missing or empty and `<db>-shm` missing.
+    /// Otherwise (a writer killed mid-session left its log) opening as immutable would miss
+    /// the log's writes, and the open fails with [`Error::PendingLog`]. [`Error::TooNew`],
+    /// [`Error::Corrupt`], [`Error::Foreign`] and [`Error::Locked`] from the read-only open are
+    /// returned as they are.
     fn open_set_up(path: &Path, busy_timeout: Duration) -> Result<Self> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let first = Self::connect(path, busy_timeout, flags, path.as_os_str().into(), false);
@@ -127,13 +132,23 @@ impl SqliteStore {
             true,
         ) {
             Ok(s) => Ok(s),
-            Err(_) => Self::connect(
+            Err(
+                e @ (Error::TooNew { .. }
+                | Error::Corrupt { .. }
+                | Error::Foreign { .. }
+                | Error::Locked { .. }),
+            ) => Err(e),
+            Err(_) if no_log_pending(path) => Self::connect(
                 path,
                 busy_timeout,
                 flags,
                 format!("{uri}?mode=ro&immutable=1").into(),
                 true,
             ),
+            Err(e) => Err(Error::PendingLog {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            }),
         }
     }
 
@@ -492,6 +507,26 @@ fn check_header(path: &Path) -> Result<Option<Header>> {
         });
     }
     Ok((got == head.len()).then_some(Header(head)))
+}
+
+/// Whether the database at `path` can be opened as immutable without missing a write: its
+/// `-wal` file is missing or empty and its `-shm` file is missing (see
+/// [`SqliteStore::open`]).
+fn no_log_pending(path: &Path) -> bool {
+    let beside = |suffix: &str| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        std::path::PathBuf::from(name)
+    };
+    let wal_empty = match std::fs::symlink_metadata(beside("-wal")) {
+        Ok(meta) => meta.len() == 0,
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    };
+    let shm_missing = matches!(
+        std::fs::symlink_metadata(beside("-shm")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound
+    );
+    wal_empty && shm_missing
 }
 
 /// `path` as an SQLite `file:` URI: every byte but unreserved ones and `/` percent-encoded, so
