@@ -368,7 +368,17 @@ impl SqliteStore {
     /// ones are joined and filtered until the cap, BM25 (title 2.0, body 1.0) ranks those, and
     /// only the `limit` best are read again with their bodies, cut by [`query::hit_snippet`].
     /// Without the cap a word in
-    /// 14 % of 1,000,000 learnings had every match ranked (0.3–0.6 s).
+    /// 14 % of 1,000,000 learnings had every match ranked (0.3–0.6 s). A second pass, not
+    /// capped, ranks the matches in titles only (titles are short: few documents hold a word
+    /// in their title), so the best match, the query in a title, is never cut by the cap; the
+    /// `limit` best of both passes are returned.
+    ///
+    /// "Newest" here is the highest rowid (the order the index walks without a sort), not
+    /// the highest `updated_ms` as on PostgreSQL: a file re-read by `replace_file` gets new
+    /// rowids for all its documents. Sorting by `updated_ms` would join and sort every match
+    /// before the cap, the cost the cap exists to avoid; the title pass makes both backends
+    /// agree on the title matches, and below the cap (fewer visible matches than
+    /// [`query::RANK_CAP`]) they rank the same set.
     fn search_fts(
         &self,
         table: &str,
@@ -390,18 +400,32 @@ impl SqliteStore {
         let cap = args.len();
         args.push((limit as i64).into());
         let lim = args.len();
+        // The capped pass over titles and bodies, and the uncapped pass over titles only (the
+        // column filter `title : (...)`): an exact title match older than the newest
+        // `rank_cap` matches is still ranked. The title pass's ids are ranked again with the
+        // whole query below, so both passes' scores are the same BM25.
         let sql = format!(
             "SELECT rid FROM ({inner} ORDER BY {table}.rowid DESC LIMIT ?{cap}) \
              ORDER BY score, rid DESC LIMIT ?{lim}"
         );
-        let ids: Vec<i64> = self
-            .conn
-            .prepare_cached(&sql)
-            .and_then(|mut s| {
-                s.query_map(rusqlite::params_from_iter(args), |r| r.get(0))?
-                    .collect()
-            })
-            .map_err(|e| self.err(e))?;
+        let title_sql = format!("SELECT rid FROM ({inner}) ORDER BY score, rid DESC LIMIT ?{lim}");
+        let run = |sql: &str, args: &[rusqlite::types::Value]| -> Result<Vec<i64>> {
+            self.conn
+                .prepare_cached(sql)
+                .and_then(|mut s| {
+                    s.query_map(rusqlite::params_from_iter(args), |r| r.get(0))?
+                        .collect()
+                })
+                .map_err(|e| self.err(e))
+        };
+        let mut ids = run(&sql, &args)?;
+        let mut title_args = args;
+        title_args[0] = format!("title : ({m})").into();
+        for id in run(&title_sql, &title_args)? {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
         let mut one = self
             .conn
             .prepare_cached(&format!(
@@ -412,16 +436,20 @@ impl SqliteStore {
                  WHERE {table} MATCH ?1 AND {table}.rowid = ?2"
             ))
             .map_err(|e| self.err(e))?;
-        let mut hits = Vec::with_capacity(ids.len());
+        let mut ranked = Vec::with_capacity(ids.len());
         for id in ids {
             if let Some(h) = one
                 .query_row(params![m, id], |r| rows::search_hit(r))
                 .optional()
                 .map_err(|e| self.err(e))?
             {
-                hits.push(h);
+                ranked.push((id, h));
             }
         }
+        // Best first (BM25 is lower for a better match), the newer on a tie, as the passes.
+        ranked.sort_by(|(ra, a), (rb, b)| a.score.total_cmp(&b.score).then(rb.cmp(ra)));
+        ranked.truncate(limit);
+        let mut hits: Vec<SearchHit> = ranked.into_iter().map(|(_, h)| h).collect();
         // Column 4 is the whole body: cut a snippet around the first term.
         let terms = query::terms(&q.text);
         for h in &mut hits {
