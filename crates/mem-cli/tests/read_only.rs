@@ -372,7 +372,6 @@ fn mcp_calls(
         );
         results.push(r["result"].clone());
     }
-    drop(ask);
     drop(stdin);
     let _ = child.wait();
     results
