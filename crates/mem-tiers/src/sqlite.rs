@@ -45,7 +45,8 @@ impl SqliteStore {
     /// [`Error::Foreign`] for a file that is not SQLite or is another program's database,
     /// [`Error::Corrupt`] for a damaged one, [`Error::TooNew`] for a newer schema,
     /// [`Error::Locked`] when another process holds it past `busy_timeout`, [`Error::ReadOnly`],
-    /// [`Error::Io`]. The file is never reset or overwritten on an error.
+    /// [`Error::PendingLog`] when only a read-only open is possible and a write-ahead log is
+    /// pending, [`Error::Io`]. The file is never reset or overwritten on an error.
     pub fn open(path: &Path, busy_timeout: Duration) -> Result<SqliteStore> {
         Self::open_at_version(path, busy_timeout, LATEST_VERSION)
     }
