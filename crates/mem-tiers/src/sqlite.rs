@@ -405,26 +405,42 @@ impl SqliteStore {
         // column filter `title : (...)`): an exact title match older than the newest
         // `rank_cap` matches is still ranked. The title pass's ids are ranked again with the
         // whole query below, so both passes' scores are the same BM25.
+        // The capped pass also counts what it ranked (the window runs before the limit): with
+        // fewer matches than the cap, every match was ranked and the title pass is skipped.
         let sql = format!(
-            "SELECT rid FROM ({inner} ORDER BY {table}.rowid DESC LIMIT ?{cap}) \
-             ORDER BY score, rid DESC LIMIT ?{lim}"
+            "SELECT rid, count(*) OVER () FROM ({inner} ORDER BY {table}.rowid DESC \
+             LIMIT ?{cap}) ORDER BY score, rid DESC LIMIT ?{lim}"
         );
         let title_sql = format!("SELECT rid FROM ({inner}) ORDER BY score, rid DESC LIMIT ?{lim}");
-        let run = |sql: &str, args: &[rusqlite::types::Value]| -> Result<Vec<i64>> {
-            self.conn
-                .prepare_cached(sql)
+        let capped: Vec<(i64, i64)> = self
+            .conn
+            .prepare_cached(&sql)
+            .and_then(|mut s| {
+                s.query_map(rusqlite::params_from_iter(&args), |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })?
+                .collect()
+            })
+            .map_err(|e| self.err(e))?;
+        let ranked_all = capped
+            .first()
+            .is_none_or(|&(_, n)| n < self.rank_cap as i64);
+        let mut ids: Vec<i64> = capped.into_iter().map(|(id, _)| id).collect();
+        if !ranked_all {
+            let mut title_args = args;
+            title_args[0] = format!("title : ({m})").into();
+            let titled: Vec<i64> = self
+                .conn
+                .prepare_cached(&title_sql)
                 .and_then(|mut s| {
-                    s.query_map(rusqlite::params_from_iter(args), |r| r.get(0))?
+                    s.query_map(rusqlite::params_from_iter(title_args), |r| r.get(0))?
                         .collect()
                 })
-                .map_err(|e| self.err(e))
-        };
-        let mut ids = run(&sql, &args)?;
-        let mut title_args = args;
-        title_args[0] = format!("title : ({m})").into();
-        for id in run(&title_sql, &title_args)? {
-            if !ids.contains(&id) {
-                ids.push(id);
+                .map_err(|e| self.err(e))?;
+            for id in titled {
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
             }
         }
         let mut one = self
