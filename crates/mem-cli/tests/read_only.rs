@@ -237,3 +237,208 @@ fn read_only_commands_work_on_a_write_protected_store() {
     assert!(err.contains("read-only"), "{err}");
     set_modes(root.path(), true);
 }
+
+/// A store whose last learning is only in the write-ahead log, as a writer killed with `-9`
+/// leaves it (the database file without the log's frames, the `-wal` file beside it), with
+/// the folders write-protected and, per `shm_mode`, no `-shm` file or one the reader cannot
+/// open: a read must not silently open the file as immutable and miss the learning; it
+/// fails and says why (issue 29 review F4).
+fn pending_log_case(shm_mode: Option<u32>) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (project, home, _) = populated(root.path());
+    let db = home.join(".mewcode/tiers/memory.db");
+    let wal = home.join(".mewcode/tiers/memory.db-wal");
+    let shm = home.join(".mewcode/tiers/memory.db-shm");
+    // An open connection keeps the log from being checkpointed when `mem` closes.
+    let holder = rusqlite::Connection::open(&db).unwrap_or_else(|e| panic!("{e}"));
+    holder
+        .execute_batch("PRAGMA wal_autocheckpoint = 0; SELECT count(*) FROM sqlite_master;")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let db_before = std::fs::read(&db).unwrap_or_else(|e| panic!("{e}"));
+    mem(
+        &project,
+        &home,
+        &["memory", "add", "Kestrel perch", "The kestrel hovers"],
+    );
+    let wal_bytes = std::fs::read(&wal).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!wal_bytes.is_empty(), "the learning is not in the log");
+    assert!(
+        std::fs::read(&db).unwrap_or_else(|e| panic!("{e}")) == db_before,
+        "the learning reached the database file"
+    );
+    drop(holder);
+    // What `kill -9` leaves: the file as before the write, the log with the write.
+    std::fs::write(&db, &db_before).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&wal, &wal_bytes).unwrap_or_else(|e| panic!("{e}"));
+    let _ = std::fs::remove_file(&shm);
+    if shm_mode.is_some() {
+        std::fs::write(&shm, []).unwrap_or_else(|e| panic!("{e}"));
+    }
+    set_modes(root.path(), false);
+    if let Some(mode) = shm_mode {
+        std::fs::set_permissions(&shm, std::fs::Permissions::from_mode(mode))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let probe = home.join("probe");
+    let uid = std::fs::write(&probe, "x").is_ok().then_some(65534);
+    let _ = std::fs::remove_file(&probe);
+    for args in [vec!["memory", "search", "kestrel"], vec!["memory", "stats"]] {
+        let mut c = mem_command(&project, &home);
+        if let Some(id) = uid {
+            use std::os::unix::process::CommandExt as _;
+            c.uid(id).gid(id);
+        }
+        let out = c.args(&args).output().unwrap_or_else(|e| panic!("{e}"));
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            !out.status.success(),
+            "mem {args:?} read a store with a pending log as if it had none:\n{stdout}"
+        );
+        assert!(
+            stderr.contains("not writable") && stderr.contains("write-ahead log is pending"),
+            "{stderr}"
+        );
+    }
+    set_modes(root.path(), true);
+}
+
+#[test]
+fn a_pending_log_without_shm_on_a_read_only_folder_is_an_error() {
+    pending_log_case(None);
+}
+
+#[test]
+fn a_pending_log_with_an_unreadable_shm_on_a_read_only_folder_is_an_error() {
+    pending_log_case(Some(0o600));
+}
+
+/// `mem mcp` as user `uid` (when given) on `project` and `home`, driven line by line: each
+/// request is answered before the next is sent; returns the `result` of each `tools/call`.
+fn mcp_calls(
+    project: &Path,
+    home: &Path,
+    uid: Option<u32>,
+    calls: &[serde_json::Value],
+) -> Vec<serde_json::Value> {
+    use std::io::{BufRead as _, Write as _};
+    let mut c = mem_command(project, home);
+    if let Some(id) = uid {
+        use std::os::unix::process::CommandExt as _;
+        c.uid(id).gid(id);
+    }
+    let mut child = c
+        .arg("mcp")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
+    let mut stdout =
+        std::io::BufReader::new(child.stdout.take().unwrap_or_else(|| panic!("no stdout")));
+    let mut ask = |v: serde_json::Value, reply: bool| -> serde_json::Value {
+        writeln!(stdin, "{v}").unwrap_or_else(|e| panic!("{e}"));
+        stdin.flush().unwrap_or_else(|e| panic!("{e}"));
+        if !reply {
+            return serde_json::Value::Null;
+        }
+        let mut line = String::new();
+        stdout
+            .read_line(&mut line)
+            .unwrap_or_else(|e| panic!("{e}"));
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+    };
+    let init = ask(
+        serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "read-only-test", "version": "0"}}}),
+        true,
+    );
+    assert!(init["result"].is_object(), "{init}");
+    ask(
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        false,
+    );
+    let mut results = Vec::new();
+    for (i, call) in calls.iter().enumerate() {
+        let r = ask(
+            serde_json::json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+                "params": call}),
+            true,
+        );
+        results.push(r["result"].clone());
+    }
+    drop(stdin);
+    let _ = child.wait();
+    results
+}
+
+/// On a write-protected store, MCP `memory_search` with `sources` or `scope` works like the
+/// unfiltered search (no index sync, nothing recorded: issue 29 review F6), and every search,
+/// CLI or MCP, says that the index was not refreshed (F5): a note written since the last
+/// write is not found, and the CLI's stderr and the MCP result's `stale` say why.
+#[test]
+fn searches_on_a_write_protected_store_work_filtered_and_say_the_index_is_stale() {
+    let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (project, home, id) = populated(root.path());
+    let notes = project.join(".mewcode/memory");
+    let note = std::fs::read_to_string(notes.join("testing.md")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        notes.join("ospreys.md"),
+        note.replace("testing", "ospreys")
+            .replace("flamingo", "osprey"),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    set_modes(root.path(), false);
+    let probe = home.join("probe");
+    let uid = std::fs::write(&probe, "x").is_ok().then_some(65534);
+    let _ = std::fs::remove_file(&probe);
+
+    for json in [false, true] {
+        let mut c = mem_command(&project, &home);
+        if let Some(id) = uid {
+            use std::os::unix::process::CommandExt as _;
+            c.uid(id).gid(id);
+        }
+        if json {
+            c.arg("--json");
+        }
+        let out = c
+            .args(["memory", "search", "osprey"])
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert!(
+            stderr.contains("index not refreshed: the store is read-only"),
+            "no stale warning (json: {json}): {stderr}"
+        );
+    }
+
+    let results = mcp_calls(
+        &project,
+        &home,
+        uid,
+        &[
+            serde_json::json!({"name": "memory_search", "arguments": {"query": "flamingo"}}),
+            serde_json::json!({"name": "memory_search",
+                "arguments": {"query": "flamingo", "sources": ["learning"]}}),
+            serde_json::json!({"name": "memory_search",
+                "arguments": {"query": "flamingo", "scope": "project"}}),
+        ],
+    );
+    for (i, r) in results.iter().enumerate() {
+        assert_ne!(r["isError"], true, "call {i}: {r}");
+        let found: Vec<&str> = r["structuredContent"]["results"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|h| h["id"].as_str()).collect())
+            .unwrap_or_default();
+        assert!(found.contains(&id.as_str()), "call {i}: {id} not in {r}");
+        assert_eq!(r["structuredContent"]["stale"], true, "call {i}: {r}");
+    }
+    set_modes(root.path(), true);
+}

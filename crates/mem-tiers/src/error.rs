@@ -68,6 +68,21 @@ pub enum Error {
         /// The database file.
         path: PathBuf,
     },
+    /// The database's folder (or file) is not writable, so it can only be opened read-only,
+    /// and a write-ahead log (`<db>-wal` not empty, or a `<db>-shm` file) is pending: reading
+    /// the file as immutable would miss the log's writes. Run any command once with write
+    /// access to the folder (it replays the log), or restore write access.
+    #[error(
+        "cannot read the memory database {path}: the folder is not writable and a write-ahead \
+         log is pending: its writes would be missed ({reason}); run mewmem once with write \
+         access to the folder to replay the log"
+    )]
+    PendingLog {
+        /// The database file.
+        path: PathBuf,
+        /// SQLite's message for the read-only open.
+        reason: String,
+    },
     /// Any other database error.
     #[error("memory database {path}: {source}")]
     Sql {

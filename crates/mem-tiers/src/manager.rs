@@ -861,6 +861,14 @@ impl<S: MemoryStore> MemoryManager<S> {
         self.sync_index()
     }
 
+    /// Whether reads see the index as it was last written rather than brought in step with
+    /// the memory files first: `true` on a read-only store ([`MemoryStore::read_only`]), where
+    /// a note or `memories.md` entry changed since the last write may be missed. The CLI and
+    /// the MCP server say so ("index not refreshed: the store is read-only"; `stale` in JSON).
+    pub fn index_stale(&self) -> bool {
+        self.store.read_only()
+    }
+
     /// Drops every file-backed document and reads all files again (`mem memory reindex`).
     ///
     /// # Errors
@@ -879,14 +887,25 @@ impl<S: MemoryStore> MemoryManager<S> {
     /// # Errors
     /// Store errors.
     pub fn recall(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>> {
-        self.sync_for_read()?;
-        let hits = self.store.search(&SearchQuery {
+        self.recall_in(&SearchQuery {
             text: query.to_owned(),
             visible_in: self.project_key().map(str::to_owned),
             sources: Vec::new(),
             scope: None,
             limit,
-        })?;
+        })
+    }
+
+    /// [`MemoryManager::recall`] with the whole query given: restricted to `query.sources` and
+    /// `query.scope` (before its limit), visible from `query.visible_in`. The same sync and
+    /// `last_used` rules: on a read-only store the index is not synced and nothing is
+    /// recorded ([`MemoryManager::index_stale`] then says so).
+    ///
+    /// # Errors
+    /// Store errors.
+    pub fn recall_in(&self, query: &SearchQuery) -> Result<Vec<SearchHit>> {
+        self.sync_for_read()?;
+        let hits = self.store.search(query)?;
         if self.store.read_only() {
             return Ok(hits);
         }

@@ -813,7 +813,12 @@ impl PgStore {
     /// One search pass: the word pass (`word`: the query's words, `plainto_tsquery`) ranks at
     /// most [`PgStore::with_rank_cap`] matches, the newest visible ones (found through the
     /// GIN index, sorted by recency, cut at the cap), by `ts_rank_cd` computed on those only;
-    /// the substring pass (`likes`, `ILIKE` through `pg_trgm`) returns the newest matches.
+    /// the substring pass (`likes`, `ILIKE` through `pg_trgm`) returns the newest matches. A
+    /// second word pass, not capped, ranks the matches whose title holds the query (few
+    /// documents hold a word in their short title), so the best match is never cut by the
+    /// cap; the `limit` best of both are returned. "Newest" is `updated_ms` (then `seq`);
+    /// SQLite walks rowids instead (see `SqliteStore`'s search): the two agree on title
+    /// matches and, below the cap, on everything.
     fn search_pass(
         &self,
         word: Option<&str>,
@@ -859,11 +864,22 @@ impl PgStore {
             let cap = args.len();
             args.push(Box::new(limit as i64));
             let n = args.len();
+            // The capped pass over titles and bodies, and the uncapped pass over the matches
+            // whose title holds the query: an exact title match older than the newest
+            // `rank_cap` matches is still ranked; the `limit` best of both are returned.
+            let rank = "-ts_rank_cd(c.tsv, plainto_tsquery('english'::regconfig, $5))::float8";
+            let ranked = "c.doc_id, c.source, c.scope, c.title, c.body, c.path, c.updated_ms";
             sql = format!(
-                "SELECT c.doc_id, c.source, c.scope, c.title, c.body, c.path, c.updated_ms, \
-                 -ts_rank_cd(c.tsv, plainto_tsquery('english'::regconfig, $5))::float8 AS score \
-                 FROM ({sql} ORDER BY d.updated_ms DESC, d.seq DESC LIMIT ${cap}) c \
-                 ORDER BY score, c.updated_ms DESC, c.seq DESC LIMIT ${n}"
+                "SELECT u.doc_id, u.source, u.scope, u.title, u.body, u.path, u.updated_ms, \
+                 u.score FROM ( \
+                 (SELECT {ranked}, c.seq, {rank} AS score \
+                  FROM ({sql} ORDER BY d.updated_ms DESC, d.seq DESC LIMIT ${cap}) c) \
+                 UNION \
+                 (SELECT {ranked}, c.seq, {rank} AS score \
+                  FROM ({sql} AND to_tsvector('english'::regconfig, d.title) \
+                  @@ plainto_tsquery('english'::regconfig, $5)) c \
+                  ORDER BY score, c.updated_ms DESC, c.seq DESC LIMIT ${n})) u \
+                 ORDER BY u.score, u.updated_ms DESC, u.seq DESC LIMIT ${n}"
             );
         } else {
             args.push(Box::new(limit as i64));

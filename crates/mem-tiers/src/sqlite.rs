@@ -45,7 +45,8 @@ impl SqliteStore {
     /// [`Error::Foreign`] for a file that is not SQLite or is another program's database,
     /// [`Error::Corrupt`] for a damaged one, [`Error::TooNew`] for a newer schema,
     /// [`Error::Locked`] when another process holds it past `busy_timeout`, [`Error::ReadOnly`],
-    /// [`Error::Io`]. The file is never reset or overwritten on an error.
+    /// [`Error::PendingLog`] when only a read-only open is possible and a write-ahead log is
+    /// pending, [`Error::Io`]. The file is never reset or overwritten on an error.
     pub fn open(path: &Path, busy_timeout: Duration) -> Result<SqliteStore> {
         Self::open_at_version(path, busy_timeout, LATEST_VERSION)
     }
@@ -121,7 +122,12 @@ impl SqliteStore {
     /// the database is opened read-only ([`SqliteStore::is_read_only`]): reads work, a write
     /// fails with [`Error::ReadOnly`]. Without write access to the folder SQLite cannot create
     /// the log's shared-memory file; the file is then opened as immutable, which is sound
-    /// because no process can be writing it (a writer in WAL mode needs that file).
+    /// because no process can be writing it (a writer in WAL mode needs that file), but only
+    /// when no write-ahead log is pending: `<db>-wal` missing or empty and `<db>-shm` missing.
+    /// Otherwise (a writer killed mid-session left its log) opening as immutable would miss
+    /// the log's writes, and the open fails with [`Error::PendingLog`]. [`Error::TooNew`],
+    /// [`Error::Corrupt`], [`Error::Foreign`] and [`Error::Locked`] from the read-only open are
+    /// returned as they are.
     fn open_set_up(path: &Path, busy_timeout: Duration) -> Result<Self> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let first = Self::connect(path, busy_timeout, flags, path.as_os_str().into(), false);
@@ -141,13 +147,23 @@ impl SqliteStore {
             true,
         ) {
             Ok(s) => Ok(s),
-            Err(_) => Self::connect(
+            Err(
+                e @ (Error::TooNew { .. }
+                | Error::Corrupt { .. }
+                | Error::Foreign { .. }
+                | Error::Locked { .. }),
+            ) => Err(e),
+            Err(_) if no_log_pending(path) => Self::connect(
                 path,
                 busy_timeout,
                 flags,
                 format!("{uri}?mode=ro&immutable=1").into(),
                 true,
             ),
+            Err(e) => Err(Error::PendingLog {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            }),
         }
     }
 
@@ -367,7 +383,17 @@ impl SqliteStore {
     /// ones are joined and filtered until the cap, BM25 (title 2.0, body 1.0) ranks those, and
     /// only the `limit` best are read again with their bodies, cut by [`query::hit_snippet`].
     /// Without the cap a word in
-    /// 14 % of 1,000,000 learnings had every match ranked (0.3–0.6 s).
+    /// 14 % of 1,000,000 learnings had every match ranked (0.3–0.6 s). A second pass, not
+    /// capped, ranks the matches in titles only (titles are short: few documents hold a word
+    /// in their title), so the best match, the query in a title, is never cut by the cap; the
+    /// `limit` best of both passes are returned.
+    ///
+    /// "Newest" here is the highest rowid (the order the index walks without a sort), not
+    /// the highest `updated_ms` as on PostgreSQL: a file re-read by `replace_file` gets new
+    /// rowids for all its documents. Sorting by `updated_ms` would join and sort every match
+    /// before the cap, the cost the cap exists to avoid; the title pass makes both backends
+    /// agree on the title matches, and below the cap (fewer visible matches than
+    /// [`query::RANK_CAP`]) they rank the same set.
     fn search_fts(
         &self,
         table: &str,
@@ -389,18 +415,48 @@ impl SqliteStore {
         let cap = args.len();
         args.push((limit as i64).into());
         let lim = args.len();
+        // The capped pass over titles and bodies, and the uncapped pass over titles only (the
+        // column filter `title : (...)`): an exact title match older than the newest
+        // `rank_cap` matches is still ranked. The title pass's ids are ranked again with the
+        // whole query below, so both passes' scores are the same BM25.
+        // The capped pass also counts what it ranked (the window runs before the limit): with
+        // fewer matches than the cap, every match was ranked and the title pass is skipped.
         let sql = format!(
-            "SELECT rid FROM ({inner} ORDER BY {table}.rowid DESC LIMIT ?{cap}) \
-             ORDER BY score, rid DESC LIMIT ?{lim}"
+            "SELECT rid, count(*) OVER () FROM ({inner} ORDER BY {table}.rowid DESC \
+             LIMIT ?{cap}) ORDER BY score, rid DESC LIMIT ?{lim}"
         );
-        let ids: Vec<i64> = self
+        let title_sql = format!("SELECT rid FROM ({inner}) ORDER BY score, rid DESC LIMIT ?{lim}");
+        let capped: Vec<(i64, i64)> = self
             .conn
             .prepare_cached(&sql)
             .and_then(|mut s| {
-                s.query_map(rusqlite::params_from_iter(args), |r| r.get(0))?
-                    .collect()
+                s.query_map(rusqlite::params_from_iter(&args), |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })?
+                .collect()
             })
             .map_err(|e| self.err(e))?;
+        let ranked_all = capped
+            .first()
+            .is_none_or(|&(_, n)| n < self.rank_cap as i64);
+        let mut ids: Vec<i64> = capped.into_iter().map(|(id, _)| id).collect();
+        if !ranked_all {
+            let mut title_args = args;
+            title_args[0] = format!("title : ({m})").into();
+            let titled: Vec<i64> = self
+                .conn
+                .prepare_cached(&title_sql)
+                .and_then(|mut s| {
+                    s.query_map(rusqlite::params_from_iter(title_args), |r| r.get(0))?
+                        .collect()
+                })
+                .map_err(|e| self.err(e))?;
+            for id in titled {
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
+            }
+        }
         let mut one = self
             .conn
             .prepare_cached(&format!(
@@ -411,16 +467,20 @@ impl SqliteStore {
                  WHERE {table} MATCH ?1 AND {table}.rowid = ?2"
             ))
             .map_err(|e| self.err(e))?;
-        let mut hits = Vec::with_capacity(ids.len());
+        let mut ranked = Vec::with_capacity(ids.len());
         for id in ids {
             if let Some(h) = one
                 .query_row(params![m, id], |r| rows::search_hit(r))
                 .optional()
                 .map_err(|e| self.err(e))?
             {
-                hits.push(h);
+                ranked.push((id, h));
             }
         }
+        // Best first (BM25 is lower for a better match), the newer on a tie, as the passes.
+        ranked.sort_by(|(ra, a), (rb, b)| a.score.total_cmp(&b.score).then(rb.cmp(ra)));
+        ranked.truncate(limit);
+        let mut hits: Vec<SearchHit> = ranked.into_iter().map(|(_, h)| h).collect();
         // Column 4 is the whole body: cut a snippet around the first term.
         let terms = query::terms(&q.text);
         for h in &mut hits {
@@ -506,6 +566,26 @@ fn check_header(path: &Path) -> Result<Option<Header>> {
         });
     }
     Ok((got == head.len()).then_some(Header(head)))
+}
+
+/// Whether the database at `path` can be opened as immutable without missing a write: its
+/// `-wal` file is missing or empty and its `-shm` file is missing (see
+/// [`SqliteStore::open`]).
+fn no_log_pending(path: &Path) -> bool {
+    let beside = |suffix: &str| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        std::path::PathBuf::from(name)
+    };
+    let wal_empty = match std::fs::symlink_metadata(beside("-wal")) {
+        Ok(meta) => meta.len() == 0,
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    };
+    let shm_missing = matches!(
+        std::fs::symlink_metadata(beside("-shm")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound
+    );
+    wal_empty && shm_missing
 }
 
 /// `path` as an SQLite `file:` URI: every byte but unreserved ones and `/` percent-encoded, so

@@ -140,6 +140,15 @@ fn ranking_under_the_cap() {
 }
 
 #[test]
+fn a_title_match_beyond_the_cap() {
+    let Some(url) = server() else { return };
+    let schema = fresh_schema("title_cap");
+    let capped = open(&url, &schema, "alice", None).with_rank_cap(10);
+    common::suite::a_title_match_beyond_the_cap(&capped, &["kestrel"]);
+    drop_schema(&url, &schema);
+}
+
+#[test]
 fn scopes_isolate_authors_and_teams_share() {
     let Some(url) = server() else { return };
     let schema = fresh_schema("scopes");

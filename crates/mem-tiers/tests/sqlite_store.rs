@@ -35,6 +35,13 @@ fn ranking_under_the_cap() {
 }
 
 #[test]
+fn a_title_match_beyond_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let capped = open(&dir.path().join("capped.db")).with_rank_cap(10);
+    common::suite::a_title_match_beyond_the_cap(&capped, &["kestrel", "estre"]);
+}
+
+#[test]
 fn foreign_and_damaged_files_are_refused_and_left_untouched() {
     let dir = tempfile::tempdir().unwrap();
     let text = dir.path().join("notes.db");

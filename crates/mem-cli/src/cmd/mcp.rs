@@ -20,7 +20,7 @@ use anyhow::{Context as _, Result, anyhow};
 use clap::Args;
 use mem_llm::Job;
 use mem_recall::{NewNote, SurfacedLog};
-use mem_tiers::{LearningScope, MemoryId, MemoryStore, SearchHit, SearchQuery, SourceKind};
+use mem_tiers::{LearningScope, MemoryId, SearchHit, SearchQuery, SourceKind};
 use mewmem::context::{CLAUDE_HOOK_MAX_CHARS, MIN_BUDGET_CHARS, start_context};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -491,38 +491,15 @@ fn search(settings: &Settings, a: SearchArgs) -> ToolResult {
     let query_spec = SearchQuery {
         text: query.to_owned(),
         visible_in: mm.project().map(|p| p.key.clone()),
-        sources: sources.clone(),
+        sources,
         scope: want_scope.map(str::to_owned),
         limit,
     };
-    let hits: Vec<SearchHit> = if sources.is_empty() && want_scope.is_none() {
-        mm.recall(query, limit).map_err(anyhow::Error::from)?
-    } else {
-        // Filtered: the same index search, restricted by source and scope in the query
-        // (before its limit, so `limit` hits come back when that many match).
-        mm.sync_index().map_err(anyhow::Error::from)?;
-        let hits = mm
-            .store()
-            .search(&SearchQuery {
-                text: query.to_owned(),
-                visible_in: mm.project().map(|p| p.key.clone()),
-                sources,
-                scope: want_scope.map(str::to_owned),
-                limit,
-            })
-            .map_err(anyhow::Error::from)?;
-        let ids: Vec<i64> = hits
-            .iter()
-            .filter_map(|h| match h.id.parse::<MemoryId>() {
-                Ok(MemoryId::Learning(n)) => Some(n),
-                _ => None,
-            })
-            .collect();
-        mm.store()
-            .touch_learnings(&ids, chrono::Utc::now().timestamp_millis())
-            .map_err(anyhow::Error::from)?;
-        hits
-    };
+    // Filtered or not: the same index search, restricted by source and scope in the query
+    // (before its limit, so `limit` hits come back when that many match), synced and recorded
+    // only on a writable store.
+    let hits: Vec<SearchHit> = mm.recall_in(&query_spec).map_err(anyhow::Error::from)?;
+    let stale = mm.index_stale();
     let hits = crate::config::hybrid_search(settings, mm.store(), &query_spec, hits)?;
     let mut text = String::new();
     if hits.is_empty() {
@@ -550,7 +527,10 @@ fn search(settings: &Settings, a: SearchArgs) -> ToolResult {
             v
         })
         .collect();
-    Ok(ok(text, json!({ "results": results })))
+    if stale {
+        text.push_str("\n(index not refreshed: the store is read-only)");
+    }
+    Ok(ok(text, json!({ "results": results, "stale": stale })))
 }
 
 fn get(settings: &Settings, a: GetArgs) -> ToolResult {

@@ -438,6 +438,10 @@ fn search(
     out: &mut impl Write,
 ) -> Result<()> {
     let lexical: Vec<SearchHit> = mm.recall(q, limit)?;
+    if mm.index_stale() {
+        // On stderr, in `--json` mode too (its output stays the array of hits).
+        eprintln!("warning: index not refreshed: the store is read-only");
+    }
     let query = SearchQuery {
         text: q.to_owned(),
         visible_in: mm.project().map(|p| p.key.clone()),
