@@ -215,17 +215,17 @@ pub fn with_embeddings(
     settings: &Settings,
     llm: std::sync::Arc<dyn mem_llm::Llm>,
     off: bool,
-) -> Result<std::sync::Arc<dyn mem_llm::Llm>> {
+) -> std::sync::Arc<dyn mem_llm::Llm> {
     if off {
-        return Ok(llm);
+        return llm;
     }
     let Some((embed, embedder)) = embeddings_or_warn(settings) else {
-        return Ok(llm);
+        return llm;
     };
-    Ok(std::sync::Arc::new(
+    std::sync::Arc::new(
         mem_llm::HybridSelector::new(llm, embedder, vector_cache(settings), embed.min_similarity)
             .english_only(embed.english_only),
-    ))
+    )
 }
 
 /// `lexical` (the full-text hits of `query`, best first) fused with the documents nearest the

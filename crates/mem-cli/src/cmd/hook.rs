@@ -435,7 +435,7 @@ async fn agent_hook(
                 &here,
                 resolved.job(Job::Select).engine()?,
                 false,
-            )?)
+            ))
         } else {
             None
         };

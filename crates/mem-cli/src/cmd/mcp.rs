@@ -801,7 +801,7 @@ async fn recall(settings: Arc<Settings>, a: RecallArgs) -> ToolResult {
         .job(Job::Select)
         .engine()
         .map_err(|e| bad(format!("recall: {e}")))?;
-    let llm = crate::config::with_embeddings(&settings, llm, false)?;
+    let llm = crate::config::with_embeddings(&settings, llm, false);
     let r =
         mewmem::recall::recall_reminder(llm, &dirs, log.as_ref(), message, None, SystemTime::now())
             .await;

@@ -102,7 +102,7 @@ pub async fn run(args: RecallArgs, settings: &Settings) -> Result<()> {
         let (resolved, _) = llm_settings(settings)?;
         resolved.job(Job::Select).engine()?
     };
-    let llm = crate::config::with_embeddings(settings, llm, args.no_embeddings)?;
+    let llm = crate::config::with_embeddings(settings, llm, args.no_embeddings);
     let options = RecallOptions {
         limit: args.limit,
         ..RecallOptions::default()
