@@ -5,13 +5,25 @@
 //! message (a short question, a long rambling one, Chinese with ASCII identifiers, a pasted error
 //! of 40 lines). Per kind, 21 runs; `mem --version` (process start and exit only) runs in the
 //! same loop as the floor. The first run fills the scan cache (`.mewcode/cache/`) and is
-//! reported apart. Reported: p50 and max per kind, p50 minus the floor's p50, and the 1-minute
+//! reported apart. The notes' modification times are set an hour back, as a user's notes are:
+//! a file changed within the scan cache's racy window (2 s) is read again on every turn, so a
+//! just-copied set would time the uncached path for the whole loop. Reported: p50 and max per kind, p50 minus the floor's p50, and the 1-minute
 //! load average. Offline: no model, no network. The generated data is deleted at the end.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
+
+/// Sets `path`'s modification time an hour back (a note written before this turn).
+fn age(path: &Path) {
+    let old = SystemTime::now() - Duration::from_secs(3600);
+    fs::File::options()
+        .write(true)
+        .open(path)
+        .and_then(|f| f.set_modified(old))
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+}
 
 fn recall(project: &Path, home: &Path, query: &str) -> Duration {
     let t = Instant::now();
@@ -100,15 +112,17 @@ fn main() {
     fs::create_dir_all(&home_dir).unwrap_or_else(|e| panic!("{e}"));
     fs::create_dir_all(&project_dir).unwrap_or_else(|e| panic!("{e}"));
     for f in &user {
-        fs::copy(f, home_dir.join(f.file_name().unwrap_or_default()))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let to = home_dir.join(f.file_name().unwrap_or_default());
+        fs::copy(f, &to).unwrap_or_else(|e| panic!("{e}"));
+        age(&to);
     }
     let project_notes = 200 - user.len();
     for i in 0..project_notes {
         let src = &notes[i % notes.len()];
         let stem = src.file_stem().and_then(|s| s.to_str()).unwrap_or("note");
-        fs::copy(src, project_dir.join(format!("{stem}_{i:03}.md")))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let to = project_dir.join(format!("{stem}_{i:03}.md"));
+        fs::copy(src, &to).unwrap_or_else(|e| panic!("{e}"));
+        age(&to);
     }
     let trace: String = (0..40)
         .map(|k| {
