@@ -809,6 +809,146 @@ fn is_rare_word(t: &str) -> bool {
         || (t.chars().count() >= 3 && t.chars().any(char::is_alphabetic))
 }
 
+/// English words that only acknowledge or steer the turn ("thanks, that works!", "ok,
+/// continue", "looks good"): a message made of these and stop words asks for nothing a note
+/// could answer. Lowercase, compared before stemming.
+const ACK_WORDS: &[&str] = &[
+    "thanks",
+    "thank",
+    "thx",
+    "ty",
+    "cheers",
+    "works",
+    "worked",
+    "working",
+    "great",
+    "perfect",
+    "ok",
+    "okay",
+    "k",
+    "kk",
+    "cool",
+    "nice",
+    "awesome",
+    "excellent",
+    "good",
+    "fine",
+    "yes",
+    "yeah",
+    "yep",
+    "yup",
+    "sure",
+    "right",
+    "correct",
+    "exactly",
+    "lgtm",
+    "continue",
+    "proceed",
+    "ahead",
+    "sounds",
+    "looks",
+    "agreed",
+    "alright",
+    "thumbs",
+    "much",
+    "lot",
+    "please",
+    "pls",
+    "wonderful",
+    "brilliant",
+    "fixed",
+    "fantastic",
+    "love",
+    "it's",
+    "that's",
+    "now",
+];
+
+/// Chinese acknowledgements, whole: a message whose CJK text is a run of these (with the
+/// sentence particles 了/啊/吧/呀/哈/嗯/的 anywhere) acknowledges.
+const CJK_ACK_PHRASES: &[&str] = &[
+    "谢谢",
+    "多谢",
+    "感谢",
+    "好的",
+    "好",
+    "行",
+    "可以",
+    "没问题",
+    "继续",
+    "收到",
+    "明白",
+    "懂",
+    "对",
+    "是的",
+    "完美",
+    "不错",
+    "很好",
+    "太好",
+    "搞定",
+    "辛苦",
+    "棒",
+];
+
+/// Whether `query` only acknowledges the previous turn or tells the agent to go on: every
+/// word is an [`ACK_WORDS`] word or a stop word, and any CJK text is made of
+/// [`CJK_ACK_PHRASES`]. Such a message selects nothing whatever the notes hold (a note saying
+/// "usually works 9:00–18:00" shares "works" with "thanks, that works!"). A message with a
+/// digit, a path or an identifier is never an acknowledgement.
+fn is_acknowledgement(query: &str) -> bool {
+    let text = query.trim().to_lowercase();
+    if text.is_empty() || text.chars().count() > 80 {
+        return false;
+    }
+    let (stops, _) = stop_sets();
+    let mut words = 0;
+    let mut cjk = String::new();
+    for raw in text.split(|c: char| c.is_whitespace()) {
+        let word: String = raw
+            .chars()
+            .map(fold_width)
+            .filter(|c| {
+                !matches!(
+                    c,
+                    '!' | '.' | ',' | '?' | ';' | ':' | '~' | '，' | '。' | '！' | '？' | '～'
+                )
+            })
+            .collect();
+        if word.is_empty() {
+            continue;
+        }
+        if word.chars().any(is_cjk) {
+            if word.chars().any(|c| !is_cjk(c)) {
+                return false;
+            }
+            cjk.push_str(&word);
+            continue;
+        }
+        if !word.chars().all(|c| c.is_alphabetic() || c == '\'') {
+            return false;
+        }
+        if !stops.contains(word.as_str()) && !ACK_WORDS.contains(&word.as_str()) {
+            return false;
+        }
+        words += 1;
+    }
+    let mut rest: &str = &cjk;
+    'outer: while !rest.is_empty() {
+        for p in CJK_ACK_PHRASES
+            .iter()
+            .copied()
+            .chain(["了", "啊", "吧", "呀", "哈", "嗯", "的", "啦", "哦"])
+        {
+            if let Some(r) = rest.strip_prefix(p) {
+                rest = r;
+                continue 'outer;
+            }
+        }
+        return false;
+    }
+    words > 0 || !cjk.is_empty()
+}
+
 /// The ids of at most `limit` candidates relevant to `query`, best first: those whose best share
 /// of an ideal score (over the whole message and each clause, see [`clauses`]) is at least
 /// [`MIN_IDEAL_SHARE`] and at least [`MIN_RELATIVE_SCORE`] of the best candidate's; ranked by
@@ -816,6 +956,9 @@ fn is_rare_word(t: &str) -> bool {
 /// raise the bar for a note about one of its sentences. When none passes, the notes held up by
 /// the rare-term floor (see the module doc) are selected instead.
 pub fn select(query: &str, candidates: &[Candidate], limit: usize) -> Vec<String> {
+    if is_acknowledgement(query) {
+        return Vec::new();
+    }
     let shares = best_shares(query, candidates);
     let best = shares.iter().copied().fold(0.0_f32, f32::max);
     if best <= 0.0 {
@@ -1000,6 +1143,41 @@ mod tests {
             "thanks, good morning! write a haiku about autumn leaves",
             5,
             &[],
+        );
+    }
+
+    #[test]
+    fn acknowledgements_select_nothing() {
+        for q in [
+            "thanks, that works!",
+            "ok, continue",
+            "Looks good to me.",
+            "perfect, thank you so much",
+            "好的，谢谢！",
+            "可以了，继续吧",
+        ] {
+            assert!(is_acknowledgement(q), "{q:?}");
+        }
+        for q in [
+            "thanks, now how do I run the tests?",
+            "ok, deploy it to staging",
+            "works on linux but not on windows",
+            "好的，那数据库怎么迁移？",
+            "looks good, ship v2.1",
+            "",
+        ] {
+            assert!(!is_acknowledgement(q), "{q:?}");
+        }
+        let notes = [Candidate {
+            id: "N:user/user_timezone.md".into(),
+            name: "Working hours and timezone".into(),
+            description: "User is in Berlin (CET), usually works 9:00-18:00".into(),
+            body: "Schedule reminders in Europe/Berlin.".into(),
+        }];
+        assert!(select("thanks, that works!", &notes, 5).is_empty());
+        assert_eq!(
+            select("when do I usually work, which hours?", &notes, 5).len(),
+            1
         );
     }
 
