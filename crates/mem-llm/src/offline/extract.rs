@@ -114,7 +114,13 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                 let cue = classify_sentence(&sentence).filter(|_| !pasted);
                 if cue.is_some() && !facts::is_complaint(&sentence) {
                     let context = before.join(" ");
-                    let entries = facts_of(&sentence, &[&context, &previous]);
+                    let entries = match rule_list_items(&sentence) {
+                        Some(items) => items
+                            .iter()
+                            .flat_map(|item| facts_of(item, &[&context, &previous]))
+                            .collect(),
+                        None => facts_of(&sentence, &[&context, &previous]),
+                    };
                     let list = match cue {
                         Some(Cue::Correction) => &mut memories.corrections,
                         Some(Cue::Preference) => &mut memories.preferences,
@@ -158,6 +164,46 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
     memories
 }
 
+/// A sentence announcing a list of rules ("two rules for this codebase: no unwrap() outside
+/// tests, and every public fn gets a doc comment", "conventions here: …; …"): its items, each
+/// as a statement of its own carrying the header's qualifier ("For this codebase: no unwrap()
+/// outside tests."). `None` when the sentence is not such a list or holds one item only.
+fn rule_list_items(sentence: &str) -> Option<Vec<String>> {
+    static HEADER: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)^(?:(?:a\ few|two|three|four|five|some|my|our|the|house|ground)\s+)*(?:rules?|conventions?|guidelines?)\b([^:]{0,40}):\s*(.+)$",
+        )
+    });
+    let caps = HEADER.captures(sentence.trim())?;
+    let qualifier = caps.get(1).map_or("", |m| m.as_str()).trim();
+    let body = caps.get(2)?.as_str().trim().trim_end_matches(['.', '!']);
+    let items: Vec<&str> = body
+        .split([';', ','])
+        .map(|i| i.trim())
+        .map(|i| i.strip_prefix("and ").unwrap_or(i).trim())
+        .filter(|i| !i.is_empty())
+        .collect();
+    if items.len() < 2 || items.iter().any(|i| i.split_whitespace().count() < 2) {
+        return None;
+    }
+    Some(
+        items
+            .into_iter()
+            .map(|i| {
+                if qualifier.is_empty() {
+                    format!("{i}.")
+                } else {
+                    let mut q = qualifier.to_owned();
+                    if let Some(first) = q.get(..1) {
+                        q.replace_range(..1, &first.to_uppercase());
+                    }
+                    format!("{q}: {i}.")
+                }
+            })
+            .collect(),
+    )
+}
+
 /// One stated sentence as facts: split into clauses ([`facts::split_clauses`]), a clause
 /// leaning on a pronoun resolved from the clauses before it, then `contexts` (the sentences
 /// before, the previous turn) or dropped, rewritten into a statement ([`facts::rewrite`]);
@@ -193,11 +239,12 @@ fn confirmed_statements(assistant: &str) -> Vec<String> {
     });
     static SO: LazyLock<Regex> = LazyLock::new(|| {
         re(
-            r"(?i)^((so|ok|okay|got\ it|understood|it\ looks\ like|looks\ like|it\ seems|seems\ like|所以)[,，:\s]+|看起来|好像|似乎)",
+            r"(?i)^((from|based\ on|according\ to|judging\ by|in)\ [^,，]{1,40}[,，]\s*)?((so|ok|okay|got\ it|understood|it\ looks\ like|looks\ like|it\ seems|seems\ like|所以)[,，:\s]+|看起来|好像|似乎)",
         )
     });
     // A yes/no question the user confirmed ("…产物在 dist/ 目录下？" "对的") is stated by the
     // confirmation; a question asking what or how is not.
+    // The hedge may follow where the assistant read it ("From the config, it looks like …").
     static YES_NO: LazyLock<Regex> = LazyLock::new(|| re(r"[?？]\s*$"));
     let mut out = Vec::new();
     for sentence in facts::sentences(assistant) {
@@ -359,13 +406,14 @@ static CONTRAST: LazyLock<Regex> = LazyLock::new(|| {
 static PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         ^(please\ )?(always|never)\b
-        | ^(from\ now\ on|going\ forward|in\ the\ future|from\ here\ on|whenever\ you|when\ you|every\ time\ you|each\ time\ you|remember\ (to|that))\b
+        | ^(from\ now\ on|going\ forward|in\ the\ future|for\ future\ reference|for\ the\ future|as\ a\ rule|from\ here\ on|whenever\ you|when\ you|every\ time\ you|each\ time\ you|remember\ (to|that))\b
         | (^|[,;:]\s*|\b(you|we|please|should|must|to|and)\s+)(always|never)\s+\w
         | \b(i|we)\ (prefer|'d\ prefer|would\ prefer|'d\ rather|would\ rather|like\ to|like\ using)\b | \bmy\ preference\b
         | ^(please\ )?(don't|do\ not|dont)\ (ever|use|add|commit|push|touch|write|put|leave|create|run|edit|modify|include|mock|import|call|install|bump|hardcode|log|print|catch|swallow|wrap|force|skip|disable|reformat|explain|summarize|apologize)\b
         | ^(please\ )?(make|be)\ sure\ (to|that|you\ (always|never|use|run|write|add|keep|don't))\b | ^(please\ )?avoid\ \w+
         | ^(please\ )?prefer\ \S+.*\b(over|to|instead\ of)\b
         | \b(i|we)\ (don't|do\ not)\ want\ (you\ to|any|\w+s)\b | \bi\ want\ you\ to\ (always|never|use|write|keep|stop|avoid|answer|reply)\b
+        | ^((a\ few|two|three|four|some|my|our|the|house|ground)\ )*(rules?|conventions?|guidelines?)\b[^:]{0,40}:\s*\S
         | ^(please\ )?keep\ (answers|replies|responses|functions|lines|commits|prs|comments|messages|explanations|summaries)\b
         | \b(don't|do\ not)\ .*\b(again|anymore|any\ more|ever)\b | ^no\ more\b | ^(please\ )?stop\ \w+ing\b
         | 以后|今后|往后|总是|始终|永远|一律|每次|统一|务必|记住|我喜欢用|我习惯|我偏好|偏好|别用|不要用|不许|禁止|不要再|别再|所有.*都
@@ -979,6 +1027,45 @@ mod tests {
             ],
             "",
             "### 项目知识\n- The toolchain is pinned to Rust 1.78.0.\n- 前端的构建命令是 `pnpm build`，产物在 dist/ 目录下。\n",
+        );
+    }
+
+    #[test]
+    fn a_rule_list_gives_one_statement_per_item() {
+        assert_eq!(
+            rule_list_items(
+                "two rules for this codebase: no unwrap() outside tests, and every public fn gets a doc comment."
+            ),
+            Some(vec![
+                "For this codebase: no unwrap() outside tests.".to_owned(),
+                "For this codebase: every public fn gets a doc comment.".to_owned(),
+            ])
+        );
+        assert_eq!(
+            rule_list_items("Conventions: tabs for indentation; snake_case file names"),
+            Some(vec![
+                "tabs for indentation.".to_owned(),
+                "snake_case file names.".to_owned()
+            ])
+        );
+        // One item, or an item of one word, is not a list this splits.
+        assert_eq!(rule_list_items("the rule here: never push to main"), None);
+        assert_eq!(rule_list_items("rules: a, b"), None);
+        assert_eq!(rule_list_items("I like rules"), None);
+    }
+
+    #[test]
+    fn a_confirmed_reading_of_the_config_is_the_users() {
+        check(
+            vec![
+                Message::user("what port does the api listen on?"),
+                Message::assistant(
+                    "From the config, it looks like the API listens on port 8443 in development, is that right?",
+                ),
+                Message::user("yes, exactly"),
+            ],
+            "",
+            "### 项目知识\n- The API listens on port 8443 in development.\n",
         );
     }
 

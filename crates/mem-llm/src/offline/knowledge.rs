@@ -30,6 +30,7 @@ static VALUE: LazyLock<Regex> = LazyLock::new(|| {
         | \b[\w-]+\.(?:toml|json|ya?ml|lock|cfg|ini|env|conf|xml|gradle|md|sh|py|rs|ts|js|go|sql|tf|proto)\b
         | (?:^|\s)\.[a-z][\w.-]+
         | \b\d+(?:\.\d+)+\b | \b\d+\.x\b | \d+\s*% | \b\d{1,2}(?::\d\d)?\s*(?:am|pm)\b
+        | \bports?\s+\d{2,5}\b
         | \b[a-z]+(?:[-_][a-z0-9]+)*[-_]\d+[a-z]?\b
         | \b(?:make|just|npm|pnpm|yarn|bun|npx|cargo|pytest|mypy|ruff|black|isort|flake8|eslint|prettier|tsc|vitest|jest|playwright|cypress|docker|docker-compose|kubectl|helm|terraform|ansible|gh|poetry|uv|pipenv|tox|nox|pre-commit|gradle|mvn|bazel|nx|turbo|alembic|prisma|flyway|sqlx|diesel|rspec|rake|dotnet|xcodebuild|fastlane|mdbook|sphinx|mkdocs|clippy|rustfmt|gofmt|golangci-lint|buf|protoc|argo|argocd|fly|vercel|netlify|heroku|wrangler|pulumi|storybook|webpack|vite|esbuild|goreleaser|changesets|semantic-release|nextest|codegen)\b
         | \b(?:into|against|from|off|onto)\s+`?(?:main|master|develop|dev|trunk|staging|release[\w/.-]*)\b
@@ -59,7 +60,7 @@ static TOPIC: LazyLock<Regex> = LazyLock::new(|| {
           |configs?|configuration|settings|env\ vars?|environment\ variables?|migrations?|schema|docs|documentation
           |stack|locally|local\ dev|dev\ server|staging|prod|production|database|db|cluster|namespace|region|bucket
           |container|image|registry|nightly|lives?|located|stored|kept\ in|comes?\ from|root|toolchain|runtime
-          |lockfile|monorepo|workspace|package\ manager)\b
+          |lockfile|monorepo|workspace|package\ manager|listens?\ on|port\ \d{2,5})\b
         | \.(env|toml|ya?ml|json|ini|cfg|conf|lock)\b
         | CI|流水线|覆盖率|检查|测试|构建|编译|打包|部署|上线|发布|分支|合并|版本|支持|平台|生成|别改|不要改|别动|不要动|不能改
         | 不要修改|废弃|遗留|配置|环境变量|迁移|文档|目录|数据库|端口|集群|镜像|触发|命令|脚本|工具链|依赖
@@ -130,8 +131,9 @@ pub fn names_value(text: &str) -> bool {
 }
 
 /// Values only one project has: a path, a config file or dotfile, a version, an identifier with
-/// digits (`eu-west-1`), a branch, an environment (staging, prod, cluster, namespace) or CI as
-/// the subject. A tool name alone (`ruff`, `pnpm`, `mypy`) is not one: "always run mypy before a
+/// digits (`eu-west-1`), a branch, an environment (staging, prod, cluster, namespace), CI as
+/// the subject, or a task the project defines (`` `make migrate` ``, `` `just test` ``, `npm run
+/// build`, `cargo xtask`, `tox -e lint`: its recipe lives in the repository). A tool name alone (`ruff`, `pnpm`, `mypy`) is not one: "always run mypy before a
 /// commit" is the user's habit, "never edit src/gen/" a fact of this project.
 static PROJECT_VALUE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?xi)
@@ -143,6 +145,8 @@ static PROJECT_VALUE: LazyLock<Regex> = LazyLock::new(|| {
         | \b(?:into|against|from|off|onto)\s+`?(?:main|master|develop|dev|trunk|staging|release[\w/.-]*)\b
         | \b(?:main|master|develop|trunk)\s+branch\b
         | \b(?:staging|prod|production|cluster|namespace|ci|pipeline)\b
+        | `(?:make|just|rake|mage|task|invoke)\s+[a-z][\w:.-]*
+        | \b(?:npm|pnpm|yarn|bun)\s+run\s+[\w:.-]+ | \bcargo\s+xtask\b | \btox\s+-e\b | \bnox\s+-s\b
         | 分支|目录|环境|集群|流水线|CI
     ")
 });
@@ -294,6 +298,26 @@ mod tests {
             "用这个 token 推送，推到 gitlab 的 release 分支。",
         ] {
             assert!(!is_project_knowledge(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn a_task_the_project_defines_is_a_project_value() {
+        for t in [
+            "migrations always go through `make migrate`, never run alembic by hand",
+            "always use `just test`",
+            "never skip npm run typecheck before pushing",
+            "run cargo xtask ci before a PR",
+        ] {
+            assert!(names_project_value(t), "{t}");
+        }
+        // "make sure" and a tool alone name no task of the project.
+        for t in [
+            "make sure to always run mypy",
+            "always use pnpm",
+            "never run make by hand",
+        ] {
+            assert!(!names_project_value(t), "{t}");
         }
     }
 
