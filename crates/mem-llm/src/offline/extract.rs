@@ -329,8 +329,51 @@ fn strip_filler(sentence: &str) -> String {
         };
         s = s[f.len()..].trim_start();
     }
-    s.to_owned()
+    let s = VAGUE_OBJECT.replace_all(s, "");
+    match DISLIKED_HABIT.captures(&s) {
+        Some(c)
+            if !matches!(
+                c[1].split_whitespace()
+                    .next()
+                    .map(str::to_lowercase)
+                    .as_deref(),
+                Some(
+                    "are"
+                        | "were"
+                        | "is"
+                        | "do"
+                        | "did"
+                        | "have"
+                        | "had"
+                        | "can"
+                        | "could"
+                        | "will"
+                        | "would"
+                )
+            ) =>
+        {
+            format!("Don't {}.", &c[1])
+        }
+        _ => s.into_owned(),
+    }
 }
+
+/// "I hate it when you put emojis in commit messages, please don't": a dislike of what the
+/// agent does is the rule not to do it ("Don't put emojis in commit messages."). The word
+/// after "you" must be a verb of its own (not "you're", "you are").
+static DISLIKED_HABIT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(?:i\s+(?:really\s+)?(?:hate|dislike|don't\s+like|can't\s+stand)\s+(?:it\s+)?when|it\s+(?:annoys|bothers)\s+me\s+when)\s+you\s+((?:[a-z]+)\b(?:[^,.!;]*?))(?:\s*[,;]\s*(?:so\s+)?(?:please\s+)?(?:don't|do\s+not|stop)(?:\s+(?:do\s+)?(?:that|it))?)?\s*[.!]?$",
+    )
+});
+
+/// A vague object after a rule ("don't ever use sudo for this stuff", "never do that for things
+/// like this"): it names no thing a pronoun could be resolved to, and the rule holds without it.
+static VAGUE_OBJECT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\s+(for|with|on|in)\s+(this|that|such)\s+(stuff|kind\s+of\s+(thing|stuff)|sort\s+of\s+thing|type\s+of\s+thing)s?\b|\s+for\s+(stuff|things)\s+like\s+(this|that)\b",
+    )
+});
 
 #[derive(Debug, PartialEq, Eq)]
 enum Cue {
@@ -408,7 +451,8 @@ static PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
         ^(please\ )?(always|never)\b
         | ^(from\ now\ on|going\ forward|in\ the\ future|for\ future\ reference|for\ the\ future|as\ a\ rule|from\ here\ on|whenever\ you|when\ you|every\ time\ you|each\ time\ you|remember\ (to|that))\b
         | (^|[,;:]\s*|\b(you|we|please|should|must|to|and)\s+)(always|never)\s+\w
-        | \b(i|we)\ (prefer|'d\ prefer|would\ prefer|'d\ rather|would\ rather|like\ to|like\ using)\b | \bmy\ preference\b
+        | \b(i|we)(\ prefer|'d\ prefer|\ would\ prefer|'d\ rather|\ would\ rather|\ like\ to|\ like\ using)\b | \bmy\ preference\b
+        | \bi\ (hate|dislike|don't\ like|can't\ stand)\ (it\ )?when\ you\b | \bit\ (annoys|bothers)\ me\ when\ you\b
         | ^(please\ )?(don't|do\ not|dont)\ (ever|use|add|commit|push|touch|write|put|leave|create|run|edit|modify|include|mock|import|call|install|bump|hardcode|log|print|catch|swallow|wrap|force|skip|disable|reformat|explain|summarize|apologize)\b
         | ^(please\ )?(make|be)\ sure\ (to|that|you\ (always|never|use|run|write|add|keep|don't))\b | ^(please\ )?avoid\ \w+
         | ^(please\ )?prefer\ \S+.*\b(over|to|instead\ of)\b
@@ -501,11 +545,16 @@ static USER_WIDE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// One detail of the task set to a value: "the button should be blue", "标题应该是深红色" (a
-/// definite thing, "should/needs to be"; a short Chinese subject with 应该是).
+/// definite thing, "should/needs to be"; a short Chinese subject with 应该是); a name given to
+/// one thing ("call the variable user_count"); what this spot of the code returns ("it should
+/// return 404", "这里应该返回 404").
 static TASK_DETAIL: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         ^(the|this|that|my|your)\ [\w-]+(\ [\w-]+)?\ (should|needs\ to|has\ to|must)\ be\b
         | ^[^，,。\s]{1,8}应该是
+        | ^(call|name|rename)\ (the|this|that|it)\b
+        | ^(it|this|that|the\ [\w-]+)\ should\ (return|raise|throw|respond\ with)\b
+        | ^(这里|这儿|此处)[^，,。]{0,6}(应该|要)(返回|抛|报|是)
     ")
 });
 
@@ -1052,6 +1101,40 @@ mod tests {
         assert_eq!(rule_list_items("the rule here: never push to main"), None);
         assert_eq!(rule_list_items("rules: a, b"), None);
         assert_eq!(rule_list_items("I like rules"), None);
+    }
+
+    #[test]
+    fn a_dislike_of_a_habit_is_the_rule_not_to_do_it() {
+        assert_eq!(
+            strip_filler("I hate it when you put emojis in commit messages, please don't"),
+            "Don't put emojis in commit messages."
+        );
+        assert_eq!(
+            strip_filler("it annoys me when you rewrite whole files"),
+            "Don't rewrite whole files."
+        );
+        // Not a verb after "you": left as it was (and judged as a complaint).
+        assert_eq!(
+            strip_filler("I hate it when you are slow"),
+            "I hate it when you are slow"
+        );
+        assert_eq!(
+            strip_filler("don't ever use sudo for this stuff"),
+            "don't ever use sudo"
+        );
+    }
+
+    #[test]
+    fn task_level_corrections_are_no_memory() {
+        check(
+            vec![
+                Message::user("no, call the variable user_count, not count"),
+                Message::user("不对，这里应该返回 404，不是 500"),
+                Message::user("no, it should return an empty list, not null"),
+            ],
+            "",
+            "",
+        );
     }
 
     #[test]
