@@ -102,7 +102,10 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
             // Pasted output (a build log) states nothing in the user's voice.
             let pasted = knowledge::looks_like_log(text);
             let mut before: Vec<String> = Vec::new();
-            for sentence in facts::sentences(&redacted.text) {
+            for sentence in facts::sentences(&redacted.text)
+                .iter()
+                .flat_map(|s| asides(s))
+            {
                 if fresh && mostly_secret(&sentence) {
                     continue;
                 }
@@ -309,6 +312,10 @@ fn strip_filler(sentence: &str) -> String {
             "also ",
             "and ",
             "btw, ",
+            "by the way, ",
+            "fyi, ",
+            "fyi ",
+            "note that ",
             "btw ",
             "oh, ",
             "ok, ",
@@ -329,6 +336,19 @@ fn strip_filler(sentence: &str) -> String {
         };
         s = s[f.len()..].trim_start();
     }
+    // "remember our default branch is trunk": the statement after it.
+    let s = match s.split_once(' ') {
+        Some((first, rest))
+            if first.eq_ignore_ascii_case("remember")
+                && rest
+                    .split_whitespace()
+                    .next()
+                    .is_some_and(|w| matches!(w.to_lowercase().as_str(), "our" | "the" | "we")) =>
+        {
+            rest
+        }
+        _ => s,
+    };
     let s = VAGUE_OBJECT.replace_all(s, "");
     match DISLIKED_HABIT.captures(&s) {
         Some(c)
@@ -366,6 +386,35 @@ static DISLIKED_HABIT: LazyLock<Regex> = LazyLock::new(|| {
         r"(?i)^(?:i\s+(?:really\s+)?(?:hate|dislike|don't\s+like|can't\s+stand)\s+(?:it\s+)?when|it\s+(?:annoys|bothers)\s+me\s+when)\s+you\s+((?:[a-z]+)\b(?:[^,.!;]*?))(?:\s*[,;]\s*(?:so\s+)?(?:please\s+)?(?:don't|do\s+not|stop)(?:\s+(?:do\s+)?(?:that|it))?)?\s*[.!]?$",
     )
 });
+
+/// A sentence cut before an aside joined to it ("fix the flaky test, and remember our default
+/// branch is trunk", "refactor it, btw I want small PRs", "改一下这个，另外不要直接推 master"):
+/// a task and a standing statement said in one breath are judged apart. The aside keeps its
+/// marker (stripped later by [`strip_filler`]); a sentence without one comes back whole.
+fn asides(sentence: &str) -> Vec<String> {
+    static ASIDE: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)[,;，；]\s*(?:and\s+|but\s+)?(remember\b|btw\b|by\s+the\s+way\b|fyi\b|note\s+that\b|另外|对了|顺便说一下|顺便)",
+        )
+    });
+    let mut out = Vec::new();
+    let mut start = 0;
+    for c in ASIDE.captures_iter(sentence) {
+        let (Some(whole), Some(marker)) = (c.get(0), c.get(1)) else {
+            continue;
+        };
+        let left = sentence[start..whole.start()].trim();
+        if !left.is_empty() {
+            out.push(left.to_owned());
+        }
+        start = marker.start();
+    }
+    let last = sentence[start..].trim();
+    if !last.is_empty() {
+        out.push(last.to_owned());
+    }
+    out
+}
 
 /// A vague object after a rule ("don't ever use sudo for this stuff", "never do that for things
 /// like this"): it names no thing a pronoun could be resolved to, and the rule holds without it.
@@ -463,11 +512,13 @@ static PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
         | 以后|今后|往后|总是|始终|永远|一律|每次|统一|务必|记住|我喜欢用|我习惯|我偏好|偏好|别用|不要用|不许|禁止|不要再|别再|所有.*都
         | \b(answer|reply|respond|talk|speak|write|explain)\b[^.;]{0,30}\bin\ (english|chinese|mandarin|japanese|german|french|spanish|korean)\b
         | \b(english|chinese|mandarin|japanese|german|french|spanish|korean)\ (to|with|for)\ me\b
-        | \bi\ (really\ )?(like|love|hate|dislike|want)\ (short|long|concise|brief|terse|small|detailed|plain|simple)\ \w+
+        | \bi\ ((really|generally|usually|always|just)\ )?(like|love|hate|dislike|want|prefer)\ (short|long|concise|brief|terse|small|detailed|plain|simple)\ \w+
+        | \b(the\ thing|what)\ i\ care\ about(\ most)?\ is\ (that\ )?you\ \w+ | \bi\ care\ (a\ lot\ )?that\ you\ \w+
+        | (你|也|要|请)记得 | 记得(先|要|每次|别|不要) | 我的习惯
         | \b(every|each|all)\ (reply|replies|answer|answers|response|responses)\b
         | (回复|回答|跟我说|和我说|对我说|跟我交流|和我交流)我?.{0,4}用
         | (注释|提交信息|文档|代码注释).{0,4}(用|写成)(中文|英文)
-        | 尽量|优先用|优先使用|最好用|少用|不需要每次|我希望你|请用|请始终|请不要|不要(加|写|用|改|提交|推|删|在|把|给)
+        | 尽量|优先用|优先使用|最好用|少用|不需要每次|我希望你|请用|请始终|请不要|不要(加|写|用|改|提交|推|删|在|把|给|直接)|别直接
     ")
 });
 
@@ -1101,6 +1152,36 @@ mod tests {
         assert_eq!(rule_list_items("the rule here: never push to main"), None);
         assert_eq!(rule_list_items("rules: a, b"), None);
         assert_eq!(rule_list_items("I like rules"), None);
+    }
+
+    #[test]
+    fn an_aside_is_judged_apart_from_the_task_before_it() {
+        assert_eq!(
+            asides("fix the flaky test in test_auth.py, and remember our default branch is trunk"),
+            vec![
+                "fix the flaky test in test_auth.py".to_owned(),
+                "remember our default branch is trunk".to_owned()
+            ]
+        );
+        assert_eq!(
+            asides("以后提交前先跑 lint，另外不要直接推 master"),
+            vec![
+                "以后提交前先跑 lint".to_owned(),
+                "另外不要直接推 master".to_owned()
+            ]
+        );
+        // No marker: the sentence whole ("remember" opening it is no aside).
+        assert_eq!(
+            asides("remember to run the tests, then push"),
+            vec!["remember to run the tests, then push".to_owned()]
+        );
+        check(
+            vec![Message::user(
+                "can you refactor the parser module? and btw I generally want small PRs, under 300 lines if you can",
+            )],
+            "",
+            "### 用户偏好\n- I generally want small PRs, under 300 lines if you can.\n",
+        );
     }
 
     #[test]
