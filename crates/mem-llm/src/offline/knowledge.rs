@@ -240,12 +240,19 @@ pub fn is_project_knowledge(sentence: &str) -> bool {
     if PLAN.is_match(lower) {
         return false;
     }
-    if IMPERATIVE.is_match(lower) {
+    if IMPERATIVE.is_match(lower) && !HOW_TO_ZH.is_match(lower) {
         let rest = IMPERATIVE.replace(lower, "");
         return STANDING.is_match(&rest);
     }
     true
 }
+
+/// A Chinese how-to opening with its verb: "跑测试用 `pnpm test:unit`", "部署用 fly" ("to run the
+/// tests, use …"): the verb names the task the value is for, so it is a statement, not a
+/// request (as English "to run the tests, use …").
+static HOW_TO_ZH: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"^(跑|运行|执行|启动|构建|编译|打包|部署|发布)[^，,。]{0,8}(用|要用|就用|得用|是)")
+});
 
 #[cfg(test)]
 mod tests {
@@ -260,6 +267,8 @@ mod tests {
             // do-not-touch
             "ignore old_api/, it's dead code and gets deleted next quarter",
             "third_party/ 下面是别人的代码，别改",
+            // a Chinese how-to opening with its verb
+            "跑测试用 `pnpm test:unit`，集成测试要先起 docker",
             // release flow and branches
             "PRs go against `staging`, not main.",
             "We cut a release branch off develop and tag it there.",
@@ -282,6 +291,7 @@ mod tests {
             "run `make lint` and tell me what it says",
             "for now put the scratch files in /tmp/exp1",
             "这次先不跑测试，直接 build 一下看看",
+            "跑一下测试用 `pytest -x` 看看",
             "部署到 staging 之后首页报 500 了，帮我看看日志",
             "deploy freeze until friday, don't merge anything to main",
             "这周五之前不要往 main 合并任何东西，等发布完再说",
