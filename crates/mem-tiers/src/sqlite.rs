@@ -422,24 +422,24 @@ impl SqliteStore {
         // The capped pass also counts what it ranked (the window runs before the limit): with
         // fewer matches than the cap, every match was ranked and the title pass is skipped.
         let sql = format!(
-            "SELECT rid, count(*) OVER () FROM ({inner} ORDER BY {table}.rowid DESC \
+            "SELECT rid, score, count(*) OVER () FROM ({inner} ORDER BY {table}.rowid DESC \
              LIMIT ?{cap}) ORDER BY score, rid DESC LIMIT ?{lim}"
         );
         let title_sql = format!("SELECT rid FROM ({inner}) ORDER BY score, rid DESC LIMIT ?{lim}");
-        let capped: Vec<(i64, i64)> = self
+        let capped: Vec<(i64, f64, i64)> = self
             .conn
             .prepare_cached(&sql)
             .and_then(|mut s| {
                 s.query_map(rusqlite::params_from_iter(&args), |r| {
-                    Ok((r.get(0)?, r.get(1)?))
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
                 })?
                 .collect()
             })
             .map_err(|e| self.err(e))?;
         let ranked_all = capped
             .first()
-            .is_none_or(|&(_, n)| n < self.rank_cap as i64);
-        let mut ids: Vec<i64> = capped.into_iter().map(|(id, _)| id).collect();
+            .is_none_or(|&(_, _, n)| n < self.rank_cap as i64);
+        let mut scored: Vec<(i64, f64)> = capped.into_iter().map(|(id, s, _)| (id, s)).collect();
         if !ranked_all {
             let mut title_args = args;
             title_args[0] = format!("title : ({m})").into();
@@ -451,36 +451,59 @@ impl SqliteStore {
                         .collect()
                 })
                 .map_err(|e| self.err(e))?;
-            for id in titled {
-                if !ids.contains(&id) {
-                    ids.push(id);
-                }
+            let extra: Vec<i64> = titled
+                .into_iter()
+                .filter(|id| !scored.iter().any(|&(x, _)| x == *id))
+                .collect();
+            if !extra.is_empty() {
+                // The title matches outside the capped set, scored with the whole query in one
+                // statement (FTS5 counts each phrase's documents once per statement for BM25,
+                // a scan of the phrase's whole doclist: once per id was most of a
+                // common-word search).
+                let ids = format!(
+                    "[{}]",
+                    extra
+                        .iter()
+                        .map(i64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(",")
+                );
+                let mut again: Vec<(i64, f64)> = self
+                    .conn
+                    .prepare_cached(&format!(
+                        "SELECT rowid, bm25({table}, 2.0, 1.0) FROM {table} \
+                         WHERE {table} MATCH ?1 AND rowid IN (SELECT value FROM json_each(?2))"
+                    ))
+                    .and_then(|mut s| {
+                        s.query_map(params![m, ids], |r| Ok((r.get(0)?, r.get(1)?)))?
+                            .collect()
+                    })
+                    .map_err(|e| self.err(e))?;
+                scored.append(&mut again);
             }
         }
+        // The documents of the ranked ids, read by rowid with the score their pass gave (the
+        // same BM25 of the same match expression), the body cut into a snippet below.
         let mut one = self
             .conn
-            .prepare_cached(&format!(
-                "SELECT d.doc_id, d.source, d.scope, d.title, \
-                 d.body, d.path, d.updated_ms, \
-                 bm25({table}, 2.0, 1.0) \
-                 FROM {table} JOIN docs d ON d.rowid = {table}.rowid \
-                 WHERE {table} MATCH ?1 AND {table}.rowid = ?2"
-            ))
+            .prepare_cached(
+                "SELECT d.doc_id, d.source, d.scope, d.title, d.body, d.path, d.updated_ms, ?2 \
+                 FROM docs d WHERE d.rowid = ?1",
+            )
             .map_err(|e| self.err(e))?;
-        let mut ranked = Vec::with_capacity(ids.len());
-        for id in ids {
+        // Best first (BM25 is lower for a better match), the newer on a tie, as the passes.
+        scored.sort_by(|(ra, a), (rb, b)| a.total_cmp(b).then(rb.cmp(ra)));
+        scored.truncate(limit);
+        let mut hits = Vec::with_capacity(scored.len());
+        for (id, score) in scored {
             if let Some(h) = one
-                .query_row(params![m, id], |r| rows::search_hit(r))
+                .query_row(params![id, score], |r| rows::search_hit(r))
                 .optional()
                 .map_err(|e| self.err(e))?
             {
-                ranked.push((id, h));
+                hits.push(h);
             }
         }
-        // Best first (BM25 is lower for a better match), the newer on a tie, as the passes.
-        ranked.sort_by(|(ra, a), (rb, b)| a.score.total_cmp(&b.score).then(rb.cmp(ra)));
-        ranked.truncate(limit);
-        let mut hits: Vec<SearchHit> = ranked.into_iter().map(|(_, h)| h).collect();
         // Column 4 is the whole body: cut a snippet around the first term.
         let terms = query::terms(&q.text);
         for h in &mut hits {
