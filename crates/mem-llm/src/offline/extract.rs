@@ -609,6 +609,22 @@ static TASK_DETAIL: LazyLock<Regex> = LazyLock::new(|| {
     ")
 });
 
+/// Two whole numbers swapped ("the bug is on line 42 not 40", "超时是 30 秒，不是 60 秒"): a
+/// value of the task at hand. A version ("3.11, not 3.8") is no whole number; a scope or a
+/// standing word ("in this repo", "we", "always", 我们, 以后) keeps the sentence.
+static INT_SWAP: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        (^|[^\d.])\d+(\s*[^\s\d.,，]{1,8})?\s*[,，]?\s*(not|instead\ of|rather\ than|不是|而不是)\s*\d+($|[^\d.])
+    ")
+});
+
+/// What keeps a swapped number: a scope of the project or a standing word.
+static SWAP_KEEPS: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(this\ (repo|repository|project|codebase)|here|we|we're|our|always|never|from\ now\ on|by\ default)\b|我们|项目|仓库|以后|总是|永远|默认",
+    )
+});
+
 /// A verb that makes the rest of a correction a statement.
 static STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -626,6 +642,7 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
     }
     if NOT_A_STATEMENT.is_match(lower)
         || DEIXIS.is_match(&THAT_CONJUNCTION.replace_all(lower, "$1"))
+        || (INT_SWAP.is_match(lower) && !SWAP_KEEPS.is_match(lower))
     {
         return None;
     }
@@ -1216,6 +1233,21 @@ mod tests {
             "",
             "",
         );
+    }
+
+    #[test]
+    fn swapped_whole_numbers_are_a_task_value() {
+        check(
+            vec![
+                Message::user("wrong line, the bug is on line 42 not 40"),
+                Message::user("超时是 30 秒，不是 60 秒"),
+                Message::user("no, retry 3 times, not 5"),
+            ],
+            "",
+            "",
+        );
+        assert!(!INT_SWAP.is_match("actually we're on python 3.11 now, not 3.8"));
+        assert!(SWAP_KEEPS.is_match("in this repo the api uses port 4000, not 3000"));
     }
 
     #[test]
