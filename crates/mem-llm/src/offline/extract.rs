@@ -102,10 +102,14 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
             // Pasted output (a build log) states nothing in the user's voice.
             let pasted = knowledge::looks_like_log(text);
             let mut before: Vec<String> = Vec::new();
-            for sentence in facts::sentences(&redacted.text)
+            // Whether the sentence before in this message was a habitual complaint about the
+            // agent, with the thing it is about ("your commit messages are way too long").
+            let mut complaint: Option<Option<String>> = None;
+            let pieces: Vec<String> = facts::sentences(&redacted.text)
                 .iter()
                 .flat_map(|s| asides(s))
-            {
+                .collect();
+            for sentence in join_terse(pieces) {
                 if fresh && mostly_secret(&sentence) {
                     continue;
                 }
@@ -113,11 +117,28 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                 if sentence.chars().count() > MAX_SENTENCE_CHARS {
                     continue;
                 }
+                let after_complaint = complaint.take();
+                complaint = habitual_complaint(&sentence);
                 // Pasted output (a build log) holds no statement of the user's.
-                let cue = classify_sentence(&sentence).filter(|_| !pasted);
+                let mut cue = classify_sentence(&sentence).filter(|_| !pasted);
+                let mut sentence = sentence;
+                // A rule right after a complaint about the agent's habit ("your commit
+                // messages are way too long. keep them to one line", 你又把整个文件重写了。只改
+                // 需要改的那几行): a correction, its pronoun standing for what the complaint
+                // was about.
+                if let Some(about) = &after_complaint
+                    && !pasted
+                    && matches!(cue, None | Some(Cue::Preference))
+                    && is_rule_after_complaint(&sentence)
+                {
+                    cue = Some(Cue::Correction);
+                    if let Some(about) = about {
+                        sentence = replace_first_pronoun(&sentence, about);
+                    }
+                }
                 if cue.is_some() && !facts::is_complaint(&sentence) {
                     let context = before.join(" ");
-                    let entries = match rule_list_items(&sentence) {
+                    let entries: Vec<String> = match rule_list_items(&sentence) {
                         Some(items) => items
                             .iter()
                             .flat_map(|item| facts_of(item, &[&context, &previous]))
@@ -416,6 +437,141 @@ fn asides(sentence: &str) -> Vec<String> {
     out
 }
 
+/// Terse messages put one fact over several "sentences" ("no mocks. ever. hit the real test
+/// db", "no. uv sync. always"): a sentence that is only a standing adverb ("ever", "always",
+/// "anymore") is joined to the one before it, and one that is only a correction opener
+/// ("no.", "wrong.", 不对。) opens the one after it.
+fn join_terse(pieces: Vec<String>) -> Vec<String> {
+    static ADVERB: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)^(ever|ever again|always|never again|everywhere|every time|anymore|any more|again|at all|period|seriously|永远|以后都是|每次都是)$",
+        )
+    });
+    static OPENER: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(?i)^(no|nope|nah|wrong|not quite|不对|错了|不是)$"));
+    let core = |s: &str| {
+        s.trim()
+            .trim_end_matches(['.', '!', '。', '！', ','])
+            .trim()
+            .to_owned()
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut opener: Option<String> = None;
+    for piece in pieces {
+        let c = core(&piece);
+        if ADVERB.is_match(&c)
+            && let Some(last) = out.last_mut()
+        {
+            *last = format!("{}, {c}.", core(last));
+            continue;
+        }
+        if OPENER.is_match(&c) {
+            opener = Some(c);
+            continue;
+        }
+        match opener.take() {
+            Some(o) if o.is_ascii() => out.push(format!("{o}, {piece}")),
+            Some(o) => out.push(format!("{o}，{piece}")),
+            None => out.push(piece),
+        }
+    }
+    if let Some(o) = opener {
+        out.push(o);
+    }
+    out
+}
+
+/// A prohibition of a thing, worded without a verb: "no mocks, ever", "no semicolons in this
+/// codebase", "no emojis anymore". The word after "no" must name a thing ("no need", "no
+/// problem", "no idea" do not), and a standing word or a scope must come with it.
+fn is_prohibition(lower: &str) -> bool {
+    static SHAPE: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"^no\s+([\w`'./-]+)(\s+[\w`'./-]+){0,3}\s*,?\s*(ever|ever again|anymore|any more|again|at all|period|please|everywhere|in this (project|repo|repository|codebase)|here)\s*[.!]?$",
+        )
+    });
+    const NOT_THINGS: &[&str] = &[
+        "need",
+        "problem",
+        "problems",
+        "worries",
+        "idea",
+        "way",
+        "thanks",
+        "rush",
+        "luck",
+        "change",
+        "changes",
+        "difference",
+        "one",
+        "longer",
+        "matter",
+        "wait",
+        "it",
+        "that",
+        "this",
+        "i",
+        "we",
+        "you",
+        "the",
+        "not",
+        "more",
+        "issue",
+        "issues",
+        "errors",
+        "error",
+        "big",
+        "clue",
+        "doubt",
+        "time",
+    ];
+    SHAPE
+        .captures(lower.trim())
+        .is_some_and(|c| !NOT_THINGS.contains(&&c[1]))
+}
+
+/// A complaint about a habit of the agent, and the thing it is about when named: "your commit
+/// messages are way too long" (`commit messages`), "you keep rewriting whole files", "you added
+/// emojis again", 你又把整个文件重写了. `None` when `sentence` is no such complaint.
+fn habitual_complaint(sentence: &str) -> Option<Option<String>> {
+    static YOUR_THINGS: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)^(?:your|ur)\s+((?:[\w-]+\s+){0,2}[\w-]+s)\s+(?:are|were|keep|always|still|get)\b.*\b(too|so|way|really|still|always|again|annoying|wrong|messy|verbose|cluttered|unreadable|noisy|useless|huge|long)\b",
+        )
+    });
+    static YOU_HABIT: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)^you(?:'ve)?\s+(keep|always|still|constantly)\s+\w+|^you(?:'ve)?\s+\S+(?:\s+\S+){0,8}\s+again\b|^你(又|总是|老是|每次都|还是|怎么又)",
+        )
+    });
+    let s = sentence.trim();
+    if let Some(c) = YOUR_THINGS.captures(s) {
+        return Some(Some(c[1].to_owned()));
+    }
+    YOU_HABIT.is_match(s).then_some(None)
+}
+
+/// An instruction that can follow a complaint as its rule: it opens with a rule verb ("keep
+/// them to one line", "only change the lines you need", 只改…, 不要…), is no question and no
+/// one-off.
+fn is_rule_after_complaint(sentence: &str) -> bool {
+    static RULE_VERB: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)^(please\s+)?(keep|use|write|make|stop|put|add|only|limit|split|drop|remove|ask|don't|do not|never|always|be|leave|stick to|cut)\b|^(请)?(只|不要|别|以后|每次|改成|换成|保持|控制在)",
+        )
+    });
+    let lower = sentence.to_lowercase();
+    RULE_VERB.is_match(sentence.trim())
+        && !NOT_A_STATEMENT.is_match(&lower)
+        && !knowledge::is_event_or_task(sentence)
+}
+
+/// The first pronoun of `sentence` ("them", "it", "they") replaced by `thing`.
+fn replace_first_pronoun(sentence: &str, thing: &str) -> String {
+    static PRONOUN: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\b(them|it|they)\b"));
+    PRONOUN.replacen(sentence, 1, thing).into_owned()
+}
+
 /// A vague object after a rule ("don't ever use sudo for this stuff", "never do that for things
 /// like this"): it names no thing a pronoun could be resolved to, and the rule holds without it.
 static VAGUE_OBJECT: LazyLock<Regex> = LazyLock::new(|| {
@@ -447,8 +603,8 @@ static NOT_A_STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
         | \b(maybe|perhaps|probably|possibly|i\ think|i\ guess|i\ suppose|not\ sure|might|at\ some\ point|let\ me\ think|we\ could\ try)\b
         | 也许|可能|或许|好像|不确定|考虑一下|(以后|回头|到时候|之后|下次)再说
         | ^(what\ if|suppose|imagine|假如|假设|要是)
-        | \b(he|she|they|someone|colleague|coworker|boss|manager|docs?|article|blog)\s+(said|says|say|told\ me|thinks?)\b
-        | \bsaid\ (that\ )?we\b | \baccording\ to\b | 他说|她说|同事说|听说|据说
+        | \b(he|she|they|someone|somebody|people|colleague|coworker|co-worker|teammate|boss|manager|lead|reviewer|docs?|article|blog|friend|cto)\s+(said|says|say|told\ me|thinks?|insists?|wants?|suggest(s|ed)?|claims?|believes?|argues?|prefers?|recommends?|mentioned|keeps\ saying)\b
+        | \bsaid\ (that\ )?we\b | \baccording\ to\b | 他说|她说|同事说|听说|据说|(同事|领导|老板|有人|他|她|他们)(觉得|认为|坚持|建议|说)
     ")
 });
 
@@ -470,8 +626,9 @@ static THAT_CONJUNCTION: LazyLock<Regex> = LazyLock::new(|| {
 /// Sentences that ask the agent to do a task now: not facts.
 static TASK_REQUEST: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
-        ^(please\ )?(fix|add|create|implement|update|write|refactor|rename|remove|delete|look|check|review|move|merge|push|commit|revert|install|investigate|debug|help|make|change|set\ up|setup|try|find|show|tell|explain|read|open|let's|lets|finish|build|get|hook\ up|wire|port|convert|replace|clean\ up|go\ ahead|continue)\b
+        ^((now|then|next|so|ok|okay|alright|cool|great|first|pls)[,\s]+)*(please\ )?(fix|add|create|implement|update|write|refactor|rename|remove|delete|look|check|review|move|merge|push|commit|revert|install|investigate|debug|help|make|change|set\ up|setup|try|find|show|tell|explain|read|open|let's|lets|finish|build|get|hook\ up|wire|port|convert|replace|clean\ up|go\ ahead|continue|parse|wrap|split|extract|document|optimi[sz]e|migrate|handle|validate|print|compute|generate|summari[sz]e|translate|draft|compare|list|load|save|send|fetch|download|upload|scaffold|patch|rebase|squash|give\ me|write\ me|get\ me|show\ me)\b
         | \b(i'd\ like\ (you|your\ help)|i\ would\ like\ (you|your\ help)|i\ want\ you\ to|i\ need\ you\ to|can\ you|could\ you|would\ you|help\ me|your\ help|hey\ claude|hey\ codex)\b
+        | ^((now|so|ok|okay)[,\s]+)?i\ (need|want)\ (a|an|some|the)\ 
         | ^(请)?(帮我|帮忙|修复|实现|添加|删除|看一下|看看|检查|把|给|改一下|提交|合并)
     ")
 });
@@ -519,7 +676,17 @@ static PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
         | (回复|回答|跟我说|和我说|对我说|跟我交流|和我交流)我?.{0,4}用
         | (注释|提交信息|文档|代码注释).{0,4}(用|写成)(中文|英文)
         | 尽量|优先用|优先使用|最好用|少用|不需要每次|我希望你|请用|请始终|请不要|不要(加|写|用|改|提交|推|删|在|把|给|直接)|别直接
+        | (聊天|交流|沟通|说话|回答|回复|解释|注释|文档).{0,3}用(中文|英文|英语|汉语) | 用(中文|英文|英语|汉语)(写|回复|回答|交流|聊天|沟通)
+        | [,;]\s*(always|ever|every\ time|everywhere|from\ now\ on|going\ forward|anymore|any\ more)\s*[.!]?$
     ")
+});
+
+/// always/never before a participle or adjective ("never needed, the name says enough",
+/// "always worked before"): a judgement, not an instruction.
+static NOT_A_RULE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(always|never)\s+(needed|necessary|useful|helpful|worked|happens|happened|mattered|been|was|were|is|are|had|did)\b",
+    )
 });
 
 /// "don't" before a verb that gives no rule ("don't worry", "don't know"): taken out before the
@@ -656,6 +823,9 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
             return Some(Cue::Reference);
         }
     }
+    if is_prohibition(lower) {
+        return Some(Cue::Preference);
+    }
     if CORRECTION_OPENER.is_match(lower) {
         // "No, thanks" / "actually, never mind": an opener needs a statement after it.
         let rest = CORRECTION_OPENER.replace(lower, "");
@@ -701,8 +871,9 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
     let knowledge = knowledge::is_project_knowledge(sentence) && !USER_WIDE.is_match(lower);
     // "the /users endpoint should never return null": how one thing of the code behaves, a spec
     // of the task, not a rule for the agent.
-    let preference =
-        PREFERENCE.is_match(&IDLE_NEGATIVE.replace_all(lower, "")) && !CODE_SPEC.is_match(lower);
+    let preference = PREFERENCE.is_match(&IDLE_NEGATIVE.replace_all(lower, ""))
+        && !CODE_SPEC.is_match(lower)
+        && !NOT_A_RULE.is_match(lower);
     if preference {
         // A rule naming a value only this project has; a tool alone keeps it the user's.
         return Some(if knowledge && knowledge::names_project_value(sentence) {
@@ -818,6 +989,10 @@ fn is_test_command(words: &[&str]) -> bool {
             w(1) == "test"
         }
         "bundle" => w(1) == "exec" && w(2) == "rspec",
+        // Task runners: `mise run test`, `just test`, `task test`.
+        "mise" | "just" | "task" => {
+            w(1).starts_with("test") || (w(1) == "run" && w(2).starts_with("test"))
+        }
         _ => false,
     }
 }
@@ -901,12 +1076,16 @@ struct Tally {
 
 impl Tally {
     fn add(&mut self, key: &str) {
+        self.add_n(key, 1);
+    }
+
+    fn add_n(&mut self, key: &str, n: usize) {
         let order = self.next;
         let entry = self.counts.entry(key.to_owned()).or_insert((0, order));
         if entry.0 == 0 {
             self.next += 1;
         }
-        entry.0 += 1;
+        entry.0 += n;
     }
 
     /// Keys by count (descending), then first appearance.
@@ -921,61 +1100,155 @@ impl Tally {
     }
 }
 
-fn project_facts(messages: &[Message]) -> Vec<String> {
-    let mut managers = Tally::default();
-    let mut tests = Tally::default();
-    let mut frameworks = Tally::default();
-    let mut files: Vec<String> = Vec::new();
-    for message in messages {
-        for block in &message.content {
-            let ContentBlock::ToolUse { name, input, .. } = block else {
+/// How many tool calls must show a tool-derived fact ([`project_facts`]) before it is kept: one
+/// run is an event of the task ("pin urllib3<2 for now" then `pip install`), a value the agent
+/// used again is how the project works.
+pub const MIN_TOOL_EVIDENCE: usize = 2;
+
+/// A tool call not yet counted: its id, its command's segments, the file it touched.
+struct PendingCall {
+    id: String,
+    segments: Vec<Vec<String>>,
+    file: Option<String>,
+}
+
+impl PendingCall {
+    fn of(id: &str, name: &str, input: &serde_json::Value) -> PendingCall {
+        let segments = match classify_tool(name) {
+            ToolKind::Command => command_of(input)
+                .map(|c| {
+                    segments(&c)
+                        .into_iter()
+                        .map(|w| w.into_iter().map(str::to_owned).collect())
+                        .collect()
+                })
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        PendingCall {
+            id: id.to_owned(),
+            segments,
+            file: touched_file(name, input).map(|(p, _)| p),
+        }
+    }
+}
+
+/// What the tool calls of a conversation show, counted per call ([`project_facts`]).
+#[derive(Default)]
+struct ToolEvidence {
+    managers: Tally,
+    tests: Tally,
+    frameworks: Tally,
+    files: Vec<String>,
+    /// The calls since the user last typed: counted when the user goes on without correcting.
+    pending: Vec<PendingCall>,
+    /// Ids of calls whose result was an error.
+    failed: Vec<String>,
+}
+
+impl ToolEvidence {
+    /// Counts the pending calls, or drops them when the user `corrected` them; a failed call
+    /// never counts. One call counts once per fact, however many segments name it.
+    fn settle(&mut self, corrected: bool) {
+        for call in std::mem::take(&mut self.pending) {
+            if corrected || self.failed.contains(&call.id) {
                 continue;
-            };
-            if let Some((path, _)) = touched_file(name, input)
-                && !files.contains(&path)
+            }
+            if let Some(path) = call.file
+                && !self.files.contains(&path)
             {
-                files.push(path);
+                self.files.push(path);
             }
-            if classify_tool(name) != ToolKind::Command {
-                continue;
+            let (mut pm, mut test, mut fw) = (None, None, None);
+            for words in &call.segments {
+                let words: Vec<&str> = words.iter().map(String::as_str).collect();
+                pm = pm.or_else(|| package_manager(&words));
+                if test.is_none() && is_test_command(&words) {
+                    test = Some(command_stem(&words));
+                }
+                fw = fw.or_else(|| framework_of_command(&words));
             }
-            let Some(command) = command_of(input) else {
-                continue;
-            };
-            for words in segments(&command) {
-                if let Some(pm) = package_manager(&words) {
-                    managers.add(pm);
-                }
-                if is_test_command(&words) {
-                    tests.add(&command_stem(&words));
-                }
-                if let Some(fw) = framework_of_command(&words) {
-                    frameworks.add(fw);
-                }
+            if let Some(pm) = pm {
+                self.managers.add(pm);
+            }
+            if let Some(test) = test {
+                self.tests.add(&test);
+            }
+            if let Some(fw) = fw {
+                self.frameworks.add(fw);
             }
         }
     }
+}
+
+/// Project facts visible in the tool calls: the package manager, the test command and the
+/// framework, each kept only when at least [`MIN_TOOL_EVIDENCE`] tool calls show it. A call
+/// that failed (`is_error`), or that the user corrected in the next thing they typed ("wrong,
+/// it's `yarn` here", 是 pnpm test:e2e，不是 pnpm e2e), is no evidence.
+fn project_facts(messages: &[Message]) -> Vec<String> {
+    let mut evidence = ToolEvidence::default();
+    for message in messages {
+        if let Some(said) = user_text(message) {
+            evidence.settle(is_correction_of_what_was_done(&said));
+        }
+        for block in &message.content {
+            match block {
+                ContentBlock::ToolResult { tool_use_id, .. } if block.is_error() => {
+                    evidence.failed.push(tool_use_id.clone());
+                }
+                ContentBlock::ToolUse {
+                    id, name, input, ..
+                } => evidence.pending.push(PendingCall::of(id, name, input)),
+                _ => {}
+            }
+        }
+    }
+    evidence.settle(false);
+    let ToolEvidence {
+        managers,
+        tests,
+        mut frameworks,
+        files,
+        ..
+    } = evidence;
+    // A framework's config file in the project (`next.config.js`) is evidence enough: it is
+    // how the project is, not an event of the task.
     for path in &files {
         if let Some(fw) = framework_of_file(path) {
-            frameworks.add(fw);
+            frameworks.add_n(fw, MIN_TOOL_EVIDENCE);
         }
     }
+    let enough = |t: &Tally| -> Vec<String> {
+        t.ranked()
+            .into_iter()
+            .filter(|(_, n)| *n >= MIN_TOOL_EVIDENCE)
+            .map(|(k, _)| k.to_owned())
+            .collect()
+    };
+    let (managers, tests, frameworks) = (enough(&managers), enough(&tests), enough(&frameworks));
 
     let mut facts = Vec::new();
-    let pms: Vec<&str> = managers.ranked().into_iter().map(|(k, _)| k).collect();
-    match pms.as_slice() {
+    match managers.as_slice() {
         [] => {}
         [one] => facts.push(format!("Package manager: {one}")),
         many => facts.push(format!("Package managers: {}", many.join(", "))),
     }
-    if let Some((test, _)) = tests.ranked().first() {
+    if let Some(test) = tests.first() {
         facts.push(format!("Test command: `{test}`"));
     }
-    let fws: Vec<&str> = frameworks.ranked().into_iter().map(|(k, _)| k).collect();
-    if !fws.is_empty() {
-        facts.push(format!("Framework: {}", fws.join(", ")));
+    if !frameworks.is_empty() {
+        facts.push(format!("Framework: {}", frameworks.join(", ")));
     }
     facts
+}
+
+/// Whether what the user typed after some tool calls corrects them: a correction opener
+/// ("wrong, it's `yarn` here", "no, …", 不对), a contrast naming another value ("是 pnpm
+/// test:e2e，不是 pnpm e2e", "use X, not Y") or "I told you" / 说过.
+fn is_correction_of_what_was_done(said: &str) -> bool {
+    let lower = said.to_lowercase();
+    let lower = lower.trim_start();
+    CORRECTION_OPENER.is_match(lower) || TOLD_YOU.is_match(lower) || CONTRAST.is_match(lower)
 }
 
 #[cfg(test)]
@@ -1304,6 +1577,120 @@ mod tests {
             rejection("İİİİİİ THE USER SAID: stop adding comments to every line"),
             "",
             "### 用户偏好\n- Stop adding comments to every line.\n",
+        );
+    }
+
+    fn bash(id: &str, command: &str) -> Message {
+        Message::new(
+            Role::Assistant,
+            vec![ContentBlock::tool_use(
+                id,
+                "Bash",
+                json!({ "command": command }),
+            )],
+        )
+    }
+
+    /// Stop 40: a tool-derived fact needs two calls that show it; a call the user corrected
+    /// right after, or one that failed, is no evidence.
+    #[test]
+    fn tool_facts_need_two_calls_neither_corrected_nor_failed() {
+        // One run: an event of the task.
+        check(
+            vec![
+                Message::user("pin urllib3<2 for now"),
+                bash("1", "pip install -r requirements.txt"),
+                Message::user("nice"),
+            ],
+            "",
+            "",
+        );
+        // Two runs: how the project works.
+        check(
+            vec![
+                bash("1", "pnpm install"),
+                Message::user("ok"),
+                bash("2", "pnpm test"),
+                bash("3", "pnpm test -- --run"),
+            ],
+            "",
+            "### 项目知识\n- Package manager: pnpm\n- Test command: `pnpm test`\n",
+        );
+        // Corrected by the user: the command was wrong for this project.
+        check(
+            vec![
+                bash("1", "npm install"),
+                Message::user("wrong, it's `yarn` here"),
+                bash("2", "npm test"),
+                Message::user("no, use yarn, not npm"),
+            ],
+            "",
+            "### 纠正反馈\n- it's `yarn` here.\n- Use yarn, not npm.\n",
+        );
+        // Failed twice: no evidence.
+        let failed = |id: &str| {
+            Message::new(
+                Role::User,
+                vec![ContentBlock::tool_result(id, "Missing script: e2e", true)],
+            )
+        };
+        check(
+            vec![
+                bash("1", "pnpm e2e"),
+                failed("1"),
+                bash("2", "pnpm e2e"),
+                failed("2"),
+            ],
+            "",
+            "",
+        );
+    }
+
+    /// Stop 40: terse messages ("no mocks. ever."), "I said …", and a rule right after a
+    /// complaint about the agent's habit; their look-alikes give nothing.
+    #[test]
+    fn terse_rules_and_rules_after_a_complaint() {
+        check(
+            vec![
+                Message::user("no mocks. ever. hit the real test db"),
+                Message::user("I said no semicolons"),
+                Message::user("your commit messages are way too long. keep them to one line"),
+                Message::user("你又把整个文件重写了。只改需要改的那几行"),
+            ],
+            "",
+            "### 用户偏好\n- No mocks, ever.\n\n### 纠正反馈\n- No semicolons.\n- Keep commit messages to one line.\n- 只改需要改的那几行。\n",
+        );
+        check(
+            vec![
+                // A complaint about the task at hand, then a task.
+                Message::user("this query is way too slow. make it faster"),
+                Message::user("your function is too long, split it"),
+                // "no" before no thing; an adverb that judges.
+                Message::user("no problem, ever grateful"),
+                Message::user("no need. thanks"),
+                Message::user("never needed, the name says enough"),
+                // Reported speech, a request worded as a need, a task after "now".
+                Message::user("my coworker insists we should always rebase instead of merge"),
+                Message::user("I need a cron line for the cleanup script, every night at 2"),
+                Message::user("cool. now write me the command to run postgres 16 locally"),
+            ],
+            "",
+            "",
+        );
+    }
+
+    /// Stop 40: more ways to confirm what the assistant stated ("yep that's exactly it").
+    #[test]
+    fn confirmations_in_more_words() {
+        check(
+            vec![
+                Message::assistant(
+                    "It looks like the settings are read from config/settings.local.yaml first. Is that right?",
+                ),
+                Message::user("yep that's exactly it"),
+            ],
+            "",
+            "### 项目知识\n- The settings are read from config/settings.local.yaml first.\n",
         );
     }
 }

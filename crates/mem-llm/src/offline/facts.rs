@@ -82,7 +82,7 @@ fn push_clause_raw(out: &mut Vec<String>, s: &str) {
 /// An instruction or cue starting a clause: what makes the text after a comma a fact of its own.
 static CLAUSE_START: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?xi)
-        ^(please\s+)?(always|never|don't|do\ not|dont|use|prefer|keep|put|write|run|avoid|stop|make\ sure|reply|answer|respond|name|format|indent|commit|push|add)\b
+        ^(please\s+)?(always|never|don't|do\ not|dont|use|prefer|keep|put|write|run|avoid|stop|make\ sure|reply|answer|respond|name|format|indent|commit|push|add|finish|tell|ask|explain|mention|leave)\b
         | ^(以后|今后|总是|永远|一律|统一|不要|别|记住|务必|禁止|所有)
     ")
 });
@@ -208,8 +208,10 @@ fn push_clause(out: &mut Vec<String>, clause: &str) {
 static OPENER: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?xi)
         ^(no|nope|nah|actually|wrong|not\ quite|ok|okay|yes|yeah|right|correct|exactly|fyi|note|remember|please\ remember|just\ remember|keep\ in\ mind|reminder)(\s+that)?\s*[,:.!—-]+\s*
+        | ^(i\ (already\ )?said|i\ told\ you|i've\ (already\ )?told\ you|as\ i\ said|like\ i\ said)(\s+(that|to))?[\s,:]+
         | ^(remember|keep\ in\ mind|note|please\ note)\s+that\s+
         | ^(不对|错了|不是的|其实|实际上|请记住|记住)[，,:：\s]*
+        | ^我?(已经)?(跟你)?说过(了|很多次了?)?[，,:：\s]*
         | ^(注意|对了|好的|是的|对)[，,:：]+\s*
     ")
 });
@@ -458,7 +460,15 @@ pub fn is_fragment(clause: &str) -> bool {
             r"(?i)^(always|never|usually|everywhere|sure|yes|yeah|ok|okay)\s*([,;:!—–-]+\s*|\s+(for|in|on|with|at|across)\b)",
         )
     });
-    (content.len() < 3 && cjk < 4) || ADVERB_ONLY.is_match(clause.trim())
+    // "No semicolons.", "No mocks, ever.": a prohibition of a thing is whole in two words.
+    static NO_THING: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)^no\s+[\w`'./-]{3,}"));
+    let prohibition = content.len() == 2
+        && NO_THING.is_match(clause.trim())
+        && !matches!(
+            content[1].to_lowercase().as_str(),
+            "thanks" | "problem" | "worries" | "idea" | "way" | "need" | "rush" | "luck"
+        );
+    (content.len() < 3 && cjk < 4 && !prohibition) || ADVERB_ONLY.is_match(clause.trim())
 }
 
 /// Complaints without a rule ("你每次回答都太长了。", "your answers are way too long"): no
@@ -473,7 +483,7 @@ pub fn is_complaint(clause: &str) -> bool {
     });
     static RULE: LazyLock<Regex> = LazyLock::new(|| {
         re(r"(?xi)
-            \b(should|must|keep|make|use|don't|do\ not|never|always|stop|avoid|write|answer|reply|limit|at\ most|under|no\ more\ than)\b
+            \b(should|must|keep|make|use|don't|do\ not|never|always|stop|avoid|write|answer|reply|limit|at\ most|under|no\ more\ than|assume|prefer|put|give|add|include|drop|skip|remove|only|when\ you|whenever\ you|from\ now\ on)\b
             | 应该|要|请|不要|别|控制在|不超过|以内|保持|只写|只用
         ")
     });
@@ -505,8 +515,8 @@ pub fn opens_with_confirmation(text: &str) -> bool {
 pub fn is_confirmation(text: &str) -> bool {
     static CONFIRM: LazyLock<Regex> = LazyLock::new(|| {
         re(r"(?xi)
-            ^(yes|yep|yeah|yup|correct|exactly|right|that's\ right|that's\ correct|that\ is\ correct|indeed|precisely|confirmed)
-             ([\s,.!]+(exactly|correct|that's\ (right|correct|it)|right|indeed|precisely|yes))*[\s.!]*$
+            ^(yes|yep|yeah|yup|correct|exactly|right|that's\ right|that's\ correct|that\ is\ correct|indeed|precisely|confirmed|spot\ on|you\ got\ it)
+             ([\s,.!]+(exactly|correct|that's\ (exactly\ )?(right|correct|it)|exactly\ (right|it)|right|indeed|precisely|yes|spot\ on|you\ got\ it))*[\s.!]*$
             | ^(对|对的|是的|没错|正确|就是这样|对，就是这样|是的，没错|对，没错|嗯，对)[。！!.]*$
         ")
     });
