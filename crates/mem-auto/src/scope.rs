@@ -52,6 +52,15 @@ const PROJECT_PHRASES_ZH: &[&str] = &[
 /// here."). Such an entry goes to `<project>/.mewcode/memories.md` whatever its category.
 pub fn names_project_scope(text: &str) -> bool {
     let lower = text.to_lowercase();
+    // "not here, not anywhere", "on my machine": the rule holds beyond this project
+    // ("everywhere" alone may mean everywhere in it: "we use httpx everywhere").
+    if USER_WIDE
+        .iter()
+        .filter(|w| **w != "everywhere")
+        .any(|w| lower.contains(w))
+    {
+        return false;
+    }
     if PROJECT_PHRASES_ZH.iter().any(|p| lower.contains(p)) {
         return true;
     }
@@ -96,6 +105,9 @@ const USER_WIDE: &[&str] = &[
     "every repo",
     "all repos",
     "everywhere",
+    "anywhere",
+    "on my machine",
+    "on my laptop",
     "所有项目",
     "每个项目",
     "我的项目",

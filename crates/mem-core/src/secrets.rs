@@ -485,6 +485,15 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             1,
             prose_secret,
         ),
+        // "user app_rw, password Vq7!rT2#mLx9", "login admin / pw hunter2!": a password word
+        // right before a value with no "is" or `=` between: a literal only when it looks like
+        // one ([`bare_prose_password`]), so "password reset" or "password field" are prose.
+        rule(
+            Assignment,
+            r#"(?i)\b(?:password|passwd|passphrase|passcode|pw|pwd)\s+["'`]?([^\s"'`，。；]{6,})"#,
+            1,
+            bare_prose_password,
+        ),
     ]
     .into_iter()
     .flatten()
@@ -855,6 +864,27 @@ fn prose_secret(value: &str) -> bool {
                 .any(|b| b.is_ascii_punctuation() && b != b'-' && b != b'_'))
 }
 
+/// A value right after a password word with nothing between (see the rule): at least three of
+/// lower case, upper case, digits and punctuation (`Vq7!rT2#mLx9`, `hunter2!`), or letters and
+/// digits changing places three times or more (`pa55w0rd`); never an English word, a
+/// placeholder or code ([`password_value`]).
+fn bare_prose_password(value: &str) -> bool {
+    let v = value.trim_end_matches(['.', ',', ';', ':', '!', '?', ')']);
+    if !password_value(v) || v.len() < 6 {
+        return false;
+    }
+    let classes = [
+        v.bytes().any(|b| b.is_ascii_lowercase()),
+        v.bytes().any(|b| b.is_ascii_uppercase()),
+        v.bytes().any(|b| b.is_ascii_digit()),
+        v.bytes().any(|b| b.is_ascii_punctuation()),
+    ]
+    .iter()
+    .filter(|&&c| c)
+    .count();
+    classes >= 3 || (has_letter_and_digit(v) && class_changes(v) >= 3)
+}
+
 fn credential_like(s: &str) -> bool {
     !is_placeholder(s) && has_letter_and_digit(s) && !is_identifier_like(s)
 }
@@ -1003,7 +1033,7 @@ mod tests {
 
     #[test]
     fn every_rule_compiles() {
-        assert_eq!(RULES.len(), 25, "a rule failed to compile");
+        assert_eq!(RULES.len(), 26, "a rule failed to compile");
         assert!(CANDIDATE.is_some());
     }
 

@@ -72,18 +72,22 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
     for message in messages {
         let mut said = Vec::new();
         if let Some(text) = user_text(message).filter(|t| t.chars().count() <= MAX_MESSAGE_CHARS) {
-            said.push(text);
+            said.push(without_code_blocks(&text));
         }
         if message.role == Role::User {
             said.extend(message.content.iter().filter_map(rejection_feedback));
         }
         // The user confirming what the assistant just stated ("yes, exactly", "对") makes the
         // assistant's project facts the user's.
+        // A bare "yep" confirms only what the assistant put to the user ("…, right?", "Is that
+        // how it's wired?"): after a report of work done it acknowledges it. "right, and we
+        // don't bump it…" takes the statement up whatever its form.
+        let put_as_question = previous_by_assistant && previous.contains(['?', '？']);
         if message.role == Role::User
             && said.len() == 1
-            && (facts::is_confirmation(&said[0])
-                || (previous_by_assistant && facts::opens_with_confirmation(&said[0])))
             && !previous.is_empty()
+            && ((put_as_question && facts::is_confirmation(&said[0]))
+                || (previous_by_assistant && facts::opens_with_confirmation(&said[0])))
         {
             for statement in confirmed_statements(&previous) {
                 for fact in facts_of(&statement, &[]) {
@@ -242,7 +246,12 @@ fn facts_of(sentence: &str, contexts: &[&str]) -> Vec<String> {
         let Some(rewritten) = facts::rewrite(clause) else {
             continue;
         };
-        let Some(resolved) = facts::resolve_pronouns(&rewritten, &ctx) else {
+        // A trailing clause leaning on a pronoun with nothing named to stand for ("…, it makes
+        // my PRs unreviewable", "…, finish it or tell me what's missing") goes; the statement
+        // before it stays when it is a rule of its own.
+        let Some(resolved) = facts::resolve_pronouns(&rewritten, &ctx).or_else(|| {
+            facts::before_unresolved_pronoun(&rewritten).filter(|h| classify_sentence(h).is_some())
+        }) else {
             continue;
         };
         if facts::is_fragment(&resolved) || facts::is_complaint(&resolved) {
@@ -325,7 +334,7 @@ fn mostly_secret(redacted: &str) -> bool {
 
 /// Removes conversational openers: `also,`, `btw`, `ok,`, 另外，...
 fn strip_filler(sentence: &str) -> String {
-    let mut s = sentence.trim();
+    let mut s = without_list_marker(sentence.trim());
     loop {
         let lower = s.to_lowercase();
         let Some(f) = [
@@ -343,6 +352,10 @@ fn strip_filler(sentence: &str) -> String {
             "okay, ",
             "ok so ",
             "so, ",
+            "in general: ",
+            "in general, ",
+            "oh and ",
+            "one more thing: ",
             "另外，",
             "另外",
             "还有，",
@@ -435,6 +448,26 @@ fn asides(sentence: &str) -> Vec<String> {
         out.push(last.to_owned());
     }
     out
+}
+
+/// `text` without its fenced code blocks (a line opening with three backticks up to the next
+/// such line, or the end): pasted code, traces and logs are not the user's statements, and a
+/// block ends the sentence before it.
+fn without_code_blocks(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut inside = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            inside = !inside;
+            out.push('\n');
+            continue;
+        }
+        if !inside {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out.trim_end().to_owned()
 }
 
 /// Terse messages put one fact over several "sentences" ("no mocks. ever. hit the real test
@@ -599,8 +632,8 @@ fn re(pattern: &str) -> Regex {
 static NOT_A_STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         [?？]\s*$ | 吗[。.!！]?\s*$ | 呢[。.]?\s*$ | 是不是 | 要不要 | 能不能 | 可不可以 | 怎么
-        | ^(can|could|would|should|shall|do|does|did|is|are|was|were|what|why|how|where|which|who)\b
-        | \b(maybe|perhaps|probably|possibly|i\ think|i\ guess|i\ suppose|not\ sure|might|at\ some\ point|let\ me\ think|we\ could\ try)\b
+        | ^(can|could|would|should|shall|do|does|did|is|are|was|were)(\s|$) | ^(what|why|how|where|which|who)('s|'re)?\b
+        | \b(maybe|perhaps|probably|possibly|i\ think|i\ guess|i\ suppose|not\ sure|might|at\ some\ point|let\ me\ think|we\ could\ try|idk|dunno|i\ don't\ know)\b
         | 也许|可能|或许|好像|不确定|考虑一下|(以后|回头|到时候|之后|下次)再说
         | ^(what\ if|suppose|imagine|假如|假设|要是)
         | \b(he|she|they|someone|somebody|people|colleague|coworker|co-worker|teammate|boss|manager|lead|reviewer|docs?|article|blog|friend|cto)\s+(said|says|say|told\ me|thinks?|insists?|wants?|suggest(s|ed)?|claims?|believes?|argues?|prefers?|recommends?|mentioned|keeps\ saying)\b
@@ -617,6 +650,20 @@ static DEIXIS: LazyLock<Regex> = LazyLock::new(|| {
         | 这个(文件|函数|方法|变量|bug|类|接口|页面|按钮|组件|字段|请求|模块|脚本|测试|报错)|这一行|这里的
     ")
 });
+
+/// Whether `lower` points at one object in front of the user ([`DEIXIS`]); "that branch" after
+/// "a release/3.8 branch" in the same sentence points back into it (anaphora), not out.
+fn is_deixis(lower: &str) -> bool {
+    DEIXIS.find_iter(lower).any(|m| {
+        let noun = m.as_str().rsplit(' ').next().unwrap_or("");
+        let before = &lower[..m.start()];
+        !(m.as_str().starts_with("that ") || m.as_str().starts_with("those "))
+            || noun.is_empty()
+            || !before
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|w| w == noun || w.strip_suffix('s') == Some(noun))
+    })
+}
 
 /// `that` as a conjunction ("remember that", "note that"), not a pointer.
 static THAT_CONJUNCTION: LazyLock<Regex> = LazyLock::new(|| {
@@ -689,6 +736,39 @@ static NOT_A_RULE: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// What makes an instruction hold beyond the task at hand: a generic scope over what the agent
+/// does ("for anything on my machine", "any bash script you write", "in general", "before every
+/// commit", "not here, not anywhere", "in code you hand me", "your replies").
+static GENERIC_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        \bon\ my\ (machine|laptop|computer|mac|box|system)\b
+        | \bfor\ (anything|everything|any\ \w+|all\ (my\ )?\w+s)\b
+        | \b(any|every|each|all)\ ([\w-]+\ ){0,2}(you|u)\ (write|create|add|make|generate|open|send|give|hand|touch)\b
+        | \b(code|scripts?|commits?|prs?|pull\ requests?|messages?|answers?|replies|tests?)\ (you|u)\ (write|hand|give|send|make|open|create)\b
+        | \bin\ general\b | \bas\ a\ (general\ )?rule\b
+        | \b(before|after)\ (every|each|any)\ \w+
+        | \bnot\ here,?\ not\ anywhere\b | \b(anywhere|everywhere)\b
+        | \byour\ (replies|answers|responses|messages|explanations|summaries|commit\ messages|prs|pull\ requests|reviews)\b
+    ")
+});
+
+/// An instruction: a sentence opening with a verb of what the agent does, or with a negative
+/// ("don't …", "never …") before any verb (list markers and "please" taken off before).
+static INSTRUCTION: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        ^(please\ )?(don't|dont|do\ not|never|always)\ \w+
+        | ^(please\ )?(use|write|run|add|put|keep|drop|remove|skip|omit|include|prefer|avoid|stop|start|give|show|explain|answer|reply|respond|format|name|test|document|comment|leave|mention|ask|assume|follow|stick|wrap|sort|split|make|end|begin|default|target|pin|check|commit|push|install|quote|indent|prefix|type|declare|import|log|print|return|raise|throw|catch|handle|wait|read|open|pick|choose|go\ with|switch\ to)\b
+    ")
+});
+
+/// A statement about everything of a kind the agent makes: "any bash script you write for me
+/// starts with `set -euo pipefail`", "every PR you open gets a changelog line".
+static GENERIC_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(any|every|each|all)\ ([\w-]+\ ){0,3}(you|u)\ (write|create|make|generate|open|send|add|hand\ me|give\ me)\b",
+    )
+});
+
 /// "don't" before a verb that gives no rule ("don't worry", "don't know"): taken out before the
 /// preference cues are read.
 static IDLE_NEGATIVE: LazyLock<Regex> = LazyLock::new(|| {
@@ -758,7 +838,7 @@ static DESCRIBED_LINK: LazyLock<Regex> = LazyLock::new(|| {
 /// Words saying a rule holds for all the user's projects: a preference, never project knowledge.
 static USER_WIDE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\b(all\ my|my\ projects|every\ project|all\ projects|any\ project|everywhere|for\ me|to\ me)\b|所有项目|每个项目|我的项目",
+        r"\b(all\ my|my\ projects|every\ project|all\ projects|any\ project|everywhere|anywhere|for\ me|to\ me|on\ my\ (machine|laptop|computer|mac))\b|所有项目|每个项目|我的项目",
     )
 });
 
@@ -801,14 +881,14 @@ static STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
 
 fn classify_sentence(sentence: &str) -> Option<Cue> {
     let lower = sentence.to_lowercase();
-    let lower = lower.trim_start_matches(['-', '*', '>', ' ']);
+    let lower = without_list_marker(lower.trim_start_matches(['-', '*', '>', ' ']));
     let words = lower.split_whitespace().count();
     let cjk = lower.chars().filter(|c| !c.is_ascii()).count();
     if words < 3 && cjk < 5 {
         return None;
     }
     if NOT_A_STATEMENT.is_match(lower)
-        || DEIXIS.is_match(&THAT_CONJUNCTION.replace_all(lower, "$1"))
+        || is_deixis(&THAT_CONJUNCTION.replace_all(lower, "$1"))
         || (INT_SWAP.is_match(lower) && !SWAP_KEEPS.is_match(lower))
     {
         return None;
@@ -871,7 +951,10 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
     let knowledge = knowledge::is_project_knowledge(sentence) && !USER_WIDE.is_match(lower);
     // "the /users endpoint should never return null": how one thing of the code behaves, a spec
     // of the task, not a rule for the agent.
-    let preference = PREFERENCE.is_match(&IDLE_NEGATIVE.replace_all(lower, ""))
+    let without_idle = IDLE_NEGATIVE.replace_all(lower, "");
+    let preference = (PREFERENCE.is_match(&without_idle)
+        || (INSTRUCTION.is_match(&without_idle) && GENERIC_SCOPE.is_match(lower))
+        || GENERIC_SUBJECT.is_match(lower))
         && !CODE_SPEC.is_match(lower)
         && !NOT_A_RULE.is_match(lower);
     if preference {
@@ -904,6 +987,15 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
         return Some(Cue::Project);
     }
     None
+}
+
+/// `text` without a numbered list marker at its start ("1) ", "2. ", "(3) ", "a) ").
+fn without_list_marker(text: &str) -> &str {
+    static MARKER: LazyLock<Regex> = LazyLock::new(|| re(r"^\(?(\d{1,2}|[a-e])[.)]\s+"));
+    match MARKER.find(text) {
+        Some(m) => &text[m.end()..],
+        None => text,
+    }
 }
 
 /// Words that are not part of a URL.
@@ -1100,9 +1192,10 @@ impl Tally {
     }
 }
 
-/// How many tool calls must show a tool-derived fact ([`project_facts`]) before it is kept: one
-/// run is an event of the task ("pin urllib3<2 for now" then `pip install`), a value the agent
-/// used again is how the project works.
+/// In how many turns (the tool calls between two things the user typed) a tool-derived fact
+/// ([`project_facts`]) must show before it is kept: a task's runs are one event however often
+/// the agent re-runs them ("pin urllib3<2 for now" then `pip install`; `npm run test` before
+/// and after a fix), a value used again for another request is how the project works.
 pub const MIN_TOOL_EVIDENCE: usize = 2;
 
 /// A tool call not yet counted: its id, its command's segments, the file it touched.
@@ -1133,7 +1226,7 @@ impl PendingCall {
     }
 }
 
-/// What the tool calls of a conversation show, counted per call ([`project_facts`]).
+/// What the tool calls of a conversation show, counted per turn ([`project_facts`]).
 #[derive(Default)]
 struct ToolEvidence {
     managers: Tally,
@@ -1147,9 +1240,10 @@ struct ToolEvidence {
 }
 
 impl ToolEvidence {
-    /// Counts the pending calls, or drops them when the user `corrected` them; a failed call
-    /// never counts. One call counts once per fact, however many segments name it.
+    /// Counts the pending calls (one turn), or drops them when the user `corrected` them; a
+    /// failed call never counts. A turn counts once per fact, however many calls name it.
     fn settle(&mut self, corrected: bool) {
+        let (mut managers, mut tests, mut frameworks) = (Vec::new(), Vec::new(), Vec::new());
         for call in std::mem::take(&mut self.pending) {
             if corrected || self.failed.contains(&call.id) {
                 continue;
@@ -1168,21 +1262,18 @@ impl ToolEvidence {
                 }
                 fw = fw.or_else(|| framework_of_command(&words));
             }
-            if let Some(pm) = pm {
-                self.managers.add(pm);
-            }
-            if let Some(test) = test {
-                self.tests.add(&test);
-            }
-            if let Some(fw) = fw {
-                self.frameworks.add(fw);
-            }
+            managers.extend(pm.filter(|pm| !managers.contains(pm)));
+            tests.extend(test.filter(|t| !tests.contains(t)));
+            frameworks.extend(fw.filter(|fw| !frameworks.contains(fw)));
         }
+        managers.iter().for_each(|pm| self.managers.add(pm));
+        tests.iter().for_each(|t| self.tests.add(t));
+        frameworks.iter().for_each(|fw| self.frameworks.add(fw));
     }
 }
 
 /// Project facts visible in the tool calls: the package manager, the test command and the
-/// framework, each kept only when at least [`MIN_TOOL_EVIDENCE`] tool calls show it. A call
+/// framework, each kept only when the calls of at least [`MIN_TOOL_EVIDENCE`] turns show it. A call
 /// that failed (`is_error`), or that the user corrected in the next thing they typed ("wrong,
 /// it's `yarn` here", 是 pnpm test:e2e，不是 pnpm e2e), is no evidence.
 fn project_facts(messages: &[Message]) -> Vec<String> {
@@ -1356,7 +1447,9 @@ mod tests {
         check(
             messages,
             "",
-            "### 项目知识\n- Package manager: pnpm\n- Test command: `pnpm test`\n- Framework: Next.js\n\n### 参考资料\n- Docs are at https://docs.example.com/guide.\n",
+            // One turn of calls: the commands are an event of it (`MIN_TOOL_EVIDENCE`); the
+            // framework's config file shows how the project is.
+            "### 项目知识\n- Framework: Next.js\n\n### 参考资料\n- Docs are at https://docs.example.com/guide.\n",
         );
     }
 
@@ -1591,10 +1684,10 @@ mod tests {
         )
     }
 
-    /// Stop 40: a tool-derived fact needs two calls that show it; a call the user corrected
-    /// right after, or one that failed, is no evidence.
+    /// Stop 40: a tool-derived fact needs the calls of two turns that show it; a call the user
+    /// corrected right after, or one that failed, is no evidence.
     #[test]
-    fn tool_facts_need_two_calls_neither_corrected_nor_failed() {
+    fn tool_facts_need_two_turns_neither_corrected_nor_failed() {
         // One run: an event of the task.
         check(
             vec![
@@ -1605,12 +1698,24 @@ mod tests {
             "",
             "",
         );
-        // Two runs: how the project works.
+        // Runs before and after a fix, in one turn: one event of the task.
+        check(
+            vec![
+                Message::user("the checkout page crashes, fix it"),
+                bash("1", "npm run test -- src/checkout"),
+                bash("2", "npm run test -- src/checkout"),
+                Message::user("thanks"),
+            ],
+            "",
+            "",
+        );
+        // Runs for two requests: how the project works.
         check(
             vec![
                 bash("1", "pnpm install"),
                 Message::user("ok"),
                 bash("2", "pnpm test"),
+                Message::user("now the other bug"),
                 bash("3", "pnpm test -- --run"),
             ],
             "",
@@ -1691,6 +1796,51 @@ mod tests {
             ],
             "",
             "### 项目知识\n- The settings are read from config/settings.local.yaml first.\n",
+        );
+    }
+
+    /// Stop 40, second batch: an instruction with a generic scope over what the agent does is a
+    /// rule; a list marker, a code block, a status report, a trailing clause on an unnamed
+    /// pronoun, a "yep" after a report of work done and "that branch" after "a … branch".
+    #[test]
+    fn generic_rules_and_what_is_no_statement() {
+        check(
+            vec![
+                Message::user(
+                    "use `trash` instead of rm for anything on my machine pls, I lost a week of notes once",
+                ),
+                Message::user("any bash script you write for me starts with `set -euo pipefail`"),
+                Message::user(
+                    "two things. 1) show me the diff before every commit. 2) never amend pushed commits",
+                ),
+                Message::user(
+                    "dont run formatters on files u didnt touch, it makes my PRs unreviewable",
+                ),
+                Message::user(
+                    "这个 panic 帮我看下\n```\npanic: open /etc/beacon/config.yaml: no such file or directory\n```",
+                ),
+                Message::user("status: v2.3.1 is on staging, smoke tests green"),
+                Message::user(
+                    "inventory service won't start locally: `Can't connect to MySQL on 127.0.0.1:3306`",
+                ),
+                Message::user("idk, not today"),
+            ],
+            "",
+            "### 用户偏好\n- Use `trash` instead of rm for anything on my machine pls, I lost a week of notes once.\n- any bash script you write for me starts with `set -euo pipefail`.\n- show me the diff before every commit.\n- Never amend pushed commits.\n- Dont run formatters on files u didnt touch.\n",
+        );
+        check(
+            vec![
+                Message::assistant(
+                    "Restored test_invoice.py. In test_invoice_rounding.py the expectation was written for half-up.",
+                ),
+                Message::user("yep"),
+                Message::user(
+                    "we cut a release/3.8 branch from main, bump the version in pyproject.toml on that branch",
+                ),
+                Message::user("can't, our floor is python 3.9 for the on-prem customers"),
+            ],
+            "",
+            "### 项目知识\n- We cut a release/3.8 branch from main, bump the version in pyproject.toml on that branch.\n- Our floor is python 3.9 for the on-prem customers.\n",
         );
     }
 }

@@ -209,6 +209,7 @@ static OPENER: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?xi)
         ^(no|nope|nah|actually|wrong|not\ quite|ok|okay|yes|yeah|right|correct|exactly|fyi|note|remember|please\ remember|just\ remember|keep\ in\ mind|reminder)(\s+that)?\s*[,:.!—-]+\s*
         | ^(i\ (already\ )?said|i\ told\ you|i've\ (already\ )?told\ you|as\ i\ said|like\ i\ said)(\s+(that|to))?[\s,:]+
+        | ^(wait|hold\ on|oh\ wait|no\ wait|scratch\ that|i\ forgot|sorry|actually\ no|can't|cannot)(\s*[,:.!—–-]+\s*|\s+)
         | ^(remember|keep\ in\ mind|note|please\ note)\s+that\s+
         | ^(不对|错了|不是的|其实|实际上|请记住|记住)[，,:：\s]*
         | ^我?(已经)?(跟你)?说过(了|很多次了?)?[，,:：\s]*
@@ -341,6 +342,8 @@ static PRONOUN: LazyLock<Regex> = LazyLock::new(|| {
         \b(it|them)\b
         | \b(this|that|these|those)\b\s*([.,;!:]|$|\b(one|again|anymore|any\ more|ever|way|thing|stuff|please)\b)
         | ^(this|that)\s+(is|was|'s)\b
+        | \b(these|those)\s+(against|in|into|on|to|from|for|with|and|or|are|were|get|gets)\b
+        | \b(put|move|add|copy|paste|save|store|stick|drop)\s+(that|this|these|those)\s+(in|into|on|to|under|inside)\b
         | 它们?|(这个|那个|这样|那样|这些|那些)\s*([。，！,.!；]|$|(吧|了|呀|啊))
         | ^(这个|那个)
     ")
@@ -367,6 +370,19 @@ pub(crate) fn named_things(text: &str) -> Vec<String> {
         .map(|c| format!("`{}`", &c[1]))
         .collect();
     out.extend(super::text::urls(&TICKED.replace_all(text, "")));
+    // An environment assignment or a URL of another scheme ("DATABASE_URL=mysql://…").
+    static ASSIGNED: LazyLock<Regex> =
+        LazyLock::new(|| re(r"\b[A-Z][A-Z0-9_]{2,}=\S+|\b[a-z][a-z0-9+.-]*://\S+"));
+    let unticked = TICKED.replace_all(text, "");
+    for m in ASSIGNED.find_iter(&unticked) {
+        let value = m.as_str().trim_end_matches(['.', ',', ';']);
+        if !out
+            .iter()
+            .any(|o| value.contains(o.as_str()) || o.contains(value))
+        {
+            out.push(value.to_owned());
+        }
+    }
     if out.is_empty() {
         out = PATH
             .captures_iter(text)
@@ -413,13 +429,35 @@ pub fn resolve_pronouns(clause: &str, contexts: &[&str]) -> Option<String> {
     }
     let referent = referent?;
     static REPLACEABLE: LazyLock<Regex> =
-        LazyLock::new(|| re(r"(?i)\b(it|them|this|that)\b|它们?|这个|那个"));
+        LazyLock::new(|| re(r"(?i)\b(it|them|this|that|these|those)\b|它们?|这个|那个"));
     // The first pronoun only: a later one now has its antecedent inside the statement ("Never
     // touch legacy/, it is dead code.").
     let replaced = REPLACEABLE
         .replacen(clause, 1, referent.as_str())
         .into_owned();
     Some(replaced)
+}
+
+/// The part of `clause` before the comma that precedes its first pronoun, as a statement of its
+/// own, when that part holds four words or more and no pronoun ("Never leave TODO placeholders
+/// in code you hand me, finish it or tell me what's missing." → "Never leave TODO placeholders
+/// in code you hand me."); `None` otherwise. The caller keeps it only when it is a rule itself.
+pub fn before_unresolved_pronoun(clause: &str) -> Option<String> {
+    let without = DUMMY_IT.replace_all(clause, "");
+    let at = PRONOUN.find(&without)?.start();
+    // The same byte offsets in `clause` only when nothing was taken out before the pronoun.
+    if clause.get(..at) != without.get(..at) {
+        return None;
+    }
+    let head = clause[..at]
+        .rfind([',', '，'])
+        .map(|i| &clause[..i])?
+        .trim();
+    if head.split_whitespace().count() < 4 || has_pronoun(head) {
+        return None;
+    }
+    let cjk = head.chars().any(|c| !c.is_ascii());
+    Some(format!("{head}{}", if cjk { '。' } else { '.' }))
 }
 
 /// Whether the first pronoun of `clause` (English) comes after six words or more holding a
@@ -497,6 +535,7 @@ pub fn opens_with_confirmation(text: &str) -> bool {
     static OPENS: LazyLock<Regex> = LazyLock::new(|| {
         re(r"(?xi)
             ^(yes|yep|yeah|yup|right|correct|exactly|that's\ right|that's\ correct)[,.!—–-]+\s*(and\ |also\ |plus\ )?
+            | ^(yes|yep|yeah|yup)\ (that's\ (right|correct|it)|exactly|correct)[,.!—–-]+\s*(and\ |also\ |plus\ )?
             | ^(对|对的|没错|是的)[，,。！!]\s*(而且|另外|并且)?
         ")
     });

@@ -111,6 +111,9 @@ static ONE_OFF: LazyLock<Regex> = LazyLock::new(|| {
 static STATUS: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?xi)
         \b(is|are|was|were|'s)\s+(broken|failing|red|down|flaky|stuck|green|passing|done|finished)\b
+        | ^status\b | \b(tests?|ci|build|checks?|pipeline|smoke\ tests?)\s+(are\s+|is\s+)?(green|red|passing|failing)\b
+        | \b(won't|can't|cannot|doesn't|does\ not|isn't|fails\ to|failed\ to)\s+(start|work|connect|build|compile|run|load|boot|deploy)\b
+        | \balready\s+(merged|deployed|done|fixed|pushed|released|shipped)\b
         | \b(failed|broke|crashed|passed|succeeded)\b
         | ^(i|i've|i'm|i\ just|we\ just)\b.*\b(ran|upgraded|changed|installed|deleted|pushed|merged|tried|updated|moved|saw|noticed|found|added|removed|fixed)\b
         | 挂了|坏了|失败了|报错了|通过了|为什么|为啥|报\s*\S{0,8}\s*了|出错了|崩了
