@@ -456,7 +456,7 @@ pub fn before_unresolved_pronoun(clause: &str) -> Option<String> {
     if head.split_whitespace().count() < 4 || has_pronoun(head) {
         return None;
     }
-    let cjk = head.chars().any(|c| !c.is_ascii());
+    let cjk = !head.is_ascii();
     Some(format!("{head}{}", if cjk { '。' } else { '.' }))
 }
 
