@@ -737,17 +737,18 @@ static NOT_A_RULE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// What makes an instruction hold beyond the task at hand: a generic scope over what the agent
-/// does ("for anything on my machine", "any bash script you write", "in general", "before every
-/// commit", "not here, not anywhere", "in code you hand me", "your replies").
+/// does ("on my machine", "any bash script you write", "in general", "before every commit",
+/// "not here, not anywhere", "in code you hand me", "your replies"). Quantifiers over the
+/// task's objects ("for all handlers", "everywhere", "after each entry") are not: "add tests
+/// for all handlers" is a task.
 static GENERIC_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         \bon\ my\ (machine|laptop|computer|mac|box|system)\b
-        | \bfor\ (anything|everything|any\ \w+|all\ (my\ )?\w+s)\b
         | \b(any|every|each|all)\ ([\w-]+\ ){0,2}(you|u)\ (write|create|add|make|generate|open|send|give|hand|touch)\b
         | \b(code|scripts?|commits?|prs?|pull\ requests?|messages?|answers?|replies|tests?)\ (you|u)\ (write|hand|give|send|make|open|create)\b
         | \bin\ general\b | \bas\ a\ (general\ )?rule\b
-        | \b(before|after)\ (every|each|any)\ \w+
-        | \bnot\ here,?\ not\ anywhere\b | \b(anywhere|everywhere)\b
+        | \b(before|after)\ (every|each|any)\ (commit|push|merge|release|deploy|pr|pull\ request|change|edit|reply|answer|task|session)\b
+        | \bnot\ here,?\ not\ anywhere\b | \b(here|there)\ or\ anywhere\b
         | \byour\ (replies|answers|responses|messages|explanations|summaries|commit\ messages|prs|pull\ requests|reviews)\b
     ")
 });
@@ -1824,6 +1825,10 @@ mod tests {
                     "inventory service won't start locally: `Can't connect to MySQL on 127.0.0.1:3306`",
                 ),
                 Message::user("idk, not today"),
+                // Quantifiers over the task's objects: tasks.
+                Message::user("add tests for all handlers in the router"),
+                Message::user("rename fetch_user to load_user everywhere"),
+                Message::user("put a blank line after each entry in the changelog"),
             ],
             "",
             "### 用户偏好\n- Use `trash` instead of rm for anything on my machine pls, I lost a week of notes once.\n- any bash script you write for me starts with `set -euo pipefail`.\n- show me the diff before every commit.\n- Never amend pushed commits.\n- Dont run formatters on files u didnt touch.\n",
