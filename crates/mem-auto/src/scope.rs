@@ -311,6 +311,8 @@ mod tests {
             "This service is plain JavaScript, there's no tsc in the build.",
             "我们的主分支是 main，不是 master。",
             "项目实际是 Python 而不是 Go。",
+            // An environment variable of the project (stop 40).
+            "The training scripts read the hub token from the HF_TOKEN env var, not from the cli login cache.",
         ] {
             assert!(states_project_fact(t), "{t}");
         }

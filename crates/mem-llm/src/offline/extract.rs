@@ -109,6 +109,9 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
             // Whether the sentence before in this message was a habitual complaint about the
             // agent, with the thing it is about ("your commit messages are way too long").
             let mut complaint: Option<Option<String>> = None;
+            // Whether the sentence before in this message gave a rule (a correction or a
+            // preference): "use `unknown` instead" after it says what to do in its place.
+            let mut rule_before: Option<Cue> = None;
             let pieces: Vec<String> = facts::sentences(&redacted.text)
                 .iter()
                 .flat_map(|s| asides(s))
@@ -121,7 +124,13 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                 if sentence.chars().count() > MAX_SENTENCE_CHARS {
                     continue;
                 }
+                // "one thing I wanted to say in general: before you commit anything, show me
+                // the diff": the statement after a preamble; "Could you please not use unwrap()
+                // in any Rust code you write for me?": the rule a polite question asks for.
+                let sentence = after_preamble(&sentence).unwrap_or(sentence);
+                let sentence = polite_rule(&sentence).unwrap_or(sentence);
                 let after_complaint = complaint.take();
+                let after_rule = rule_before.take();
                 complaint = habitual_complaint(&sentence);
                 // Pasted output (a build log) holds no statement of the user's.
                 let mut cue = classify_sentence(&sentence).filter(|_| !pasted);
@@ -139,6 +148,13 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                     if let Some(about) = about {
                         sentence = replace_first_pronoun(&sentence, about);
                     }
+                }
+                if let Some(rule) = after_rule
+                    && cue.is_none()
+                    && !pasted
+                    && is_replacement(&sentence)
+                {
+                    cue = Some(rule);
                 }
                 if cue.is_some() && !facts::is_complaint(&sentence) {
                     let context = before.join(" ");
@@ -172,8 +188,16 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                             continue;
                         }
                     };
+                    let had = list.len();
                     for entry in entries {
                         add(list, entry);
+                    }
+                    if list.len() > had {
+                        rule_before = match cue {
+                            Some(Cue::Correction) => Some(Cue::Correction),
+                            Some(Cue::Preference) => Some(Cue::Preference),
+                            _ => None,
+                        };
                     }
                 }
                 before.push(sentence);
@@ -470,6 +494,64 @@ fn without_code_blocks(text: &str) -> String {
     out.trim_end().to_owned()
 }
 
+/// The statement after a preamble that announces it ("one thing I noticed today and wanted to
+/// say in general, not just for this: before you commit anything, …", "fyi: …"): the preamble (at
+/// most 20 words, no value of its own) names a remark or a note. A list of rules ("two rules
+/// for this codebase: …") is read whole by [`rule_list_items`].
+fn after_preamble(sentence: &str) -> Option<String> {
+    static PREAMBLE: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)\b(say|said|mention|noticed|thing|things|note|reminder|request|psa|fyi|in general|heads up)\b",
+        )
+    });
+    let (head, rest) = sentence.split_once(": ")?;
+    let rest = rest.trim();
+    (head.split_whitespace().count() <= 20
+        && !head.contains(['`', '/', '='])
+        && PREAMBLE.is_match(head)
+        && rest.split_whitespace().count() >= 3)
+        .then(|| rest.to_owned())
+}
+
+/// A rule asked for as a polite question: "Could you please not use unwrap() outside of tests
+/// in any Rust code you write for me?" → "Please don't use unwrap() outside of tests in any Rust
+/// code you write for me."; "can you always run the linter before you push?" → "Always run the
+/// linter before you push." Only with always/never/not/stop, or a generic scope
+/// ([`GENERIC_SCOPE`]): "can you fix the login bug?" stays a question.
+fn polite_rule(sentence: &str) -> Option<String> {
+    static POLITE: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)^(?:could|can|would|will)\s+you\s+(?:please\s+)?(always\s+|never\s+|not\s+|stop\s+)?(.+?)\s*[?？]\s*$",
+        )
+    });
+    let c = POLITE.captures(sentence.trim())?;
+    let adverb = c.get(1).map_or("", |m| m.as_str().trim()).to_lowercase();
+    let rest = c.get(2)?.as_str();
+    if adverb.is_empty() && !GENERIC_SCOPE.is_match(&rest.to_lowercase()) {
+        return None;
+    }
+    let lead = match adverb.as_str() {
+        "always" => "Always ",
+        "never" => "Never ",
+        "not" => "Please don't ",
+        "stop" => "Stop ",
+        _ => "Please ",
+    };
+    Some(format!("{lead}{rest}."))
+}
+
+/// What to do instead, said right after a rule: "use `unknown` and narrow it with a type
+/// guard", "Use `?` or `expect(…)` instead.": it opens with use / prefer / switch to / go with /
+/// stick to and names a value (a backticked span or a call).
+fn is_replacement(sentence: &str) -> bool {
+    static REPLACEMENT: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)^(please\s+)?(use|prefer|switch\s+to|go\s+with|stick\s+(to|with))\s+(`[^`]+`|[\w.:]+\(\))",
+        )
+    });
+    REPLACEMENT.is_match(sentence.trim())
+}
+
 /// Terse messages put one fact over several "sentences" ("no mocks. ever. hit the real test
 /// db", "no. uv sync. always"): a sentence that is only a standing adverb ("ever", "always",
 /// "anymore") is joined to the one before it, and one that is only a correction opener
@@ -645,7 +727,7 @@ static NOT_A_STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
 static DEIXIS: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         \b(this|that|these|those)\ (file|files|function|line|lines|test|bug|one|method|class|variable|pr|branch|commit|case|error|change|diff)\b
-        | \bthe\ (other|second|first|third|last|previous|next|old|new|same)\ (one|approach|option|version|way|solution|file|branch|function|method)\b
+        | \bthe\ (other|second|first|third|last|previous|next|old|new|same)\ (one|approach|option|version|way|solution|file|branch|function|method)\b | \bthe\ [\w-]+\ one\b
         | \b(option|choice|variant|approach|plan|proposal)\ ([a-d]|\d|one|two|three)\b | 方案\s*[一二三ABCabc\d] | 选项\s*[ABCabc\d]
         | 这个(文件|函数|方法|变量|bug|类|接口|页面|按钮|组件|字段|请求|模块|脚本|测试|报错)|这一行|这里的
     ")
@@ -748,7 +830,9 @@ static GENERIC_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
         | \b(code|scripts?|commits?|prs?|pull\ requests?|messages?|answers?|replies|tests?)\ (you|u)\ (write|hand|give|send|make|open|create)\b
         | \bin\ general\b | \bas\ a\ (general\ )?rule\b
         | \b(before|after)\ (every|each|any)\ (commit|push|merge|release|deploy|pr|pull\ request|change|edit|reply|answer|task|session)\b
-        | \bnot\ here,?\ not\ anywhere\b | \b(here|there)\ or\ anywhere\b
+        | \bnot\ here,?\ not\ anywhere\b | \b(here|there)\ or\ anywhere\b | \bnot\ just\ (for\ )?(this|here|now)\b
+        | \b(goes|holds)\ for\ (every|all|any)\ (project|repo)s?\b | \bfor\ (every|all|any)\ (of\ my\ )?(project|repo)s?\b | \ball\ my\ (project|repo)s\b
+        | \bbefore\ you\ (commit|push|merge|deploy|release)\b
         | \byour\ (replies|answers|responses|messages|explanations|summaries|commit\ messages|prs|pull\ requests|reviews)\b
     ")
 });
@@ -760,6 +844,12 @@ static INSTRUCTION: LazyLock<Regex> = LazyLock::new(|| {
         ^(please\ )?(don't|dont|do\ not|never|always)\ \w+
         | ^(please\ )?(use|write|run|add|put|keep|drop|remove|skip|omit|include|prefer|avoid|stop|start|give|show|explain|answer|reply|respond|format|name|test|document|comment|leave|mention|ask|assume|follow|stick|wrap|sort|split|make|end|begin|default|target|pin|check|commit|push|install|quote|indent|prefix|type|declare|import|log|print|return|raise|throw|catch|handle|wait|read|open|pick|choose|go\ with|switch\ to)\b
     ")
+});
+
+/// A clause opening an instruction with when it applies ("before you commit anything, show me
+/// the diff"): taken off before [`INSTRUCTION`] is read.
+static WHEN_YOU: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"^(before|after|when|whenever|once|every\ time|each\ time)\ (you|u)\ [^,]{1,60},\s*")
 });
 
 /// A statement about everything of a kind the agent makes: "any bash script you write for me
@@ -954,7 +1044,8 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
     // of the task, not a rule for the agent.
     let without_idle = IDLE_NEGATIVE.replace_all(lower, "");
     let preference = (PREFERENCE.is_match(&without_idle)
-        || (INSTRUCTION.is_match(&without_idle) && GENERIC_SCOPE.is_match(lower))
+        || (INSTRUCTION.is_match(WHEN_YOU.replace(&without_idle, "").as_ref())
+            && GENERIC_SCOPE.is_match(lower))
         || GENERIC_SUBJECT.is_match(lower))
         && !CODE_SPEC.is_match(lower)
         && !NOT_A_RULE.is_match(lower);
@@ -1846,6 +1937,37 @@ mod tests {
             ],
             "",
             "### 项目知识\n- We cut a release/3.8 branch from main, bump the version in pyproject.toml on that branch.\n- Our floor is python 3.9 for the on-prem customers.\n",
+        );
+    }
+
+    /// Stop 40, third batch: a rule asked for politely, a rule after a preamble, what to use
+    /// instead said after a rule, a rule for every project, an environment variable as a value
+    /// of the project; "the tiled one" picks among the task's options.
+    #[test]
+    fn polite_rules_preambles_and_replacements() {
+        check(
+            vec![
+                Message::user(
+                    "Could you please not use unwrap() outside of tests in any Rust code you write for me? Use `?` or `expect()` instead.",
+                ),
+                Message::user(
+                    "one thing I wanted to say in general, not just for this: before you commit anything, show me the diff",
+                ),
+                Message::user(
+                    "make a venv with `uv venv` and install there, that goes for every project",
+                ),
+                Message::user("can you fix the login bug?"),
+                Message::user("no, not the naive kernel, the tiled one"),
+            ],
+            "",
+            "### 用户偏好\n- Please don't use unwrap() outside of tests in any Rust code you write for me.\n- Use `?` or `expect()` instead.\n- Before you commit anything, show me the diff.\n- Make a venv with `uv venv` and install there, that goes for every project.\n",
+        );
+        check(
+            vec![Message::user(
+                "the training scripts read the hub token from the HF_TOKEN env var, not from the cli login cache",
+            )],
+            "",
+            "### 纠正反馈\n- The training scripts read the hub token from the HF_TOKEN env var, not from the cli login cache.\n",
         );
     }
 }

@@ -35,6 +35,7 @@ static VALUE: LazyLock<Regex> = LazyLock::new(|| {
         | \b(?:make|just|npm|pnpm|yarn|bun|npx|cargo|pytest|mypy|ruff|black|isort|flake8|eslint|prettier|tsc|vitest|jest|playwright|cypress|docker|docker-compose|kubectl|helm|terraform|ansible|gh|poetry|uv|pipenv|tox|nox|pre-commit|gradle|mvn|bazel|nx|turbo|alembic|prisma|flyway|sqlx|diesel|rspec|rake|dotnet|xcodebuild|fastlane|mdbook|sphinx|mkdocs|clippy|rustfmt|gofmt|golangci-lint|buf|protoc|argo|argocd|fly|vercel|netlify|heroku|wrangler|pulumi|storybook|webpack|vite|esbuild|goreleaser|changesets|semantic-release|nextest|codegen)\b
         | \b(?:into|against|from|off|onto)\s+`?(?:main|master|develop|dev|trunk|staging|release[\w/.-]*)\b
         | \b(?:main|master|develop|trunk)\s+branch\b
+        | (?-i:\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b)
     ")
 });
 
@@ -151,6 +152,7 @@ static PROJECT_VALUE: LazyLock<Regex> = LazyLock::new(|| {
         | `(?:make|just|rake|mage|task|invoke)\s+[a-z][\w:.-]*
         | \b(?:npm|pnpm|yarn|bun)\s+run\s+[\w:.-]+ | \bcargo\s+xtask\b | \btox\s+-e\b | \bnox\s+-s\b
         | 分支|目录|环境|集群|流水线|CI
+        | (?-i:\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b)
     ")
 });
 
