@@ -1969,5 +1969,14 @@ mod tests {
             "",
             "### 纠正反馈\n- The training scripts read the hub token from the HF_TOKEN env var, not from the cli login cache.\n",
         );
+        // A product and its version is a fact of the project; a numbered part of a text is not.
+        check(
+            vec![
+                Message::user("the project moved to Godot 4.2 in march"),
+                Message::user("the rules are in Section 4.2 of the style guide"),
+            ],
+            "",
+            "### 项目知识\n- The project moved to Godot 4.2 in march.\n",
+        );
     }
 }

@@ -47,6 +47,50 @@ static RUNTIME_VERSION: LazyLock<Regex> = LazyLock::new(|| {
     ")
 });
 
+/// A named product and its dotted version ("Godot 4.2", "Unity 2022.3", "Postgres 16.1"); the
+/// name is captured so that numbered parts of a document ("Section 4.2") can be told apart.
+static PRODUCT_VERSION: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\b([A-Z][a-zA-Z]{2,})\s+v?\d+\.\d+(?:\.\d+)?\+?(?:\s|$|[,.;:)])"));
+
+/// Capitalised words before a dotted number that are parts of a text, not products.
+const NOT_PRODUCTS: &[&str] = &[
+    "section",
+    "chapter",
+    "figure",
+    "table",
+    "step",
+    "page",
+    "version",
+    "line",
+    "phase",
+    "part",
+    "item",
+    "rule",
+    "issue",
+    "sprint",
+    "appendix",
+    "article",
+    "clause",
+    "equation",
+    "listing",
+    "option",
+    "level",
+    "stage",
+    "task",
+    "ticket",
+    "milestone",
+    "release",
+];
+
+/// Whether `text` names a runtime or product with its version ([`RUNTIME_VERSION`],
+/// [`PRODUCT_VERSION`]).
+fn names_runtime_version(text: &str) -> bool {
+    RUNTIME_VERSION.is_match(text)
+        || PRODUCT_VERSION
+            .captures_iter(text)
+            .any(|c| !NOT_PRODUCTS.contains(&c[1].to_lowercase().as_str()))
+}
+
 /// ASCII terms inside a Chinese sentence (`tag`, `CI`, `pnpm`): values there.
 static ASCII_TERM: LazyLock<Regex> = LazyLock::new(|| re(r"[A-Za-z][A-Za-z0-9_.+-]+|\d+%"));
 
@@ -129,9 +173,7 @@ pub fn names_value(text: &str) -> bool {
         .chars()
         .filter(|c| ('\u{4e00}'..='\u{9fff}').contains(c))
         .count();
-    RUNTIME_VERSION.is_match(text)
-        || VALUE.is_match(text)
-        || (cjk >= 4 && ASCII_TERM.is_match(text))
+    names_runtime_version(text) || VALUE.is_match(text) || (cjk >= 4 && ASCII_TERM.is_match(text))
 }
 
 /// Values only one project has: a path, a config file or dotfile, a version, an identifier with
@@ -187,7 +229,7 @@ pub fn names_project_value(text: &str) -> bool {
         .filter(|w| !w.contains("://") && !is_home_path(w))
         .collect::<Vec<_>>()
         .join(" ");
-    RUNTIME_VERSION.is_match(&without_urls) || PROJECT_VALUE.is_match(&without_urls)
+    names_runtime_version(&without_urls) || PROJECT_VALUE.is_match(&without_urls)
 }
 
 /// Whether `text` is project knowledge naming a value only this project has: a standing rule
@@ -233,7 +275,7 @@ pub fn is_project_knowledge(sentence: &str) -> bool {
         .chars()
         .filter(|c| ('\u{4e00}'..='\u{9fff}').contains(c))
         .count();
-    let versioned = RUNTIME_VERSION.is_match(sentence);
+    let versioned = names_runtime_version(sentence);
     let value =
         versioned || VALUE.is_match(sentence) || (cjk >= 4 && ASCII_TERM.is_match(sentence));
     if !value || !(versioned || TOPIC.is_match(sentence)) {
