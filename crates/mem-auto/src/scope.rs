@@ -52,15 +52,6 @@ const PROJECT_PHRASES_ZH: &[&str] = &[
 /// here."). Such an entry goes to `<project>/.mewcode/memories.md` whatever its category.
 pub fn names_project_scope(text: &str) -> bool {
     let lower = text.to_lowercase();
-    // "not here, not anywhere", "on my machine": the rule holds beyond this project
-    // ("everywhere" alone may mean everywhere in it: "we use httpx everywhere").
-    if USER_WIDE
-        .iter()
-        .filter(|w| **w != "everywhere")
-        .any(|w| lower.contains(w))
-    {
-        return false;
-    }
     if PROJECT_PHRASES_ZH.iter().any(|p| lower.contains(p)) {
         return true;
     }
@@ -79,6 +70,16 @@ pub fn names_project_scope(text: &str) -> bool {
         .any(|p| padded.contains(&format!(" {p} ")))
     {
         return true;
+    }
+    // "not here, not anywhere", "on my machine": the rule holds beyond this project, whatever
+    // "here" says ("everywhere" alone may mean everywhere in it: "we use httpx everywhere");
+    // an explicit phrase ("in this repo") above wins over them.
+    if USER_WIDE
+        .iter()
+        .filter(|w| **w != "everywhere")
+        .any(|w| lower.contains(w))
+    {
+        return false;
     }
     // "here" closing a clause: "use tabs here.", "here, always rebase" is not counted.
     let closes = |c: char| matches!(c, '.' | '!' | ';' | ',' | ')' | '。' | '，' | '；');

@@ -481,7 +481,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         // "the password is hunter2", "password was s3cr3t!"
         rule(
             Assignment,
-            r#"(?i)(?:\b(?:password|passphrase|passcode|pin|secret|token|api key)\s+(?:is|was|=)\s+|(?:密码|口令|令牌|密钥|秘钥)(?:\s*(?:是|为|[:：=])\s*|\s+))["'`“]?([^\s"'`”，。；]{4,})"#,
+            r#"(?i)(?:\b(?:password|passphrase|passcode|pin|secret|token|api key)(?:\s+(?:for|of)\s+[\w.@-]+)?(?:\s+(?:is|was|=)\s+|'s\s+)|(?:密码|口令|令牌|密钥|秘钥)(?:\s*(?:是|为|[:：=])\s*|\s+))["'`“]?([^\s"'`”，。；]{4,})"#,
             1,
             prose_secret,
         ),
@@ -864,25 +864,49 @@ fn prose_secret(value: &str) -> bool {
                 .any(|b| b.is_ascii_punctuation() && b != b'-' && b != b'_'))
 }
 
-/// A value right after a password word with nothing between (see the rule): at least three of
-/// lower case, upper case, digits and punctuation (`Vq7!rT2#mLx9`, `hunter2!`), or letters and
-/// digits changing places three times or more (`pa55w0rd`); never an English word, a
-/// placeholder or code ([`password_value`]).
+/// A value right after a password word with nothing between (see the rule): three of lower
+/// case, upper case, digits and signs with a sign or letters and digits mixed twice
+/// (`Vq7!rT2#mLx9`, `hunter2!`), letters and digits changing places three times (`pa55w0rd`),
+/// or ten letters and digits with two digits (`stagingpass2024`); never a name with a hyphen,
+/// dot or version (`SHA-256`, `reset-v2`, `Manager2`), an English word, a placeholder or code
+/// ([`password_value`]).
 fn bare_prose_password(value: &str) -> bool {
     let v = value.trim_end_matches(['.', ',', ';', ':', '!', '?', ')']);
     if !password_value(v) || v.len() < 6 {
         return false;
     }
+    // Punctuation that names use ("SHA-256", "reset-v2", "v2.3.1") is no sign of a password.
     let classes = [
         v.bytes().any(|b| b.is_ascii_lowercase()),
         v.bytes().any(|b| b.is_ascii_uppercase()),
         v.bytes().any(|b| b.is_ascii_digit()),
-        v.bytes().any(|b| b.is_ascii_punctuation()),
+        v.bytes()
+            .any(|b| b.is_ascii_punctuation() && !matches!(b, b'-' | b'_' | b'.' | b'/')),
     ]
     .iter()
     .filter(|&&c| c)
     .count();
-    classes >= 3 || (has_letter_and_digit(v) && class_changes(v) >= 3)
+    // Letters and digits changing places ("pa55w0rd"), punctuation aside.
+    let alnum: String = v.chars().filter(char::is_ascii_alphanumeric).collect();
+    let digits = v.bytes().filter(u8::is_ascii_digit).count();
+    let lettered_digits = has_letter_and_digit(&alnum)
+        && (letter_digit_changes(&alnum) >= 3
+            || (v.len() >= 10 && digits >= 2 && alnum.len() == v.len()));
+    // Three classes with a sign or letters and digits mixed twice: "Manager2" is a name.
+    let mixed = classes >= 3
+        && (v
+            .bytes()
+            .any(|b| b.is_ascii_punctuation() && !matches!(b, b'-' | b'_' | b'.' | b'/'))
+            || letter_digit_changes(&alnum) >= 2);
+    mixed || lettered_digits
+}
+
+/// How often `s` changes between letters and digits.
+fn letter_digit_changes(s: &str) -> usize {
+    s.as_bytes()
+        .windows(2)
+        .filter(|w| w[0].is_ascii_digit() != w[1].is_ascii_digit())
+        .count()
 }
 
 fn credential_like(s: &str) -> bool {

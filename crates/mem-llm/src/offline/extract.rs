@@ -82,7 +82,7 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
         // A bare "yep" confirms only what the assistant put to the user ("…, right?", "Is that
         // how it's wired?"): after a report of work done it acknowledges it. "right, and we
         // don't bump it…" takes the statement up whatever its form.
-        let put_as_question = previous_by_assistant && previous.contains(['?', '？']);
+        let put_as_question = previous_by_assistant && asks_to_confirm(&previous);
         if message.role == Role::User
             && said.len() == 1
             && !previous.is_empty()
@@ -144,9 +144,18 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                     && matches!(cue, None | Some(Cue::Preference))
                     && is_rule_after_complaint(&sentence)
                 {
-                    cue = Some(Cue::Correction);
-                    if let Some(about) = about {
-                        sentence = replace_first_pronoun(&sentence, about);
+                    let promoted = match about {
+                        Some(about) => replace_first_pronoun(&sentence, about),
+                        None => sentence.clone(),
+                    };
+                    // Still leaning on a pronoun ("add it to main.rs", "use the ones from the
+                    // spec"), or naming a file of the task: a step of the task, not a rule.
+                    if !facts::has_pronoun(&promoted)
+                        && !ONE_OR_ONES.is_match(&promoted)
+                        && facts::named_things(&promoted).is_empty()
+                    {
+                        cue = Some(Cue::Correction);
+                        sentence = promoted;
                     }
                 }
                 if let Some(rule) = after_rule
@@ -214,6 +223,21 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
         add(&mut memories.project, fact);
     }
     memories
+}
+
+/// Whether the assistant's text puts something to the user to confirm: a sentence ending in a
+/// question mark that is not an offer or a request for more ("Want me to update the README?",
+/// "Should I also open the PR?", "Anything else?").
+fn asks_to_confirm(assistant: &str) -> bool {
+    static OFFER: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)^(want\ me|do\ you\ want|would\ you\ like|should\ i|shall\ i|can\ i|may\ i|should\ we|shall\ we|anything\ else|need\ me|do\ you\ need|ok\ to|okay\ to|要不要|需要我|我来)",
+        )
+    });
+    facts::sentences(assistant).iter().any(|s| {
+        let s = s.trim();
+        s.ends_with(['?', '？']) && !OFFER.is_match(s)
+    })
 }
 
 /// A sentence announcing a list of rules ("two rules for this codebase: no unwrap() outside
@@ -481,15 +505,22 @@ fn without_code_blocks(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut inside = false;
     for line in text.lines() {
-        if line.trim_start().starts_with("```") {
+        if line.trim_start().starts_with("~~~") {
             inside = !inside;
             out.push('\n');
             continue;
         }
-        if !inside {
-            out.push_str(line);
-            out.push('\n');
+        // A fence may open or close inside a line ("got this when running it:```").
+        for (i, part) in line.split("```").enumerate() {
+            if i > 0 {
+                inside = !inside;
+                out.push('\n');
+            }
+            if !inside {
+                out.push_str(part);
+            }
         }
+        out.push('\n');
     }
     out.trim_end().to_owned()
 }
@@ -504,8 +535,18 @@ fn after_preamble(sentence: &str) -> Option<String> {
             r"(?i)\b(say|said|mention|noticed|thing|things|note|reminder|request|psa|fyi|in general|heads up)\b",
         )
     });
+    static SPEAKER: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"(?i)\b(said|says|say|suggest\w*|mention\w*|wrote|writes|thinks?|told|recommend\w*)\b")
+    });
+    static FIRST_PERSON: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\b(i|i'd|i've|i'm|me)\b"));
     let (head, rest) = sentence.split_once(": ")?;
     let rest = rest.trim();
+    // "my manager said: …", "the docs say: …": someone else's words.
+    if (SPEAKER.is_match(head) && !FIRST_PERSON.is_match(head))
+        || NOT_A_STATEMENT.is_match(&head.to_lowercase())
+    {
+        return None;
+    }
     (head.split_whitespace().count() <= 20
         && !head.contains(['`', '/', '='])
         && PREAMBLE.is_match(head)
@@ -516,8 +557,8 @@ fn after_preamble(sentence: &str) -> Option<String> {
 /// A rule asked for as a polite question: "Could you please not use unwrap() outside of tests
 /// in any Rust code you write for me?" → "Please don't use unwrap() outside of tests in any Rust
 /// code you write for me."; "can you always run the linter before you push?" → "Always run the
-/// linter before you push." Only with always/never/not/stop, or a generic scope
-/// ([`GENERIC_SCOPE`]): "can you fix the login bug?" stays a question.
+/// linter before you push." Only with always/never, or a generic scope ([`GENERIC_SCOPE`]):
+/// "can you fix the login bug?", "could you not commit yet?" stay questions.
 fn polite_rule(sentence: &str) -> Option<String> {
     static POLITE: LazyLock<Regex> = LazyLock::new(|| {
         re(
@@ -527,7 +568,13 @@ fn polite_rule(sentence: &str) -> Option<String> {
     let c = POLITE.captures(sentence.trim())?;
     let adverb = c.get(1).map_or("", |m| m.as_str().trim()).to_lowercase();
     let rest = c.get(2)?.as_str();
-    if adverb.is_empty() && !GENERIC_SCOPE.is_match(&rest.to_lowercase()) {
+    let lower = rest.to_lowercase();
+    let verb = lower.split_whitespace().next().unwrap_or("");
+    // "will you always be this slow?", "could you never mind that": no rule; "could you not
+    // commit yet?", "can you stop logging the body in the handler we just wrote?": the task at
+    // hand, unless a generic scope says otherwise.
+    let standing = matches!(adverb.as_str(), "always" | "never") && !matches!(verb, "be" | "mind");
+    if !(standing || GENERIC_SCOPE.is_match(&lower)) || knowledge::is_event_or_task(&lower) {
         return None;
     }
     let lead = match adverb.as_str() {
@@ -549,7 +596,14 @@ fn is_replacement(sentence: &str) -> bool {
             r"(?i)^(please\s+)?(use|prefer|switch\s+to|go\s+with|stick\s+(to|with))\s+(`[^`]+`|[\w.:]+\(\))",
         )
     });
+    static ONE_OFF: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)\b(for\ this|this\ (change|time|one|pr|commit)|the\ last\ one|only\b|just\ for|for\ the\ \w+\ tests?)\b|\b[\w-]+\.(py|rs|ts|js|go|rb|java|kt|swift|c|cc|cpp|h)\b",
+        )
+    });
     REPLACEMENT.is_match(sentence.trim())
+        && !ONE_OFF.is_match(sentence)
+        && !knowledge::is_event_or_task(sentence)
 }
 
 /// Terse messages put one fact over several "sentences" ("no mocks. ever. hit the real test
@@ -557,13 +611,13 @@ fn is_replacement(sentence: &str) -> bool {
 /// "anymore") is joined to the one before it, and one that is only a correction opener
 /// ("no.", "wrong.", 不对。) opens the one after it.
 fn join_terse(pieces: Vec<String>) -> Vec<String> {
-    static ADVERB: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"(?i)^(ever|ever again|always|never again|everywhere|every time|anymore|any more|again|at all|period|seriously|永远|以后都是|每次都是)$",
-        )
-    });
+    static ADVERB: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(?i)^(ever|ever again|always|never again|永远)$"));
     static OPENER: LazyLock<Regex> =
         LazyLock::new(|| re(r"(?i)^(no|nope|nah|wrong|not quite|不对|错了|不是)$"));
+    // A rule worded as one ("no emoji in commit messages", "never push to main").
+    static RULE_SHAPE: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(?i)^(no|never|don't|dont|do not|always|use)\s+\S"));
     let core = |s: &str| {
         s.trim()
             .trim_end_matches(['.', '!', '。', '！', ','])
@@ -574,8 +628,12 @@ fn join_terse(pieces: Vec<String>) -> Vec<String> {
     let mut opener: Option<String> = None;
     for piece in pieces {
         let c = core(&piece);
+        // Only after a piece of at most three words ("no mocks", "uv sync") or one worded as a
+        // rule ("no emoji in commit messages"): "the tests fail locally. always." is a report.
         if ADVERB.is_match(&c)
             && let Some(last) = out.last_mut()
+            && (core(last).split_whitespace().count() <= 3 || RULE_SHAPE.is_match(&core(last)))
+            && core(last).is_ascii() == c.is_ascii()
         {
             *last = format!("{}, {c}.", core(last));
             continue;
@@ -597,12 +655,13 @@ fn join_terse(pieces: Vec<String>) -> Vec<String> {
 }
 
 /// A prohibition of a thing, worded without a verb: "no mocks, ever", "no semicolons in this
-/// codebase", "no emojis anymore". The word after "no" must name a thing ("no need", "no
-/// problem", "no idea" do not), and a standing word or a scope must come with it.
+/// codebase". The word after "no" must name a thing ("no need", "no problem", "no idea" do
+/// not), and "ever" or this project's scope must come with it: "no crashes anymore", "no output
+/// again", "no tests here" report what is seen.
 fn is_prohibition(lower: &str) -> bool {
     static SHAPE: LazyLock<Regex> = LazyLock::new(|| {
         re(
-            r"^no\s+([\w`'./-]+)(\s+[\w`'./-]+){0,3}\s*,?\s*(ever|ever again|anymore|any more|again|at all|period|please|everywhere|in this (project|repo|repository|codebase)|here)\s*[.!]?$",
+            r"^no\s+([\w`'./-]+)(\s+[\w`'./-]+){0,3}\s*,?\s*(ever|ever again|in this (project|repo|repository|codebase))\s*[.!]?$",
         )
     });
     const NOT_THINGS: &[&str] = &[
@@ -672,7 +731,7 @@ fn habitual_complaint(sentence: &str) -> Option<Option<String>> {
 fn is_rule_after_complaint(sentence: &str) -> bool {
     static RULE_VERB: LazyLock<Regex> = LazyLock::new(|| {
         re(
-            r"(?i)^(please\s+)?(keep|use|write|make|stop|put|add|only|limit|split|drop|remove|ask|don't|do not|never|always|be|leave|stick to|cut)\b|^(请)?(只|不要|别|以后|每次|改成|换成|保持|控制在)",
+            r"(?i)^(please\s+)?(keep|use|write|stop|only|limit|ask|don't|do not|never|always|stick to)\b|^(请)?(只|不要|别|以后|每次|保持|控制在)",
         )
     });
     let lower = sentence.to_lowercase();
@@ -680,6 +739,11 @@ fn is_rule_after_complaint(sentence: &str) -> bool {
         && !NOT_A_STATEMENT.is_match(&lower)
         && !knowledge::is_event_or_task(sentence)
 }
+
+/// "one" / "ones" standing for a thing ("add one for this release", "use the ones from the
+/// spec").
+static ONE_OR_ONES: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)\b(add|use|write|pick|take|keep)\s+(one|the\s+ones?)\b|\bones\b"));
 
 /// The first pronoun of `sentence` ("them", "it", "they") replaced by `thing`.
 fn replace_first_pronoun(sentence: &str, thing: &str) -> String {
@@ -806,7 +870,7 @@ static PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
         | (注释|提交信息|文档|代码注释).{0,4}(用|写成)(中文|英文)
         | 尽量|优先用|优先使用|最好用|少用|不需要每次|我希望你|请用|请始终|请不要|不要(加|写|用|改|提交|推|删|在|把|给|直接)|别直接
         | (聊天|交流|沟通|说话|回答|回复|解释|注释|文档).{0,3}用(中文|英文|英语|汉语) | 用(中文|英文|英语|汉语)(写|回复|回答|交流|聊天|沟通)
-        | [,;]\s*(always|ever|every\ time|everywhere|from\ now\ on|going\ forward|anymore|any\ more)\s*[.!]?$
+        | [,;]\s*(always|ever|from\ now\ on|going\ forward)\s*[.!]?$
     ")
 });
 
@@ -819,21 +883,42 @@ static NOT_A_RULE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// What makes an instruction hold beyond the task at hand: a generic scope over what the agent
-/// does ("on my machine", "any bash script you write", "in general", "before every commit",
-/// "not here, not anywhere", "in code you hand me", "your replies"). Quantifiers over the
-/// task's objects ("for all handlers", "everywhere", "after each entry") are not: "add tests
-/// for all handlers" is a task.
+/// does ("any bash script you write", "code you hand me", "before every commit", "not here,
+/// not anywhere", "that goes for every project", "not just for this", "as a rule").
+/// Quantifiers over the task's objects ("for all handlers", "everywhere", "after each entry")
+/// are not: "add tests for all handlers" is a task.
 static GENERIC_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
-        \bon\ my\ (machine|laptop|computer|mac|box|system)\b
-        | \b(any|every|each|all)\ ([\w-]+\ ){0,2}(you|u)\ (write|create|add|make|generate|open|send|give|hand|touch)\b
+        \b(any|every|each|all)\ ([\w-]+\ ){0,2}(you|u)\ (write|create|add|make|generate|open|send|give|hand|touch)\b
         | \b(code|scripts?|commits?|prs?|pull\ requests?|messages?|answers?|replies|tests?)\ (you|u)\ (write|hand|give|send|make|open|create)\b
-        | \bin\ general\b | \bas\ a\ (general\ )?rule\b
+        | \bas\ a\ (general\ )?rule\b
         | \b(before|after)\ (every|each|any)\ (commit|push|merge|release|deploy|pr|pull\ request|change|edit|reply|answer|task|session)\b
+        | \bbefore\ you\ (commit|push|merge)\ anything\b
         | \bnot\ here,?\ not\ anywhere\b | \b(here|there)\ or\ anywhere\b | \bnot\ just\ (for\ )?(this|here|now)\b
-        | \b(goes|holds)\ for\ (every|all|any)\ (project|repo)s?\b | \bfor\ (every|all|any)\ (of\ my\ )?(project|repo)s?\b | \ball\ my\ (project|repo)s\b
+        | \b(goes|holds)\ for\ (every|all|any)\ (project|repo)s?\b
+    ")
+});
+
+/// Where or how broadly, not for how long: "on my machine", "in general", "your replies",
+/// "before you commit", "all my projects". With a task verb these stay tasks ("install postgres
+/// on my laptop", "explain in general how …"); with a habit (don't / never / always / stop /
+/// avoid, or "X instead of Y") they make it a rule ("use `trash` instead of rm for anything on
+/// my machine", "in general: don't add new dependencies without asking").
+static BROAD_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        \bon\ my\ (machine|laptop|computer|mac|box|system)\b
+        | \bin\ general\b
+        | \bfor\ (every|all|any)\ (of\ my\ )?(project|repo)s?\b | \ball\ my\ (project|repo)s\b
         | \bbefore\ you\ (commit|push|merge|deploy|release)\b
         | \byour\ (replies|answers|responses|messages|explanations|summaries|commit\ messages|prs|pull\ requests|reviews)\b
+    ")
+});
+
+/// An instruction worded as a habit: a negative or always/stop/avoid in front, or a contrast.
+static HABIT: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        ^(please\ )?(don't|dont|do\ not|never|always|stop|avoid)\b
+        | \b(instead\ of|rather\ than)\b
     ")
 });
 
@@ -846,6 +931,16 @@ static INSTRUCTION: LazyLock<Regex> = LazyLock::new(|| {
     ")
 });
 
+/// An instruction with a generic scope over what the agent does ([`GENERIC_SCOPE`]), or with a
+/// broad one and worded as a habit ([`BROAD_SCOPE`], [`HABIT`]); never a one-off or a report
+/// (`knowledge::is_event_or_task`). `without_idle` is `lower` with idle negatives taken out.
+fn generic_instruction(without_idle: &str, lower: &str) -> bool {
+    let body = WHEN_YOU.replace(without_idle, "");
+    INSTRUCTION.is_match(&body)
+        && (GENERIC_SCOPE.is_match(lower) || (BROAD_SCOPE.is_match(lower) && HABIT.is_match(&body)))
+        && !knowledge::is_event_or_task(lower)
+}
+
 /// A clause opening an instruction with when it applies ("before you commit anything, show me
 /// the diff"): taken off before [`INSTRUCTION`] is read.
 static WHEN_YOU: LazyLock<Regex> = LazyLock::new(|| {
@@ -856,7 +951,7 @@ static WHEN_YOU: LazyLock<Regex> = LazyLock::new(|| {
 /// starts with `set -euo pipefail`", "every PR you open gets a changelog line".
 static GENERIC_SUBJECT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^(any|every|each|all)\ ([\w-]+\ ){0,3}(you|u)\ (write|create|make|generate|open|send|add|hand\ me|give\ me)\b",
+        r"^(any|every|each|all)\ ([\w-]+\ ){0,3}(you|u)\ (write|create|make|generate|open|send|add|hand\ me|give\ me)\b.*\b(must|should|needs?|has\ to|have\ to|gets?|starts?\ with|ends?\ with|uses?|follows?|goes|go)\b",
     )
 });
 
@@ -929,7 +1024,7 @@ static DESCRIBED_LINK: LazyLock<Regex> = LazyLock::new(|| {
 /// Words saying a rule holds for all the user's projects: a preference, never project knowledge.
 static USER_WIDE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\b(all\ my|my\ projects|every\ project|all\ projects|any\ project|everywhere|anywhere|for\ me|to\ me|on\ my\ (machine|laptop|computer|mac))\b|所有项目|每个项目|我的项目",
+        r"\b(all\ my|my\ projects|every\ project|all\ projects|any\ project|everywhere|for\ me|to\ me)\b|所有项目|每个项目|我的项目",
     )
 });
 
@@ -997,6 +1092,11 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
     if is_prohibition(lower) {
         return Some(Cue::Preference);
     }
+    // "you always forget the import", "your tests are too slow again": a complaint about a
+    // habit; the rule, if any, comes in the next sentence (`is_rule_after_complaint`).
+    if habitual_complaint(sentence).is_some() {
+        return None;
+    }
     if CORRECTION_OPENER.is_match(lower) {
         // "No, thanks" / "actually, never mind": an opener needs a statement after it.
         let rest = CORRECTION_OPENER.replace(lower, "");
@@ -1044,9 +1144,8 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
     // of the task, not a rule for the agent.
     let without_idle = IDLE_NEGATIVE.replace_all(lower, "");
     let preference = (PREFERENCE.is_match(&without_idle)
-        || (INSTRUCTION.is_match(WHEN_YOU.replace(&without_idle, "").as_ref())
-            && GENERIC_SCOPE.is_match(lower))
-        || GENERIC_SUBJECT.is_match(lower))
+        || generic_instruction(&without_idle, lower)
+        || (GENERIC_SUBJECT.is_match(lower) && !knowledge::is_event_or_task(lower)))
         && !CODE_SPEC.is_match(lower)
         && !NOT_A_RULE.is_match(lower);
     if preference {
@@ -1348,7 +1447,18 @@ impl ToolEvidence {
             let (mut pm, mut test, mut fw) = (None, None, None);
             for words in &call.segments {
                 let words: Vec<&str> = words.iter().map(String::as_str).collect();
-                pm = pm.or_else(|| package_manager(&words));
+                // A global install, a tool install or a pinned version (a bisect) says nothing
+                // of how the project manages its packages.
+                let aside = words.iter().any(|w| {
+                    matches!(*w, "-g" | "--global" | "global")
+                        || w.contains("==")
+                        || w.split_once('@')
+                            .is_some_and(|(_, v)| v.starts_with(|c: char| c.is_ascii_digit()))
+                }) || (words.first() == Some(&"cargo")
+                    && words.get(1) == Some(&"install"));
+                if !aside {
+                    pm = pm.or_else(|| package_manager(&words));
+                }
                 if test.is_none() && is_test_command(&words) {
                     test = Some(command_stem(&words));
                 }
@@ -1978,5 +2088,46 @@ mod tests {
             "",
             "### 项目知识\n- The project moved to Godot 4.2 in march.\n",
         );
+    }
+
+    /// Stop 40 review: look-alikes of the new rules that must give nothing (reports while
+    /// debugging, tasks with a broad scope, one-off polite requests, reported speech after a
+    /// colon, one-off follow-ups, complaints followed by a step of the task).
+    #[test]
+    fn look_alikes_of_the_stop_40_rules_give_nothing() {
+        for text in [
+            "no crashes anymore.",
+            "no output again.",
+            "no logs at all. weird",
+            "no tests here",
+            "same error. every time.",
+            "the tests fail locally. always.",
+            "报错。每次都是",
+            "run the dev server on my machine and tell me which port it picks",
+            "install postgres 16 on my laptop with brew",
+            "explain in general how the borrow checker decides lifetimes",
+            "check all my projects for the vulnerable log4j version",
+            "format your replies above as a table",
+            "before you commit, check that the migration actually runs",
+            "could you not commit yet? I want to look at the diff first.",
+            "can you not run the full suite, just the unit tests?",
+            "could you never mind that and look at the parser instead?",
+            "will you always be this slow?",
+            "can you stop logging the request body in the handler we just wrote?",
+            "you always forget the import. add it to main.rs",
+            "you forgot the changelog again. add one for this release",
+            "your variable names are wrong. use the ones from the spec doc",
+            "your docstrings are too verbose again. cut them down in utils.py",
+            "my manager said: we should always use feature flags for new endpoints",
+            "reviewer said: don't use `lodash` in new code",
+            "the docs say: always call init() before connect()",
+            "every migration you generate has the wrong timestamp",
+        ] {
+            assert_eq!(
+                extract(&[Message::user(text)], "").to_markdown(),
+                "",
+                "{text:?}"
+            );
+        }
     }
 }
