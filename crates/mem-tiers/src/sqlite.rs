@@ -494,9 +494,16 @@ impl SqliteStore {
                 .collect();
             if !extra.is_empty() {
                 // The title matches outside the capped set, scored with the whole query in one
-                // statement (FTS5 counts each phrase's documents once per statement for BM25,
-                // a scan of the phrase's whole doclist: once per id was most of a
-                // common-word search).
+                // walk of the match between the lowest and the highest of them (a rowid range
+                // FTS5 seeks to), each kept when it is one of them. BM25 counts each phrase's
+                // documents (a scan of the phrase's whole doclist) once per walk: with
+                // `rowid IN (...)` as an index constraint FTS5 was queried once per id, and
+                // counted again each time (34 ms for 10 ids of a word in 14 % of 1,000,000
+                // rows, 8 ms so; 68 against 14 ms for two words).
+                let (lo, hi) = (
+                    extra.iter().copied().min().unwrap_or_default(),
+                    extra.iter().copied().max().unwrap_or_default(),
+                );
                 let ids = format!(
                     "[{}]",
                     extra
@@ -509,10 +516,11 @@ impl SqliteStore {
                     .conn
                     .prepare_cached(&format!(
                         "SELECT rowid, bm25({table}, 2.0, 1.0) FROM {table} \
-                         WHERE {table} MATCH ?1 AND rowid IN (SELECT value FROM json_each(?2))"
+                         WHERE {table} MATCH ?1 AND rowid >= ?3 AND rowid <= ?4 \
+                         AND +rowid IN (SELECT value FROM json_each(?2))"
                     ))
                     .and_then(|mut s| {
-                        s.query_map(params![m, ids], |r| Ok((r.get(0)?, r.get(1)?)))?
+                        s.query_map(params![m, ids, lo, hi], |r| Ok((r.get(0)?, r.get(1)?)))?
                             .collect()
                     })
                     .map_err(|e| self.err(e))?;
