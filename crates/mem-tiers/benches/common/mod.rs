@@ -289,7 +289,7 @@ pub fn load_pg(store: &PgStore, rows: impl Iterator<Item = Row> + Send) {
                 .query(
                     "SELECT indexname, indexdef FROM pg_indexes \
                      WHERE schemaname = current_schema() AND tablename = 'docs' \
-                     AND indexname IN ('docs_tsv', 'docs_trgm')",
+                     AND indexname IN ('docs_tsv', 'docs_trgm', 'docs_title_tsv')",
                     &[],
                 )?
                 .iter()
