@@ -23,6 +23,16 @@ pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// The file name of the database inside [`crate::MemoryConfig::storage_dir`].
 pub const DATABASE_FILE: &str = "memory.db";
 
+/// The settings of every connection: durable commits (`synchronous = FULL`), foreign keys,
+/// deleted content overwritten (`secure_delete`), and reads through a memory map of up to
+/// 2 GiB of the file (`mmap_size`; SQLite caps it at its own limit, and reads the rest, or
+/// everything where the map cannot be made, as before). Writes still go through the
+/// write-ahead log. A search joins each full-text match to its document row; through the map
+/// a fresh process reads those pages without a system call and a copy each (the title pass of
+/// a common word at 1,000,000 learnings: 42 against 27 ms of CPU for its join).
+const CONNECTION_PRAGMAS: &str = "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; \
+     PRAGMA secure_delete = ON; PRAGMA mmap_size = 2147483648;";
+
 /// The tier store in one SQLite file.
 ///
 /// Opened with `journal_mode=WAL` (readers never wait for the writer), `synchronous=FULL`
@@ -105,9 +115,7 @@ impl SqliteStore {
             .map_err(|e| store.err(e))?;
         store
             .conn
-            .execute_batch(
-                "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;",
-            )
+            .execute_batch(CONNECTION_PRAGMAS)
             .map_err(|e| store.err(e))?;
         store.migrate(version)?;
         Ok(store)
@@ -190,9 +198,7 @@ impl SqliteStore {
             .map_err(|e| store.err(e))?;
         store
             .conn
-            .execute_batch(
-                "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;",
-            )
+            .execute_batch(CONNECTION_PRAGMAS)
             .map_err(|e| store.err(e))?;
         store.check_not_newer()?;
         store.read_only = read_only
