@@ -24,14 +24,15 @@ pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 pub const DATABASE_FILE: &str = "memory.db";
 
 /// The settings of every connection: durable commits (`synchronous = FULL`), foreign keys,
-/// deleted content overwritten (`secure_delete`), and reads through a memory map of up to
-/// 2 GiB of the file (`mmap_size`; SQLite caps it at its own limit, and reads the rest, or
-/// everything where the map cannot be made, as before). Writes still go through the
-/// write-ahead log. A search joins each full-text match to its document row; through the map
-/// a fresh process reads those pages without a system call and a copy each (the title pass of
-/// a common word at 1,000,000 learnings: 42 against 27 ms of CPU for its join).
-const CONNECTION_PRAGMAS: &str = "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; \
-     PRAGMA secure_delete = ON; PRAGMA mmap_size = 2147483648;";
+/// deleted content overwritten (`secure_delete`). SQLite's default page cache (2 MiB) and no
+/// memory map: both a map (`mmap_size`) and a larger cache were tried, and both speed up a
+/// process that searches many times (a common word's join of its matches to their rows at
+/// 1,000,000 learnings: 42 against 27 ms of CPU), but a new `mem` process paid more for the
+/// page faults of new memory than it saved (`mem memory search retry` at 100,000 learnings:
+/// 17 ms of CPU with the default, 24 with the map, 28 with a 64 MiB cache; 1,100 page faults
+/// against 4,500).
+const CONNECTION_PRAGMAS: &str =
+    "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;";
 
 /// The tier store in one SQLite file.
 ///

@@ -74,22 +74,6 @@ fn the_trigram_probe_ranks_as_the_capped_pass() {
     assert_eq!(got, hits(&capped));
 }
 
-/// Every connection reads through a memory map (`PRAGMA mmap_size`), a new database's and a
-/// set-up one's.
-#[test]
-fn connections_read_through_a_memory_map() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("memory.db");
-    for _ in 0..2 {
-        let s = open(&path);
-        let size: i64 = s
-            .connection()
-            .pragma_query_value(None, "mmap_size", |r| r.get(0))
-            .unwrap();
-        assert!(size >= 1 << 30, "{size}");
-    }
-}
-
 #[test]
 fn a_title_match_beyond_the_cap() {
     let dir = tempfile::tempdir().unwrap();
