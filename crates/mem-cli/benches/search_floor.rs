@@ -11,7 +11,7 @@
 //! the queries. The learnings of the bench project are those `common` gives its `PROJECT`, so a
 //! tenth of the rows are the project's and a tenth user-wide, as in the other benches.
 //! `sqlite3` is `MEM_BENCH_SQLITE3` or `sqlite3` on `PATH`; without it the whole-process pair
-//! is skipped.
+//! is skipped. `MEM_BENCH_VERBOSE=1` adds a row per query to each pair.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::path::{Path, PathBuf};
@@ -145,6 +145,7 @@ fn main() {
     }
     let n = env_usize("MEM_BENCH_LEARNINGS", 100_000);
     let rounds = env_usize("MEM_BENCH_ROUNDS", 5);
+    let verbose = std::env::var("MEM_BENCH_VERBOSE").is_ok_and(|v| v == "1");
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/tmp/search-floor");
     let (project, key) = project(&dir);
     let home = home(&dir, n, &key);
@@ -191,6 +192,14 @@ fn main() {
             }
         }
         row("whole process: mem memory search / sqlite3", &ours, &floor);
+        if verbose {
+            for (k, q) in queries.iter().enumerate() {
+                let of = |v: &[Duration]| -> Vec<Duration> {
+                    v.iter().skip(k).step_by(queries.len()).copied().collect()
+                };
+                row(&format!("  {q}"), &of(&ours), &of(&floor));
+            }
+        }
     } else {
         println!("whole process: skipped ({sqlite3} not found)");
     }
@@ -233,6 +242,14 @@ fn main() {
             }
         }
         row(what, &ours, &floor);
+        if verbose {
+            for (k, q) in qs.iter().enumerate() {
+                let of = |v: &[Duration]| -> Vec<Duration> {
+                    v.iter().skip(k).step_by(qs.len()).copied().collect()
+                };
+                row(&format!("  {q}"), &of(&ours), &of(&floor));
+            }
+        }
         ours
     };
     let all = pair(&queries, "in process: MemoryStore::search / raw FTS5");

@@ -23,8 +23,8 @@ use clap::Parser;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[tokio::main]
-async fn main() -> ExitCode {
+/// No `#[tokio::main]`: [`cmd::run`] starts a runtime only for the commands that need one.
+fn main() -> ExitCode {
     // Inside a model call's own agent session (`claude-cli` / `codex-cli` providers): mewmem's
     // hooks do nothing there, so a model call never triggers them (no re-entrant extraction).
     if is_agent_hook_args() && mewmem::hook::in_child_session() {
@@ -45,7 +45,7 @@ async fn main() -> ExitCode {
         }
         Err(err) => return report(&err, json),
     };
-    match cmd::run(cli.command, &settings).await {
+    match cmd::run(cli.command, &settings) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => report(&err, json),
     }

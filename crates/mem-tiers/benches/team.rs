@@ -8,7 +8,10 @@
 //! in bulk (one SQLite transaction; PostgreSQL `COPY`, indexes built after), then deleted after
 //! its backend's searches. `MEM_BENCH_ROUNDS` (default 20) runs of each query;
 //! `MEM_BENCH_WRITES` (default 300) learnings per writer. Keep runs short: the machine is
-//! shared.
+//! shared. `MEM_BENCH_KEEP=1` keeps the loaded data for the next run and reuses it when it
+//! holds `N` learnings (a 1,000,000 load takes minutes): SQLite in
+//! `target/tmp/team/sqlite-<N>-v1/memory.db`, PostgreSQL in the schema `bench_keep_<N>_v1`
+//! (`DROP SCHEMA ... CASCADE` to remove it); the write test then uses a schema of its own.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::time::{Duration, Instant};
@@ -158,19 +161,38 @@ fn main() {
         .map(|q| (*q).to_owned())
         .collect();
     queries.extend(titles.iter().take(8).cloned());
+    let keep = std::env::var("MEM_BENCH_KEEP").is_ok_and(|v| v == "1");
     println!("load average at start: {}", loadavg());
     let dir = tempfile::tempdir().unwrap();
+    let db = if keep {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("../../target/tmp/team/sqlite-{n}-v1/memory.db"))
+    } else {
+        dir.path().join("memory.db")
+    };
 
     let t = Instant::now();
-    let sqlite = SqliteStore::open(&dir.path().join("memory.db"), DEFAULT_BUSY_TIMEOUT).unwrap();
-    common::load_sqlite(&sqlite, common::rows(n));
-    assert_eq!(common::count(&sqlite), n as u64);
-    println!("sqlite     loaded {n} learnings in {:.1?}", t.elapsed());
+    let sqlite = SqliteStore::open(&db, DEFAULT_BUSY_TIMEOUT).unwrap();
+    if common::count(&sqlite) == n as u64 {
+        println!("sqlite     reused {n} learnings in {}", db.display());
+    } else {
+        assert_eq!(
+            common::count(&sqlite),
+            0,
+            "{} holds other data",
+            db.display()
+        );
+        common::load_sqlite(&sqlite, common::rows(n));
+        assert_eq!(common::count(&sqlite), n as u64);
+        println!("sqlite     loaded {n} learnings in {:.1?}", t.elapsed());
+    }
     search_bench("sqlite", &sqlite, &queries, rounds);
     raw_fts5(&sqlite, &titles[..8], rounds);
     drop(sqlite);
-    let _ = std::fs::remove_file(dir.path().join("memory.db"));
-    let _ = std::fs::remove_file(dir.path().join("memory.db-wal"));
+    if !keep {
+        let _ = std::fs::remove_file(dir.path().join("memory.db"));
+        let _ = std::fs::remove_file(dir.path().join("memory.db-wal"));
+    }
     let wdir = dir.path().join("writes.db");
     write_bench(
         "sqlite",
@@ -184,19 +206,42 @@ fn main() {
         return;
     };
     let schema = format!("bench_{}", std::process::id());
+    let search_opts = PgOptions {
+        schema: if keep {
+            format!("bench_keep_{n}_v1")
+        } else {
+            schema.clone()
+        },
+        ..PgOptions::for_author("bench")
+    };
+    let pg = PgStore::open(&url, &search_opts).unwrap();
+    let t = Instant::now();
+    if common::count(&pg) == n as u64 {
+        println!("postgresql reused {n} learnings in {}", search_opts.schema);
+    } else {
+        assert_eq!(
+            common::count(&pg),
+            0,
+            "{} holds other data",
+            search_opts.schema
+        );
+        common::load_pg(&pg, common::rows(n));
+        assert_eq!(common::count(&pg), n as u64);
+        println!("postgresql loaded {n} learnings in {:.1?}", t.elapsed());
+    }
+    search_bench("postgresql", &pg, &queries, rounds);
     let opts = PgOptions {
         schema: schema.clone(),
         ..PgOptions::for_author("bench")
     };
-    let pg = PgStore::open(&url, &opts).unwrap();
-    let t = Instant::now();
-    common::load_pg(&pg, common::rows(n));
-    assert_eq!(common::count(&pg), n as u64);
-    println!("postgresql loaded {n} learnings in {:.1?}", t.elapsed());
-    search_bench("postgresql", &pg, &queries, rounds);
-    // The bench data goes before the write test (the machine's disk is shared).
-    pg.with_client(|c| c.batch_execute("TRUNCATE learnings, docs"))
-        .unwrap();
+    let pg = if keep {
+        PgStore::open(&url, &opts).unwrap()
+    } else {
+        // The bench data goes before the write test (the machine's disk is shared).
+        pg.with_client(|c| c.batch_execute("TRUNCATE learnings, docs"))
+            .unwrap();
+        pg
+    };
     write_bench(
         "postgresql",
         |w| {

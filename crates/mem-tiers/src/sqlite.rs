@@ -23,6 +23,17 @@ pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// The file name of the database inside [`crate::MemoryConfig::storage_dir`].
 pub const DATABASE_FILE: &str = "memory.db";
 
+/// The settings of every connection: durable commits (`synchronous = FULL`), foreign keys,
+/// deleted content overwritten (`secure_delete`). SQLite's default page cache (2 MiB) and no
+/// memory map: both a map (`mmap_size`) and a larger cache were tried, and both speed up a
+/// process that searches many times (a common word's join of its matches to their rows at
+/// 1,000,000 learnings: 42 against 27 ms of CPU), but a new `mem` process paid more for the
+/// page faults of new memory than it saved (`mem memory search retry` at 100,000 learnings:
+/// 17 ms of CPU with the default, 24 with the map, 28 with a 64 MiB cache; 1,100 page faults
+/// against 4,500).
+const CONNECTION_PRAGMAS: &str =
+    "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;";
+
 /// The tier store in one SQLite file.
 ///
 /// Opened with `journal_mode=WAL` (readers never wait for the writer), `synchronous=FULL`
@@ -105,9 +116,7 @@ impl SqliteStore {
             .map_err(|e| store.err(e))?;
         store
             .conn
-            .execute_batch(
-                "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;",
-            )
+            .execute_batch(CONNECTION_PRAGMAS)
             .map_err(|e| store.err(e))?;
         store.migrate(version)?;
         Ok(store)
@@ -190,9 +199,7 @@ impl SqliteStore {
             .map_err(|e| store.err(e))?;
         store
             .conn
-            .execute_batch(
-                "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA secure_delete = ON;",
-            )
+            .execute_batch(CONNECTION_PRAGMAS)
             .map_err(|e| store.err(e))?;
         store.check_not_newer()?;
         store.read_only = read_only
@@ -394,6 +401,15 @@ impl SqliteStore {
     /// before the cap, the cost the cap exists to avoid; the title pass makes both backends
     /// agree on the title matches, and below the cap (fewer visible matches than
     /// [`query::RANK_CAP`]) they rank the same set.
+    ///
+    /// On the trigram index a probe comes first: the oldest `rank_cap + 1` matches in the
+    /// index's own order (each joined, BM25 computed for the visible ones only). When there are
+    /// no more matches than the cap, that is every match, so every visible one is ranked,
+    /// exactly the set and scores of the capped pass, and the search ends there. FTS5 walks a
+    /// trigram phrase newest first at about twice the cost of oldest first (1.5 against 2.5 ms
+    /// for two rare words at 100,000 learnings, the substring pass of a title query found only
+    /// in other projects); a query with more matches pays for the probe's first `rank_cap + 1`
+    /// (about 1 ms at 100,000) before the capped pass.
     fn search_fts(
         &self,
         table: &str,
@@ -406,11 +422,39 @@ impl SqliteStore {
             return self.search_scan(likes, q, limit);
         };
         let mut args: Vec<rusqlite::types::Value> = vec![m.to_owned().into()];
-        let mut inner = format!(
+        let mut visible = String::from("1");
+        Self::filters(q, likes, &mut visible, &mut args);
+        let inner = format!(
             "SELECT {table}.rowid AS rid, bm25({table}, 2.0, 1.0) AS score \
-             FROM {table} JOIN docs d ON d.rowid = {table}.rowid WHERE {table} MATCH ?1"
+             FROM {table} JOIN docs d ON d.rowid = {table}.rowid WHERE {table} MATCH ?1 \
+             AND {visible}"
         );
-        Self::filters(q, likes, &mut inner, &mut args);
+        if table == "docs_trigram" {
+            let mut probe_args = args.clone();
+            probe_args.push((self.rank_cap as i64 + 1).into());
+            let n = probe_args.len();
+            let probe: Vec<(i64, Option<f64>)> = self
+                .conn
+                .prepare_cached(&format!(
+                    "SELECT {table}.rowid, CASE WHEN {visible} THEN bm25({table}, 2.0, 1.0) END \
+                     FROM {table} JOIN docs d ON d.rowid = {table}.rowid \
+                     WHERE {table} MATCH ?1 ORDER BY {table}.rowid LIMIT ?{n}"
+                ))
+                .and_then(|mut s| {
+                    s.query_map(rusqlite::params_from_iter(probe_args), |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })?
+                    .collect()
+                })
+                .map_err(|e| self.err(e))?;
+            if probe.len() <= self.rank_cap {
+                let scored = probe
+                    .into_iter()
+                    .filter_map(|(id, score)| score.map(|s| (id, s)))
+                    .collect();
+                return self.ranked_hits(scored, q, limit);
+            }
+        }
         args.push((self.rank_cap as i64).into());
         let cap = args.len();
         args.push((limit as i64).into());
@@ -457,9 +501,16 @@ impl SqliteStore {
                 .collect();
             if !extra.is_empty() {
                 // The title matches outside the capped set, scored with the whole query in one
-                // statement (FTS5 counts each phrase's documents once per statement for BM25,
-                // a scan of the phrase's whole doclist: once per id was most of a
-                // common-word search).
+                // walk of the match between the lowest and the highest of them (a rowid range
+                // FTS5 seeks to), each kept when it is one of them. BM25 counts each phrase's
+                // documents (a scan of the phrase's whole doclist) once per walk: with
+                // `rowid IN (...)` as an index constraint FTS5 was queried once per id, and
+                // counted again each time (34 ms for 10 ids of a word in 14 % of 1,000,000
+                // rows, 8 ms so; 68 against 14 ms for two words).
+                let (lo, hi) = (
+                    extra.iter().copied().min().unwrap_or_default(),
+                    extra.iter().copied().max().unwrap_or_default(),
+                );
                 let ids = format!(
                     "[{}]",
                     extra
@@ -472,18 +523,29 @@ impl SqliteStore {
                     .conn
                     .prepare_cached(&format!(
                         "SELECT rowid, bm25({table}, 2.0, 1.0) FROM {table} \
-                         WHERE {table} MATCH ?1 AND rowid IN (SELECT value FROM json_each(?2))"
+                         WHERE {table} MATCH ?1 AND rowid >= ?3 AND rowid <= ?4 \
+                         AND +rowid IN (SELECT value FROM json_each(?2))"
                     ))
                     .and_then(|mut s| {
-                        s.query_map(params![m, ids], |r| Ok((r.get(0)?, r.get(1)?)))?
+                        s.query_map(params![m, ids, lo, hi], |r| Ok((r.get(0)?, r.get(1)?)))?
                             .collect()
                     })
                     .map_err(|e| self.err(e))?;
                 scored.append(&mut again);
             }
         }
-        // The documents of the ranked ids, read by rowid with the score their pass gave (the
-        // same BM25 of the same match expression), the body cut into a snippet below.
+        self.ranked_hits(scored, q, limit)
+    }
+
+    /// The `limit` best of the scored rowids (BM25, lower is better; the newer on a tie) as
+    /// hits: each document read by rowid with the score its pass gave (the same BM25 of the
+    /// same match expression), its body cut into a snippet by [`query::hit_snippet`].
+    fn ranked_hits(
+        &self,
+        mut scored: Vec<(i64, f64)>,
+        q: &SearchQuery,
+        limit: usize,
+    ) -> Result<Vec<SearchHit>> {
         let mut one = self
             .conn
             .prepare_cached(

@@ -366,6 +366,61 @@ fn a_newer_schema_is_refused_with_both_versions() {
     drop_schema(&url, &schema);
 }
 
+/// A version 1 team store (no `docs_recent`, no `docs_title_tsv`) is migrated on open: it
+/// gains both indexes, says version 2, and its learnings are found as before.
+#[test]
+fn a_version_1_team_store_gains_the_search_indexes() {
+    let Some(url) = server() else { return };
+    let schema = fresh_schema("v1");
+    let s = open(&url, &schema, "alice", None);
+    s.add_learning(&NewLearning {
+        title: "Pelican deploys".into(),
+        content: "the pelican job needs the staging vpn".into(),
+        category: "tip".into(),
+        project_key: Some("p1".into()),
+        ..Default::default()
+    })
+    .unwrap();
+    let indexes = |s: &PgStore| -> Vec<String> {
+        s.with_client(|c| {
+            c.query(
+                "SELECT indexname::text FROM pg_indexes WHERE schemaname = current_schema() \
+                 AND indexname IN ('docs_recent', 'docs_title_tsv') ORDER BY 1",
+                &[],
+            )
+            .map(|rows| rows.iter().map(|r| r.get(0)).collect())
+        })
+        .unwrap()
+    };
+    assert_eq!(indexes(&s), ["docs_recent", "docs_title_tsv"]);
+    // Back to version 1's schema.
+    s.with_client(|c| {
+        c.batch_execute(
+            "DROP INDEX docs_recent; DROP INDEX docs_title_tsv; \
+             UPDATE mewmem_meta SET value = '1' WHERE key = 'schema_version'",
+        )
+    })
+    .unwrap();
+    assert_eq!(s.stats().unwrap().schema_version, 1);
+    drop(s);
+    let s = open(&url, &schema, "alice", None);
+    assert_eq!(s.stats().unwrap().schema_version, 2);
+    assert_eq!(postgres::PG_LATEST_VERSION, 2);
+    assert_eq!(indexes(&s), ["docs_recent", "docs_title_tsv"]);
+    let hits = s
+        .search(&SearchQuery {
+            text: "pelican vpn".into(),
+            visible_in: Some("p1".into()),
+            limit: 10,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0].title, "Pelican deploys");
+    drop(s);
+    drop_schema(&url, &schema);
+}
+
 #[test]
 fn migrating_a_sqlite_store_is_idempotent_and_resumable() {
     let Some(url) = server() else { return };

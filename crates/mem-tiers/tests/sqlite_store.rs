@@ -34,6 +34,46 @@ fn ranking_under_the_cap() {
     common::suite::ranking_under_the_cap(&capped, &exact, &["zebrafish", "ebrafis"]);
 }
 
+/// The trigram pass's probe (the oldest `cap + 1` matches, enough when there are no more than
+/// the cap) ranks exactly as the capped pass: 8 matches of a part of a word, 5 visible. With a
+/// cap of 10 the probe holds every match; with a cap of 6 it does not and the capped pass
+/// (newest first) ranks the 5 visible ones. Same hits, order and scores.
+#[test]
+fn the_trigram_probe_ranks_as_the_capped_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let probed = open(&dir.path().join("probed.db")).with_rank_cap(10);
+    let capped = open(&dir.path().join("capped.db")).with_rank_cap(6);
+    for s in [&probed, &capped] {
+        for i in 0..8i64 {
+            let content = "pelican ".repeat(1 + i as usize % 3) + "seen near the harbour";
+            s.add_learning(&NewLearning {
+                title: format!("bird {i}"),
+                content,
+                category: "tip".into(),
+                project_key: Some(if i % 3 == 1 { "p2" } else { "p1" }.into()),
+                created_ms: i,
+                ..Default::default()
+            })
+            .unwrap();
+        }
+    }
+    let hits = |s: &SqliteStore| -> Vec<(String, String, f64)> {
+        s.search(&SearchQuery {
+            text: "elica".into(),
+            visible_in: Some("p1".into()),
+            limit: 10,
+            ..Default::default()
+        })
+        .unwrap()
+        .into_iter()
+        .map(|h| (h.id, h.title, h.score))
+        .collect()
+    };
+    let got = hits(&probed);
+    assert_eq!(got.len(), 5, "{got:?}");
+    assert_eq!(got, hits(&capped));
+}
+
 #[test]
 fn a_title_match_beyond_the_cap() {
     let dir = tempfile::tempdir().unwrap();

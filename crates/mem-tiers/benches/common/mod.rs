@@ -210,6 +210,9 @@ pub const KIND_QUERIES: &[&str] = &[
 /// (`'rebuild'`), the triggers re-created from their own definitions.
 pub fn load_sqlite(store: &SqliteStore, rows: impl Iterator<Item = Row>) {
     let c = store.connection();
+    let cache: i64 = c
+        .pragma_query_value(None, "cache_size", |r| r.get(0))
+        .unwrap();
     c.execute_batch("PRAGMA cache_size = -262144; PRAGMA synchronous = OFF; BEGIN")
         .unwrap();
     let triggers: Vec<String> = c
@@ -252,9 +255,9 @@ pub fn load_sqlite(store: &SqliteStore, rows: impl Iterator<Item = Row>) {
     for t in &triggers {
         c.execute_batch(t).unwrap();
     }
-    c.execute_batch(
-        "COMMIT; PRAGMA optimize; PRAGMA cache_size = -2000; PRAGMA synchronous = FULL",
-    )
+    c.execute_batch(&format!(
+        "COMMIT; PRAGMA optimize; PRAGMA cache_size = {cache}; PRAGMA synchronous = FULL"
+    ))
     .unwrap();
 }
 
@@ -289,7 +292,7 @@ pub fn load_pg(store: &PgStore, rows: impl Iterator<Item = Row> + Send) {
                 .query(
                     "SELECT indexname, indexdef FROM pg_indexes \
                      WHERE schemaname = current_schema() AND tablename = 'docs' \
-                     AND indexname IN ('docs_tsv', 'docs_trgm')",
+                     AND indexname IN ('docs_tsv', 'docs_trgm', 'docs_title_tsv')",
                     &[],
                 )?
                 .iter()
