@@ -782,7 +782,7 @@ static NOT_A_STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
         | \b(maybe|perhaps|probably|possibly|i\ think|i\ guess|i\ suppose|not\ sure|might|at\ some\ point|let\ me\ think|we\ could\ try|idk|dunno|i\ don't\ know)\b
         | 也许|可能|或许|好像|不确定|考虑一下|(以后|回头|到时候|之后|下次)再说
         | ^(what\ if|suppose|imagine|假如|假设|要是)
-        | \b(he|she|they|someone|somebody|people|colleague|coworker|co-worker|teammate|boss|manager|lead|reviewer|docs?|article|blog|friend|cto)\s+(said|says|say|told\ me|thinks?|insists?|wants?|suggest(s|ed)?|claims?|believes?|argues?|prefers?|recommends?|mentioned|keeps\ saying)\b
+        | \b(he|she|they|someone|somebody|people|colleague|coworker|co-worker|teammate|boss|manager|lead|reviewer|docs?|article|blog|friend|cto)\s+([a-z]+\s+)?(said|says|say|told\ me|thinks?|insists?|wants?|suggest(s|ed)?|claims?|believes?|argues?|prefers?|recommends?|mentioned|keeps\ saying)\b
         | \bsaid\ (that\ )?we\b | \baccording\ to\b | 他说|她说|同事说|听说|据说|(同事|领导|老板|有人|他|她|他们)(觉得|认为|坚持|建议|说)
     ")
 });
@@ -967,7 +967,7 @@ static IDLE_NEGATIVE: LazyLock<Regex> = LazyLock::new(|| {
 /// should never return null", "the parser always raises on empty input"): a spec of the task.
 static CODE_SPEC: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
-        ^(the|this|that)\ \S+(\ \S+){0,3}?\ (should\ |must\ |will\ )?(always|never)\ (return|returns|throw|throws|raise|raises|emit|emits|crash|crashes|panic|panics|block|blocks|be\ (null|nil|none|empty|negative|zero))\b
+        ^((the|this|that)\ \S+(\ \S+){0,3}?|`[^`]+`|[\w.]+\([^)]*\)|it|they)\ (should\ |must\ |will\ )?(always|never)\ (return|returns|throw|throws|raise|raises|emit|emits|crash|crashes|panic|panics|block|blocks|be\ (null|nil|none|empty|negative|zero))\b
     ")
 });
 
@@ -1168,7 +1168,11 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
         return Some(Cue::Preference);
     }
     // A contrast alone corrects in a short statement; in a long one it describes a task.
-    if CONTRAST.is_match(lower) && !has_url && words <= MAX_CONTRAST_WORDS {
+    if CONTRAST.is_match(lower)
+        && !has_url
+        && words <= MAX_CONTRAST_WORDS
+        && !knowledge::is_event_or_task(sentence)
+    {
         return Some(Cue::Correction);
     }
     if PROJECT.is_match(lower)

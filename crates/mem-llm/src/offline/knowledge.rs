@@ -138,14 +138,14 @@ static PLAN: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?xi)
         \b(i|we)\s+(want|wanna|need\ to|should|will|'ll|plan|are\ going\ to|'re\ going\ to|could|might)\b
         | \b(i'll|we'll|i'd\ like|we'd\ like)\b | ^(let's|lets|here's|here\ is|here\ are|attached)\b
-        | 我想|我们要|我们需要|打算|准备|计划|帮我|帮忙|麻烦你
+        | 我想|我们要|我们需要|打算|准备|计划|帮我|帮忙|麻烦你|等.{1,12}再|再看看
     ")
 });
 
 /// One-offs: true now or for this task only.
 static ONE_OFF: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?xi)
-        \b(for\ now|just\ this\ once|this\ once|for\ today|tonight|this\ time|temporarily|for\ the\ moment|until\ tomorrow|right\ now|just\ now
+        \b(for\ now|just\ this\ once|this\ once|for\ today|today|tonight|this\ time|temporarily|for\ the\ moment|until\ tomorrow|right\ now|just\ now
           |for\ this\ (task|pr|ticket|change|session|run|request)|until\ \w+|(this|next)\ (week|sprint|month)
           |monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b
         | 这次|这一次|暂时|今天|先不|临时|刚才|一下|这周|本周|下周|周[一二三四五六日末]|星期[一二三四五六日天]
@@ -161,7 +161,8 @@ static STATUS: LazyLock<Regex> = LazyLock::new(|| {
         | \balready\s+(merged|deployed|done|fixed|pushed|released|shipped)\b
         | \b(failed|broke|crashed|passed|succeeded)\b
         | ^(i|i've|i'm|i\ just|we\ just)\b.*\b(ran|upgraded|changed|installed|deleted|pushed|merged|tried|updated|moved|saw|noticed|found|added|removed|fixed)\b
-        | 挂了|坏了|失败了|报错了|通过了|为什么|为啥|报\s*\S{0,8}\s*了|出错了|崩了
+        | \b(still|keeps?)\s+(failing|broken|red|crashing|timing\ out|flaky)\b
+        | 挂了|坏了|失败了|报错了|通过了|为什么|为啥|报\s*\S{0,8}\s*了|出错了|崩了|一直挂|还是挂|还在挂|一直失败|一直报错
     ")
 });
 
