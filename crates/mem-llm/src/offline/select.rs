@@ -18,10 +18,17 @@
 //!   [`MIN_IDEAL_SHARE`] and at least [`MIN_RELATIVE_SCORE`] of the best candidate's. Words
 //!   of the query that no note holds count in the ideal at the highest idf, so a message about
 //!   something else ("write a haiku about autumn") stays below the floor.
-//! - Rare-term floor: when no candidate passes, the candidates whose name or description holds
+//! - Standout: when no candidate passes, the best is still selected alone when it stands out
+//!   of the candidates' distribution: its share is at least [`STANDOUT_RATIO`] times the
+//!   second's and at least [`MIN_STANDOUT_SHARE`], and its name or description holds a word of
+//!   the message itself (not an expansion, not a bare number). A message about nothing matches
+//!   several notes weakly and alike (flat shares), or only through expansions or the body.
+//! - Rare-term floor: when still nothing is selected, the candidates whose name or description holds
 //!   a word of the message that at most [`RARE_TERM_MAX_SHARE`] of the candidates hold, and
 //!   that share [`MIN_CLAUSE_MATCHES`] words with the message, are selected (the same relative
 //!   floor among them).
+//! - Cut: the selection, best first, is cut after its biggest drop in share when that drop is
+//!   at least [`DROP_RATIO`]: the notes below a clear break are incidental matches.
 //! - Cost: a candidate's tokens ([`CandidateTerms`]) depend on its text only, so they are
 //!   computed once and kept in a process-wide memo keyed by the candidate's text ([`terms_of`]);
 //!   a turn over unchanged notes only tokenises the message. A caller that keeps terms across
@@ -69,6 +76,19 @@ pub const UNSEEN_CJK_SHARE: f32 = 0.25;
 /// The absolute floor: a candidate is selected only when its score is at least this share of
 /// the query's [`ideal_score`], whatever the other candidates score.
 pub const MIN_IDEAL_SHARE: f32 = 0.22;
+
+/// Standout: when no candidate reaches [`MIN_IDEAL_SHARE`], the best one is still selected
+/// when its share is at least this many times the second best's (it stands out of the
+/// candidates' distribution instead of being one of many weak matches), at least
+/// [`MIN_STANDOUT_SHARE`], and its name or description holds a word of the message itself.
+pub const STANDOUT_RATIO: f32 = 2.0;
+
+/// The least share of a standout (see [`STANDOUT_RATIO`]).
+pub const MIN_STANDOUT_SHARE: f32 = 0.1;
+
+/// A selection is cut after its biggest drop in share when the drop is at least this ratio
+/// (see `cut_at_biggest_drop`).
+pub const DROP_RATIO: f32 = 2.0;
 
 const STOP_WORDS: &[&str] = &[
     "a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as",
@@ -732,10 +752,26 @@ fn segments(analyzer: &Analyzer, query: &str) -> Vec<std::ops::Range<usize>> {
 /// (see the module doc), in candidate order. 0 for a candidate that matches nothing; unitless
 /// (a candidate whose name holds every word of the best clause once scores about 1).
 pub fn best_shares(query: &str, candidates: &[Candidate]) -> Vec<f32> {
+    match judged(query, candidates) {
+        Some(j) => j.shares,
+        None => vec![0.0; candidates.len()],
+    }
+}
+
+/// A message judged against the candidates: the index of its terms (with expansions, its own
+/// words being the first `own`) and each candidate's best share (see [`best_shares`]).
+struct Judged {
+    index: Ranked,
+    own: usize,
+    shares: Vec<f32>,
+}
+
+/// The message's [`Judged`]; `None` when it has no terms or there are no candidates.
+fn judged(query: &str, candidates: &[Candidate]) -> Option<Judged> {
     let analyzer = Analyzer::new();
     let (terms, qw, own) = query_terms(&analyzer, query);
     if terms.is_empty() || candidates.is_empty() {
-        return vec![0.0; candidates.len()];
+        return None;
     }
     let position: HashMap<String, usize> = terms
         .iter()
@@ -772,30 +808,51 @@ pub fn best_shares(query: &str, candidates: &[Candidate]) -> Vec<f32> {
             judge(&at, &unit_qw, unit_own, MIN_CLAUSE_MATCHES);
         }
     }
-    best
+    Some(Judged {
+        index,
+        own,
+        shares: best,
+    })
 }
 
-/// Per candidate, whether it is held up by the rare-term floor: a word of the message (not an
-/// expansion) that at most [`RARE_TERM_MAX_SHARE`] of the candidates hold (by document
-/// frequency, so by IDF) is in the candidate's name or description, and the candidate holds at
-/// least [`MIN_CLAUSE_MATCHES`] words of the message in any field.
-fn rare_term_matches(query: &str, candidates: &[Candidate]) -> Vec<bool> {
-    let analyzer = Analyzer::new();
-    let (terms, _, own) = query_terms(&analyzer, query);
-    if terms.is_empty() || candidates.is_empty() {
-        return vec![false; candidates.len()];
+impl Judged {
+    /// Per candidate, whether it is held up by the rare-term floor: a word of the message (not
+    /// an expansion) that at most [`RARE_TERM_MAX_SHARE`] of the candidates hold (by document
+    /// frequency, so by IDF) is in the candidate's name or description, and the candidate holds
+    /// at least [`MIN_CLAUSE_MATCHES`] words of the message in any field.
+    fn rare_term_matches(&self) -> Vec<bool> {
+        let index = &self.index;
+        let n = index.contrib.len();
+        let rare_df = (n as f32 * RARE_TERM_MAX_SHARE).max(1.0);
+        (0..n)
+            .map(|d| {
+                let named = index.named[d].iter().any(|&g| {
+                    g < self.own && index.df[g] <= rare_df && is_rare_word(&index.terms[g])
+                });
+                let matched = (0..self.own).filter(|&g| index.contrib[d][g] > 0.0).count();
+                named && matched >= MIN_CLAUSE_MATCHES
+            })
+            .collect()
     }
-    let index = ranked(terms, candidates);
-    let rare_df = (candidates.len() as f32 * RARE_TERM_MAX_SHARE).max(1.0);
-    (0..candidates.len())
-        .map(|d| {
-            let named = index.named[d]
-                .iter()
-                .any(|&g| g < own && index.df[g] <= rare_df && is_rare_word(&index.terms[g]));
-            let matched = (0..own).filter(|&g| index.contrib[d][g] > 0.0).count();
-            named && matched >= MIN_CLAUSE_MATCHES
-        })
-        .collect()
+
+    /// Whether candidate `d` holds a word of the message itself (not an expansion, not a bare
+    /// number) in its name or description: the note is about something the message names.
+    fn names_a_word(&self, d: usize) -> bool {
+        self.index.named[d]
+            .iter()
+            .any(|&g| g < self.own && !self.index.terms[g].chars().all(|c| c.is_ascii_digit()))
+    }
+
+    /// The candidate that stands out (see [`STANDOUT_RATIO`]), if one does.
+    fn standout(&self) -> Option<usize> {
+        let mut order: Vec<usize> = (0..self.shares.len()).collect();
+        order.sort_by(|&a, &b| self.shares[b].total_cmp(&self.shares[a]).then(a.cmp(&b)));
+        let top = *order.first()?;
+        let best = self.shares[top];
+        let second = order.get(1).map_or(0.0, |&i| self.shares[i]);
+        (best >= MIN_STANDOUT_SHARE && best >= STANDOUT_RATIO * second && self.names_a_word(top))
+            .then_some(top)
+    }
 }
 
 /// A note's name or description term is "rare" when at most this share of the candidates
@@ -954,12 +1011,16 @@ fn is_acknowledgement(query: &str) -> bool {
 /// [`MIN_IDEAL_SHARE`] and at least [`MIN_RELATIVE_SCORE`] of the best candidate's; ranked by
 /// that share. A long or many-sentence message is judged by its best clause, so it does not
 /// raise the bar for a note about one of its sentences. When none passes, the notes held up by
-/// the rare-term floor (see the module doc) are selected instead.
+/// the standout or the rare-term floor (see the module doc) are selected instead; the
+/// selection is cut after its biggest drop ([`DROP_RATIO`]).
 pub fn select(query: &str, candidates: &[Candidate], limit: usize) -> Vec<String> {
     if is_acknowledgement(query) {
         return Vec::new();
     }
-    let shares = best_shares(query, candidates);
+    let Some(judged) = judged(query, candidates) else {
+        return Vec::new();
+    };
+    let shares = &judged.shares;
     let best = shares.iter().copied().fold(0.0_f32, f32::max);
     if best <= 0.0 {
         return Vec::new();
@@ -971,10 +1032,16 @@ pub fn select(query: &str, candidates: &[Candidate], limit: usize) -> Vec<String
         .enumerate()
         .filter(|(_, s)| *s > 0.0 && *s >= floor)
         .collect();
+    if chosen.is_empty()
+        && let Some(top) = judged.standout()
+    {
+        chosen.push((top, shares[top]));
+    }
     if chosen.is_empty() {
-        chosen = rare_term_matches(query, candidates)
+        chosen = judged
+            .rare_term_matches()
             .into_iter()
-            .zip(shares)
+            .zip(shares.iter().copied())
             .enumerate()
             .filter_map(|(i, (rare, s))| rare.then_some((i, s)))
             .collect();
@@ -982,11 +1049,28 @@ pub fn select(query: &str, candidates: &[Candidate], limit: usize) -> Vec<String
         chosen.retain(|c| c.1 >= top * MIN_RELATIVE_SCORE);
     }
     chosen.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    cut_at_biggest_drop(&mut chosen);
     chosen
         .into_iter()
         .take(limit)
         .map(|(i, _)| candidates[i].id.clone())
         .collect()
+}
+
+/// Cuts a selection (best first) after its biggest drop in share when the share before the
+/// drop is at least [`DROP_RATIO`] times the one after: the notes below a clear break are
+/// about something else than the ones above it.
+fn cut_at_biggest_drop(chosen: &mut Vec<(usize, f32)>) {
+    let drop = chosen
+        .windows(2)
+        .enumerate()
+        .map(|(k, w)| (k + 1, w[0].1 / w[1].1.max(f32::MIN_POSITIVE)))
+        .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
+    if let Some((at, ratio)) = drop
+        && ratio >= DROP_RATIO
+    {
+        chosen.truncate(at);
+    }
 }
 
 #[cfg(test)]
@@ -1115,7 +1199,14 @@ mod tests {
         check("kubernetes helm chart", 5, &[]);
         check("", 5, &[]);
         check("今天天气怎么样", 5, &[]);
-        check("write a haiku about autumn leaves and release it", 5, &[]);
+        check("write a haiku about autumn leaves", 5, &[]);
+        // Build 4: one note alone holds a word of this message in its description ("Release
+        // process"): it stands out of the candidates and is selected under the floor.
+        check(
+            "write a haiku about autumn leaves and release it",
+            5,
+            &["deploy.md"],
+        );
         assert!(select("tests", &[], 5).is_empty());
     }
 
@@ -1247,6 +1338,53 @@ mod tests {
             5,
             &[],
         );
+    }
+
+    #[test]
+    fn a_note_that_stands_out_is_selected_under_the_floor() {
+        // Issue 26 build 4: the message shares one word with one note's description and
+        // nothing with the others; its share is below the floor (most of the message is about
+        // the bug, in words no note holds), but the note stands out of the candidates.
+        let mut notes = corpus();
+        notes.push(candidate(
+            "money.md",
+            "Money handling",
+            "Store every price as integer cents",
+            "Never use floats for amounts.",
+        ));
+        let q = "the price shows 19.989999 instead of 19.99";
+        let shares = best_shares(q, &notes);
+        let money = notes.iter().position(|c| c.id == "money.md").unwrap();
+        assert!(shares[money] < MIN_IDEAL_SHARE, "{shares:?}");
+        check_in(q, &notes, &["money.md"]);
+        // Flat weak matches stand out of nothing: two notes hold the word alike.
+        notes.push(candidate(
+            "pricing.md",
+            "Pricing page",
+            "The price table copy",
+            "Prices are listed per seat.",
+        ));
+        check_in(q, &notes, &[]);
+        // A match through an expansion or the body only is no standout either.
+        check_in("what time is it in tokyo", &corpus(), &[]);
+    }
+
+    fn check_in(query: &str, notes: &[Candidate], expected: &[&str]) {
+        assert_eq!(select(query, notes, 5), expected, "query {query:?}");
+    }
+
+    #[test]
+    fn a_selection_is_cut_at_its_biggest_clear_drop() {
+        let mut v = vec![(0, 0.9), (1, 0.8), (2, 0.4), (3, 0.35)];
+        cut_at_biggest_drop(&mut v);
+        assert_eq!(v, [(0, 0.9), (1, 0.8)]);
+        // No drop of DROP_RATIO: kept whole.
+        let mut v = vec![(0, 0.9), (1, 0.7), (2, 0.6)];
+        cut_at_biggest_drop(&mut v);
+        assert_eq!(v.len(), 3);
+        let mut v = vec![(0, 0.9)];
+        cut_at_biggest_drop(&mut v);
+        assert_eq!(v.len(), 1);
     }
 
     #[test]
