@@ -6,6 +6,8 @@
 //! - Tokens ([`tokenize`]): lowercased; words split at `snake_case`, `kebab-case`, `camelCase`,
 //!   paths and dots, each part stemmed (Snowball English) and, for a compound identifier, the
 //!   whole identifier as one more token (so `list_select_related` matches exactly and by parts);
+//!   an acronym (`IoU`, `iOS`, `GPUs` → `gpu`, `AWS`: at most four letters, two or more of them
+//!   capitals) is one word and not stemmed;
 //!   English stop words dropped; runs of CJK characters as overlapping bigrams (a single
 //!   character alone), Chinese function-word bigrams dropped.
 //! - Score: Σ over query terms of `idf(t) · tf̃ / (k1 + tf̃)`, `tf̃ = Σ_fields w_f · tf_f /
@@ -135,25 +137,49 @@ fn is_joiner(c: char) -> bool {
     matches!(c, '_' | '-' | '.' | '/' | ':' | '\\' | '&')
 }
 
-/// Splits one identifier-like chunk (letters, digits, joiners) into lowercase parts at joiners,
-/// lower→upper case changes (`camelCase`), upper-run→word (`HTTPServer`), letter↔digit.
+/// Splits one identifier-like chunk (letters, digits, joiners) into parts at joiners,
+/// lower→upper case changes (`camelCase`), upper-run→word (`HTTPServer`), letter↔digit; the
+/// parts keep their case. A segment between joiners whose case changes would leave a single
+/// letter (`IoU`, `iOS`, `mIoU`) is an acronym and is not cut at its case changes; a capital
+/// run with a plural `s` (`GPUs`, `APIs`, `PRs`) is the run (`GPU`).
 fn split_parts(chunk: &str) -> Vec<String> {
     let mut parts = Vec::new();
-    let mut cur = String::new();
-    let chars: Vec<char> = chunk.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
-        if is_joiner(c) {
-            if !cur.is_empty() {
-                parts.push(std::mem::take(&mut cur));
-            }
+    for segment in chunk.split(is_joiner).filter(|s| !s.is_empty()) {
+        let letters: Vec<char> = segment.chars().collect();
+        let plural_acronym = letters.len() >= 3
+            && letters[letters.len() - 1] == 's'
+            && letters[..letters.len() - 1]
+                .iter()
+                .all(|c| c.is_ascii_uppercase());
+        if plural_acronym {
+            parts.push(letters[..letters.len() - 1].iter().collect());
             continue;
         }
-        if let Some(&prev) = cur.chars().last().as_ref() {
+        let by_case = split_segment(&letters, true);
+        let single_letter = by_case
+            .iter()
+            .any(|p| p.chars().count() == 1 && p.chars().all(char::is_alphabetic));
+        if single_letter && by_case.len() > split_segment(&letters, false).len() {
+            parts.extend(split_segment(&letters, false));
+        } else {
+            parts.extend(by_case);
+        }
+    }
+    parts
+}
+
+/// One joiner-free segment cut at letter↔digit changes and, with `case`, at case changes.
+fn split_segment(chars: &[char], case: bool) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut cur = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        if let Some(prev) = cur.chars().last() {
             let next = chars.get(i + 1).copied();
-            let boundary = (prev.is_lowercase() && c.is_uppercase())
-                || (prev.is_uppercase()
-                    && c.is_uppercase()
-                    && next.is_some_and(|n| n.is_lowercase()))
+            let boundary = (case
+                && ((prev.is_lowercase() && c.is_uppercase())
+                    || (prev.is_uppercase()
+                        && c.is_uppercase()
+                        && next.is_some_and(|n| n.is_lowercase()))))
                 || (prev.is_alphabetic() != c.is_alphabetic());
             if boundary {
                 parts.push(std::mem::take(&mut cur));
@@ -164,8 +190,21 @@ fn split_parts(chunk: &str) -> Vec<String> {
     if !cur.is_empty() {
         parts.push(cur);
     }
-    parts.into_iter().map(|p| p.to_lowercase()).collect()
+    parts
 }
+
+/// An acronym as written: at most [`ACRONYM_MAX_LETTERS`] letters, two or more of them
+/// capitals (`AWS`, `IoU`, `iOS`, `GPU`). It is a name, not an English word: not stemmed
+/// (`AWS` is not `aw`).
+fn is_acronym(part: &str) -> bool {
+    let letters = part.chars().filter(|c| c.is_alphabetic()).count();
+    letters == part.chars().count()
+        && letters <= ACRONYM_MAX_LETTERS
+        && part.chars().filter(|c| c.is_uppercase()).count() >= 2
+}
+
+/// The most letters of an acronym (see `is_acronym`).
+const ACRONYM_MAX_LETTERS: usize = 4;
 
 /// The analyser: stemmer plus the rules of the module doc.
 struct Analyzer {
@@ -212,14 +251,21 @@ impl Analyzer {
             return;
         }
         let parts = split_parts(trimmed);
-        for p in &parts {
-            self.word(p, out);
+        let lower: Vec<String> = parts.iter().map(|p| p.to_lowercase()).collect();
+        for (p, l) in parts.iter().zip(&lower) {
+            if is_acronym(p) {
+                if !stop_sets().0.contains(l.as_str()) {
+                    out.push(l.clone());
+                }
+            } else {
+                self.word(l, out);
+            }
         }
-        if parts.len() > 1 {
-            let whole: String = parts.concat();
+        if lower.len() > 1 {
+            let whole: String = lower.concat();
             // A compound identifier as one token too (not stemmed: it is a name); an initialism
             // of single letters (`W&B`, `A/B`, `I/O`) is one even when short.
-            let initialism = parts.iter().all(|p| p.chars().count() == 1);
+            let initialism = lower.iter().all(|p| p.chars().count() == 1);
             if whole.chars().count() > 3 || initialism {
                 out.push(whole);
             }
@@ -297,7 +343,7 @@ const WEIGHTS: [f32; FIELD_COUNT] = [NAME_WEIGHT, DESCRIPTION_WEIGHT, BODY_WEIGH
 
 /// Bumped whenever [`tokenize`] gives other tokens for a text (stop words, stemming, splitting,
 /// the fields ranked): [`CandidateTerms`] kept from another version must not be used.
-pub const ANALYZER_VERSION: u32 = 3;
+pub const ANALYZER_VERSION: u32 = 4;
 
 /// A candidate's tokens as the selector ranks them, per field: name (frontmatter name and the
 /// file-name stem of its id), description, and the body's first 16 KiB. They depend
@@ -1414,6 +1460,21 @@ mod tests {
                 "httpserver"
             ]
         );
+    }
+
+    #[test]
+    fn acronyms_are_whole_and_not_stemmed() {
+        // Mixed-case acronyms are not cut into single letters, plural acronyms are the
+        // acronym, and a short capitalised name is not stemmed (`AWS` is not `aw`).
+        assert_eq!(tokenize("IoU mIoU iOS"), vec!["iou", "miou", "ios"]);
+        assert_eq!(
+            tokenize("GPUs APIs PRs AWS"),
+            vec!["gpu", "api", "pr", "aws"]
+        );
+        assert_eq!(tokenize("GPU api"), vec!["gpu", "api"]);
+        // camelCase, HTTPServer and initialisms as before.
+        assert_eq!(tokenize("onPress"), vec!["press", "onpress"]);
+        assert_eq!(tokenize("W&B"), vec!["wb"]);
     }
 
     #[test]
