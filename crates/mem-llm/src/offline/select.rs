@@ -31,6 +31,9 @@
 //!   floor among them).
 //! - Cut: the selection, best first, is cut after its biggest drop in share when that drop is
 //!   at least [`DROP_RATIO`]: the notes below a clear break are incidental matches.
+//! - Superseded notes: a note whose description says another is out of date (a word of
+//!   [`STALE_WORDS`] and a word of the other's name, `says_stale`) is selected with it and put
+//!   just before it, so the stale note never comes alone or first.
 //! - Cost: a candidate's tokens ([`CandidateTerms`]) depend on its text only, so they are
 //!   computed once and kept in a process-wide memo keyed by the candidate's text ([`terms_of`]);
 //!   a turn over unchanged notes only tokenises the message. A caller that keeps terms across
@@ -627,6 +630,8 @@ struct Ranked {
     contrib: Vec<Vec<f32>>,
     /// Per candidate, the terms found in its name or description.
     named: Vec<Vec<usize>>,
+    /// Per candidate, its tokens.
+    docs: Vec<Arc<CandidateTerms>>,
 }
 
 fn saturate(x: f32) -> f32 {
@@ -634,7 +639,8 @@ fn saturate(x: f32) -> f32 {
 }
 
 fn ranked(terms: Vec<String>, candidates: &[Candidate]) -> Ranked {
-    let ix = index(&terms, &terms_of_all(candidates));
+    let docs = terms_of_all(candidates);
+    let ix = index(&terms, &docs);
     let idfs: Vec<f32> = ix.df.iter().map(|df| idf(ix.n, *df)).collect();
     let contrib = (0..candidates.len())
         .map(|d| {
@@ -673,6 +679,7 @@ fn ranked(terms: Vec<String>, candidates: &[Candidate]) -> Ranked {
         df: ix.df,
         contrib,
         named,
+        docs,
     }
 }
 
@@ -1096,11 +1103,68 @@ pub fn select(query: &str, candidates: &[Candidate], limit: usize) -> Vec<String
     }
     chosen.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     cut_at_biggest_drop(&mut chosen);
-    chosen
-        .into_iter()
+    let mut ids: Vec<usize> = chosen.into_iter().map(|(i, _)| i).collect();
+    put_newer_first(&mut ids, &judged.index.docs);
+    ids.into_iter()
         .take(limit)
-        .map(|(i, _)| candidates[i].id.clone())
+        .map(|i| candidates[i].id.clone())
         .collect()
+}
+
+/// Words that say a note is out of date ("the golang-migrate note is stale").
+const STALE_WORDS: &str = "stale superseded outdated obsolete deprecated";
+
+/// The tokens of [`STALE_WORDS`].
+fn stale_words() -> &'static [String] {
+    static STALE: OnceLock<Vec<String>> = OnceLock::new();
+    STALE.get_or_init(|| tokenize(STALE_WORDS))
+}
+
+/// Whether a note's description holds a word of [`STALE_WORDS`].
+fn speaks_of_stale(terms: &CandidateTerms) -> bool {
+    terms
+        .tokens(1)
+        .any(|t| stale_words().iter().any(|s| s == t))
+}
+
+/// Whether the note with terms `newer` (whose description holds a word of [`STALE_WORDS`])
+/// says the note with terms `older` is out of date: its description holds a word of `older`'s
+/// name that its own name does not hold ("Database migrations (goose)": "…; the
+/// golang-migrate note is stale" names "Database migrations (golang-migrate)").
+fn says_stale(newer: &CandidateTerms, older: &CandidateTerms) -> bool {
+    newer.tokens(1).any(|t| {
+        t.chars().count() >= 3
+            && !stale_words().iter().any(|s| s == t)
+            && older.tokens(0).any(|n| n == t)
+            && !newer.tokens(0).any(|n| n == t)
+    })
+}
+
+/// A note that says a selected note is out of date ([`says_stale`]) is selected too and put
+/// just before it: the agent reads the current fact first, and never the stale one alone.
+fn put_newer_first(ids: &mut Vec<usize>, docs: &[Arc<CandidateTerms>]) {
+    let sayers: Vec<usize> = (0..docs.len())
+        .filter(|&n| speaks_of_stale(&docs[n]))
+        .collect();
+    if sayers.is_empty() {
+        return;
+    }
+    let mut k = 0;
+    while k < ids.len() {
+        let older = ids[k];
+        let newer = sayers
+            .iter()
+            .copied()
+            .find(|&n| n != older && !ids[..k].contains(&n) && says_stale(&docs[n], &docs[older]));
+        if let Some(n) = newer {
+            ids.retain(|&i| i != n);
+            let at = ids.iter().position(|&i| i == older).unwrap_or(ids.len());
+            ids.insert(at, n);
+            k = at + 2;
+        } else {
+            k += 1;
+        }
+    }
 }
 
 /// Cuts a selection (best first) after its biggest drop in share when the share before the
@@ -1460,6 +1524,30 @@ mod tests {
                 "httpserver"
             ]
         );
+    }
+
+    #[test]
+    fn a_note_saying_another_is_stale_comes_first() {
+        let mut notes = corpus();
+        notes.push(candidate(
+            "migrate_old.md",
+            "Database migrations (golang-migrate)",
+            "Schema changes are up/down SQL files applied with golang-migrate",
+            "Create with `migrate create -ext sql -dir migrations -seq add_x`.",
+        ));
+        notes.push(candidate(
+            "migrate_goose.md",
+            "Database migrations (goose)",
+            "Migrations moved to goose; the golang-migrate note is stale",
+            "Create with `goose create add_x sql`.",
+        ));
+        // The message matches the stale note best; the note saying it is stale comes first,
+        // whether or not it would have been selected on its own.
+        let got = select("run migrate create -ext sql for the new table", &notes, 5);
+        assert_eq!(&got[..2], ["migrate_goose.md", "migrate_old.md"], "{got:?}");
+        // A note without a stale word links nothing.
+        let got = select("how do I run the tests?", &notes, 5);
+        assert_eq!(got, ["testing.md"]);
     }
 
     #[test]
