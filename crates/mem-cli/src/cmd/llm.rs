@@ -182,10 +182,15 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
                 text.push_str(&format!(
                     "\nBM25F scores of {} candidates and their best share of an ideal score over \
                      the message (ideal {ideal:.3}) and its clauses (threshold: a share of at \
-                     least {} and {} of the best share; when none passes, the rare-term floor):\n",
+                     least {} and {} of the best share; when none passes, the best alone if it has {}× \
+                     the second's share and at least {}, else the rare-term floor; cut at a drop \
+                     of {}×):\n",
                     request.candidates.len(),
                     mem_llm::offline::MIN_IDEAL_SHARE,
                     mem_llm::offline::MIN_RELATIVE_SCORE,
+                    mem_llm::offline::STANDOUT_RATIO,
+                    mem_llm::offline::MIN_STANDOUT_SHARE,
+                    mem_llm::offline::DROP_RATIO,
                 ));
                 for (i, s) in &scored {
                     text.push_str(&format!(

@@ -18,10 +18,11 @@ pub use knowledge::{
     is_home_path, is_project_knowledge, is_project_rule, names_project_value, names_value,
 };
 pub use select::{
-    ANALYZER_VERSION, BODY_WEIGHT, CandidateTerms, DESCRIPTION_WEIGHT, EXPANSION_WEIGHT,
-    IDEAL_PRIOR_TERMS, MAX_CLAUSES, MIN_CLAUSE_MATCHES, MIN_IDEAL_SHARE, MIN_RELATIVE_SCORE,
-    NAME_WEIGHT, RARE_TERM_MAX_SHARE, TERMS_MEMO_MAX, UNSEEN_CJK_SHARE, best_shares, clauses,
-    forget_terms, ideal_score, remember_terms, score, select, terms_of, tokenize,
+    ANALYZER_VERSION, BODY_WEIGHT, CandidateTerms, DESCRIPTION_WEIGHT, DROP_RATIO,
+    EXPANSION_WEIGHT, IDEAL_PRIOR_TERMS, MAX_CLAUSES, MIN_CLAUSE_MATCHES, MIN_IDEAL_SHARE,
+    MIN_RELATIVE_SCORE, MIN_STANDOUT_SHARE, NAME_WEIGHT, RARE_TERM_MAX_SHARE, STANDOUT_RATIO,
+    TERMS_MEMO_MAX, UNSEEN_CJK_SHARE, best_shares, clauses, forget_terms, ideal_score,
+    remember_terms, score, select, terms_of, tokenize,
 };
 pub use summarize::{MAX_LIST_ITEMS, MessageStats, stats, summarize};
 pub use tools::{ToolKind, classify_tool};
