@@ -105,6 +105,9 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
             let fresh = redacted.withheld() > 0;
             // Pasted output (a build log) states nothing in the user's voice.
             let pasted = knowledge::looks_like_log(text);
+            // A task prompt written out or an analysis pasted back: its lines are no facts of
+            // the project (a list of the user's rules in it is still read).
+            let document = knowledge::looks_like_document(text);
             let mut before: Vec<String> = Vec::new();
             // Whether the sentence before in this message was a habitual complaint about the
             // agent, with the thing it is about ("your commit messages are way too long").
@@ -177,10 +180,10 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                     let list = match cue {
                         Some(Cue::Correction) => &mut memories.corrections,
                         Some(Cue::Preference) => &mut memories.preferences,
-                        Some(Cue::Project) => &mut memories.project,
+                        Some(Cue::Project) if !document => &mut memories.project,
                         // Knowledge clauses keep only those naming a value ("here's the deploy
                         // key, put it in ~/.ssh/…": the first clause names none).
-                        Some(Cue::Knowledge) => {
+                        Some(Cue::Knowledge) if !document => {
                             for entry in entries {
                                 if knowledge::names_value(&entry) {
                                     add(&mut memories.project, entry);
@@ -1184,9 +1187,9 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
     None
 }
 
-/// `text` without a numbered list marker at its start ("1) ", "2. ", "(3) ", "a) ").
+/// `text` without a list marker at its start ("1) ", "2. ", "(3) ", "a) ", "- ", "* ", "• ").
 fn without_list_marker(text: &str) -> &str {
-    static MARKER: LazyLock<Regex> = LazyLock::new(|| re(r"^\(?(\d{1,2}|[a-e])[.)]\s+"));
+    static MARKER: LazyLock<Regex> = LazyLock::new(|| re(r"^(\(?(\d{1,2}|[a-e])[.)]|[-*•>])\s+"));
     match MARKER.find(text) {
         Some(m) => &text[m.end()..],
         None => text,
@@ -2133,5 +2136,25 @@ mod tests {
                 "{text:?}"
             );
         }
+    }
+
+    /// Stop 40: a task prompt written out as a list is no source of project facts; a list of
+    /// the user's own rules still is read.
+    #[test]
+    fn a_written_out_task_prompt_gives_no_project_facts() {
+        check(
+            vec![Message::user(
+                "Audit the dependencies:\n1. Examine the package.json file(s) in /path/to/Demo and any subdirectories.\n2. Version information for key packages (Next.js, TypeScript, Tailwind, etc.).\n3. Report outdated ones.",
+            )],
+            "",
+            "",
+        );
+        check(
+            vec![Message::user(
+                "my rules:\n- always use uv, never pip\n- never push to main\n- reply in Chinese",
+            )],
+            "",
+            "### 用户偏好\n- Always use uv, never pip.\n- Never push to main.\n- Reply in Chinese.\n",
+        );
     }
 }

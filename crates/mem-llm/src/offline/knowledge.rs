@@ -254,6 +254,16 @@ pub fn looks_like_log(text: &str) -> bool {
     text.lines().filter(|l| LOG_LINE.is_match(l)).count() >= 3
 }
 
+/// Whether `text` (one user message) is a pasted document rather than something said: three
+/// lines or more that are list items or markdown headings, or markdown bold used twice (a task
+/// prompt written out, an analysis pasted back). Such a message may still hold the user's rules
+/// (a list of preferences), but no fact of the project is read in it.
+pub fn looks_like_document(text: &str) -> bool {
+    static STRUCTURE: LazyLock<Regex> =
+        LazyLock::new(|| re(r"^\s*([-*•]|\d{1,2}[.)]|#{1,6})\s+\S"));
+    text.lines().filter(|l| STRUCTURE.is_match(l)).count() >= 3 || text.matches("**").count() >= 4
+}
+
 /// Whether `sentence` is a one-off, a status report, a reported event, a plan or hand-over, or a
 /// log line (see the module doc): never a fact of the project, whatever its cue words.
 pub fn is_event_or_task(sentence: &str) -> bool {
