@@ -83,9 +83,12 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
         // how it's wired?"): after a report of work done it acknowledges it. "right, and we
         // don't bump it…" takes the statement up whatever its form.
         let put_as_question = previous_by_assistant && asks_to_confirm(&previous);
+        // An analysis written out as a document (headings, lists) is the assistant's report,
+        // not a statement the user takes up with "yes".
         if message.role == Role::User
             && said.len() == 1
             && !previous.is_empty()
+            && !knowledge::looks_like_document(&previous)
             && ((put_as_question && facts::is_confirmation(&said[0]))
                 || (previous_by_assistant && facts::opens_with_confirmation(&said[0])))
         {
@@ -2139,9 +2142,20 @@ mod tests {
     }
 
     /// Stop 40: a task prompt written out as a list is no source of project facts; a list of
-    /// the user's own rules still is read.
+    /// the user's own rules still is read; "yes" after an analysis written as a document
+    /// confirms none of its sentences.
     #[test]
     fn a_written_out_task_prompt_gives_no_project_facts() {
+        check(
+            vec![
+                Message::assistant(
+                    "## Bug Analysis\n\n**The root cause is in `git.go`** - it uses the default agent type.\n\nThe flow:\n1. `capture` reads the state\n2. `save` writes it\n3. the UI shows it\n\nShould I fix it?",
+                ),
+                Message::user("yes"),
+            ],
+            "",
+            "",
+        );
         check(
             vec![Message::user(
                 "Audit the dependencies:\n1. Examine the package.json file(s) in /path/to/Demo and any subdirectories.\n2. Version information for key packages (Next.js, TypeScript, Tailwind, etc.).\n3. Report outdated ones.",
