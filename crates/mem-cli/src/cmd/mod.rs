@@ -26,22 +26,24 @@ use crate::settings::Settings;
 /// runtime started for them, so a `mem memory search` starts no runtime and no worker threads.
 pub fn run(command: Command, settings: &Settings) -> Result<()> {
     checkpoint::recover_killed_restore(settings);
-    match command {
-        Command::Instructions(args) => instructions::run(args, settings),
-        Command::Context(args) => context::run(args, settings),
-        Command::Session(args) => session::run(args, settings),
-        Command::Note(args) => note::run(args, settings),
-        Command::Memory(args) => memory::run(args, settings),
-        Command::Checkpoint(args) => checkpoint::run(args, settings),
-        command => tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .context("cannot start the async runtime")?
-            .block_on(run_async(command, settings)),
-    }
+    let command = match command {
+        Command::Instructions(args) => return instructions::run(args, settings),
+        Command::Context(args) => return context::run(args, settings),
+        Command::Session(args) => return session::run(args, settings),
+        Command::Note(args) => return note::run(args, settings),
+        Command::Memory(args) => return memory::run(args, settings),
+        Command::Checkpoint(args) => return checkpoint::run(args, settings),
+        command => command,
+    };
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?
+        .block_on(run_async(command, settings))
 }
 
-/// The commands that wait on a model or the network, on the runtime [`run`] starts.
+/// The commands that wait on a model or the network, on the runtime [`run`] starts; the
+/// synchronous ones never reach it ([`run`] has run them).
 async fn run_async(command: Command, settings: &Settings) -> Result<()> {
     match command {
         Command::Llm(args) => llm::run(args, settings).await,
@@ -51,11 +53,13 @@ async fn run_async(command: Command, settings: &Settings) -> Result<()> {
         Command::Extract(args) => extract::run(args, settings).await,
         Command::Mcp(args) => mcp::run(args, settings).await,
         Command::Skill(args) => skill::run(args, settings).await,
-        Command::Instructions(args) => instructions::run(args, settings),
-        Command::Context(args) => context::run(args, settings),
-        Command::Session(args) => session::run(args, settings),
-        Command::Note(args) => note::run(args, settings),
-        Command::Memory(args) => memory::run(args, settings),
-        Command::Checkpoint(args) => checkpoint::run(args, settings),
+        Command::Instructions(_)
+        | Command::Context(_)
+        | Command::Session(_)
+        | Command::Note(_)
+        | Command::Memory(_)
+        | Command::Checkpoint(_) => {
+            anyhow::bail!("internal: a synchronous command reached the async runner")
+        }
     }
 }

@@ -670,44 +670,9 @@ fn is_prohibition(lower: &str) -> bool {
             r"^no\s+([\w`'./-]+)(\s+[\w`'./-]+){0,3}\s*,?\s*(ever|ever again|in this (project|repo|repository|codebase))\s*[.!]?$",
         )
     });
-    const NOT_THINGS: &[&str] = &[
-        "need",
-        "problem",
-        "problems",
-        "worries",
-        "idea",
-        "way",
-        "thanks",
-        "rush",
-        "luck",
-        "change",
-        "changes",
-        "difference",
-        "one",
-        "longer",
-        "matter",
-        "wait",
-        "it",
-        "that",
-        "this",
-        "i",
-        "we",
-        "you",
-        "the",
-        "not",
-        "more",
-        "issue",
-        "issues",
-        "errors",
-        "error",
-        "big",
-        "clue",
-        "doubt",
-        "time",
-    ];
     SHAPE
         .captures(lower.trim())
-        .is_some_and(|c| !NOT_THINGS.contains(&&c[1]))
+        .is_some_and(|c| !facts::NOT_THINGS.contains(&&c[1]))
 }
 
 /// A complaint about a habit of the agent, and the thing it is about when named: "your commit
@@ -1437,7 +1402,7 @@ struct ToolEvidence {
     /// The calls since the user last typed: counted when the user goes on without correcting.
     pending: Vec<PendingCall>,
     /// Ids of calls whose result was an error.
-    failed: Vec<String>,
+    failed: std::collections::HashSet<String>,
 }
 
 impl ToolEvidence {
@@ -1497,7 +1462,7 @@ fn project_facts(messages: &[Message]) -> Vec<String> {
         for block in &message.content {
             match block {
                 ContentBlock::ToolResult { tool_use_id, .. } if block.is_error() => {
-                    evidence.failed.push(tool_use_id.clone());
+                    evidence.failed.insert(tool_use_id.clone());
                 }
                 ContentBlock::ToolUse {
                     id, name, input, ..

@@ -478,6 +478,44 @@ fn antecedent_before_pronoun(clause: &str) -> bool {
         && (NOUN_PHRASE.is_match(before) || !named_things(before).is_empty())
 }
 
+/// Words after "no" that name no thing to prohibit ("no need", "no problem", "no idea", "no
+/// errors"): "no X" with one of them is no rule.
+pub(crate) const NOT_THINGS: &[&str] = &[
+    "need",
+    "problem",
+    "problems",
+    "worries",
+    "idea",
+    "way",
+    "thanks",
+    "rush",
+    "luck",
+    "change",
+    "changes",
+    "difference",
+    "one",
+    "longer",
+    "matter",
+    "wait",
+    "it",
+    "that",
+    "this",
+    "i",
+    "we",
+    "you",
+    "the",
+    "not",
+    "more",
+    "issue",
+    "issues",
+    "errors",
+    "error",
+    "big",
+    "clue",
+    "doubt",
+    "time",
+];
+
 /// A fragment: no verb-and-object left ("never spend time.", "中文。"), fewer than 3 words
 /// (or 4 CJK characters) of content.
 pub fn is_fragment(clause: &str) -> bool {
@@ -502,10 +540,7 @@ pub fn is_fragment(clause: &str) -> bool {
     static NO_THING: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)^no\s+[\w`'./-]{3,}"));
     let prohibition = content.len() == 2
         && NO_THING.is_match(clause.trim())
-        && !matches!(
-            content[1].to_lowercase().as_str(),
-            "thanks" | "problem" | "worries" | "idea" | "way" | "need" | "rush" | "luck"
-        );
+        && !NOT_THINGS.contains(&content[1].to_lowercase().as_str());
     (content.len() < 3 && cjk < 4 && !prohibition) || ADVERB_ONLY.is_match(clause.trim())
 }
 
