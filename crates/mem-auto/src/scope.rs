@@ -52,7 +52,14 @@ const PROJECT_PHRASES_ZH: &[&str] = &[
 /// here."). Such an entry goes to `<project>/.mewcode/memories.md` whatever its category.
 pub fn names_project_scope(text: &str) -> bool {
     let lower = text.to_lowercase();
-    if PROJECT_PHRASES_ZH.iter().any(|p| lower.contains(p)) {
+    // "项目里" after 所有 / 每个 / 任何 / 哪个 ("我所有项目里都用 rg") is every project, not this one.
+    if PROJECT_PHRASES_ZH.iter().any(|p| {
+        lower.match_indices(p).any(|(i, _)| {
+            !["所有", "每个", "任何", "哪个", "别的", "其他", "其它"]
+                .iter()
+                .any(|q| lower[..i].ends_with(q))
+        })
+    }) {
         return true;
     }
     let words: Vec<&str> = lower
@@ -109,10 +116,18 @@ const USER_WIDE: &[&str] = &[
     "anywhere",
     "on my machine",
     "on my laptop",
+    "any repo",
+    "any codebase",
+    "every codebase",
+    "any of my",
     "所有项目",
     "每个项目",
     "我的项目",
     "所有仓库",
+    "哪个项目",
+    "任何项目",
+    "哪个仓库",
+    "任何仓库",
 ];
 
 /// Nouns naming a part of this project when they are the subject ("the service uses port 8080",

@@ -110,9 +110,21 @@ pub struct Listing {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EntryDates {
     /// First written.
+    #[serde(serialize_with = "nanos")]
     pub added: DateTime<Utc>,
     /// Last added again or confirmed by an extraction.
+    #[serde(serialize_with = "nanos")]
     pub confirmed: DateTime<Utc>,
+}
+
+/// A date as RFC 3339 with nine fractional digits, always: chrono's default prints 0, 3, 6 or
+/// 9 digits depending on the value, so the size of `memories.meta.json` (shown by `mem
+/// checkpoint`) changed with the clock.
+fn nanos<S: serde::Serializer>(
+    date: &DateTime<Utc>,
+    serializer: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    serializer.serialize_str(&date.to_rfc3339_opts(chrono::SecondsFormat::Nanos, true))
 }
 
 /// The content of `memories.meta.json`: dates per entry id. A cache: when missing, entries are
@@ -492,5 +504,33 @@ impl LockedFile {
         meta.version = 1;
         meta.written = text.map(sha256_hex);
         write_json(&self.meta_path, &meta)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_written_with_nine_fractional_digits_whatever_the_value() {
+        let at = |s: &str| s.parse::<DateTime<Utc>>().unwrap();
+        for (date, written) in [
+            ("2026-12-05T14:16:45Z", "2026-12-05T14:16:45.000000000Z"),
+            ("2026-12-05T14:16:45.983Z", "2026-12-05T14:16:45.983000000Z"),
+            (
+                "2026-12-05T14:16:45.983418919Z",
+                "2026-12-05T14:16:45.983418919Z",
+            ),
+        ] {
+            let dates = EntryDates {
+                added: at(date),
+                confirmed: at(date),
+            };
+            let json = serde_json::to_value(&dates).unwrap();
+            assert_eq!(json["added"], written);
+            assert_eq!(json["confirmed"], written);
+            // Read back unchanged (any RFC 3339 form is read).
+            assert_eq!(serde_json::from_value::<EntryDates>(json).unwrap(), dates);
+        }
     }
 }

@@ -53,6 +53,7 @@ const MAX_MESSAGE_CHARS: usize = 2_000;
 /// (pasted plans, logs) are not read.
 pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
     let known = normalise(current_memories);
+    let artifacts = project_artifacts(messages);
     let mut memories = Memories::default();
     let add = |list: &mut Vec<String>, entry: String| {
         let Some(entry) = without_secrets(&entry) else {
@@ -111,6 +112,9 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
             // A task prompt written out or an analysis pasted back: its lines are no facts of
             // the project (a list of the user's rules in it is still read).
             let document = knowledge::looks_like_document(text);
+            // A plan or a spec pasted for the task: its "always"/"never" items are requirements
+            // of the work; only a sentence speaking to the agent is a rule there.
+            let foreign_document = document && !knowledge::introduces_rules(text);
             let mut before: Vec<String> = Vec::new();
             // Whether the sentence before in this message was a habitual complaint about the
             // agent, with the thing it is about ("your commit messages are way too long").
@@ -118,6 +122,9 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
             // Whether the sentence before in this message gave a rule (a correction or a
             // preference): "use `unknown` instead" after it says what to do in its place.
             let mut rule_before: Option<Cue> = None;
+            // Whether the sentence before in this message was bound to a time ("for today
+            // don't run the test suite"): "just compile with … after changes" goes on from it.
+            let mut one_off_before = false;
             let pieces: Vec<String> = facts::sentences(&redacted.text)
                 .iter()
                 .flat_map(|s| asides(s))
@@ -137,6 +144,14 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                 let sentence = polite_rule(&sentence).unwrap_or(sentence);
                 let after_complaint = complaint.take();
                 let after_rule = rule_before.take();
+                let goes_on_from_one_off =
+                    std::mem::replace(&mut one_off_before, knowledge::is_one_off(&sentence))
+                        && CONTINUATION.is_match(&sentence);
+                if goes_on_from_one_off {
+                    one_off_before = true;
+                    before.push(sentence);
+                    continue;
+                }
                 complaint = habitual_complaint(&sentence);
                 // Pasted output (a build log) holds no statement of the user's.
                 let mut cue = classify_sentence(&sentence).filter(|_| !pasted);
@@ -180,6 +195,26 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                             .collect(),
                         None => facts_of(&sentence, &[&context, &previous]),
                     };
+                    if foreign_document
+                        && matches!(cue, Some(Cue::Correction | Cue::Preference))
+                        && !speaks_to_agent(&sentence)
+                    {
+                        before.push(sentence);
+                        continue;
+                    }
+                    // A rule about a thing this project's files hold ("don't ever run
+                    // deploy-prod" after the Makefile listed it) is the project's.
+                    let (entries, of_project): (Vec<String>, Vec<String>) =
+                        if !document && matches!(cue, Some(Cue::Correction | Cue::Preference)) {
+                            entries
+                                .into_iter()
+                                .partition(|e| !names_artifact(e, &artifacts))
+                        } else {
+                            (entries, Vec::new())
+                        };
+                    for entry in of_project {
+                        add(&mut memories.project, entry);
+                    }
                     let list = match cue {
                         Some(Cue::Correction) => &mut memories.corrections,
                         Some(Cue::Preference) => &mut memories.preferences,
@@ -231,6 +266,66 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
     memories
 }
 
+/// Names of things of this project seen in what its tools printed (not errors): hyphenated,
+/// dotted, slashed or underscored identifiers of 5 bytes or more (`deploy-prod`,
+/// `package-lock.json`, `src/api/client.ts`), lowercased; a program the agent ran (the first
+/// word of a command: `docker-compose`, `clang-format`) is a tool, not a thing of the project.
+fn project_artifacts(messages: &[Message]) -> std::collections::HashSet<String> {
+    let mut programs = std::collections::HashSet::new();
+    let mut seen = std::collections::HashSet::new();
+    for block in messages.iter().flat_map(|m| &m.content) {
+        match block {
+            ContentBlock::ToolUse { input, .. } => {
+                if let Some(command) = command_of(input) {
+                    for part in command.split(['|', ';', '&']) {
+                        if let Some(program) = part.split_whitespace().next() {
+                            programs.insert(program.to_lowercase());
+                        }
+                    }
+                }
+            }
+            ContentBlock::ToolResult { content, .. } if !block.is_error() => {
+                for m in ARTIFACT.find_iter(&content.text()) {
+                    if m.as_str().len() >= 5 {
+                        seen.insert(m.as_str().to_lowercase());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    seen.retain(|a| !programs.contains(a));
+    seen
+}
+
+/// An identifier with a `-`, `_`, `.` or `/` inside it (see [`project_artifacts`]).
+static ARTIFACT: LazyLock<Regex> =
+    LazyLock::new(|| re(r"[A-Za-z][A-Za-z0-9]*(?:[-_./][A-Za-z0-9]+)+"));
+
+/// Whether `entry` names one of `artifacts` as a whole word and does not say it holds for all
+/// the user's projects.
+fn names_artifact(entry: &str, artifacts: &std::collections::HashSet<String>) -> bool {
+    !artifacts.is_empty()
+        && !USER_WIDE.is_match(&entry.to_lowercase())
+        && ARTIFACT
+            .find_iter(entry)
+            .any(|m| artifacts.contains(&m.as_str().to_lowercase()))
+}
+
+/// A sentence going on from the instruction before it: "just …", "only …", "instead …",
+/// "then …", 就, 只, 直接.
+static CONTINUATION: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)^(just|only|instead|then|and\ just|and\ then)\b|^(就|只|直接|先)"));
+
+/// Whether `sentence` speaks to the agent or of the user: "you", "your", "me", "my", "I",
+/// 你, 我 (a requirement in a pasted plan, "Always validate cart totals on the server", does
+/// neither).
+fn speaks_to_agent(sentence: &str) -> bool {
+    static PERSON: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(?i)\b(you|your|yours|u|me|my|mine|i|i'm|i've|i'd)\b|[你我]"));
+    PERSON.is_match(sentence)
+}
+
 /// Whether the assistant's text puts something to the user to confirm: a sentence ending in a
 /// question mark that is not an offer or a request for more ("Want me to update the README?",
 /// "Should I also open the PR?", "Anything else?").
@@ -240,9 +335,15 @@ fn asks_to_confirm(assistant: &str) -> bool {
             r"(?i)^(want\ me|do\ you\ want|would\ you\ like|should\ i|shall\ i|can\ i|may\ i|should\ we|shall\ we|anything\ else|need\ me|do\ you\ need|ok\ to|okay\ to|要不要|需要我|我来)",
         )
     });
+    // "Remove it?", "Restore the old value?": an action offered, put as a bare imperative.
+    static IMPERATIVE_OFFER: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)^(remove|restore|delete|add|fix|revert|apply|push|merge|commit|run|keep|drop|update|rename|use|switch|install|open|create|retry|proceed|continue|go\ ahead|bump|change|move|rebase|deploy|ship|try)\b",
+        )
+    });
     facts::sentences(assistant).iter().any(|s| {
         let s = s.trim();
-        s.ends_with(['?', '？']) && !OFFER.is_match(s)
+        s.ends_with(['?', '？']) && !OFFER.is_match(s) && !IMPERATIVE_OFFER.is_match(s)
     })
 }
 
@@ -750,8 +851,9 @@ static NOT_A_STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         [?？]\s*$ | 吗[。.!！]?\s*$ | 呢[。.]?\s*$ | 是不是 | 要不要 | 能不能 | 可不可以 | 怎么
         | ^(can|could|would|should|shall|do|does|did|is|are|was|were)(\s|$) | ^(what|why|how|where|which|who)('s|'re)?\b
-        | \b(maybe|perhaps|probably|possibly|i\ think|i\ guess|i\ suppose|not\ sure|might|at\ some\ point|let\ me\ think|we\ could\ try|idk|dunno|i\ don't\ know)\b
-        | 也许|可能|或许|好像|不确定|考虑一下|(以后|回头|到时候|之后|下次)再说
+        | \b(maybe|perhaps|probably|possibly|i\ think|i\ guess|i\ suppose|not\ sure|might|at\ some\ point|let\ me\ think|we\ could\ try|idk|dunno|i\ don't\ know|i\ bet|i\ suspect|i'd\ guess|my\ guess|i\ wonder|i'm\ pretty\ sure|hold\ off)\b
+        | 也许|可能|或许|好像|不确定|考虑一下|(以后|回头|到时候|之后|下次)再说|我猜|估计|猜测|先别|等.{1,24}再(说|改|动|弄)
+        | \b(he|she|they)('s|'re|\ is|\ are)\ (on|using|running)\b
         | ^(what\ if|suppose|imagine|假如|假设|要是)
         | \b(he|she|they|someone|somebody|people|colleague|coworker|co-worker|teammate|boss|manager|lead|reviewer|docs?|article|blog|friend|cto)\s+([a-z]+\s+)?(said|says|say|told\ me|thinks?|insists?|wants?|suggest(s|ed)?|claims?|believes?|argues?|prefers?|recommends?|mentioned|keeps\ saying)\b
         | \bsaid\ (that\ )?we\b | \baccording\ to\b | 他说|她说|同事说|听说|据说|(同事|领导|老板|有人|他|她|他们)(觉得|认为|坚持|建议|说)
@@ -790,7 +892,7 @@ static THAT_CONJUNCTION: LazyLock<Regex> = LazyLock::new(|| {
 /// Sentences that ask the agent to do a task now: not facts.
 static TASK_REQUEST: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
-        ^((now|then|next|so|ok|okay|alright|cool|great|first|pls)[,\s]+)*(please\ )?(fix|add|create|implement|update|write|refactor|rename|remove|delete|look|check|review|move|merge|push|commit|revert|install|investigate|debug|help|make|change|set\ up|setup|try|find|show|tell|explain|read|open|let's|lets|finish|build|get|hook\ up|wire|port|convert|replace|clean\ up|go\ ahead|continue|parse|wrap|split|extract|document|optimi[sz]e|migrate|handle|validate|print|compute|generate|summari[sz]e|translate|draft|compare|list|load|save|send|fetch|download|upload|scaffold|patch|rebase|squash|give\ me|write\ me|get\ me|show\ me)\b
+        ^((now|then|next|so|ok|okay|alright|cool|great|first|pls|please)[,\s]+)*(please\ )?(fix|add|create|implement|update|write|refactor|rename|remove|delete|look|check|review|move|merge|push|commit|revert|install|investigate|debug|help|make|change|set\ up|setup|try|find|show|tell|explain|read|open|let's|lets|finish|build|get|hook\ up|wire|port|convert|replace|clean\ up|go\ ahead|continue|parse|wrap|split|extract|document|optimi[sz]e|migrate|handle|validate|print|compute|generate|summari[sz]e|translate|draft|compare|list|load|save|send|fetch|download|upload|scaffold|patch|rebase|squash|give\ me|write\ me|get\ me|show\ me)\b
         | \b(i'd\ like\ (you|your\ help)|i\ would\ like\ (you|your\ help)|i\ want\ you\ to|i\ need\ you\ to|can\ you|could\ you|would\ you|help\ me|your\ help|hey\ claude|hey\ codex)\b
         | ^((now|so|ok|okay)[,\s]+)?i\ (need|want)\ (a|an|some|the)\ 
         | ^(请)?(帮我|帮忙|修复|实现|添加|删除|看一下|看看|检查|把|给|改一下|提交|合并)
@@ -1202,11 +1304,12 @@ fn is_loopback(url: &str) -> bool {
         .any(|h| host.starts_with(h))
 }
 
-/// Package managers by the first word of a command segment.
+/// Package managers by the first word of a command segment, in the ecosystems where a project
+/// chooses one (JavaScript, Python, the JVM): `cargo` for Rust, `go` for Go, Bundler, Composer,
+/// `dotnet` and SwiftPM are what the language implies, and a memory saying so tells nothing.
 fn package_manager(words: &[&str]) -> Option<&'static str> {
     let first = *words.first()?;
     Some(match first {
-        "cargo" => "cargo",
         "npm" => "npm",
         "pnpm" => "pnpm",
         "yarn" => "yarn",
@@ -1215,19 +1318,8 @@ fn package_manager(words: &[&str]) -> Option<&'static str> {
         "pip" | "pip3" => "pip",
         "poetry" => "poetry",
         "pipenv" => "pipenv",
-        "go" if words.len() > 1 => "go",
         "mvn" | "./mvnw" => "Maven",
         "gradle" | "./gradlew" => "Gradle",
-        "bundle" => "Bundler",
-        "composer" => "Composer",
-        "dotnet" => "dotnet",
-        "swift"
-            if words
-                .get(1)
-                .is_some_and(|w| ["build", "test", "run", "package"].contains(w)) =>
-        {
-            "SwiftPM"
-        }
         _ => return None,
     })
 }
@@ -1254,6 +1346,42 @@ fn is_test_command(words: &[&str]) -> bool {
         _ => false,
     }
 }
+
+/// A test run narrowed to one test or file (`go test ./ws -run TestReconnect`, `pytest -k
+/// slow`, `cargo test --test cli`, `rspec spec/models/invoice_spec.rb:88`, `jest -t name`):
+/// a step of a task (reproducing a bug, checking a fix), not how the project's tests are run.
+fn is_targeted_run(words: &[&str]) -> bool {
+    words.iter().skip(1).any(|w| {
+        matches!(
+            *w,
+            "-run"
+                | "-k"
+                | "-t"
+                | "--test"
+                | "--grep"
+                | "-g"
+                | "--testNamePattern"
+                | "--lib"
+                | "--bin"
+                | "--example"
+                | "-count"
+                | "--tests"
+                | "--filter"
+                | "--only"
+        ) || w.starts_with("-run=")
+            || w.starts_with("--test=")
+            || w.starts_with("-count=")
+            || w.starts_with("--testNamePattern=")
+            || w.contains("::")
+            || TEST_FILE.is_match(w)
+    })
+}
+
+/// A file argument of a test run (`tests/test_api.py`, `spec/models/invoice_spec.rb:88`): a
+/// directory (`tests/`, `./...`) runs a suite, a file one part of it.
+static TEST_FILE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"^[^-].*\.(py|rb|ts|tsx|js|jsx|mjs|go|rs|java|kt|php|ex|exs|swift|cs)(:\d+)*$")
+});
 
 /// The command without its arguments: leading words up to the first flag, path or quoted
 /// argument, at most three (`go test ./pkg/... -run X` → `go test`, `uv run pytest -x` →
@@ -1434,7 +1562,7 @@ impl ToolEvidence {
                 if !aside {
                     pm = pm.or_else(|| package_manager(&words));
                 }
-                if test.is_none() && is_test_command(&words) {
+                if test.is_none() && is_test_command(&words) && !is_targeted_run(&words) {
                     test = Some(command_stem(&words));
                 }
                 fw = fw.or_else(|| framework_of_command(&words));
@@ -2135,5 +2263,89 @@ mod tests {
             "",
             "### 用户偏好\n- Always use uv, never pip.\n- Never push to main.\n- Reply in Chinese.\n",
         );
+    }
+
+    #[test]
+    fn deferrals_plans_observations_and_one_off_steps_give_nothing() {
+        for text in [
+            // An answer to an offer, with an interjection: no verb and object.
+            "hm, not now.",
+            "no, not yet. let's just get the crash fix reviewed",
+            // A plan pasted for the task: its "always"/"never" are requirements of the work.
+            "here's the plan from the checkout doc:\n\n1. Always validate cart totals on the server, never trust client-side prices\n2. Move PaymentForm to its own route\n3. Must keep the old URL redirecting\n\nlet's only do step 2 right now",
+            // An observation with a contrast: what the code does, not what to do.
+            "the join between sessions and events is giving way more rows than it should, like 3.4M instead of ~2M.",
+            "the endpoint keeps returning 500 instead of 404 for missing users",
+            // A step that goes on from an instruction bound to today.
+            "for today don't run the test suite, the emulator eats all my RAM. just compile with ./gradlew :app:compileDebugKotlin after changes.",
+            // A task asked for now, after "please".
+            "Please now make the branch for ticket MOB-412 (offline sync banner).",
+        ] {
+            assert_eq!(
+                extract(&[Message::user(text)], "").to_markdown(),
+                "",
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn rules_next_to_the_new_guards_are_still_read() {
+        // A list introduced as the user's rules is read; so is an item speaking to the agent
+        // in a pasted plan.
+        check(
+            vec![Message::user(
+                "my rules for you:\n- always use uv, never pip\n- never push to main\n- keep commits small",
+            )],
+            "",
+            "### 用户偏好\n- Always use uv, never pip.\n- Never push to main.\n- Keep commits small.\n",
+        );
+        // An interjection before a correction takes nothing from it.
+        check(
+            vec![Message::user("hm, no, use pnpm instead of npm.")],
+            "",
+            "### 纠正反馈\n- Use pnpm instead of npm.\n",
+        );
+    }
+
+    #[test]
+    fn a_rule_naming_a_thing_the_tools_printed_is_the_projects() {
+        let call = Message::new(
+            Role::Assistant,
+            vec![ContentBlock::tool_use(
+                "t1",
+                "Bash",
+                json!({"command": "rg -n '^deploy' Makefile"}),
+            )],
+        );
+        let result = Message::new(
+            Role::User,
+            vec![ContentBlock::tool_result(
+                "t1",
+                "31:deploy-staging: build\n38:deploy-prod: build",
+                false,
+            )],
+        );
+        let out = extract(
+            &[
+                call.clone(),
+                result.clone(),
+                Message::user("don't ever run deploy-prod"),
+            ],
+            "",
+        );
+        assert_eq!(out.project, vec!["Don't ever run deploy-prod.".to_owned()]);
+        assert!(out.preferences.is_empty());
+        // The program the agent ran is a tool, not a thing of the project; and a rule said for
+        // all the user's projects stays theirs.
+        let out = extract(
+            &[
+                call,
+                result,
+                Message::user("never run deploy-prod from a laptop, in all my projects"),
+            ],
+            "",
+        );
+        assert!(out.project.is_empty(), "{out:?}");
     }
 }

@@ -516,15 +516,31 @@ pub(crate) const NOT_THINGS: &[&str] = &[
     "time",
 ];
 
+/// Interjections: sounds and acknowledgements that are no words of a statement.
+const INTERJECTIONS: &[&str] = &[
+    "hm", "hmm", "hmmm", "uh", "um", "umm", "ah", "oh", "eh", "ugh", "meh", "huh", "welp", "lol",
+    "ok", "okay", "k", "yeah", "yep", "yup", "nope",
+];
+
 /// A fragment: no verb-and-object left ("never spend time.", "中文。"), fewer than 3 words
 /// (or 4 CJK characters) of content.
 pub fn is_fragment(clause: &str) -> bool {
+    // Interjections ("hm", "ugh", "ok") carry no content: "hm, not now." is two words.
     let content: Vec<&str> = clause
         .split(|c: char| {
             c.is_whitespace() || matches!(c, ',' | '.' | ';' | ':' | '!' | '。' | '，')
         })
         .filter(|w| w.chars().any(char::is_alphanumeric))
+        .filter(|w| !INTERJECTIONS.contains(&w.to_lowercase().as_str()))
         .collect();
+    // A deferral ("not now", "not yet, maybe later", "not today"): an answer to an offer,
+    // never a rule.
+    static DEFERRAL: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"(?i)^(?:no\W+)?not\s+(?:now|yet|today|right\s+now|for\s+now|this\s+time)\b")
+    });
+    if content.len() <= 5 && DEFERRAL.is_match(&content.join(" ")) {
+        return true;
+    }
     let cjk = clause
         .chars()
         .filter(|c| !c.is_ascii() && c.is_alphanumeric())

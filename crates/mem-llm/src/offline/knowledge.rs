@@ -146,11 +146,19 @@ static PLAN: LazyLock<Regex> = LazyLock::new(|| {
 static ONE_OFF: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?xi)
         \b(for\ now|just\ this\ once|this\ once|for\ today|today|tonight|this\ time|temporarily|for\ the\ moment|until\ tomorrow|right\ now|just\ now
-          |for\ this\ (task|pr|ticket|change|session|run|request)|until\ \w+|(this|next)\ (week|sprint|month)
+          |for\ this\ (task|pr|ticket|change|session|run|request|backfill|demo|release|migration|incident|hotfix|experiment)|until\ \w+|(this|next)\ (week|sprint|month)
+          |(over|for|through)\ the\ weekend|just\ so\ (we|i|it)|not\ permanent(ly)?
           |monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b
         | 这次|这一次|暂时|今天|先不|临时|刚才|一下|这周|本周|下周|周[一二三四五六日末]|星期[一二三四五六日天]
     ")
 });
+
+/// Whether `sentence` is bound to a time ("for today", "this time", "until friday", 这次,
+/// 暂时): a one-off, and so is an instruction that goes on from it in the next sentence
+/// ("… just compile with ./gradlew … after changes").
+pub fn is_one_off(sentence: &str) -> bool {
+    ONE_OFF.is_match(&sentence.to_lowercase())
+}
 
 /// Status reports: what happened, not how the project is.
 static STATUS: LazyLock<Regex> = LazyLock::new(|| {
@@ -162,6 +170,16 @@ static STATUS: LazyLock<Regex> = LazyLock::new(|| {
         | \b(failed|broke|crashed|passed|succeeded)\b
         | ^(i|i've|i'm|i\ just|we\ just)\b.*\b(ran|upgraded|changed|installed|deleted|pushed|merged|tried|updated|moved|saw|noticed|found|added|removed|fixed)\b
         | \b(still|keeps?)\s+(failing|broken|red|crashing|timing\ out|flaky)\b
+        | \bfails?\s+(on|with|at|in)\b | \bcrashloopbackoff\b | \booms?\b | \boom(ed|ing)\b
+        | \b(returns?|returning|gives?|giving|throws?|throwing)\s+(an?\s+)?[45]\d\d\b
+        | \b(isn't|aren't|wasn't|weren't|is\ not|are\ not)\s+being\b
+        | \bsince\s+(around|about|yesterday|this\ morning|last\ night|noon|lunch|the\ deploy|the\ upgrade)\b
+        | \b(is|are|that's|it's)\s+(missing|gone|blank)\b | \bon\ my\ (branch|pr|fork)\b
+        | \b\d+\s+(tests?|specs?|checks?|examples?)\s+(fail|failed|failing|pass|passed)\b
+        | \bafter\ (i|we)\ (just\ )?[a-z]+ed\b
+        | \b(i|we)\ (just\ )?(ran|tried|bumped|reverted|deleted|pushed|merged|installed|upgraded|downgraded)\b
+        | \b(is|are|was|were|keeps?)\s+(giving|returning|showing|producing|printing|outputting|emitting|yielding|throwing|spitting\ out|generating|reporting)\b
+        | \bthan\s+(it|they|this|that)\s+should\b
         | 挂了|坏了|失败了|报错了|通过了|为什么|为啥|报\s*\S{0,8}\s*了|出错了|崩了|一直挂|还是挂|还在挂|一直失败|一直报错
     ")
 });
@@ -262,6 +280,29 @@ pub fn looks_like_document(text: &str) -> bool {
     static STRUCTURE: LazyLock<Regex> =
         LazyLock::new(|| re(r"^\s*([-*•]|\d{1,2}[.)]|#{1,6})\s+\S"));
     text.lines().filter(|l| STRUCTURE.is_match(l)).count() >= 3 || text.matches("**").count() >= 4
+}
+
+/// Whether a written-out document ([`looks_like_document`]) is introduced as the user's rules
+/// for the agent: the lines before its first list item or heading name rules, conventions,
+/// preferences or a habit, or speak to the agent ("a few things I want you to always do:",
+/// "my preferences:", 以后的规则：). A plan, a spec or a checklist pasted for the task ("here's
+/// the plan from the checkout doc:") is not: the "always" and "never" in its items are
+/// requirements of the work, not instructions to remember.
+pub fn introduces_rules(text: &str) -> bool {
+    static STRUCTURE: LazyLock<Regex> =
+        LazyLock::new(|| re(r"^\s*([-*•]|\d{1,2}[.)]|#{1,6})\s+\S"));
+    static RULE_WORDS: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"(?xi)
+            \b(rules?|conventions?|guidelines?|preferences?|prefer|habits?|style|how\ i\ work
+               |i\ (like|want|need|expect)|you|your|always|never|from\ now\ on|going\ forward)\b
+            | 规则|规范|约定|习惯|偏好|以后|你
+        ")
+    });
+    let intro: Vec<&str> = text
+        .lines()
+        .take_while(|l| !STRUCTURE.is_match(l))
+        .collect();
+    RULE_WORDS.is_match(&intro.join(" "))
 }
 
 /// Whether `sentence` is a one-off, a status report, a reported event, a plan or hand-over, or a
