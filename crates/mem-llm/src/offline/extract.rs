@@ -2280,6 +2280,10 @@ mod tests {
             "for today don't run the test suite, the emulator eats all my RAM. just compile with ./gradlew :app:compileDebugKotlin after changes.",
             // A task asked for now, after "please".
             "Please now make the branch for ticket MOB-412 (offline sync banner).",
+            // A step of a plan, and a document handed over for the task (both from the bundled
+            // real transcripts).
+            "When all the initial research step is complete, you can merge the branches from the 3 worktrees in master and then ask the teammates to pull the changes from master.",
+            "\"LM Studio configuration.md\" read this to help you.",
         ] {
             assert_eq!(
                 extract(&[Message::user(text)], "").to_markdown(),

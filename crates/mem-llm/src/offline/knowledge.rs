@@ -138,6 +138,8 @@ static PLAN: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?xi)
         \b(i|we)\s+(want|wanna|need\ to|should|will|'ll|plan|are\ going\ to|'re\ going\ to|could|might)\b
         | \b(i'll|we'll|i'd\ like|we'd\ like)\b | ^(let's|lets|here's|here\ is|here\ are|attached)\b
+        | ^(when|once|after)\b[^,]{0,80}\b(is|are|has\ been|have\ been)\s+(complete|completed|done|finished|merged|ready|over)\b.*\byou\s+(can|should|will)\b
+        | \bread\s+(this|these|that|it)\b
         | 我想|我们要|我们需要|打算|准备|计划|帮我|帮忙|麻烦你|等.{1,12}再|再看看
     ")
 });
