@@ -7,7 +7,8 @@
 //!   [`AnyStore`] either, chosen by a [`StoreLocation`].
 //! - [`index`]: documents from `memories.md` entries and memory notes, kept in step with their
 //!   files ([`index::sync`]).
-//! - [`skill`]: skills from learnings (`mem skill suggest|generate`, `docs/SKILLS.md`).
+//! - [`snapshot`]: the tier-store half of a checkpoint (a scoped backup of the rows, its diff
+//!   and restore); checkpoints themselves are `mem-checkpoint`, skills `mem-skills`.
 //! - [`MemoryManager`]: `from_project`, Tier 0 / Tier 1 / Tier 2, `recall`, learnings by
 //!   category, the short-term view over the latest session, `forget`, `clean`, export/import.
 //!
@@ -15,7 +16,6 @@
 
 pub mod archive;
 mod backend;
-pub mod checkpoint;
 mod error;
 pub mod hybrid;
 pub mod id;
@@ -29,7 +29,7 @@ pub mod project;
 pub mod query;
 mod rows;
 pub mod schema;
-pub mod skill;
+pub mod snapshot;
 mod sqlite;
 mod store;
 pub mod tiers;
