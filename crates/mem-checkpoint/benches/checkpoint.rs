@@ -14,6 +14,7 @@ use mem_auto::AutoOptions;
 use mem_checkpoint::{CheckpointConfig, Checkpoints, CreateOptions};
 use mem_core::Message;
 use mem_session::SessionStore;
+use mem_sources::FromProject;
 use mem_tiers::{MemoryConfig, MemoryManager, SqliteStore};
 
 struct Project {

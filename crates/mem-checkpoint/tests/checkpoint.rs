@@ -12,6 +12,7 @@ use mem_checkpoint::{CheckpointConfig, Checkpoints, CreateOptions, Error};
 use mem_core::Message;
 use mem_recall::{MemoryDirs, NewNote};
 use mem_session::SessionStore;
+use mem_sources::{FromProject, FromProjectWith};
 use mem_tiers::{MemoryConfig, MemoryManager, MemoryStore, SqliteStore};
 
 struct Env {
