@@ -75,7 +75,8 @@ pub fn run() -> Result<bool> {
 }
 
 /// The environment variable naming the file where a PostgreSQL test that found no server
-/// records itself (one line `<test binary>::<test name>`; see mem-tiers' tests).
+/// records itself (one line `<test binary>::<test name>`; see the PostgreSQL tests of mem-tiers
+/// and mem-checkpoint, whose test binary `checkpoint` gives `checkpoint::<test>`).
 pub const PG_SKIP_LOG_VAR: &str = "MEM_PG_SKIP_LOG";
 
 /// `true` when `MEM_TEST_PG_URL` is unset or blank: the PostgreSQL tests will skip.

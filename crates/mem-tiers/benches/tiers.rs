@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use mem_tiers::index::{IndexSource, NoteDir};
+use mem_sources::NoteDir;
+use mem_tiers::index::IndexSource;
 use mem_tiers::*;
 
 mod common;

@@ -242,6 +242,42 @@ pub struct ImportReport {
     pub withheld: usize,
 }
 
+/// A note file name an archive may create: `*.md`, one path component, not hidden, not
+/// `MEMORY.md`, at most 255 bytes.
+///
+/// # Errors
+/// [`Error::Invalid`] naming the file.
+pub fn check_note_file_name(file: &str) -> Result<()> {
+    let ok = file.ends_with(".md")
+        && file.len() > 3
+        && file.len() <= 255
+        && !file.starts_with('.')
+        && file != "MEMORY.md"
+        && !file.contains(['/', '\\', '\0']);
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::Invalid {
+            what: "archive note",
+            reason: format!("{file:?} is not a note file name (NAME.md, no folders)"),
+        })
+    }
+}
+
+/// The category of an archived entry: its heading (the seed's or an English one).
+///
+/// # Errors
+/// [`Error::Invalid`] for a heading that names no category.
+pub fn entry_category(e: &ArchivedEntry) -> Result<mem_auto::MemoryCategory> {
+    mem_auto::category_of_heading(&e.category).ok_or_else(|| Error::Invalid {
+        what: "archive entry",
+        reason: format!(
+            "{}: {:?} is not a memories.md category heading",
+            e.id, e.category
+        ),
+    })
+}
+
 /// Writes an archive into the store: every text through the secret filter, learnings that are
 /// already present skipped (so importing twice adds nothing), creation times kept (learnings
 /// get new row ids).

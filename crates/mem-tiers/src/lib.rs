@@ -5,17 +5,19 @@
 //!   [`SqliteStore`] is the default backend (bundled SQLite, WAL, FTS5 with bm25 and trigram);
 //!   [`PgStore`] the team store on PostgreSQL (authors, scopes, tsvector + pg_trgm);
 //!   [`AnyStore`] either, chosen by a [`StoreLocation`].
-//! - [`index`]: documents from `memories.md` entries and memory notes, kept in step with their
-//!   files ([`index::sync`]).
-//! - [`skill`]: skills from learnings (`mem skill suggest|generate`, `docs/SKILLS.md`).
-//! - [`MemoryManager`]: `from_project`, Tier 0 / Tier 1 / Tier 2, `recall`, learnings by
-//!   category, the short-term view over the latest session, `forget`, `clean`, export/import.
+//! - [`index`]: the search index's documents from files, kept in step with them
+//!   ([`index::sync`]) through [`index::IndexSource`]s; the adapters for `memories.md` entries
+//!   and memory notes are in `mem-sources`, which also opens a manager with them.
+//! - [`snapshot`]: the tier-store half of a checkpoint (a scoped backup of the rows, its diff
+//!   and restore); checkpoints themselves are `mem-checkpoint`, skills `mem-skills`.
+//! - [`MemoryManager`]: `open_project` (with the files and sessions a [`MemorySources`] gives),
+//!   Tier 0 / Tier 1 / Tier 2, `recall`, learnings by category, the short-term view over the
+//!   latest session (through [`Sessions`]), `forget`, `clean`, export/import.
 //!
 //! The schema, migrations, index rules and tier shapes are in `docs/formats/tiers.md`.
 
 pub mod archive;
 mod backend;
-pub mod checkpoint;
 mod error;
 pub mod hybrid;
 pub mod id;
@@ -29,7 +31,7 @@ pub mod project;
 pub mod query;
 mod rows;
 pub mod schema;
-pub mod skill;
+pub mod snapshot;
 mod sqlite;
 mod store;
 pub mod tiers;

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::id::MemoryId;
-use crate::index::{IndexSource, MemoriesFile, NoteDir, SyncReport};
+use crate::index::{IndexSource, SyncReport};
 use crate::model::*;
 use crate::sqlite::{DATABASE_FILE, DEFAULT_BUSY_TIMEOUT, SqliteStore};
 use crate::store::MemoryStore;
@@ -142,7 +142,7 @@ pub struct Forgotten {
 pub struct CleanReport {
     /// Whether nothing was deleted.
     pub dry_run: bool,
-    /// The short-term view (its expiry is computed, the session files are mem-session's).
+    /// The short-term view (its expiry is computed, the sessions are read through [`Sessions`]).
     pub short_term_expired: bool,
     /// Messages in the short-term view now.
     pub short_term_messages: usize,
@@ -178,6 +178,7 @@ pub struct MemoryManager<S: MemoryStore = SqliteStore> {
     store: S,
     project: Option<ProjectRecord>,
     sources: Vec<Box<dyn IndexSource>>,
+    sessions: Option<Box<dyn Sessions>>,
 }
 
 impl std::fmt::Debug for MemoryManager<SqliteStore> {
@@ -193,46 +194,71 @@ fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
-impl MemoryManager<SqliteStore> {
-    /// Seed 003 `MemoryManager.from_project(project_path)`: opens the store, reads
-    /// `.omc/project.yaml` and registers the project (detecting language and framework from its
-    /// manifests where the preset is silent), and plugs in the project's and the user's
-    /// `memories.md` and note dirs as index sources.
-    ///
-    /// # Errors
-    /// Store errors ([`Error::Foreign`], [`Error::Corrupt`], [`Error::Locked`]...), and
-    /// [`Error::Malformed`] for a bad preset (file and line named).
-    pub fn from_project(project_dir: &Path, config: MemoryConfig) -> Result<Self> {
-        let store = SqliteStore::open(&config.database_path(), config.busy_timeout)?;
-        MemoryManager::from_project_with(project_dir, config, store)
-    }
+/// The files and sessions a manager reads besides its store, for a project (or none) and the
+/// user: the index's file sources and the sessions of its short-term view. `mem-sources` gives
+/// mewmem's (`memories.md` through `mem-auto`, note folders through `mem-recall`, sessions
+/// through `mem-session`); the manager itself knows none of those formats.
+pub trait MemorySources {
+    /// The index sources of `project` (its root and key; `None`: no current project) and of the
+    /// user, as `config` places them (`user_dir`, `extra_note_dirs`, `memories`).
+    fn index_sources(
+        &self,
+        config: &MemoryConfig,
+        project: Option<(&Path, &str)>,
+    ) -> Vec<Box<dyn IndexSource>>;
 
-    /// Seed 003 `MemoryManager(config)`: no current project; user-level sources only.
-    ///
-    /// # Errors
-    /// Store errors.
-    pub fn new(config: MemoryConfig) -> Result<Self> {
-        let store = SqliteStore::open(&config.database_path(), config.busy_timeout)?;
-        let sources = default_sources(&config, None);
-        Ok(MemoryManager {
-            config,
-            store,
-            project: None,
-            sources,
-        })
+    /// The sessions [`MemoryManager::short_term`] reads; `None` (default): the short-term view
+    /// is always empty.
+    fn sessions(&self) -> Option<Box<dyn Sessions>> {
+        None
     }
 }
 
+/// A project's latest session as [`Sessions::latest`] finds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LatestSession {
+    /// The session id.
+    pub id: String,
+    /// Its last activity (RFC 3339).
+    pub last_active: String,
+}
+
+/// The sessions of a project, read for the short-term view (seed 003 ShortTermMemory: a view
+/// over the latest session, never a copy).
+pub trait Sessions {
+    /// The most recently active session of the project at `project_root`; `None` when it has
+    /// none.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] (`what` = `session`) naming what could not be read.
+    fn latest(&self, project_root: &Path) -> Result<Option<LatestSession>>;
+
+    /// The messages of session `id` of the project at `project_root`, as a resume replays them.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] (`what` = `session`) naming what could not be read.
+    fn messages(&self, project_root: &Path, id: &str) -> Result<Vec<Message>>;
+}
+
 impl<S: MemoryStore> MemoryManager<S> {
-    /// [`MemoryManager::from_project`] on a given store (any backend, e.g. the team store).
+    /// Seed 003 `MemoryManager.from_project(project_path)` on a given store (any backend, e.g.
+    /// the team store): reads `.omc/project.yaml` and registers the project (detecting language
+    /// and framework from its manifests where the preset is silent), and plugs in the index
+    /// sources and sessions `sources` gives for the project and the user
+    /// (`mem_sources::FromProject` opens one with mewmem's own).
     ///
     /// The project is registered (written) only when the store does not know it yet, when its
     /// record (name, path, language, framework, commands, notes) changed, or when its last use
     /// is over [`LAST_USED_STEP_MS`] old: opening a known project for a read writes nothing.
     ///
     /// # Errors
-    /// Store errors, and [`Error::Malformed`] for a bad preset.
-    pub fn from_project_with(project_dir: &Path, config: MemoryConfig, store: S) -> Result<Self> {
+    /// Store errors, and [`Error::Malformed`] for a bad preset (file and line named).
+    pub fn open_project(
+        project_dir: &Path,
+        config: MemoryConfig,
+        store: S,
+        sources: &dyn MemorySources,
+    ) -> Result<Self> {
         let project = crate::project::project_record(project_dir, now_ms())?;
         // A read-only store (a write-protected file or folder) cannot record the project: the
         // manager works with the record read from the preset and the manifests.
@@ -243,12 +269,13 @@ impl<S: MemoryStore> MemoryManager<S> {
             }
         }
         let root = PathBuf::from(&project.path);
-        let sources = default_sources(&config, Some((&root, &project.key)));
+        let index_sources = sources.index_sources(&config, Some((&root, &project.key)));
         Ok(MemoryManager {
             config,
             store,
             project: Some(project),
-            sources,
+            sources: index_sources,
+            sessions: sources.sessions(),
         })
     }
 }
@@ -270,54 +297,6 @@ fn same_registration(known: &ProjectRecord, new: &ProjectRecord) -> bool {
         && known.custom_commands == new.custom_commands
         && known.notes == new.notes
         && new.last_used_ms.saturating_sub(known.last_used_ms) < LAST_USED_STEP_MS
-}
-
-/// The index sources of a project and the user: project `memories.md` and `memory/`, user
-/// `memories.md` and `memory/`, then the extra note dirs.
-pub fn default_sources(
-    config: &MemoryConfig,
-    project: Option<(&Path, &str)>,
-) -> Vec<Box<dyn IndexSource>> {
-    let mut out: Vec<Box<dyn IndexSource>> = Vec::new();
-    let user_home = config
-        .user_dir
-        .as_ref()
-        .map(|u| u.parent().unwrap_or(u).to_path_buf());
-    if let Some((root, key)) = project {
-        let home = user_home.clone().unwrap_or_else(|| root.to_path_buf());
-        let auto = mem_auto::AutoMemory::new(root, home, config.memories.clone());
-        out.push(Box::new(MemoriesFile {
-            auto,
-            scope: mem_auto::Scope::Project,
-            project_key: Some(key.to_owned()),
-        }));
-        out.push(Box::new(NoteDir {
-            dir: root.join(".mewcode").join("memory"),
-            scope: "project".into(),
-            project_key: Some(key.to_owned()),
-        }));
-    }
-    if let (Some(user), Some(home)) = (&config.user_dir, &user_home) {
-        let root = project.map_or(home.as_path(), |(r, _)| r);
-        out.push(Box::new(MemoriesFile {
-            auto: mem_auto::AutoMemory::new(root, home, config.memories.clone()),
-            scope: mem_auto::Scope::User,
-            project_key: None,
-        }));
-        out.push(Box::new(NoteDir {
-            dir: user.join("memory"),
-            scope: "user".into(),
-            project_key: None,
-        }));
-    }
-    for (k, dir) in config.extra_note_dirs.iter().enumerate() {
-        out.push(Box::new(NoteDir {
-            dir: dir.clone(),
-            scope: format!("extra{k}"),
-            project_key: None,
-        }));
-    }
-    out
 }
 
 fn invalid(what: &'static str, reason: impl Into<String>) -> Error {
@@ -355,7 +334,15 @@ impl<S: MemoryStore> MemoryManager<S> {
             store,
             project,
             sources,
+            sessions: None,
         }
+    }
+
+    /// The manager with `sessions` read by [`MemoryManager::short_term`] (a manager made by
+    /// [`MemoryManager::with_store`] has none: its short-term view is empty).
+    pub fn with_sessions(mut self, sessions: Box<dyn Sessions>) -> Self {
+        self.sessions = Some(sessions);
+        self
     }
 
     /// The store.
@@ -818,10 +805,10 @@ impl<S: MemoryStore> MemoryManager<S> {
     ) -> Result<crate::archive::ImportReport> {
         // Everything is checked before anything is written.
         for e in &archive.entries {
-            crate::index::entry_category(e)?;
+            crate::archive::entry_category(e)?;
         }
         for n in &archive.notes {
-            crate::index::check_note_file_name(&n.file)?;
+            crate::archive::check_note_file_name(&n.file)?;
         }
         let mut report = crate::archive::import(&self.store, archive)?;
         let mut taken = std::collections::HashSet::new();
@@ -1007,7 +994,8 @@ impl<S: MemoryStore> MemoryManager<S> {
 
     /// Seed 003 ShortTermMemory: the latest session of the current project, its last
     /// `short_term_max_messages` messages, empty when it was last active more than
-    /// `short_term_max_age_hours` ago. Read through mem-session; nothing is copied.
+    /// `short_term_max_age_hours` ago. Read through the manager's [`Sessions`] (empty without
+    /// them); nothing is copied.
     ///
     /// # Errors
     /// Session read errors.
@@ -1021,12 +1009,11 @@ impl<S: MemoryStore> MemoryManager<S> {
         let Some(p) = &self.project else {
             return Ok(empty);
         };
-        let store = mem_session::SessionStore::for_project(Path::new(&p.path));
-        let map = |e: mem_session::Error| Error::Invalid {
-            what: "session",
-            reason: e.to_string(),
+        let Some(sessions) = &self.sessions else {
+            return Ok(empty);
         };
-        let Some(meta) = store.latest().map_err(map)? else {
+        let root = Path::new(&p.path);
+        let Some(meta) = sessions.latest(root)? else {
             return Ok(empty);
         };
         let age_limit = chrono::Duration::hours(self.config.short_term_max_age_hours as i64);
@@ -1036,7 +1023,7 @@ impl<S: MemoryStore> MemoryManager<S> {
         let messages = if expired {
             Vec::new()
         } else {
-            let mut m = store.resume(&meta.id).map_err(map)?.messages;
+            let mut m = sessions.messages(root, &meta.id)?;
             let skip = m.len().saturating_sub(self.config.short_term_max_messages);
             m.drain(..skip);
             m

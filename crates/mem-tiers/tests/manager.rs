@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use mem_core::TokenCounter;
+use mem_sources::FromProject;
 use mem_tiers::*;
 
 struct Env {

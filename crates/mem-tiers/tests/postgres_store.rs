@@ -14,6 +14,7 @@ mod common {
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use mem_sources::FromProjectWith;
 use mem_tiers::*;
 
 static SCHEMAS: AtomicUsize = AtomicUsize::new(0);

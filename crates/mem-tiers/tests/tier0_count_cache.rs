@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use mem_sources::FromProject;
 use mem_tiers::{MemoryConfig, MemoryManager};
 
 const CHILD: &str = "MEM_TIER0_CACHE_CHILD";

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use mem_sources::FromProject;
 use mem_tiers::{MemoryConfig, MemoryManager};
 
 fn add_long_learnings(mm: &MemoryManager, n: usize) {

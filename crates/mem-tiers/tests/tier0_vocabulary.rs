@@ -3,6 +3,7 @@
 //! its text is shorter in bytes than the budget in tokens, and gives the same text as the exact
 //! fit. One test in this binary: the "vocabulary used" flag is per process.
 
+use mem_sources::FromProject;
 use mem_tiers::{MemoryConfig, MemoryManager};
 
 #[test]

@@ -10,6 +10,7 @@ use mem_auto::{MemoryOptions, load_memories};
 use mem_instructions::{LoadOptions, Warning};
 
 use crate::error::Result;
+use mem_sources::FromProject;
 
 /// The largest budget a Claude Code hook may use, in characters: past it, Claude Code saves the
 /// added context to a file and shows the model a short preview only.

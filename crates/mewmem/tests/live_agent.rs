@@ -30,6 +30,7 @@ use serde_json::{Value, json};
 
 #[path = "../examples/common/openai.rs"]
 mod openai;
+use mem_sources::FromProject;
 use openai::{from_openai, to_openai};
 
 fn url() -> String {

@@ -7,11 +7,11 @@ use std::io::Write;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use mem_core::terminal::safe_line;
-use mem_tiers::StoreLocation;
-use mem_tiers::checkpoint::{
+use mem_checkpoint::{
     CheckpointConfig, Checkpoints, CreateOptions, DEFAULT_LOCK_TIMEOUT, Manifest,
 };
+use mem_core::terminal::safe_line;
+use mem_tiers::StoreLocation;
 use serde_json::json;
 
 use crate::settings::Settings;
@@ -154,9 +154,9 @@ pub fn recover_killed_restore(settings: &Settings) {
     let dir = settings
         .project
         .join(".mewcode")
-        .join(mem_tiers::checkpoint::CHECKPOINTS_DIR);
-    if !dir.join(mem_tiers::checkpoint::JOURNAL_FILE).exists()
-        && !dir.join(mem_tiers::checkpoint::JOURNAL_TMP_FILE).exists()
+        .join(mem_checkpoint::CHECKPOINTS_DIR);
+    if !dir.join(mem_checkpoint::JOURNAL_FILE).exists()
+        && !dir.join(mem_checkpoint::JOURNAL_TMP_FILE).exists()
     {
         return;
     }
@@ -180,11 +180,7 @@ pub fn auto_checkpoint(settings: &Settings, reason: &str, user: bool) -> Result<
     if !auto.auto {
         return Ok(None);
     }
-    settings.guard_write(
-        &settings
-            .project_dir()
-            .join(mem_tiers::checkpoint::CHECKPOINTS_DIR),
-    )?;
+    settings.guard_write(&settings.project_dir().join(mem_checkpoint::CHECKPOINTS_DIR))?;
     let cps = checkpoints(settings)?;
     let (m, _) = cps
         .create_auto(reason, user, auto.keep)

@@ -15,6 +15,7 @@ use mem_tiers::{
 use serde_json::json;
 
 use crate::settings::Settings;
+use mem_sources::FromProjectWith;
 
 /// The manager on whichever store is configured (SQLite or the team store).
 pub(crate) type MemoryManager = mem_tiers::MemoryManager<AnyStore>;

@@ -1,5 +1,5 @@
 //! `mem skill suggest|generate`: skills from learnings (seed 003 "自动 Skills — 从经验自动生成
-//! Skill"; `docs/SKILLS.md`), on `mem_tiers::skill`.
+//! Skill"; `docs/SKILLS.md`), on `mem_skills`.
 //!
 //! `[skills]` of `config.toml` (user's, then the project's; the project wins): `dir` (where
 //! skills are written; relative to the project; `~/` is the home; default `.claude/skills`),
@@ -12,8 +12,8 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use mem_core::terminal::safe_line;
 use mem_llm::Job;
+use mem_skills::{self as skill, Group, SuggestOptions, WriteOptions, WriteStatus};
 use mem_tiers::MemoryId;
-use mem_tiers::skill::{self, Group, SuggestOptions, WriteOptions, WriteStatus};
 use serde_json::{Value, json};
 
 use super::llm::{EngineArgs, engine_for};

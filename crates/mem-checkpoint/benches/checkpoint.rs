@@ -11,9 +11,10 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion};
 use mem_auto::AutoOptions;
+use mem_checkpoint::{CheckpointConfig, Checkpoints, CreateOptions};
 use mem_core::Message;
 use mem_session::SessionStore;
-use mem_tiers::checkpoint::{CheckpointConfig, Checkpoints, CreateOptions};
+use mem_sources::FromProject;
 use mem_tiers::{MemoryConfig, MemoryManager, SqliteStore};
 
 struct Project {

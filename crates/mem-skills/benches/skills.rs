@@ -1,4 +1,4 @@
-//! Criterion benchmark of `mem skill suggest`'s grouping (`mem_tiers::skill::suggest`) on
+//! Criterion benchmark of `mem skill suggest`'s grouping (`mem_skills::suggest`) on
 //! 1,000 and 10,000 generated learnings (the tiers benches' generator: 20-word contents, 50
 //! tags, 4 categories, one day each), against its floor in the same run: building the feature
 //! vectors and similarities alone (`skill::featurize`, the tokenizer's cost). Results in
@@ -9,9 +9,11 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use mem_skills::{Item, SuggestOptions, featurize, suggest};
 use mem_tiers::SourceKind;
-use mem_tiers::skill::{Item, SuggestOptions, featurize, suggest};
 
+// The tiers benches' generator, shared as a file (the same rows in both crates' benches).
+#[path = "../../mem-tiers/benches/common/mod.rs"]
 mod common;
 
 fn items(n: usize) -> Vec<Item> {

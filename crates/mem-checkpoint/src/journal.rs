@@ -244,7 +244,7 @@ impl Checkpoints {
                     (None, Some(pg)) if s.backend == "postgresql" => {
                         if let Some(copy) = &copy {
                             let bytes = fs::read(copy).map_err(|e| io("read", copy, e))?;
-                            let rows: crate::ScopeRows = serde_json::from_slice(&bytes)
+                            let rows: mem_tiers::ScopeRows = serde_json::from_slice(&bytes)
                                 .map_err(|e| io("decode", copy, std::io::Error::other(e)))?;
                             pg.replace_scope_rows(&s.scope.project_key, s.scope.user, &rows)?;
                         }

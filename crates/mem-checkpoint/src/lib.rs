@@ -15,7 +15,6 @@
 //! be undone; hand edits since the checkpoint are conflicts, refused unless forced.
 
 mod journal;
-mod store;
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
@@ -29,10 +28,11 @@ use mem_auto::{
 };
 use mem_core::sha256_hex;
 use mem_session::SessionStore;
+use mem_tiers::snapshot as store;
 use serde::{Deserialize, Serialize};
 
 pub use journal::{JOURNAL_FILE, JOURNAL_TMP_FILE, STEP_DELAY_ENV};
-pub use store::{RowScope, StoreDiff};
+pub use mem_tiers::snapshot::{RowScope, StoreDiff};
 
 /// Folder of the checkpoints inside `<project>/.mewcode/`.
 pub const CHECKPOINTS_DIR: &str = "checkpoints";
@@ -43,7 +43,7 @@ pub const FORMAT_VERSION: u32 = 1;
 /// The copy of the tier store's rows inside a checkpoint folder.
 pub const STORE_FILE: &str = "store.sqlite";
 /// The copy of a team store's rows (PostgreSQL) inside a checkpoint folder: JSON
-/// ([`crate::ScopeRows`]).
+/// ([`mem_tiers::ScopeRows`]).
 pub const PG_STORE_FILE: &str = "store.json";
 /// Longest checkpoint name, in characters.
 pub const MAX_NAME_CHARS: usize = 64;
@@ -185,7 +185,7 @@ pub enum Error {
     Auto(#[from] mem_auto::Error),
     /// From the tier store.
     #[error(transparent)]
-    Store(#[from] crate::Error),
+    Store(#[from] mem_tiers::Error),
     /// From the notes (their folder's lock).
     #[error(transparent)]
     Notes(#[from] mem_recall::Error),
@@ -448,7 +448,7 @@ pub struct CheckpointConfig {
     pub extra_note_dirs: Vec<PathBuf>,
     /// The team store, when the tier store is on PostgreSQL (`database` is `None` then): this
     /// author's rows of the checkpoint's scope are kept as [`PG_STORE_FILE`].
-    pub team_store: Option<std::sync::Arc<crate::PgStore>>,
+    pub team_store: Option<std::sync::Arc<mem_tiers::PgStore>>,
 }
 
 /// What to take.
@@ -569,7 +569,7 @@ impl Checkpoints {
     /// # Errors
     /// The project root cannot be resolved.
     pub fn new(config: CheckpointConfig) -> Result<Checkpoints> {
-        let identity = crate::project::identify(&config.project_root)?;
+        let identity = mem_tiers::project::identify(&config.project_root)?;
         let dir = config.project_root.join(".mewcode").join(CHECKPOINTS_DIR);
         Ok(Checkpoints {
             sessions: SessionStore::for_project(&config.project_root),
@@ -876,7 +876,7 @@ impl Checkpoints {
                     backend: "sqlite".into(),
                     copy: None,
                     sha256: None,
-                    schema_version: crate::schema::LATEST_VERSION,
+                    schema_version: mem_tiers::schema::LATEST_VERSION,
                     learnings: 0,
                     scope,
                 });
@@ -1163,12 +1163,12 @@ impl Checkpoints {
                 ));
             }
             let known = if s.backend == "postgresql" {
-                crate::postgres::PG_LATEST_VERSION
+                mem_tiers::postgres::PG_LATEST_VERSION
             } else {
-                crate::schema::LATEST_VERSION
+                mem_tiers::schema::LATEST_VERSION
             };
             if s.schema_version > known {
-                return Err(Error::Store(crate::Error::TooNew {
+                return Err(Error::Store(mem_tiers::Error::TooNew {
                     path,
                     found: s.schema_version,
                     known,
@@ -1458,7 +1458,7 @@ impl Checkpoints {
             .and_then(|s| s.copy.as_ref())
             .map(|c| ck_dir.join(c));
         let backend_then = manifest.store.as_ref().map(|s| s.backend.as_str());
-        let pg_then: Option<crate::ScopeRows> = match (backend_then, &store_copy) {
+        let pg_then: Option<mem_tiers::ScopeRows> = match (backend_then, &store_copy) {
             (Some("postgresql"), Some(copy)) => {
                 let bytes = mem_core::fsread::read(copy).map_err(|e| io("read", copy, e))?;
                 Some(serde_json::from_slice(&bytes).map_err(|e| Error::Damaged {
@@ -1885,7 +1885,7 @@ impl Checkpoints {
             let put_back = mem_core::fsread::read(&path)
                 .map_err(|e| e.to_string())
                 .and_then(|b| {
-                    serde_json::from_slice::<crate::ScopeRows>(&b).map_err(|e| e.to_string())
+                    serde_json::from_slice::<mem_tiers::ScopeRows>(&b).map_err(|e| e.to_string())
                 })
                 .and_then(|rows| {
                     pg.replace_scope_rows(&s.scope.project_key, s.scope.user, &rows)
@@ -1940,8 +1940,8 @@ impl Checkpoints {
 /// What putting `then` back over `now` changes (the team store's version of [`store::diff`]):
 /// learnings compared by id on title, content, category, tags and context; with `user`, the
 /// preferences.
-fn pg_diff(now: &crate::ScopeRows, then: &crate::ScopeRows, user: bool) -> StoreDiff {
-    let text = |l: &crate::LearningEntry| {
+fn pg_diff(now: &mem_tiers::ScopeRows, then: &mem_tiers::ScopeRows, user: bool) -> StoreDiff {
+    let text = |l: &mem_tiers::LearningEntry| {
         (
             l.title.clone(),
             l.content.clone(),

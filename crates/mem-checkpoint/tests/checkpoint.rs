@@ -8,10 +8,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mem_auto::{AutoMemory, AutoOptions, HeadingStyle, MemoryCategory, Scope};
+use mem_checkpoint::{CheckpointConfig, Checkpoints, CreateOptions, Error};
 use mem_core::Message;
 use mem_recall::{MemoryDirs, NewNote};
 use mem_session::SessionStore;
-use mem_tiers::checkpoint::{CheckpointConfig, Checkpoints, CreateOptions, Error};
+use mem_sources::{FromProject, FromProjectWith};
 use mem_tiers::{MemoryConfig, MemoryManager, MemoryStore, SqliteStore};
 
 struct Env {

@@ -62,7 +62,7 @@ pub fn featurize(items: &[Item]) -> Features {
             item.context.as_deref().unwrap_or_default()
         );
         // An entry's title is its category heading: counted as the category, not as words.
-        let title = if item.source == crate::model::SourceKind::Entry {
+        let title = if item.source == mem_tiers::SourceKind::Entry {
             ""
         } else {
             item.title.as_str()

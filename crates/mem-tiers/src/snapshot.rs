@@ -1,5 +1,8 @@
-//! The tier-store half of a checkpoint: a consistent SQLite backup (rusqlite's online backup
-//! API) cut down to the checkpoint's scope, and its restore in one transaction.
+//! The tier-store half of a checkpoint (`mem-checkpoint`, `docs/formats/checkpoint.md`): a
+//! consistent SQLite backup (rusqlite's online backup API) cut down to a [`RowScope`], the
+//! comparison of the live store with such a copy, and its restore in one transaction. The SQL
+//! stays here, behind the store crate; the team store's counterpart is
+//! [`crate::PgStore::scope_rows`].
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -46,12 +49,7 @@ pub(crate) struct RowDigest {
 /// # Errors
 /// The store's errors ([`Error::Locked`], [`Error::Corrupt`], [`Error::DiskFull`]...), naming
 /// the file concerned.
-pub(crate) fn backup(
-    live: &Path,
-    dest: &Path,
-    scope: &RowScope,
-    busy: Duration,
-) -> Result<(i64, usize)> {
+pub fn backup(live: &Path, dest: &Path, scope: &RowScope, busy: Duration) -> Result<(i64, usize)> {
     let src = Connection::open_with_flags(
         live,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -105,7 +103,7 @@ pub(crate) fn backup(
 ///
 /// # Errors
 /// [`Error::Corrupt`] / [`Error::Foreign`] for a damaged copy.
-pub(crate) fn copy_version(copy: &Path, busy: Duration) -> Result<i64> {
+pub fn copy_version(copy: &Path, busy: Duration) -> Result<i64> {
     let c = Connection::open_with_flags(
         copy,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -174,10 +172,7 @@ pub struct StoreDiff {
 /// (`then`), both keyed by learning id with whatever the caller compares (text, fields): ids only
 /// live are `removed`, ids only in the checkpoint `added`, ids in both with different values
 /// `changed`; each list in ascending id order. Preferences are left empty.
-pub(crate) fn diff_learnings<T: PartialEq>(
-    now: &BTreeMap<i64, T>,
-    then: &BTreeMap<i64, T>,
-) -> StoreDiff {
+pub fn diff_learnings<T: PartialEq>(now: &BTreeMap<i64, T>, then: &BTreeMap<i64, T>) -> StoreDiff {
     let mut d = StoreDiff::default();
     for (id, value) in now {
         match then.get(id) {
@@ -248,7 +243,7 @@ fn open_with_copy(
 ///
 /// # Errors
 /// As [`restore`], without writing anything.
-pub(crate) fn diff(
+pub fn diff(
     live: &Path,
     copy: Option<&Path>,
     scope: &RowScope,
@@ -319,7 +314,7 @@ fn shared_columns(conn: &Connection, table: &str) -> rusqlite::Result<String> {
 /// # Errors
 /// [`Error::TooNew`] for a copy of a newer schema, [`Error::Corrupt`] for a damaged one,
 /// [`Error::Locked`], [`Error::DiskFull`]: in every case nothing was written.
-pub(crate) fn restore(
+pub fn restore(
     live: &Path,
     copy: Option<&Path>,
     scope: &RowScope,
@@ -400,12 +395,19 @@ mod tempfile_path {
             TempPath(dir.join(format!(
                 ".{name}.{}.{}.tmp",
                 std::process::id(),
-                super::super::unique_number()
+                unique_number()
             )))
         }
         pub fn path(&self) -> &Path {
             &self.0
         }
+    }
+
+    /// A number no other temporary path of this process took.
+    fn unique_number() -> u64 {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static N: AtomicU64 = AtomicU64::new(0);
+        N.fetch_add(1, Ordering::Relaxed)
     }
 
     impl Drop for TempPath {

@@ -27,10 +27,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use mem_llm::{SkillDraft, SkillRequest, SkillSource};
 use serde::Serialize;
 
-use crate::id::MemoryId;
-use crate::manager::MemoryManager;
-use crate::model::{LearningFilter, SourceKind};
-use crate::store::MemoryStore;
+use mem_tiers::{LearningFilter, MemoryId, MemoryManager, MemoryStore, SourceKind};
 
 pub use cluster::{Features, featurize};
 pub use write::{
@@ -105,7 +102,7 @@ pub enum Error {
     },
     /// The tier store or the index failed.
     #[error(transparent)]
-    Tiers(#[from] crate::Error),
+    Tiers(#[from] mem_tiers::Error),
 }
 
 /// `Result` with [`Error`].

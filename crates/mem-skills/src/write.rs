@@ -166,8 +166,8 @@ fn ensure_folder(path: &Path, create: bool) -> Result<()> {
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    crate::index::write_atomic(path, bytes).map_err(|e| match e {
-        crate::Error::Io { source, .. } => io("write", path, source),
+    mem_tiers::index::write_atomic(path, bytes).map_err(|e| match e {
+        mem_tiers::Error::Io { source, .. } => io("write", path, source),
         other => Error::Tiers(other),
     })
 }
