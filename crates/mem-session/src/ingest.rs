@@ -37,7 +37,8 @@ use crate::import::{
 use crate::meta::{IMPORTED_KEY, SessionMeta};
 use crate::record::{RecordType, SessionRecord};
 use crate::store::{
-    FileSystem, ImportLock, MetaMark, REWRITING_KEY, SessionStore, StagedSession, WriteOutcome,
+    FileSystem, ImportLock, MetaMark, REWRITING_KEY, SYNC_KEY, SessionStore, StagedSession,
+    SyncMark, WriteOutcome,
 };
 
 /// What happened to one session of an imported file.
@@ -685,80 +686,32 @@ fn sync_batch(
 /// which costs less CPU. The output is the same either way.
 pub const STREAM_MIN_BYTES: u64 = 16 << 20;
 
-/// Key of the sync mark inside the meta's `imported` object.
-const SYNC_KEY: &str = "sync";
-
 /// Bytes hashed at each end of the source before the sync mark.
 const FINGERPRINT_WINDOW: u64 = 64 << 10;
 
-/// Where the next incremental import of a source restarts (`imported.sync` in the meta).
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-struct SyncMark {
-    /// Byte offset in the source of the line the conversion restarts at.
-    offset: u64,
-    /// That line's number (1-based).
-    line: usize,
-    /// Fingerprint ([`Fingerprint`]) of the source's first bytes (up to 64 KiB, never past
-    /// `offset`).
-    head: String,
-    /// Fingerprint of the source's (up to) 64 KiB right before `offset`.
-    before: String,
-    /// The session at the point where the records of `line` on start.
+/// The [`SyncMark`] for restarting at the record `records[cut]`, whose session state is
+/// `session` (`None` when that record has no source line read).
+fn sync_mark_at(
+    path: &Path,
+    index: &LineIndex,
+    records: &[SessionRecord],
+    cut: usize,
     session: MetaMark,
-}
-
-impl SyncMark {
-    fn of(meta: &SessionMeta) -> Option<SyncMark> {
-        let v = meta.extra.get(IMPORTED_KEY)?.get(SYNC_KEY)?;
-        serde_json::from_value(v.clone()).ok()
-    }
-
-    /// The mark for restarting at the record `records[cut]`, whose session state is `session`.
-    fn at(
-        path: &Path,
-        index: &LineIndex,
-        records: &[SessionRecord],
-        cut: usize,
-        session: MetaMark,
-    ) -> Result<Option<SyncMark>> {
-        let Some(line) = source_line(&records[cut]) else {
-            return Ok(None);
-        };
-        let Some(offset) = index.offset_of(line) else {
-            return Ok(None);
-        };
-        let (head, before) = fingerprints(path, index.source(), offset, Fingerprint::Xxh3)?;
-        Ok(Some(SyncMark {
-            offset,
-            line,
-            head,
-            before,
-            session,
-        }))
-    }
-}
-
-/// The byte offset of the sync mark's session point when its token count is deferred
-/// ([`MetaMark::tokens_pending_from`]), for the store to complete it while it counts.
-pub(crate) fn pending_sync_mark(meta: &SessionMeta) -> Option<u64> {
-    SyncMark::of(meta)
-        .filter(|m| m.session.tokens_pending_from.is_some())
-        .map(|m| m.session.bytes)
-}
-
-/// Sets the sync mark's session token count to the complete `tokens` (counted by the store).
-pub(crate) fn complete_sync_mark(meta: &mut SessionMeta, tokens: usize) {
-    let Some(mut mark) = SyncMark::of(meta) else {
-        return;
+) -> Result<Option<SyncMark>> {
+    let Some(line) = source_line(&records[cut]) else {
+        return Ok(None);
     };
-    mark.session.token_count = tokens;
-    mark.session.tokens_pending_from = None;
-    if let (Some(Value::Object(imported)), Ok(v)) = (
-        meta.extra.get_mut(IMPORTED_KEY),
-        serde_json::to_value(&mark),
-    ) {
-        imported.insert(SYNC_KEY.to_owned(), v);
-    }
+    let Some(offset) = index.offset_of(line) else {
+        return Ok(None);
+    };
+    let (head, before) = fingerprints(path, index.source(), offset, Fingerprint::Xxh3)?;
+    Ok(Some(SyncMark {
+        offset,
+        line,
+        head,
+        before,
+        session,
+    }))
 }
 
 /// How a sync mark's `head` and `before` windows are hashed.
@@ -1036,7 +989,7 @@ fn sync(
         },
         |meta, session_mark| {
             let next = match (cut, session_mark) {
-                (Some(c), Some(m)) if c >= skip => SyncMark::at(path, &index, &records, c, m)?,
+                (Some(c), Some(m)) if c >= skip => sync_mark_at(path, &index, &records, c, m)?,
                 _ => None,
             };
             let bytes = meta.jsonl_bytes;
@@ -1273,7 +1226,7 @@ fn prepare_one(
         let meta = &mut prepared.meta;
         let before = cut.checked_sub(1).map(|i| &records[i]);
         let session_mark = store.mark_before(meta, before, &records[cut..])?;
-        if let Some(mark) = SyncMark::at(path, index, &records, cut, session_mark)?
+        if let Some(mark) = sync_mark_at(path, index, &records, cut, session_mark)?
             && let Some(Value::Object(imported)) = meta.extra.get_mut(IMPORTED_KEY)
             && let Ok(v) = serde_json::to_value(mark)
         {
@@ -1372,7 +1325,7 @@ fn prepare_spilled(
             .map(|i| spill.read(i).map_err(io))
             .collect::<Result<Vec<SessionRecord>>>()?;
         let session_mark = store.mark_before(&meta, before.as_ref(), &tail)?;
-        if let Some(mark) = SyncMark::at(path, index, &tail, 0, session_mark)?
+        if let Some(mark) = sync_mark_at(path, index, &tail, 0, session_mark)?
             && let Some(Value::Object(imported)) = meta.extra.get_mut(IMPORTED_KEY)
             && let Ok(v) = serde_json::to_value(mark)
         {
