@@ -16,7 +16,7 @@ impl SessionStore {
     /// is the whole session). Costs the size of `tail`, not of the session: counts are the
     /// final ones minus what `tail` added.
     ///
-    /// Errors: [`Error::Serialize`] when a record cannot be encoded.
+    /// Errors: [`Error::Serialize`](crate::Error::Serialize) when a record cannot be encoded.
     pub fn mark_before(
         &self,
         meta: &SessionMeta,

@@ -113,6 +113,8 @@ impl SessionStore {
     /// complete: tokens left pending by appends or an import ([`SessionMeta::tokens_pending_from`])
     /// are counted now, from the pending offset or the last boundary after it to the end, and
     /// the meta saved (unless the store has [`StoreOptions::defer_tokens`]).
+    ///
+    /// [`StoreOptions::defer_tokens`]: super::StoreOptions::defer_tokens
     pub fn meta(&self, id: &str) -> Result<SessionMeta> {
         self.meta_with(id, true)
     }

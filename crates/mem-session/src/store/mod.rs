@@ -75,6 +75,8 @@ pub struct StoreOptions {
     /// ([`SessionMeta::tokens_pending_from`]); a store without this option completes the count
     /// when such a reader asks. For a short-lived process that must not pay the BPE
     /// vocabulary's load (~75 ms): the hooks' incremental transcript sync. Default `false`.
+    ///
+    /// [`SessionMeta::tokens_pending_from`]: crate::SessionMeta::tokens_pending_from
     pub defer_tokens: bool,
 }
 
