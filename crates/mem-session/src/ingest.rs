@@ -22,7 +22,6 @@
 //! as above.
 
 use std::collections::{HashMap, HashSet};
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -31,13 +30,14 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
 use crate::import::{
-    FileImport, ImportReport, ImportedSession, LineIndex, SourceFormat, SpilledSession, head_id,
-    import_tail, is_legacy_of,
+    FileImport, ImportReport, ImportedSession, LineIndex, SourceFormat, SpilledSession, Transcript,
+    head_id, import_tail, is_legacy_of,
 };
 use crate::meta::{IMPORTED_KEY, SessionMeta};
 use crate::record::{RecordType, SessionRecord};
 use crate::store::{
-    FileSystem, ImportLock, MetaMark, REWRITING_KEY, SessionStore, StagedSession, WriteOutcome,
+    FileSystem, ImportLock, MetaMark, REWRITING_KEY, SYNC_KEY, SessionStore, StagedSession,
+    SyncMark, WriteOutcome,
 };
 
 /// What happened to one session of an imported file.
@@ -340,9 +340,12 @@ fn prepare_file_with(
             path: path.to_owned(),
         });
     }
+    // Opened once: the sync's look at the first lines, tail and fingerprints, and the whole
+    // read when there is no sync, all read this file.
+    let transcript = Transcript::open(path)?;
     // A chosen id (`--id`) makes a session of its own: no incremental sync into another one.
     if id.is_none()
-        && let Some(done) = sync(store, batch, path, &source)?
+        && let Some(done) = sync(store, batch, &transcript, &source)?
     {
         return Ok(PreparedFile {
             source,
@@ -351,7 +354,7 @@ fn prepare_file_with(
     }
     let tmp_name = || store.staging_path("import");
     let (digest, imported, index) =
-        crate::import::import_file_streaming(path, stream_min, &tmp_name)?;
+        crate::import::import_file_streaming(&transcript, stream_min, &tmp_name)?;
     let rename = |sessions: &mut dyn Iterator<Item = &mut ImportedSession>| {
         let Some(id) = id else {
             keep_legacy_ids(store, batch.existing, sessions, &source);
@@ -379,7 +382,7 @@ fn prepare_file_with(
                     session,
                     &source,
                     &digest,
-                    path,
+                    &transcript,
                     index,
                     stage,
                 )?);
@@ -389,7 +392,7 @@ fn prepare_file_with(
             rename(&mut sessions.iter_mut().map(|s| &mut s.session));
             for (i, spilled) in sessions.into_iter().enumerate() {
                 let index = (i == 0).then_some(&index);
-                match prepare_spilled(store, spilled, &source, &digest, path, index) {
+                match prepare_spilled(store, spilled, &source, &digest, &transcript, index) {
                     Ok(one) => out.push(one),
                     // A record that does not read back as itself: convert it in memory, so
                     // the output never depends on a JSON round trip (staged files so far are
@@ -685,80 +688,32 @@ fn sync_batch(
 /// which costs less CPU. The output is the same either way.
 pub const STREAM_MIN_BYTES: u64 = 16 << 20;
 
-/// Key of the sync mark inside the meta's `imported` object.
-const SYNC_KEY: &str = "sync";
-
 /// Bytes hashed at each end of the source before the sync mark.
 const FINGERPRINT_WINDOW: u64 = 64 << 10;
 
-/// Where the next incremental import of a source restarts (`imported.sync` in the meta).
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-struct SyncMark {
-    /// Byte offset in the source of the line the conversion restarts at.
-    offset: u64,
-    /// That line's number (1-based).
-    line: usize,
-    /// Fingerprint ([`Fingerprint`]) of the source's first bytes (up to 64 KiB, never past
-    /// `offset`).
-    head: String,
-    /// Fingerprint of the source's (up to) 64 KiB right before `offset`.
-    before: String,
-    /// The session at the point where the records of `line` on start.
+/// The [`SyncMark`] for restarting at the record `records[cut]`, whose session state is
+/// `session` (`None` when that record has no source line read).
+fn sync_mark_at(
+    transcript: &Transcript,
+    index: &LineIndex,
+    records: &[SessionRecord],
+    cut: usize,
     session: MetaMark,
-}
-
-impl SyncMark {
-    fn of(meta: &SessionMeta) -> Option<SyncMark> {
-        let v = meta.extra.get(IMPORTED_KEY)?.get(SYNC_KEY)?;
-        serde_json::from_value(v.clone()).ok()
-    }
-
-    /// The mark for restarting at the record `records[cut]`, whose session state is `session`.
-    fn at(
-        path: &Path,
-        index: &LineIndex,
-        records: &[SessionRecord],
-        cut: usize,
-        session: MetaMark,
-    ) -> Result<Option<SyncMark>> {
-        let Some(line) = source_line(&records[cut]) else {
-            return Ok(None);
-        };
-        let Some(offset) = index.offset_of(line) else {
-            return Ok(None);
-        };
-        let (head, before) = fingerprints(path, index.source(), offset, Fingerprint::Xxh3)?;
-        Ok(Some(SyncMark {
-            offset,
-            line,
-            head,
-            before,
-            session,
-        }))
-    }
-}
-
-/// The byte offset of the sync mark's session point when its token count is deferred
-/// ([`MetaMark::tokens_pending_from`]), for the store to complete it while it counts.
-pub(crate) fn pending_sync_mark(meta: &SessionMeta) -> Option<u64> {
-    SyncMark::of(meta)
-        .filter(|m| m.session.tokens_pending_from.is_some())
-        .map(|m| m.session.bytes)
-}
-
-/// Sets the sync mark's session token count to the complete `tokens` (counted by the store).
-pub(crate) fn complete_sync_mark(meta: &mut SessionMeta, tokens: usize) {
-    let Some(mut mark) = SyncMark::of(meta) else {
-        return;
+) -> Result<Option<SyncMark>> {
+    let Some(line) = source_line(&records[cut]) else {
+        return Ok(None);
     };
-    mark.session.token_count = tokens;
-    mark.session.tokens_pending_from = None;
-    if let (Some(Value::Object(imported)), Ok(v)) = (
-        meta.extra.get_mut(IMPORTED_KEY),
-        serde_json::to_value(&mark),
-    ) {
-        imported.insert(SYNC_KEY.to_owned(), v);
-    }
+    let Some(offset) = index.offset_of(line) else {
+        return Ok(None);
+    };
+    let (head, before) = fingerprints(transcript, index.source(), offset, Fingerprint::Xxh3)?;
+    Ok(Some(SyncMark {
+        offset,
+        line,
+        head,
+        before,
+        session,
+    }))
 }
 
 /// How a sync mark's `head` and `before` windows are hashed.
@@ -793,29 +748,23 @@ impl Fingerprint {
 
 /// The `hash` fingerprints of the source's first (up to) 64 KiB before `offset`, and of the
 /// (up to) 64 KiB right before `offset`: of `source`, the file's bytes as they were read, when
-/// it holds them (its first `offset` bytes at least), else read from the file at `path`.
+/// it holds them (its first `offset` bytes at least), else read from `transcript`.
 fn fingerprints(
-    path: &Path,
+    transcript: &Transcript,
     source: Option<&[u8]>,
     offset: u64,
     hash: Fingerprint,
 ) -> Result<(String, String)> {
-    enum Bytes<'a> {
-        Held(&'a [u8]),
-        InFile(File),
-    }
-    let bytes = match source.filter(|bytes| offset <= bytes.len() as u64) {
-        Some(held) => Bytes::Held(held),
-        None => Bytes::InFile(crate::import::open_transcript(path)?),
-    };
+    let held = source.filter(|bytes| offset <= bytes.len() as u64);
     let window = |start: u64, end: u64| -> Result<String> {
-        match &bytes {
+        match held {
             // Both ends are at most `offset`, within the bytes held.
-            Bytes::Held(held) => Ok(hash.hex(&held[start as usize..end as usize])),
-            Bytes::InFile(file) => {
+            Some(held) => Ok(hash.hex(&held[start as usize..end as usize])),
+            None => {
                 let mut buf = vec![0u8; usize::try_from(end - start).unwrap_or(0)];
-                read_exact_at(file, &mut buf, start)
-                    .map_err(|e| Error::io("cannot read", path, e))?;
+                transcript
+                    .read_exact_at(&mut buf, start)
+                    .map_err(|e| Error::io("cannot read", transcript.path(), e))?;
                 Ok(hash.hex(&buf))
             }
         }
@@ -824,20 +773,6 @@ fn fingerprints(
         window(0, offset.min(FINGERPRINT_WINDOW))?,
         window(offset.saturating_sub(FINGERPRINT_WINDOW), offset)?,
     ))
-}
-
-#[cfg(unix)]
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    use std::os::unix::fs::FileExt;
-    file.read_exact_at(buf, offset)
-}
-
-#[cfg(not(unix))]
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    use std::io::{Seek, SeekFrom};
-    let mut f = file;
-    f.seek(SeekFrom::Start(offset))?;
-    f.read_exact(buf)
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -914,9 +849,10 @@ fn not_self_contained(
 fn sync(
     store: &SessionStore,
     batch: &Batch<'_>,
-    path: &Path,
+    transcript: &Transcript,
     source: &Path,
 ) -> Result<Option<Ingested>> {
+    let path = transcript.path();
     if batch.existing.is_some_and(HashSet::is_empty) {
         return Ok(None);
     }
@@ -924,7 +860,7 @@ fn sync(
     // tells the format from its first values (not lines) and reports what it finds: a file
     // imports or fails the same whether or not the store holds sessions (a batch into an
     // empty store takes no look).
-    let Ok(Some((id, format))) = head_id(path) else {
+    let Ok(Some((id, format))) = head_id(transcript) else {
         return Ok(None);
     };
     let exists = match batch.existing {
@@ -958,12 +894,14 @@ fn sync(
     let Some(mark) = SyncMark::of(&meta) else {
         return Ok(None);
     };
-    let len = std::fs::metadata(path)
-        .map_err(|e| Error::io("cannot read", path, e))?
-        .len();
+    let len = transcript.len_now()?;
     if len < mark.offset
-        || fingerprints(path, None, mark.offset, Fingerprint::of_mark(&mark.head))?
-            != (mark.head.clone(), mark.before.clone())
+        || fingerprints(
+            transcript,
+            None,
+            mark.offset,
+            Fingerprint::of_mark(&mark.head),
+        )? != (mark.head.clone(), mark.before.clone())
     {
         tracing::debug!(
             "{}: rewritten before the sync mark; importing it whole",
@@ -977,7 +915,7 @@ fn sync(
     if local_appends(&meta) && !rolled_back {
         return Ok(None);
     }
-    let (mut sessions, index) = import_tail(path, format, mark.offset, mark.line)?;
+    let (mut sessions, index) = import_tail(transcript, format, mark.offset, mark.line)?;
     if let Some(why) = not_self_contained(format, &sessions, &mark) {
         tracing::debug!(
             "{}: the new lines hold {why}; importing it whole",
@@ -1036,7 +974,9 @@ fn sync(
         },
         |meta, session_mark| {
             let next = match (cut, session_mark) {
-                (Some(c), Some(m)) if c >= skip => SyncMark::at(path, &index, &records, c, m)?,
+                (Some(c), Some(m)) if c >= skip => {
+                    sync_mark_at(transcript, &index, &records, c, m)?
+                }
                 _ => None,
             };
             let bytes = meta.jsonl_bytes;
@@ -1223,7 +1163,7 @@ impl LegacySha256 {
     fn of(&mut self, source: &Path) -> Option<&str> {
         self.0
             .get_or_insert_with(|| {
-                let mut file = crate::import::open_transcript(source).ok()?;
+                let mut file = Transcript::open(source).ok()?.into_file();
                 let mut hasher = Sha256::new();
                 let mut buf = vec![0u8; 1 << 16];
                 loop {
@@ -1246,7 +1186,7 @@ fn prepare_one(
     session: ImportedSession,
     source: &Path,
     digest: &str,
-    path: &Path,
+    transcript: &Transcript,
     index: Option<&LineIndex>,
     stage: bool,
 ) -> Result<PreparedOne> {
@@ -1273,7 +1213,7 @@ fn prepare_one(
         let meta = &mut prepared.meta;
         let before = cut.checked_sub(1).map(|i| &records[i]);
         let session_mark = store.mark_before(meta, before, &records[cut..])?;
-        if let Some(mark) = SyncMark::at(path, index, &records, cut, session_mark)?
+        if let Some(mark) = sync_mark_at(transcript, index, &records, cut, session_mark)?
             && let Some(Value::Object(imported)) = meta.extra.get_mut(IMPORTED_KEY)
             && let Ok(v) = serde_json::to_value(mark)
         {
@@ -1314,9 +1254,10 @@ fn prepare_spilled(
     spilled: SpilledSession,
     source: &Path,
     digest: &str,
-    path: &Path,
+    transcript: &Transcript,
     index: Option<&LineIndex>,
 ) -> Result<PreparedOne> {
+    let path = transcript.path();
     let SpilledSession { session, spill } = spilled;
     let ImportedSession {
         id,
@@ -1372,7 +1313,7 @@ fn prepare_spilled(
             .map(|i| spill.read(i).map_err(io))
             .collect::<Result<Vec<SessionRecord>>>()?;
         let session_mark = store.mark_before(&meta, before.as_ref(), &tail)?;
-        if let Some(mark) = SyncMark::at(path, index, &tail, 0, session_mark)?
+        if let Some(mark) = sync_mark_at(transcript, index, &tail, 0, session_mark)?
             && let Some(Value::Object(imported)) = meta.extra.get_mut(IMPORTED_KEY)
             && let Ok(v) = serde_json::to_value(mark)
         {
@@ -1549,6 +1490,7 @@ mod tests {
         let path = dir.path().join("t.jsonl");
         let bytes: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 251) as u8).collect();
         std::fs::write(&path, &bytes).unwrap();
+        let transcript = Transcript::open(&path).unwrap();
         let w = FINGERPRINT_WINDOW;
         for offset in [
             0,
@@ -1563,17 +1505,17 @@ mod tests {
             200_000,
         ] {
             for hash in [Fingerprint::Xxh3, Fingerprint::Sha256] {
-                let read = fingerprints(&path, None, offset, hash).unwrap();
-                let held = fingerprints(&path, Some(&bytes), offset, hash).unwrap();
+                let read = fingerprints(&transcript, None, offset, hash).unwrap();
+                let held = fingerprints(&transcript, Some(&bytes), offset, hash).unwrap();
                 assert_eq!(held, read, "offset {offset}");
                 // Short bytes: read from the file instead.
-                let short = fingerprints(&path, Some(&bytes[..10]), offset, hash).unwrap();
+                let short = fingerprints(&transcript, Some(&bytes[..10]), offset, hash).unwrap();
                 assert_eq!(short, read, "offset {offset}, short");
             }
         }
         // The windows differ with the offset (the test is not comparing constants).
-        let a = fingerprints(&path, Some(&bytes), 2 * w, Fingerprint::Xxh3).unwrap();
-        let b = fingerprints(&path, Some(&bytes), 2 * w + 5, Fingerprint::Xxh3).unwrap();
+        let a = fingerprints(&transcript, Some(&bytes), 2 * w, Fingerprint::Xxh3).unwrap();
+        let b = fingerprints(&transcript, Some(&bytes), 2 * w + 5, Fingerprint::Xxh3).unwrap();
         assert_eq!(a.0, b.0);
         assert_ne!(a.1, b.1);
     }

@@ -6,6 +6,11 @@
 //! The field mapping, the id scheme and what is skipped are written down in
 //! `docs/formats/import.md`.
 //!
+//! A file is opened and read one way: [`Transcript`] (`transcript`: the checks every file
+//! argument passes, then its first lines, whole, streamed in hashed blocks, or from an offset).
+//! Its format is decided in one place: `format` ([`detect_format`]; `classify` on the first
+//! values, however they were read). `claude`, `codex` and `mewmem` convert the values read.
+//!
 //! Guarantees (tested on the real transcripts under `fixtures/transcripts/`):
 //! - deterministic: the same file gives the same ids and the same records, byte for byte;
 //! - every tool_result is placed after the message holding its tool_use (so the replay's
@@ -17,13 +22,14 @@ mod claude;
 mod codex;
 pub(crate) mod codex_line;
 mod discover;
+mod format;
 mod mewmem;
 mod text;
+mod transcript;
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -36,50 +42,12 @@ use crate::record::SessionRecord;
 pub use build::IMPORTED_KEEP_MAX_BYTES;
 pub(crate) use build::{Spill, SpillFile};
 pub use discover::discover;
+pub use format::{SourceFormat, detect_format};
+use format::{classify, sniff};
 pub(crate) use text::is_legacy_of;
-
-/// The transcript formats mewmem can import.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-pub enum SourceFormat {
-    /// Claude Code session JSONL (`~/.claude/projects/<project>/<session>.jsonl`, subagent files).
-    #[serde(rename = "claude-code")]
-    ClaudeCode,
-    /// Codex CLI rollout with `{timestamp, type, payload}` lines.
-    #[serde(rename = "codex")]
-    Codex,
-    /// Codex CLI rollout from before the envelope (mid 2025): a bare `{id, timestamp,
-    /// instructions, git}` header, bare response items and `{"record_type":"state"}` lines.
-    #[serde(rename = "codex-legacy")]
-    CodexLegacy,
-    /// A mewmem session file (`docs/formats/session.md`), e.g. from another project or from
-    /// `mem session export`: copied record for record, nothing converted.
-    #[serde(rename = "mewmem")]
-    Mewmem,
-}
-
-impl SourceFormat {
-    /// A Codex rollout, with or without the envelope.
-    pub(crate) fn is_codex(self) -> bool {
-        matches!(self, SourceFormat::Codex | SourceFormat::CodexLegacy)
-    }
-
-    /// The name used in reports and metadata: `claude-code`, `codex`, `codex-legacy` or
-    /// `mewmem`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SourceFormat::ClaudeCode => "claude-code",
-            SourceFormat::Codex => "codex",
-            SourceFormat::CodexLegacy => "codex-legacy",
-            SourceFormat::Mewmem => "mewmem",
-        }
-    }
-}
-
-impl fmt::Display for SourceFormat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+use transcript::finish_hash;
+pub(crate) use transcript::xxh3_hex;
+pub use transcript::{MAX_TRANSCRIPT_BYTES, Transcript};
 
 /// What an import saw: counts, skipped lines by reason, and problems by file and line.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -164,80 +132,12 @@ impl ImportedSession {
     }
 }
 
-/// How many non-blank lines [`detect_format`] looks at.
-const SNIFF_LINES: usize = 16;
-
-/// The largest transcript read, in bytes (64 GiB: no real transcript comes near it). A session
-/// is converted as it is read when it goes into a store (`crate::ingest`), so memory does not
-/// grow with the file; [`import_file`], which returns the records in memory, holds them all.
-pub const MAX_TRANSCRIPT_BYTES: u64 = 64 << 30;
-
-/// Opens a transcript for reading after the checks every file argument passes: it must be a
-/// regular file (symlinks followed; checked before and after opening), it is opened
-/// non-blocking (a FIFO swapped in cannot hang the open), and it may hold at most
-/// [`MAX_TRANSCRIPT_BYTES`]. Lines are capped by `MAX_LINE_BYTES` (64 MiB) as they are
-/// read.
+/// Opens a transcript for reading ([`Transcript::open`]: a regular file of at most
+/// [`MAX_TRANSCRIPT_BYTES`]) and hands out the file.
 ///
 /// Errors: [`Error::NotAFile`], [`Error::TooLarge`], [`Error::Io`] (missing, unreadable).
 pub fn open_transcript(path: &Path) -> Result<File> {
-    use mem_core::fsread::{ReadError, open_regular};
-    let (file, meta) = open_regular(path).map_err(|e| match e {
-        ReadError::NotAFile { kind } => Error::NotAFile {
-            path: path.to_owned(),
-            kind,
-        },
-        ReadError::Io(e) => Error::io("cannot read", path, e),
-        other => Error::io(
-            "cannot read",
-            path,
-            std::io::Error::other(other.to_string()),
-        ),
-    })?;
-    if meta.len() > MAX_TRANSCRIPT_BYTES {
-        return Err(Error::TooLarge {
-            path: path.to_owned(),
-            size: meta.len(),
-            max: MAX_TRANSCRIPT_BYTES,
-        });
-    }
-    Ok(file)
-}
-
-/// Sniffs the first non-blank lines of `path` and names its format.
-///
-/// Errors: [`Error::NotATranscript`] for an empty file, a file whose first lines are not JSON
-/// objects (e.g. one pretty-printed JSON document), or objects of no known shape; [`Error::Io`]
-/// when the file cannot be read; those of [`open_transcript`].
-pub fn detect_format(path: &Path) -> Result<SourceFormat> {
-    let (values, diagnostics) = read_head(path)?;
-    classify(path, &values, &diagnostics)
-}
-
-/// The values and diagnostics of the first [`SNIFF_LINES`] non-blank lines.
-fn read_head(path: &Path) -> Result<(Vec<JsonLine>, Vec<Diagnostic>)> {
-    let file = open_transcript(path)?;
-    let mut values = Vec::new();
-    let mut diagnostics = Vec::new();
-    let mut seen_lines = 0usize;
-    let mut last_line = 0usize;
-    for event in JsonlReader::new(BufReader::new(file), path).skim_payloads(codex::SKIMMED_TYPES) {
-        let line = match &event {
-            JsonlEvent::Value(v) => v.line,
-            JsonlEvent::Diagnostic(d) => d.line,
-        };
-        if line != last_line {
-            last_line = line;
-            seen_lines += 1;
-            if seen_lines > SNIFF_LINES {
-                break;
-            }
-        }
-        match event {
-            JsonlEvent::Value(v) => values.push(v),
-            JsonlEvent::Diagnostic(d) => diagnostics.push(d),
-        }
-    }
-    Ok((values, diagnostics))
+    Transcript::open(path).map(Transcript::into_file)
 }
 
 /// Reads `path` and converts it: the main session first, then any subagent sessions split out
@@ -248,7 +148,7 @@ fn read_head(path: &Path) -> Result<(Vec<JsonLine>, Vec<Diagnostic>)> {
 /// [`ImportedSession::parent_id`] set; their `.meta.json` sidecar is read for the title.
 ///
 /// Errors: [`Error::NotATranscript`] (see [`detect_format`]), [`Error::Io`], and those of
-/// [`open_transcript`] (not a regular file, too large). Malformed lines are not errors: they are in each session's [`ImportReport::diagnostics`].
+/// [`Transcript::open`] (not a regular file, too large). Malformed lines are not errors: they are in each session's [`ImportReport::diagnostics`].
 pub fn import_file(path: &Path) -> Result<Vec<ImportedSession>> {
     import_file_indexed(path).map(|(sessions, _)| sessions)
 }
@@ -348,7 +248,8 @@ pub(crate) fn import_file_indexed(path: &Path) -> Result<(Vec<ImportedSession>, 
     Ok((convert(path, format, values, diagnostics), index))
 }
 
-/// Converts the lines of `path` from byte `offset` (the start of line `first_line`) to the end,
+/// Converts the lines of `transcript` from byte `offset` (the start of line `first_line`) to the
+/// end,
 /// as if the conversion started there with nothing before it: the incremental re-import of a
 /// transcript that grew (`crate::ingest`). Reads only the bytes after `offset`. Line numbers
 /// and `source_line` metadata are those of the whole file. The caller checks that the result
@@ -356,17 +257,13 @@ pub(crate) fn import_file_indexed(path: &Path) -> Result<(Vec<ImportedSession>, 
 ///
 /// Errors: [`Error::Io`] when the file cannot be read.
 pub(crate) fn import_tail(
-    path: &Path,
+    transcript: &Transcript,
     format: SourceFormat,
     offset: u64,
     first_line: usize,
 ) -> Result<(Vec<ImportedSession>, LineIndex)> {
-    let mut file = open_transcript(path)?;
-    file.seek(SeekFrom::Start(offset))
-        .map_err(|e| Error::io("cannot read", path, e))?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)
-        .map_err(|e| Error::io("cannot read", path, e))?;
+    let path = transcript.path();
+    let bytes = transcript.read_from(offset)?;
     let mut values = Vec::new();
     let mut diagnostics = Vec::new();
     let mut reader = JsonlReader::starting_at(&bytes[..], path, first_line, offset)
@@ -384,13 +281,14 @@ pub(crate) fn import_tail(
     Ok((convert(path, format, values, diagnostics), index))
 }
 
-/// The id [`import_file`] gives the main session of `path` and its format, from the first
+/// The id [`import_file`] gives the main session of `transcript` and its format, from the first
 /// lines only (the id comes from the file name or the first lines: Codex `session_meta`,
 /// Claude `sessionId`). `None` for a mewmem session file (no incremental re-import for those).
 ///
 /// Errors: as [`detect_format`].
-pub(crate) fn head_id(path: &Path) -> Result<Option<(String, SourceFormat)>> {
-    let (values, diagnostics) = read_head(path)?;
+pub(crate) fn head_id(transcript: &Transcript) -> Result<Option<(String, SourceFormat)>> {
+    let path = transcript.path();
+    let (values, diagnostics) = transcript.head()?;
     let format = classify(path, &values, &diagnostics)?;
     if format == SourceFormat::Mewmem {
         return Ok(None);
@@ -426,74 +324,17 @@ fn convert(
 
 /// Every value and diagnostic of a file.
 fn read_all(path: &Path) -> Result<(Vec<JsonLine>, Vec<Diagnostic>)> {
-    read_all_hashed(path).map(|(_, values, diagnostics)| (values, diagnostics))
-}
-
-/// A buffered reader (64 KiB) that feeds every byte it hands out to an XXH3-128 digest (the
-/// file is read once: hashed as it is parsed). The bytes are hashed as they are consumed
-/// ([`BufRead::consume`], or [`Read::read`]), so what is read must be consumed to the end
-/// ([`finish_hash`] does) for the digest to cover the file. The file's bytes go straight into
-/// [`BufReader`]'s buffer (no zeroing of it before each read, as a `BufReader` over a plain
-/// `Read` wrapper would). The digest only detects an unchanged source on re-import (the
-/// meta's `imported.xxh3`), so a fast non-cryptographic hash is enough: SHA-256 here was ~8 %
-/// of an import's CPU.
-struct HashingReader<R> {
-    inner: BufReader<R>,
-    hasher: xxhash_rust::xxh3::Xxh3,
-}
-
-impl<R: Read> HashingReader<R> {
-    fn new(inner: R) -> Self {
-        HashingReader {
-            inner: BufReader::with_capacity(1 << 16, inner),
-            hasher: xxhash_rust::xxh3::Xxh3::new(),
-        }
-    }
-}
-
-impl<R: Read> Read for HashingReader<R> {
-    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        let available = self.fill_buf()?;
-        let n = available.len().min(out.len());
-        out[..n].copy_from_slice(&available[..n]);
-        self.consume(n);
-        Ok(n)
-    }
-}
-
-impl<R: Read> BufRead for HashingReader<R> {
-    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
-        self.inner.fill_buf()
-    }
-
-    fn consume(&mut self, amount: usize) {
-        let buffered = self.inner.buffer();
-        let amount = amount.min(buffered.len());
-        self.hasher.update(&buffered[..amount]);
-        self.inner.consume(amount);
-    }
-}
-
-/// The digest of a whole transcript as the meta keeps it (`imported.xxh3`): XXH3-128 of its
-/// bytes, 32 lowercase hex digits.
-pub(crate) fn digest_hex(hasher: &xxhash_rust::xxh3::Xxh3) -> String {
-    xxh3_hex(hasher.digest128())
-}
-
-/// An XXH3-128 value as the metas write it: 32 lowercase hex digits (the source's digest, the
-/// sync mark's fingerprints).
-pub(crate) fn xxh3_hex(value: u128) -> String {
-    format!("{value:032x}")
+    let transcript = Transcript::open(path)?;
+    read_all_hashed(&transcript).map(|(_, values, diagnostics)| (values, diagnostics))
 }
 
 /// Every value and diagnostic of a file, and the digest ([`digest_hex`]) of its bytes, from one
 /// read.
 ///
-/// Errors: those of [`open_transcript`]; [`Error::Io`] when a read fails (the hash would not
-/// describe the file).
-fn read_all_hashed(path: &Path) -> Result<(String, Vec<JsonLine>, Vec<Diagnostic>)> {
-    let file = open_transcript(path)?;
-    let mut reader = HashingReader::new(file);
+/// Errors: [`Error::Io`] when a read fails (the hash would not describe the file).
+fn read_all_hashed(transcript: &Transcript) -> Result<(String, Vec<JsonLine>, Vec<Diagnostic>)> {
+    let path = transcript.path();
+    let mut reader = transcript.stream()?;
     let mut values = Vec::new();
     let mut diagnostics = Vec::new();
     for event in JsonlReader::new(&mut reader, path).skim_payloads(codex::SKIMMED_TYPES) {
@@ -543,12 +384,14 @@ pub(crate) enum FileImport {
 /// Errors: those of [`import_file`]; [`Error::Io`] when a spill file cannot be
 /// written or read back (the spill files are removed).
 pub(crate) fn import_file_streaming(
-    path: &Path,
+    transcript: &Transcript,
     min_bytes: u64,
     tmp_name: &dyn Fn() -> std::io::Result<PathBuf>,
 ) -> Result<(String, FileImport, LineIndex)> {
-    match stream_or_memory(path, min_bytes, WHOLE_READ_MAX, tmp_name) {
-        Err(e) if is_not_exact(&e) => stream_or_memory(path, u64::MAX, WHOLE_READ_MAX, tmp_name),
+    match stream_or_memory(transcript, min_bytes, WHOLE_READ_MAX, tmp_name) {
+        Err(e) if is_not_exact(&e) => {
+            stream_or_memory(transcript, u64::MAX, WHOLE_READ_MAX, tmp_name)
+        }
         other => other,
     }
 }
@@ -575,45 +418,6 @@ fn read_error(path: &Path, d: &Diagnostic) -> Option<Error> {
             std::io::Error::other(d.message.clone()),
         )
     })
-}
-
-/// Reads the first lines of `events`, up to the first that tells the format: the format, and
-/// the values and diagnostics read. `classify` of the lines so far, once it names a format,
-/// names the one it names of the first [`SNIFF_LINES`] (it takes the first line with a known
-/// shape, and the lines before the first value are all read). In a real file that is the first
-/// line, so the Codex line reader reads all the others.
-///
-/// Errors: those of [`classify`]; a read error.
-fn sniff<R: BufRead>(
-    events: &mut JsonlReader<R>,
-    path: &Path,
-) -> Result<(SourceFormat, Vec<JsonLine>, Vec<Diagnostic>)> {
-    let mut values = Vec::new();
-    let mut diagnostics = Vec::new();
-    while values.len() < SNIFF_LINES {
-        match events.next() {
-            Some(JsonlEvent::Value(v)) => {
-                // Only a value of a known shape can end it: `classify` then gives what it gives
-                // on all the lines (its refusals do not depend on later lines), and is not run
-                // on every line of a file it refuses (its reason can read the whole file).
-                let shaped = shape_of(&v.value).is_some();
-                values.push(v);
-                if shaped {
-                    let format = classify(path, &values, &diagnostics)?;
-                    return Ok((format, values, diagnostics));
-                }
-            }
-            Some(JsonlEvent::Diagnostic(d)) => {
-                if let Some(e) = read_error(path, &d) {
-                    return Err(e);
-                }
-                diagnostics.push(d);
-            }
-            None => break,
-        }
-    }
-    let format = classify(path, &values, &diagnostics)?;
-    Ok((format, values, diagnostics))
 }
 
 /// The rest of `events`, each given to `sink`, up to the first read error.
@@ -646,16 +450,13 @@ fn collect_into<'a>(
     }
 }
 
-/// A transcript of fewer than [`WHOLE_READ_MAX`] bytes (`size` when opened), read whole and
+/// A transcript of fewer than [`WHOLE_READ_MAX`] bytes (`size` when looked at), read whole and
 /// converted in memory.
 ///
 /// Errors: [`Error::Io`] when it cannot be read; those of [`classify`].
-fn read_whole(path: &Path, mut file: File, size: u64) -> Result<(String, FileImport, LineIndex)> {
-    // One byte more than its size, so a file that did not grow is read with no reallocation.
-    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0).saturating_add(1));
-    file.read_to_end(&mut bytes)
-        .map_err(|e| Error::io("cannot read", path, e))?;
-    drop(file);
+fn convert_whole(transcript: &Transcript, size: u64) -> Result<(String, FileImport, LineIndex)> {
+    let path = transcript.path();
+    let bytes = transcript.read_whole(size)?;
     let digest = xxh3_hex(xxhash_rust::xxh3::xxh3_128(&bytes));
     let mut events = JsonlReader::new(&bytes[..], path).skim_payloads(codex::SKIMMED_TYPES);
     let (format, mut values, mut diagnostics) = sniff(&mut events, path)?;
@@ -673,22 +474,19 @@ fn read_whole(path: &Path, mut file: File, size: u64) -> Result<(String, FileImp
 }
 
 /// [`import_file_streaming`]'s one try: files under `whole_max` bytes (and `min_bytes`) are
-/// read whole ([`read_whole`]), others in 64 KiB blocks.
+/// read whole ([`convert_whole`]), others in 64 KiB blocks.
 fn stream_or_memory(
-    path: &Path,
+    transcript: &Transcript,
     min_bytes: u64,
     whole_max: u64,
     tmp_name: &dyn Fn() -> std::io::Result<PathBuf>,
 ) -> Result<(String, FileImport, LineIndex)> {
-    let file = open_transcript(path)?;
-    let size = file
-        .metadata()
-        .map_err(|e| Error::io("cannot read", path, e))?
-        .len();
+    let path = transcript.path();
+    let size = transcript.len_now()?;
     if size < min_bytes.min(whole_max) {
-        return read_whole(path, file, size);
+        return convert_whole(transcript, size);
     }
-    let mut reader = HashingReader::new(file);
+    let mut reader = transcript.stream()?;
     // Skimmed as every other whole read is (the Codex `event_msg` payloads, a fifth of a
     // rollout's bytes, are not built as trees); the output is the same either way.
     let mut events = JsonlReader::new(&mut reader, path).skim_payloads(codex::SKIMMED_TYPES);
@@ -780,7 +578,8 @@ fn stream_or_memory(
 pub fn import_file_both_reads(path: &Path) -> [Result<(String, Vec<ImportedSession>)>; 2] {
     let no_spill = || -> std::io::Result<PathBuf> { Err(std::io::Error::other("no spill")) };
     [u64::MAX, 0].map(|whole_max| {
-        let (digest, imported, _) = stream_or_memory(path, u64::MAX, whole_max, &no_spill)?;
+        let transcript = Transcript::open(path)?;
+        let (digest, imported, _) = stream_or_memory(&transcript, u64::MAX, whole_max, &no_spill)?;
         match imported {
             FileImport::Memory(sessions) => Ok((digest, sessions)),
             FileImport::Spilled(_) => Err(Error::io(
@@ -806,7 +605,7 @@ pub fn import_file_spilled(path: &Path, dir: &Path) -> Result<Vec<ImportedSessio
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(dir.join(format!(".spill.{}.{n}.tmp", std::process::id())))
     };
-    let (_, imported, _) = import_file_streaming(path, 0, &tmp_name)?;
+    let (_, imported, _) = import_file_streaming(&Transcript::open(path)?, 0, &tmp_name)?;
     let read_back = match imported {
         FileImport::Memory(sessions) => return Ok(sessions),
         FileImport::Spilled(spilled) => spilled
@@ -827,15 +626,6 @@ pub fn import_file_spilled(path: &Path, dir: &Path) -> Result<Vec<ImportedSessio
     }
 }
 
-/// Reads what the JSONL reader left unread into the hash and returns the digest
-/// ([`digest_hex`]).
-fn finish_hash<R: Read>(mut reader: HashingReader<R>, path: &Path) -> Result<String> {
-    // Whatever the reader left unread (nothing, normally) still belongs to the hash.
-    std::io::copy(&mut reader, &mut std::io::sink())
-        .map_err(|e| Error::io("cannot read", path, e))?;
-    Ok(digest_hex(&reader.hasher))
-}
-
 /// Which of `leaves` are the `uuid` of a JSON value on a line starting before byte `end` of
 /// `path` (for [`claude`]'s titles: a summary names its conversation's last message by uuid).
 /// Only lines holding one of the leaves' text, or a `\u` escape, are parsed, and, when a leaf
@@ -847,7 +637,7 @@ pub(crate) fn uuids_present(
     end: u64,
 ) -> std::collections::HashSet<String> {
     let mut found = std::collections::HashSet::new();
-    let Ok(file) = open_transcript(path) else {
+    let Ok(file) = Transcript::open(path).map(Transcript::into_file) else {
         return found;
     };
     let finders: Vec<memchr::memmem::Finder<'_>> = leaves
@@ -908,137 +698,6 @@ pub(crate) fn uuids_present(
         }
     }
     found
-}
-
-/// The format of one JSON object, when it has a known shape.
-fn shape_of(value: &Value) -> Option<SourceFormat> {
-    let obj = value.as_object()?;
-    let ty = obj.get("type").and_then(Value::as_str);
-    if obj.get("payload").is_some_and(Value::is_object) && ty.is_some() {
-        return Some(SourceFormat::Codex);
-    }
-    if obj.contains_key("record_type") {
-        return Some(SourceFormat::CodexLegacy);
-    }
-    let claude_keys = ["sessionId", "parentUuid", "leafUuid", "uuid", "isSidechain"];
-    if ty.is_some() && claude_keys.iter().any(|k| obj.contains_key(*k)) {
-        return Some(SourceFormat::ClaudeCode);
-    }
-    // mewmem's own records: types Claude Code never writes, or a user/assistant record whose
-    // message has no Claude envelope around it.
-    match ty {
-        Some("system_prompt" | "tool_result" | "compact_boundary" | "compression") => {
-            return Some(SourceFormat::Mewmem);
-        }
-        Some("user" | "assistant") if obj.get("message").is_some_and(Value::is_object) => {
-            return Some(SourceFormat::Mewmem);
-        }
-        _ => {}
-    }
-    if ty.is_none() && obj.contains_key("id") && obj.contains_key("timestamp") {
-        return Some(SourceFormat::CodexLegacy);
-    }
-    match ty? {
-        "user"
-        | "assistant"
-        | "system"
-        | "summary"
-        | "file-history-snapshot"
-        | "progress"
-        | "queue-operation"
-        | "attachment"
-        | "permission-mode"
-        | "last-prompt"
-        | "pr-link"
-        | "custom-title"
-        | "ai-title"
-        | "agent-name" => Some(SourceFormat::ClaudeCode),
-        "message" | "reasoning" | "function_call" | "function_call_output"
-            if obj.contains_key("role")
-                || obj.contains_key("call_id")
-                || obj.contains_key("summary") =>
-        {
-            Some(SourceFormat::CodexLegacy)
-        }
-        _ => None,
-    }
-}
-
-/// Decides the format from the first values of a file, or says why it is not a transcript.
-fn classify(path: &Path, values: &[JsonLine], diagnostics: &[Diagnostic]) -> Result<SourceFormat> {
-    let not = |reason: String| Error::NotATranscript {
-        path: path.to_owned(),
-        reason,
-    };
-    let first_value_line = values.first().map(|v| v.line);
-    let first_bad = diagnostics
-        .iter()
-        .find(|d| d.severity == Severity::Error)
-        .map(|d| d.line);
-    // A file whose first non-blank line is broken or not an object is not JSON Lines at all.
-    if let Some(bad) = first_bad
-        && first_value_line.is_none_or(|v| bad < v)
-    {
-        return Err(not(not_jsonl_reason(path, bad)));
-    }
-    let Some(first) = values.first() else {
-        return Err(not(
-            "empty file: no JSON lines (0 bytes, or only blank lines)".to_owned(),
-        ));
-    };
-    if !first.value.is_object() {
-        return Err(not(not_jsonl_reason(path, first.line)));
-    }
-    for v in values.iter().take(SNIFF_LINES) {
-        if let Some(format) = shape_of(&v.value) {
-            return Ok(format);
-        }
-    }
-    let keys: Vec<&str> = first
-        .value
-        .as_object()
-        .map(|o| o.keys().take(6).map(String::as_str).collect())
-        .unwrap_or_default();
-    Err(not(format!(
-        "JSON Lines, but neither a Claude Code transcript nor a Codex rollout \
-         (line {} has keys: {})",
-        first.line,
-        keys.join(", ")
-    )))
-}
-
-/// Explains a file whose first lines are not JSON objects; recognises a pretty-printed JSON
-/// document (and a Gemini CLI session in particular) when the file is small enough to parse.
-fn not_jsonl_reason(path: &Path, line: usize) -> String {
-    const MAX_DOCUMENT: u64 = 64 << 20;
-    let mut what = format!("line {line} is not a JSON object, so this is not JSON Lines");
-    let small = std::fs::metadata(path).is_ok_and(|m| m.len() <= MAX_DOCUMENT);
-    if small && let Ok(file) = mem_core::fsread::open(path) {
-        let mut text = String::new();
-        let mut reader = BufReader::new(file);
-        let starts_with_brace = reader
-            .fill_buf()
-            .is_ok_and(|b| b.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{'));
-        if starts_with_brace
-            && reader.read_to_string(&mut text).is_ok()
-            && let Ok(Value::Object(doc)) = serde_json::from_str::<Value>(&text)
-        {
-            let keys: Vec<&str> = doc.keys().take(6).map(String::as_str).collect();
-            what = if doc.contains_key("projectHash") && doc.contains_key("messages") {
-                format!(
-                    "the file is one pretty-printed JSON document that looks like a Gemini CLI \
-                     session (keys: {}), not JSON Lines",
-                    keys.join(", ")
-                )
-            } else {
-                format!(
-                    "the file is one pretty-printed JSON document (keys: {}), not JSON Lines",
-                    keys.join(", ")
-                )
-            };
-        }
-    }
-    what
 }
 
 /// The `type` string of a JSON object, or `""`.
