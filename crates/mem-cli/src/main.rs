@@ -10,6 +10,7 @@ mod cli;
 mod cmd;
 mod config;
 mod output;
+mod render;
 mod settings;
 
 use std::io::{self, Write};
@@ -168,7 +169,14 @@ fn print_json_error(kind: &str, message: &str, causes: &[String]) {
 /// `locked`, `model` (a model call or its configuration), `io`, or `error`.
 fn error_kind(err: &anyhow::Error) -> &'static str {
     for cause in err.chain() {
-        if let Some(e) = cause.downcast_ref::<mem_session::Error>() {
+        // The facade's errors wrap the layers' (transparently: the wrapped error is not a
+        // cause of its own in the chain).
+        let facade = cause.downcast_ref::<mewmem::Error>();
+        let session = match facade {
+            Some(mewmem::Error::Session(e)) => Some(e),
+            _ => cause.downcast_ref::<mem_session::Error>(),
+        };
+        if let Some(e) = session {
             return match e {
                 mem_session::Error::NotFound { .. } | mem_session::Error::Ambiguous { .. } => {
                     "not_found"
@@ -183,7 +191,9 @@ fn error_kind(err: &anyhow::Error) -> &'static str {
                 _ => "invalid_input",
             };
         }
-        if cause.downcast_ref::<mem_llm::LlmError>().is_some() {
+        if cause.downcast_ref::<mem_llm::LlmError>().is_some()
+            || matches!(facade, Some(mewmem::Error::Llm(_)))
+        {
             return "model";
         }
         if let Some(e) = cause.downcast_ref::<io::Error>() {

@@ -17,6 +17,7 @@ mod error;
 pub mod hook;
 pub mod install;
 mod memory;
+pub mod ops;
 pub mod recall;
 
 pub use error::{Error, Result};
