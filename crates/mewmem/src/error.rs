@@ -21,6 +21,10 @@ pub enum Error {
     /// Compaction failed (the summariser, or writing the boundary).
     #[error(transparent)]
     Compact(#[from] mem_compact::Error),
+    /// The configuration of the embedding program ([`crate::ConfigSource`]) could not be read
+    /// or is wrong, or it refused a write; the message and causes are its own.
+    #[error(transparent)]
+    Config(crate::ConfigError),
     /// A file could not be read or written.
     #[error("{action} {}: {source}", path.display())]
     Io {

@@ -16,10 +16,9 @@ use mem_llm::{Job, Llm, OfflineEngine};
 use mem_session::{RecordType, SessionStore};
 use serde_json::{Value, json};
 
-use super::instructions::SourceArgs;
-use super::session::render_message;
+use crate::args::SourceArgs;
 use crate::config::llm_settings;
-use crate::output::{safe, safe_line};
+use crate::render::{render_message, safe, safe_line};
 use crate::settings::Settings;
 
 /// `mem compact ...`
@@ -207,7 +206,7 @@ fn stats(
             "compactions_with_figures": measured,
             "tokens_saved": saved,
         });
-        writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&v)?)?;
         return Ok(());
     }
     writeln!(out, "session {id}")?;
@@ -353,7 +352,7 @@ async fn run_sweep(
                     "result": result,
                     "skipped": reason.to_string(),
                 });
-                writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
+                writeln!(out, "{}", crate::render::json_pretty(&v)?)?;
             } else {
                 writeln!(out, "session {}", sweep.id)?;
                 if reason == mem_compact::Skip::BelowThreshold {
@@ -415,7 +414,7 @@ async fn run_sweep(
                     "summary": compaction.summary,
                     "context": compaction.context,
                 });
-                writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
+                writeln!(out, "{}", crate::render::json_pretty(&v)?)?;
             } else {
                 print_compaction(sweep, write, &before, &compaction, &result, &mut out)?;
             }

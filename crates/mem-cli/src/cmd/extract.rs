@@ -12,8 +12,9 @@ use mem_core::terminal::safe_line;
 use mem_llm::Job;
 use mem_session::SessionStore;
 
-use super::llm::{EngineArgs, engine_for};
+use crate::args::EngineArgs;
 use crate::config::memory_settings;
+use crate::open::engine_for;
 use crate::settings::Settings;
 
 /// `mem extract`
@@ -63,7 +64,7 @@ pub async fn run(args: ExtractArgs, settings: &Settings) -> Result<()> {
     }
     let mut out = std::io::stdout().lock();
     if settings.json {
-        writeln!(out, "{}", crate::output::json_pretty(&reports)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&reports)?)?;
         return Ok(());
     }
     for report in &reports {

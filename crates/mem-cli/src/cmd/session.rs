@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
-use mem_core::{ContentBlock, Message, ToolResultContent};
 use mem_session::ingest::{IngestAction, Ingested};
 use mem_session::{
     ChainIssue, Diagnostic, RecordType, SessionMeta, SessionRecord, SessionStore,
@@ -13,7 +12,7 @@ use mem_session::{
 };
 use serde_json::{Value, json};
 
-use crate::output::{quoted, safe_line};
+use crate::render::{quoted, render_message, safe_line};
 use crate::settings::Settings;
 
 /// `mem session ...`
@@ -238,7 +237,7 @@ fn delete(store: &SessionStore, id: &str, settings: &Settings, out: &mut impl Wr
     mem_session::forget_in_index(store, id)
         .with_context(|| format!("deleted session {id}, but not from the session search index"))?;
     if settings.json {
-        crate::output::write_json(
+        crate::render::write_json(
             out,
             &json!({"deleted": id, "tool_results_deleted": spilled.then_some(&spills)}),
         )?;
@@ -275,7 +274,7 @@ pub(crate) fn resolve(store: &SessionStore, id: Option<String>) -> Result<String
 fn list(store: &SessionStore, settings: &Settings, out: &mut impl Write) -> Result<()> {
     let metas = store.list()?;
     if settings.json {
-        crate::output::write_json(out, &metas)?;
+        crate::render::write_json(out, &metas)?;
         return Ok(());
     }
     if metas.is_empty() {
@@ -367,7 +366,7 @@ fn show(
         if window.is_some() {
             v["first_record"] = json!(first);
         }
-        crate::output::write_json(out, &v)?;
+        crate::render::write_json(out, &v)?;
         return Ok(());
     }
     header(&meta, out)?;
@@ -399,7 +398,7 @@ fn search(
         eprintln!("warning: {}", safe_line(w));
     }
     if settings.json {
-        crate::output::write_json(out, &found)?;
+        crate::render::write_json(out, &found)?;
         return Ok(());
     }
     if found.hits.is_empty() {
@@ -440,7 +439,7 @@ fn resume(store: &SessionStore, id: &str, settings: &Settings, out: &mut impl Wr
             "issues": issues,
             "diagnostics": r.diagnostics,
         });
-        crate::output::write_json(out, &v)?;
+        crate::render::write_json(out, &v)?;
         return Ok(());
     }
     header(&r.meta, out)?;
@@ -490,7 +489,7 @@ fn export(
                 json!({"session": id, "messages": store.resume(id)?.messages})
             }
         };
-        crate::output::write_json(out, &v)?;
+        crate::render::write_json(out, &v)?;
         return Ok(());
     }
     let mut bytes = Vec::new();
@@ -501,14 +500,14 @@ fn export(
                 eprintln!("{}", safe_line(&d.to_string()));
             }
             for r in &records {
-                bytes.extend_from_slice(crate::output::json_line(r)?.as_bytes());
+                bytes.extend_from_slice(crate::render::json_line(r)?.as_bytes());
                 bytes.push(b'\n');
             }
             (records.len(), "record")
         }
         ExportFormat::Messages => {
             let r = store.resume(id)?;
-            bytes.extend_from_slice(crate::output::json_pretty(&r.messages)?.as_bytes());
+            bytes.extend_from_slice(crate::render::json_pretty(&r.messages)?.as_bytes());
             bytes.push(b'\n');
             (r.messages.len(), "message")
         }
@@ -519,7 +518,7 @@ fn export(
                 .with_context(|| format!("cannot write {}", path.display()))?;
             if settings.json {
                 let (n, what) = items;
-                crate::output::write_json(
+                crate::render::write_json(
                     out,
                     &json!({"session": id, "written": path, format!("{what}s"): n, "bytes": bytes.len()}),
                 )?;
@@ -758,7 +757,7 @@ fn import(
         0
     };
     if settings.json {
-        crate::output::write_json(out, &json!({"files": json_items, "summary": &summary}))?;
+        crate::render::write_json(out, &json!({"files": json_items, "summary": &summary}))?;
     } else {
         writeln!(
             out,
@@ -1014,95 +1013,6 @@ fn describe_issue(issue: &ChainIssue) -> String {
 fn one_line(s: &str, max: usize) -> String {
     let collapsed = s.split_whitespace().collect::<Vec<_>>().join(" ");
     shorten(&collapsed, max)
-}
-
-/// `  12 assistant  text+tool_use:Bash  "let me look" | ls -la`
-pub fn render_message(index: usize, m: &Message) -> String {
-    // Block kinds in order, a run of the same kind written once with its count: `text*3`.
-    let mut kinds: Vec<(String, usize)> = Vec::new();
-    for b in &m.content {
-        let kind = match b {
-            ContentBlock::ToolUse { name, .. } => format!("tool_use:{}", safe_line(name)),
-            ContentBlock::ToolResult { .. } if b.is_error() => "tool_result!".to_owned(),
-            other => other.kind().to_owned(),
-        };
-        match kinds.last_mut() {
-            Some((last, n)) if *last == kind => *n += 1,
-            _ => kinds.push((kind, 1)),
-        }
-    }
-    let kinds: Vec<String> = kinds
-        .into_iter()
-        .map(|(k, n)| if n == 1 { k } else { format!("{k}*{n}") })
-        .collect();
-    let mut marks = String::new();
-    if m.metadata.contains_key(mem_session::COMPACT_SUMMARY_MARKER) {
-        marks.push_str(" [summary]");
-    }
-    format!(
-        "{index:>4} {:<9} {:<28} {}{marks}",
-        m.role.as_str(),
-        kinds.join("+"),
-        preview(m)
-    )
-}
-
-/// The most telling text of a message, on one line.
-fn preview(m: &Message) -> String {
-    for b in &m.content {
-        match b {
-            ContentBlock::Text { text, .. } if !text.trim().is_empty() => {
-                return quoted(&one_line(text, 60));
-            }
-            ContentBlock::ToolUse { input, .. } if !input.is_null() => {
-                return safe_line(&one_line(&tool_input_preview(input), 60)).into_owned();
-            }
-            ContentBlock::ToolResult { content, .. } => {
-                let text = match content {
-                    ToolResultContent::Text(s) => s.clone(),
-                    ToolResultContent::Blocks(_) | ToolResultContent::Absent => content.text(),
-                };
-                return format!("=> {}", quoted(&one_line(&text, 56)));
-            }
-            ContentBlock::Thinking { thinking, .. } if !thinking.trim().is_empty() => {
-                return format!("({})", safe_line(&one_line(thinking, 58)));
-            }
-            _ => {}
-        }
-    }
-    String::new()
-}
-
-/// The argument a person would look for first: a command, a path, a pattern, a URL.
-fn tool_input_preview(input: &Value) -> String {
-    for key in [
-        "command",
-        "cmd",
-        "file_path",
-        "path",
-        "pattern",
-        "url",
-        "query",
-        "description",
-        "prompt",
-    ] {
-        match input.get(key) {
-            Some(Value::String(s)) => return s.clone(),
-            Some(Value::Array(items)) => {
-                let parts: Vec<String> = items
-                    .iter()
-                    .map(|v| {
-                        v.as_str()
-                            .map(str::to_owned)
-                            .unwrap_or_else(|| v.to_string())
-                    })
-                    .collect();
-                return parts.join(" ");
-            }
-            _ => {}
-        }
-    }
-    input.to_string()
 }
 
 fn render_record(index: usize, r: &SessionRecord) -> String {
