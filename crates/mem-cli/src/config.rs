@@ -110,7 +110,7 @@ pub fn embedding_settings(settings: &Settings) -> Result<Option<mem_llm::Embeddi
 /// The `[embeddings]` settings and their client, or `None` when embeddings are not configured
 /// or, with a warning on stderr naming the config file, when the configuration is bad: a bad
 /// `[embeddings]` never drops a search or recall, which then stay lexical.
-fn embeddings_or_warn(
+pub fn embeddings_or_warn(
     settings: &Settings,
 ) -> Option<(mem_llm::EmbeddingSettings, mem_llm::Embedder)> {
     let built = embedding_settings(settings).and_then(|embed| match embed {
@@ -146,7 +146,7 @@ fn embeddings_or_warn(
 /// or, with a warning on stderr, when it cannot be opened; vectors are then computed each time.
 pub fn vector_cache(settings: &Settings) -> Option<std::sync::Arc<dyn mem_llm::VectorCache>> {
     let open = || -> Result<Option<mem_tiers::vectors::SqliteVectorCache>> {
-        let config = crate::cmd::memory::memory_config(settings)?;
+        let config = crate::open::memory_config(settings)?;
         Ok(mem_tiers::vectors::SqliteVectorCache::open_existing(
             &config.database_path(),
         )?)
@@ -170,7 +170,7 @@ pub fn embedded_texts(settings: &Settings, doc: &mem_tiers::Document) -> Vec<Str
     let mut texts = vec![mem_tiers::hybrid::document_text(doc)];
     if doc.source == mem_tiers::SourceKind::Note
         && let Ok(id) = mem_recall::NoteId::parse(&doc.id)
-        && let Ok(dirs) = crate::cmd::recall::memory_dirs(settings, &[])
+        && let Ok(dirs) = crate::open::memory_dirs(settings, &[])
         && let Ok(note) = mem_recall::read_note(&dirs, &id)
     {
         texts.push(mem_llm::hybrid::candidate_text(&note.candidate()));

@@ -6,10 +6,11 @@
 // `<project>` there is a placeholder a user reads, not an HTML tag.
 #![allow(rustdoc::invalid_html_tags)]
 
+mod args;
 mod cli;
 mod cmd;
 mod config;
-mod output;
+mod open;
 mod render;
 mod settings;
 
@@ -129,7 +130,7 @@ fn report(err: &anyhow::Error, json: bool) -> ExitCode {
             let _ = writeln!(
                 io::stderr().lock(),
                 "warning: {}",
-                output::safe(&exit.message)
+                render::safe(&exit.message)
             );
         }
         return ExitCode::from(exit.code);
@@ -140,13 +141,13 @@ fn report(err: &anyhow::Error, json: bool) -> ExitCode {
         return ExitCode::FAILURE;
     }
     let mut stderr = io::stderr().lock();
-    let _ = writeln!(stderr, "error: {}", output::safe(&err.to_string()));
+    let _ = writeln!(stderr, "error: {}", render::safe(&err.to_string()));
     let mut said = err.to_string();
     for cause in err.chain().skip(1) {
         // Library errors often end with their cause already ("cannot read X: Permission denied").
         let text = cause.to_string();
         if !said.ends_with(&text) {
-            let _ = writeln!(stderr, "  caused by: {}", output::safe(&text));
+            let _ = writeln!(stderr, "  caused by: {}", render::safe(&text));
         }
         said = text;
     }
@@ -159,7 +160,7 @@ fn print_json_error(kind: &str, message: &str, causes: &[String]) {
     let value = serde_json::json!({
         "error": { "kind": kind, "message": message, "causes": causes }
     });
-    if let Ok(text) = output::json_pretty(&value) {
+    if let Ok(text) = render::json_pretty(&value) {
         let _ = writeln!(io::stderr().lock(), "{text}");
     }
 }

@@ -82,7 +82,7 @@ impl Settings {
             if self.allow_outside_project {
                 eprintln!(
                     "warning: {}; writing there as --allow-outside-project says",
-                    crate::output::safe_line(&what)
+                    crate::render::safe_line(&what)
                 );
                 return Ok(());
             }

@@ -81,6 +81,10 @@ pub enum Error {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// The configuration of the embedding program ([`crate::ConfigSource`]) could not be read
+    /// or is wrong, or it refused a write; the message and causes are its own.
+    #[error(transparent)]
+    Config(crate::ConfigError),
     /// A file could not be read or written.
     #[error("{action} {}: {source}", path.display())]
     Io {

@@ -27,4 +27,6 @@ pub use error::{Error, Result};
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/INTEGRATION.md")]
 pub struct IntegrationGuide;
-pub use memory::{AgentSession, Memory, MemorySettings};
+pub use memory::{
+    AgentSession, ConfigError, ConfigSource, Embeddings, Memory, MemorySettings, TierManager,
+};

@@ -123,8 +123,8 @@ pub fn auto_settings(settings: &Settings) -> Result<AutoSettings> {
 /// # Errors
 /// Config errors; the project root cannot be resolved.
 pub fn checkpoints(settings: &Settings) -> Result<Checkpoints> {
-    let config = super::memory::memory_config(settings)?;
-    let (database, team_store) = match super::memory_store::location(settings, &config)? {
+    let config = crate::open::memory_config(settings)?;
+    let (database, team_store) = match crate::open::location(settings, &config)? {
         StoreLocation::Sqlite(path) => (Some(path), None),
         StoreLocation::Postgres { url, options } => (
             None,
@@ -241,7 +241,7 @@ pub fn run(args: CheckpointArgs, settings: &Settings) -> Result<()> {
                 auto: false,
             })?;
             if settings.json {
-                writeln!(out, "{}", crate::output::json_pretty(&m)?)?;
+                writeln!(out, "{}", crate::render::json_pretty(&m)?)?;
             } else {
                 writeln!(
                     out,
@@ -264,7 +264,7 @@ pub fn run(args: CheckpointArgs, settings: &Settings) -> Result<()> {
                 writeln!(
                     out,
                     "{}",
-                    crate::output::json_pretty(
+                    crate::render::json_pretty(
                         &json!({"checkpoints": list, "warnings": warnings})
                     )?
                 )?;
@@ -296,7 +296,7 @@ pub fn run(args: CheckpointArgs, settings: &Settings) -> Result<()> {
         CheckpointCommand::Show { name } => {
             let m = cps.show(&name)?;
             if settings.json {
-                writeln!(out, "{}", crate::output::json_pretty(&m)?)?;
+                writeln!(out, "{}", crate::render::json_pretty(&m)?)?;
                 return Ok(());
             }
             writeln!(out, "checkpoint {}", m.name)?;
@@ -361,7 +361,7 @@ pub fn run(args: CheckpointArgs, settings: &Settings) -> Result<()> {
             }
             let report = cps.restore(&name, dry_run, force)?;
             if settings.json {
-                writeln!(out, "{}", crate::output::json_pretty(&report)?)?;
+                writeln!(out, "{}", crate::render::json_pretty(&report)?)?;
                 return Ok(());
             }
             let verb = if dry_run { "would " } else { "" };
@@ -413,7 +413,7 @@ pub fn run(args: CheckpointArgs, settings: &Settings) -> Result<()> {
                 writeln!(
                     out,
                     "{}",
-                    crate::output::json_pretty(&json!({"removed": name}))?
+                    crate::render::json_pretty(&json!({"removed": name}))?
                 )?;
             } else {
                 writeln!(out, "removed checkpoint {name}")?;

@@ -18,10 +18,9 @@ use mewmem::ops::compact::{self as ops, Commit, SweepOptions, SweepOutcome};
 use mewmem::ops::session::resolve;
 use serde_json::json;
 
-use super::instructions::SourceArgs;
+use crate::args::SourceArgs;
 use crate::config::llm_settings;
-use crate::output::{safe, safe_line};
-use crate::render::session::render_message;
+use crate::render::{render_message, safe, safe_line};
 use crate::settings::Settings;
 
 /// `mem compact ...`
@@ -185,7 +184,7 @@ fn stats(
             "compactions_with_figures": measured,
             "tokens_saved": saved,
         });
-        writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&v)?)?;
         return Ok(());
     }
     writeln!(out, "session {id}")?;
@@ -259,7 +258,7 @@ async fn run_sweep(
                     "result": result,
                     "skipped": reason.to_string(),
                 });
-                writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
+                writeln!(out, "{}", crate::render::json_pretty(&v)?)?;
             } else {
                 writeln!(out, "session {}", sweep.id)?;
                 if reason == mem_compact::Skip::BelowThreshold {
@@ -304,7 +303,7 @@ async fn run_sweep(
                     "summary": compaction.summary,
                     "context": compaction.context,
                 });
-                writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
+                writeln!(out, "{}", crate::render::json_pretty(&v)?)?;
             } else {
                 print_compaction(sweep, write, &done.before, &compaction, &result, &mut out)?;
             }

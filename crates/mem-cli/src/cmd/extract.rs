@@ -13,8 +13,9 @@ use mem_llm::Job;
 use mem_session::SessionStore;
 use mewmem::ops::extract as ops;
 
-use super::llm::{EngineArgs, engine_for};
+use crate::args::EngineArgs;
 use crate::config::memory_settings;
+use crate::open::engine_for;
 use crate::settings::Settings;
 
 /// `mem extract`
@@ -49,7 +50,7 @@ pub async fn run(args: ExtractArgs, settings: &Settings) -> Result<()> {
     let reports = ops::extract(&auto, &store, &ids, llm.as_ref(), &options).await?;
     let mut out = std::io::stdout().lock();
     if settings.json {
-        writeln!(out, "{}", crate::output::json_pretty(&reports)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&reports)?)?;
         return Ok(());
     }
     for report in &reports {

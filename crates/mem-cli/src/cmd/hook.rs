@@ -228,15 +228,15 @@ pub async fn run(args: HookArgs, settings: &Settings) -> Result<()> {
             print_plan(&plan, agent, a.place.dry_run, settings)?;
             let mut err = io::stderr().lock();
             if let Some(n) = notice {
-                writeln!(err, "note: {}", crate::output::safe_line(&n))?;
+                writeln!(err, "note: {}", crate::render::safe_line(&n))?;
             }
             if shared && !global.is_empty() {
                 writeln!(
                     err,
                     "note: the commands carry --home {}: {} is shared with everyone who \
                      works on the project",
-                    crate::output::safe_line(&settings.home.display().to_string()),
-                    crate::output::safe_line(&path.display().to_string())
+                    crate::render::safe_line(&settings.home.display().to_string()),
+                    crate::render::safe_line(&path.display().to_string())
                 )?;
             }
             Ok(())
@@ -289,7 +289,7 @@ fn print_plan(
             "changes": changes,
             "backup": plan.backup,
         });
-        writeln!(out, "{}", crate::output::json_pretty(&value)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&value)?)?;
         return Ok(());
     }
     let path = plan.path.display();
@@ -418,7 +418,7 @@ async fn agent_hook(
             // the memories.md entries, within the same budget; a store that cannot be read
             // leaves it out (logged), never the whole context.
             let (context, problems) =
-                super::context::start_options(&here, instructions, date, Some(args.budget), true);
+                crate::open::start_options(&here, instructions, date, Some(args.budget), true);
             early_problems.extend(problems);
             context
         } else {

@@ -4,20 +4,19 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
-use mem_llm::{
-    ExtractRequest, Job, Llm, LlmSettings, OfflineEngine, Reply, SelectRequest, SummarizeRequest,
-};
+use mem_llm::{ExtractRequest, Job, LlmSettings, Reply, SelectRequest, SummarizeRequest};
 use mewmem::ops::llm::{
     self as ops, CallOutcome, read_candidates, read_memories_file, read_transcript,
 };
 use serde_json::{Value, json};
 
+use crate::args::EngineArgs;
 use crate::config::llm_settings;
-use crate::output::{quoted, safe_line, safe_text};
+use crate::open::engine_for;
+use crate::render::{quoted, safe_line, safe_text};
 use crate::settings::Settings;
 
 /// Arguments of `mem llm`.
@@ -80,13 +79,6 @@ fn parse_limit(s: &str) -> std::result::Result<usize, String> {
         Ok(n) => Ok(n),
         Err(e) => Err(e.to_string()),
     }
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct EngineArgs {
-    /// Use the offline engine whatever the configuration says.
-    #[arg(long)]
-    offline: bool,
 }
 
 /// Runs `mem llm ...`.
@@ -225,7 +217,7 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
                     "prompt_version": mem_llm::prompt::PROMPT_VERSION,
                     "prompts": prompts,
                 });
-                writeln!(out, "{}", crate::output::json_pretty(&doc)?)?;
+                writeln!(out, "{}", crate::render::json_pretty(&doc)?)?;
                 return Ok(());
             }
             writeln!(out, "prompt version: {}", mem_llm::prompt::PROMPT_VERSION)?;
@@ -236,14 +228,6 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
             Ok(())
         }
     }
-}
-
-pub(crate) fn engine_for(settings: &Settings, job: Job, args: &EngineArgs) -> Result<Arc<dyn Llm>> {
-    if args.offline {
-        return Ok(Arc::new(OfflineEngine));
-    }
-    let (resolved, _) = llm_settings(settings)?;
-    Ok(resolved.job(job).engine()?)
 }
 
 fn print_reply<T>(settings: &Settings, reply: &Reply<T>, value: Value, text: &str) -> Result<()> {
@@ -257,7 +241,7 @@ fn print_reply<T>(settings: &Settings, reply: &Reply<T>, value: Value, text: &st
         if let (Value::Object(doc), Value::Object(extra)) = (&mut doc, value) {
             doc.extend(extra);
         }
-        writeln!(out, "{}", crate::output::json_pretty(&doc)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&doc)?)?;
         return Ok(());
     }
     write!(out, "{}", safe_text(text))?;
@@ -335,7 +319,7 @@ async fn check(settings: &Settings, call: bool) -> Result<()> {
                 .collect();
             map.insert("calls".to_owned(), Value::Array(calls));
         }
-        writeln!(out, "{}", crate::output::json_pretty(&doc)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&doc)?)?;
     } else {
         for source in &sources {
             let state = if source.found { "read" } else { "not found" };

@@ -21,7 +21,7 @@ use clap::Args;
 use mem_llm::Job;
 use mem_recall::{NewNote, SurfacedLog};
 use mem_tiers::{LearningScope, MemoryId, SearchHit, SearchQuery, SourceKind};
-use mewmem::context::{CLAUDE_HOOK_MAX_CHARS, MIN_BUDGET_CHARS, start_context};
+use mewmem::context::{CLAUDE_HOOK_MAX_CHARS, MAX_CONTEXT_CHARS, MIN_BUDGET_CHARS, start_context};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -34,7 +34,8 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::memory::{age, hit_json, open_manager, rfc3339};
+use crate::open::{memory_dirs, open_manager, start_options};
+use crate::render::{age, hit_json, rfc3339};
 use crate::settings::Settings;
 
 /// `mem mcp` (the project and home are the global `--project` / `--home`).
@@ -58,8 +59,6 @@ pub const MAX_REASON_CHARS: usize = 1_000;
 /// The part of a `recall` message used for recall, in bytes (a longer message is cut at a
 /// character boundary and the result says so).
 pub const MAX_RECALL_MESSAGE_BYTES: usize = 16_384;
-/// The largest `context` budget, in characters.
-pub const MAX_CONTEXT_CHARS: usize = 100_000;
 
 /// Runs the server until the client closes stdin (or disconnects).
 pub async fn run(args: McpArgs, settings: &Settings) -> Result<()> {
@@ -68,7 +67,7 @@ pub async fn run(args: McpArgs, settings: &Settings) -> Result<()> {
         if settings.json {
             println!(
                 "{}",
-                crate::output::json_pretty(&json!({ "tools": tools }))?
+                crate::render::json_pretty(&json!({ "tools": tools }))?
             );
             return Ok(());
         }
@@ -673,7 +672,7 @@ fn add(settings: &Settings, a: AddArgs) -> ToolResult {
                     "memory_add: `category` and `tags` are for learnings (kind \"learning\")",
                 ));
             }
-            let dirs = super::recall::memory_dirs(settings, &[])?;
+            let dirs = memory_dirs(settings, &[])?;
             let scope = match a.scope {
                 ScopeArg::Project => {
                     settings.guard_notes()?;
@@ -784,7 +783,7 @@ async fn recall(settings: Arc<Settings>, a: RecallArgs) -> ToolResult {
     if message.trim().is_empty() {
         return Err(bad("recall: `message` is empty"));
     }
-    let dirs = super::recall::memory_dirs(&settings, &[])?;
+    let dirs = memory_dirs(&settings, &[])?;
     let log = match &a.session_id {
         Some(id) => {
             mem_session::validate_id(id).map_err(|e| bad(format!("recall: `session_id`: {e}")))?;
@@ -835,8 +834,7 @@ fn context(settings: &Settings, a: ContextArgs) -> ToolResult {
     }
     let date = chrono::Local::now().date_naive();
     let instructions = mem_instructions::LoadOptions::new(&settings.project, &settings.home);
-    let (options, mut problems) =
-        super::context::start_options(settings, instructions, date, Some(budget), false);
+    let (options, mut problems) = start_options(settings, instructions, date, Some(budget), false);
     let ctx = start_context(&options).map_err(|e| bad(format!("context: {e}")))?;
     problems.extend(ctx.warnings.iter().map(ToString::to_string));
     if ctx.cut_chars > 0 {

@@ -2,22 +2,18 @@
 //! (seed 003 "CLI 命令", "记忆管理"), on `mem_tiers::MemoryManager`.
 
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use mem_core::terminal::{safe, safe_line};
-use mem_tiers::tiers::Headings;
 use mem_tiers::tiers::TierText;
-use mem_tiers::{
-    AnyStore, LearningScope, MemoryConfig, MemoryId, MemoryStore, SearchHit, SearchQuery, archive,
-};
+use mem_tiers::{LearningScope, MemoryId, MemoryStore, SearchHit, SearchQuery, archive};
 use serde_json::json;
 
+use crate::open::{MemoryManager, memory_config, open_manager};
+use crate::render::{age, hit_json};
 use crate::settings::Settings;
-
-/// The manager on whichever store is configured (SQLite or the team store).
-pub(crate) type MemoryManager = mem_tiers::MemoryManager<AnyStore>;
 
 /// `mem memory ...`
 #[derive(Debug, Args)]
@@ -146,60 +142,6 @@ enum ArchiveFormat {
     Json,
 }
 
-/// `MemoryConfig` from the defaults for `--home`, then `[memory]` of the user's and the
-/// project's `config.toml` (the project's wins, key by key), the same table `memories.md`
-/// extraction reads (`crate::config::memory_settings`), and the note dirs of `[recall] dirs`.
-pub(crate) fn memory_config(settings: &Settings) -> Result<MemoryConfig> {
-    let files = crate::config::memory_files(settings)?;
-    let shared = crate::config::memory_settings_from(&files)?;
-    let mut config = MemoryConfig::for_home(&settings.home);
-    config.headings = Headings::for_style(shared.auto.headings);
-    config.memories = shared.auto;
-    config.extra_note_dirs = crate::config::extra_dirs(settings, &files);
-    for f in &files {
-        let Some(m) = &f.memory else { continue };
-        let base = f.path.parent().unwrap_or(Path::new("."));
-        if let Some(d) = &m.storage_dir {
-            config.storage_dir = base.join(d);
-        }
-        if let Some(v) = m.short_term_max_messages {
-            config.short_term_max_messages = v;
-        }
-        if let Some(v) = m.short_term_max_age_hours {
-            config.short_term_max_age_hours = v;
-        }
-        if let Some(v) = m.tier0_max_tokens {
-            config.tier0_max_tokens = v;
-        }
-        if let Some(v) = m.tier1_max_tokens {
-            config.tier1_max_tokens = v;
-        }
-        if let Some(v) = m.learning_max_age_days {
-            config.learning_max_age_days = Some(v);
-        }
-    }
-    Ok(config)
-}
-
-/// The manager `mem memory` uses (the configured store, the project of `settings`); also for
-/// `mem mcp` and the hooks' Tier 0.
-pub(crate) fn open_manager(settings: &Settings) -> Result<MemoryManager> {
-    open_manager_with(settings, memory_config(settings)?)
-}
-
-/// [`open_manager`] with a given configuration (from [`memory_config`], then adjusted).
-pub(crate) fn open_manager_with(
-    settings: &Settings,
-    config: MemoryConfig,
-) -> Result<MemoryManager> {
-    let store = AnyStore::open(&super::memory_store::location(settings, &config)?, &config)?;
-    Ok(MemoryManager::from_project_with(
-        &settings.project,
-        config,
-        store,
-    )?)
-}
-
 /// Runs `mem memory ...`.
 pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
     let command = match args.command {
@@ -255,7 +197,7 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
             if json {
                 let v =
                     json!({"id": format!("L{}", l.id), "learning": l, "withheld": added.withheld});
-                writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
+                writeln!(out, "{}", crate::render::json_pretty(&v)?)?;
             } else {
                 let scope = match (&l.team, &l.project_key) {
                     (Some(team), _) => format!("team {}", safe_line(team)),
@@ -289,7 +231,7 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
             let f = mm.forget(&id)?;
             crate::config::forget_vectors(settings, Some(mm.store()), &texts);
             if json {
-                writeln!(out, "{}", crate::output::json_pretty(&f)?)?;
+                writeln!(out, "{}", crate::render::json_pretty(&f)?)?;
             } else {
                 // A learning lived in the store: name the backend as `stats` does (a server's
                 // URL without its password); an entry or a note lived in its file.
@@ -313,7 +255,7 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
         StoreCommand::Reindex => {
             let r = mm.reindex()?;
             if json {
-                writeln!(out, "{}", crate::output::json_pretty(&r)?)?;
+                writeln!(out, "{}", crate::render::json_pretty(&r)?)?;
             } else {
                 writeln!(out, "reindexed {} files ({} read)", r.reindexed, r.read)?;
                 for w in &r.warnings {
@@ -329,7 +271,7 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
             let a = archive::parse(&text, &file)?;
             let r = mm.import(&a)?;
             if json {
-                writeln!(out, "{}", crate::output::json_pretty(&r)?)?;
+                writeln!(out, "{}", crate::render::json_pretty(&r)?)?;
             } else {
                 writeln!(
                     out,
@@ -386,7 +328,7 @@ fn withheld_line(n: usize, out: &mut impl Write) -> Result<()> {
 fn tier(n: u8, t: &TierText, json: bool, out: &mut impl Write) -> Result<()> {
     if json {
         let v = json!({"tier": n, "text": t.text, "tokens": t.tokens, "max_tokens": t.max_tokens, "dropped": t.dropped});
-        writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&v)?)?;
         return Ok(());
     }
     write!(out, "{}", safe(&t.text))?;
@@ -400,33 +342,6 @@ fn tier(n: u8, t: &TierText, json: bool, out: &mut impl Write) -> Result<()> {
         writeln!(err, "dropped to fit: {}", safe_line(&t.dropped.join(", ")))?;
     }
     Ok(())
-}
-
-/// Milliseconds since the epoch as RFC 3339 (UTC, seconds).
-pub(crate) fn rfc3339(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-        .unwrap_or_default()
-}
-
-/// `just now`, `5m ago`, `3h ago`, `2d ago`.
-pub(crate) fn age(ms: i64) -> String {
-    let secs = (chrono::Utc::now().timestamp_millis() - ms).max(0) / 1000;
-    match secs {
-        0..60 => "just now".to_owned(),
-        60..3600 => format!("{}m ago", secs / 60),
-        3600..86_400 => format!("{}h ago", secs / 3600),
-        _ => format!("{}d ago", secs / 86_400),
-    }
-}
-
-/// A search hit as JSON (`mem memory search --json`, `mem mcp`'s `memory_search`): id, source,
-/// scope, title, snippet, path and `updated` (RFC 3339).
-pub(crate) fn hit_json(h: &SearchHit) -> serde_json::Value {
-    json!({
-        "id": h.id, "source": h.source, "scope": h.scope, "title": h.title,
-        "snippet": h.snippet, "path": h.path, "updated": rfc3339(h.updated_ms),
-    })
 }
 
 fn search(
@@ -459,7 +374,7 @@ fn search(
                 v
             })
             .collect();
-        writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&v)?)?;
         return Ok(());
     }
     if hits.is_empty() {
@@ -485,7 +400,7 @@ fn search(
 fn show(mm: &MemoryManager, id: &MemoryId, json: bool, out: &mut impl Write) -> Result<()> {
     let s = mm.show(id)?;
     if json {
-        writeln!(out, "{}", crate::output::json_pretty(&s)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&s)?)?;
         return Ok(());
     }
     let d = &s.document;
@@ -525,7 +440,7 @@ fn stats(mm: &MemoryManager, json: bool, out: &mut impl Write) -> Result<()> {
     if json {
         let mut v = serde_json::to_value(&s)?;
         v["backend"] = json!(backend);
-        writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&v)?)?;
         return Ok(());
     }
     writeln!(out, "backend: {backend}")?;
@@ -569,7 +484,7 @@ fn stats(mm: &MemoryManager, json: bool, out: &mut impl Write) -> Result<()> {
 fn clean(mm: &MemoryManager, dry_run: bool, json: bool, out: &mut impl Write) -> Result<()> {
     let r = mm.clean(dry_run)?;
     if json {
-        writeln!(out, "{}", crate::output::json_pretty(&r)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&r)?)?;
         return Ok(());
     }
     let verb = if dry_run { "would delete" } else { "deleted" };
@@ -615,7 +530,7 @@ fn pref(
         (None, _) => {
             let prefs = mm.preferences()?;
             if json {
-                writeln!(out, "{}", crate::output::json_pretty(&prefs)?)?;
+                writeln!(out, "{}", crate::render::json_pretty(&prefs)?)?;
             } else if prefs.is_empty() {
                 writeln!(
                     out,
@@ -679,7 +594,7 @@ fn archive_cmd(
     let a = mm.get_tier2_archive()?;
     let format = if json { ArchiveFormat::Json } else { format };
     let text = match format {
-        ArchiveFormat::Json => format!("{}\n", crate::output::json_pretty(&a)?),
+        ArchiveFormat::Json => format!("{}\n", crate::render::json_pretty(&a)?),
         ArchiveFormat::Md => archive::to_markdown(&a, &mm.config().headings),
     };
     match output {

@@ -10,7 +10,7 @@ use mem_core::terminal::{safe, safe_line};
 use mem_recall::{NewNote, NoteId, Scope};
 use serde_json::json;
 
-use crate::cmd::recall::memory_dirs;
+use crate::open::memory_dirs;
 use crate::settings::Settings;
 
 /// Arguments of `mem note`.
@@ -115,7 +115,7 @@ pub fn run(args: NoteArgs, settings: &Settings) -> Result<()> {
             if settings.json {
                 println!(
                     "{}",
-                    crate::output::json_pretty(&json!({
+                    crate::render::json_pretty(&json!({
                         "id": written.id,
                         "path": written.path,
                         "withheld": written.withheld,
@@ -157,7 +157,7 @@ pub fn run(args: NoteArgs, settings: &Settings) -> Result<()> {
                 );
             }
             if settings.json {
-                println!("{}", crate::output::json_pretty(&scan.notes)?);
+                println!("{}", crate::render::json_pretty(&scan.notes)?);
                 return Ok(());
             }
             if scan.notes.is_empty() {
@@ -183,7 +183,7 @@ pub fn run(args: NoteArgs, settings: &Settings) -> Result<()> {
             if settings.json {
                 let mut value = serde_json::to_value(&note)?;
                 value["body"] = json!(note.body);
-                println!("{}", crate::output::json_pretty(&value)?);
+                println!("{}", crate::render::json_pretty(&value)?);
                 return Ok(());
             }
             println!("id: {}", safe_line(&note.id.to_string()));
@@ -217,7 +217,7 @@ pub fn run(args: NoteArgs, settings: &Settings) -> Result<()> {
             if settings.json {
                 println!(
                     "{}",
-                    crate::output::json_pretty(&json!({"removed": parsed, "path": path}))?
+                    crate::render::json_pretty(&json!({"removed": parsed, "path": path}))?
                 );
             } else {
                 println!("removed {parsed} ({})", path.display());

@@ -10,10 +10,11 @@ use chrono::{DateTime, NaiveDate, Utc};
 use clap::Args;
 use mem_core::terminal::{safe, safe_line};
 use mem_llm::{Job, Llm, OfflineEngine};
-use mem_recall::{MemoryDirs, RecallOptions, SurfacedLog};
+use mem_recall::{RecallOptions, SurfacedLog};
 use serde_json::json;
 
-use crate::config::{llm_settings, recall_extra_dirs};
+use crate::config::llm_settings;
+use crate::open::memory_dirs;
 use crate::settings::Settings;
 
 /// Arguments of `mem recall`.
@@ -41,31 +42,6 @@ pub struct RecallArgs {
     /// The time ages are counted to (`YYYY-MM-DD` or RFC 3339; default: now).
     #[arg(long, value_name = "TIME")]
     now: Option<String>,
-}
-
-/// The memory directories of this project: `--dir` values (relative to the current directory)
-/// or project, user and the configured extras.
-pub fn memory_dirs(settings: &Settings, dir: &[PathBuf]) -> Result<MemoryDirs> {
-    if dir.is_empty() {
-        let extras = recall_extra_dirs(settings)?;
-        return Ok(MemoryDirs::standard(
-            &settings.project,
-            &settings.home,
-            &extras,
-        ));
-    }
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let extras: Vec<PathBuf> = dir.iter().map(|d| cwd.join(d)).collect();
-    Ok(MemoryDirs {
-        dirs: extras
-            .into_iter()
-            .enumerate()
-            .map(|(k, path)| mem_recall::MemoryDir {
-                scope: mem_recall::Scope::Extra(k),
-                path,
-            })
-            .collect(),
-    })
 }
 
 fn parse_now(text: &str) -> Result<SystemTime> {
@@ -161,7 +137,7 @@ pub async fn run(args: RecallArgs, settings: &Settings) -> Result<()> {
             "already_surfaced": recall.already_surfaced,
             "warnings": recall.warnings.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
         });
-        println!("{}", crate::output::json_pretty(&value)?);
+        println!("{}", crate::render::json_pretty(&value)?);
         return Ok(());
     }
     if let Some(reason) = &recall.fallback {

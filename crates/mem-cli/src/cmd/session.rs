@@ -13,8 +13,7 @@ use mem_session::{
 use mewmem::ops::session::{self as ops, EXIT_DAMAGED_LINES, FileOutcome, ImportFailure};
 use serde_json::{Value, json};
 
-use crate::output::{quoted, safe_line};
-use crate::render::session::{one_line, render_message};
+use crate::render::{quoted, render_message, safe_line};
 use crate::settings::Settings;
 
 /// `mem session ...`
@@ -195,7 +194,7 @@ fn delete(store: &SessionStore, id: &str, settings: &Settings, out: &mut impl Wr
     settings.guard_write(&spills)?;
     let deleted = ops::delete(store, &settings.project, id)?;
     if settings.json {
-        crate::output::write_json(
+        crate::render::write_json(
             out,
             &json!({"deleted": id, "tool_results_deleted": deleted.tool_results}),
         )?;
@@ -223,7 +222,7 @@ fn resolve(store: &SessionStore, id: Option<String>) -> Result<String> {
 fn list(store: &SessionStore, settings: &Settings, out: &mut impl Write) -> Result<()> {
     let metas = store.list()?;
     if settings.json {
-        crate::output::write_json(out, &metas)?;
+        crate::render::write_json(out, &metas)?;
         return Ok(());
     }
     if metas.is_empty() {
@@ -303,7 +302,7 @@ fn show(
         if window.is_some() {
             v["first_record"] = json!(first);
         }
-        crate::output::write_json(out, &v)?;
+        crate::render::write_json(out, &v)?;
         return Ok(());
     }
     header(&shown.meta, out)?;
@@ -335,7 +334,7 @@ fn search(
         eprintln!("warning: {}", safe_line(w));
     }
     if settings.json {
-        crate::output::write_json(out, &found)?;
+        crate::render::write_json(out, &found)?;
         return Ok(());
     }
     if found.hits.is_empty() {
@@ -376,7 +375,7 @@ fn resume(store: &SessionStore, id: &str, settings: &Settings, out: &mut impl Wr
             "issues": issues,
             "diagnostics": r.diagnostics,
         });
-        crate::output::write_json(out, &v)?;
+        crate::render::write_json(out, &v)?;
         return Ok(());
     }
     header(&r.meta, out)?;
@@ -426,7 +425,7 @@ fn export(
                 json!({"session": id, "messages": store.resume(id)?.messages})
             }
         };
-        crate::output::write_json(out, &v)?;
+        crate::render::write_json(out, &v)?;
         return Ok(());
     }
     let mut bytes = Vec::new();
@@ -437,14 +436,14 @@ fn export(
                 eprintln!("{}", safe_line(&d.to_string()));
             }
             for r in &records {
-                bytes.extend_from_slice(crate::output::json_line(r)?.as_bytes());
+                bytes.extend_from_slice(crate::render::json_line(r)?.as_bytes());
                 bytes.push(b'\n');
             }
             (records.len(), "record")
         }
         ExportFormat::Messages => {
             let r = store.resume(id)?;
-            bytes.extend_from_slice(crate::output::json_pretty(&r.messages)?.as_bytes());
+            bytes.extend_from_slice(crate::render::json_pretty(&r.messages)?.as_bytes());
             bytes.push(b'\n');
             (r.messages.len(), "message")
         }
@@ -455,7 +454,7 @@ fn export(
                 .with_context(|| format!("cannot write {}", path.display()))?;
             if settings.json {
                 let (n, what) = items;
-                crate::output::write_json(
+                crate::render::write_json(
                     out,
                     &json!({"session": id, "written": path, format!("{what}s"): n, "bytes": bytes.len()}),
                 )?;
@@ -622,7 +621,7 @@ fn import(
     let summary = &run.summary;
     let not_transcripts = summary.not_transcripts;
     if settings.json {
-        crate::output::write_json(out, &json!({"files": json_items, "summary": summary}))?;
+        crate::render::write_json(out, &json!({"files": json_items, "summary": summary}))?;
     } else {
         writeln!(
             out,
@@ -864,6 +863,12 @@ fn describe_issue(issue: &ChainIssue) -> String {
             format!("tool result for {tool_use_id} has no tool call in the replay; left out")
         }
     }
+}
+
+/// Whitespace collapsed, cut to `max` characters.
+fn one_line(s: &str, max: usize) -> String {
+    let collapsed = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    shorten(&collapsed, max)
 }
 
 fn render_record(index: usize, r: &SessionRecord) -> String {

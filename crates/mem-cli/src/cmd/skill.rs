@@ -16,7 +16,8 @@ use mem_tiers::MemoryId;
 use mem_tiers::skill::{self, Group, SuggestOptions, WriteOptions, WriteStatus};
 use serde_json::{Value, json};
 
-use super::llm::{EngineArgs, engine_for};
+use crate::args::EngineArgs;
+use crate::open::engine_for;
 use crate::settings::Settings;
 
 /// The default skills folder, relative to the project: where Claude Code looks.
@@ -212,7 +213,7 @@ pub async fn run(args: SkillArgs, settings: &Settings) -> Result<()> {
             if limit == 0 {
                 bail!("--limit must be at least 1");
             }
-            let manager = super::memory::open_manager(settings)?;
+            let manager = crate::open::open_manager(settings)?;
             let collected = skill::collect(&manager)?;
             let opts = options(&config, &grouping, limit);
             let groups = skill::suggest(&collected.items, &opts);
@@ -243,7 +244,7 @@ pub async fn run(args: SkillArgs, settings: &Settings) -> Result<()> {
             grouping,
             engine,
         } => {
-            let manager = super::memory::open_manager(settings)?;
+            let manager = crate::open::open_manager(settings)?;
             let collected = skill::collect(&manager)?;
             let group = match group {
                 Some(wanted) => {
@@ -334,7 +335,7 @@ fn print_suggestions(
             "short_of_sessions": short.map(|(n, most)| json!({"groups": n, "most_sessions": most})),
             "warnings": collected.warnings,
         });
-        writeln!(out, "{}", crate::output::json_pretty(&doc)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&doc)?)?;
         return Ok(());
     }
     let c = skill::considered(collected);
@@ -432,7 +433,7 @@ fn print_generated(
             "withheld": written.withheld,
             "text": if written.status == WriteStatus::DryRun { Some(&written.text) } else { None },
         });
-        writeln!(out, "{}", crate::output::json_pretty(&doc)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&doc)?)?;
         return Ok(());
     }
     if written.status == WriteStatus::DryRun {
