@@ -13,6 +13,7 @@ mod config;
 mod open;
 mod render;
 mod settings;
+mod undo;
 
 use std::io::{self, Write};
 use std::process::ExitCode;

@@ -72,6 +72,12 @@ pub enum Error {
     /// result that would be unusable); the CLI prints it as it is.
     #[error("{0}")]
     Refused(String),
+    /// A checkpoint could not be taken, listed, shown, restored or removed.
+    #[error(transparent)]
+    Checkpoint(#[from] mem_tiers::checkpoint::Error),
+    /// A skill could not be suggested or written.
+    #[error(transparent)]
+    Skill(#[from] mem_tiers::skill::Error),
     /// What an operation was doing when a lower layer failed: the context, then the cause.
     #[error("{context}")]
     Context {

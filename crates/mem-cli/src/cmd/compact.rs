@@ -139,7 +139,7 @@ pub async fn run(args: CompactArgs, settings: &Settings) -> Result<()> {
             if !dry_run {
                 settings.guard_write(store.dir())?;
                 settings.guard_write(&settings.project.join(mem_compact::TOOL_RESULTS_DIR))?;
-                super::checkpoint::auto_checkpoint(settings, "mem compact sweep", false)?;
+                crate::undo::auto_checkpoint(settings, "mem compact sweep", false)?;
             }
             let date = date.unwrap_or_else(|| chrono::Local::now().date_naive());
             let ltm = long_term_memory(&sources, settings, date)?;

@@ -39,7 +39,7 @@ pub async fn run(args: ExtractArgs, settings: &Settings) -> Result<()> {
     let store = SessionStore::for_project(&settings.project);
     let ids = ops::session_ids(&store, args.all, args.session.as_deref())?;
     if !args.dry_run {
-        super::checkpoint::auto_checkpoint(settings, "mem extract", true)?;
+        crate::undo::auto_checkpoint(settings, "mem extract", true)?;
     }
     let memory = memory_settings(settings)?;
     let auto = AutoMemory::new(&settings.project, &settings.home, memory.auto);
