@@ -4,8 +4,8 @@
 use std::io::{self, IsTerminal, Write};
 
 use anyhow::{Result, bail};
+use mem_tiers::MemoryConfig;
 use mem_tiers::postgres::redact_url;
-use mem_tiers::{MemoryConfig, PgStore, SqliteStore, migrate};
 use serde_json::json;
 
 use crate::open::{env, pg_options, store_section};
@@ -15,6 +15,7 @@ use crate::settings::Settings;
 /// (default: the configured one). Idempotent and resumable; prints counts.
 pub fn migrate(
     settings: &Settings,
+    memory: &mewmem::Memory,
     config: &MemoryConfig,
     to: Option<String>,
     out: &mut impl Write,
@@ -26,28 +27,28 @@ pub fn migrate(
              ~/.mewcode/config.toml"
         );
     };
-    let db = config.database_path();
-    if !db.exists() {
-        bail!(
-            "no local memory database at {}: nothing to migrate",
-            db.display()
-        );
-    }
-    let local = SqliteStore::open(&db, config.busy_timeout)?;
-    let server = PgStore::open(&url, &pg_options(&section)?)?;
     let tty = io::stderr().is_terminal();
-    let report = migrate::copy_to_server(&local, &server, |done, total| {
-        if tty && (done.is_multiple_of(500) || done == total) {
-            eprint!("\rmigrating learnings: {done}/{total}");
-            if done == total {
-                eprintln!();
-            }
-        }
-    })?;
+    let m = memory
+        .migrate_to_team(
+            config,
+            &url,
+            || Ok(pg_options(&section)?),
+            |done, total| {
+                if tty && (done.is_multiple_of(500) || done == total) {
+                    eprint!("\rmigrating learnings: {done}/{total}");
+                    if done == total {
+                        eprintln!();
+                    }
+                }
+            },
+        )
+        .map_err(crate::open::lib_error)?;
+    let report = &m.report;
     let shown = redact_url(&url);
+    let db = &m.from;
     if settings.json {
         let v = json!({"from": db.display().to_string(), "to": shown,
-                       "schema": server.schema(), "author": server.author(), "report": report});
+                       "schema": m.schema, "author": m.author, "report": report});
         writeln!(out, "{}", crate::render::json_pretty(&v)?)?;
         return Ok(());
     }
@@ -56,8 +57,8 @@ pub fn migrate(
         "migrated {} to {} (schema {}, author {})",
         db.display(),
         shown,
-        server.schema(),
-        mem_core::terminal::safe_line(server.author())
+        m.schema,
+        mem_core::terminal::safe_line(&m.author)
     )?;
     writeln!(
         out,

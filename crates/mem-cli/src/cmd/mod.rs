@@ -8,7 +8,6 @@ pub mod hook;
 pub mod instructions;
 pub mod llm;
 pub mod mcp;
-pub mod mcp_stdio;
 pub mod memory;
 pub mod memory_store;
 pub mod note;
