@@ -1,19 +1,20 @@
-//! `mem memory stats|core|selected|archive|search|add|clean|show|forget|reindex|pref|import`
+//! `mem memory stats|core|selected|archive|search|add|clean|show|forget|reindex|pref|import|migrate`
 //! (seed 003 "CLI 命令", "记忆管理"): the facade's tier store operations
 //! ([`mewmem::ops::tiers`]), rendered as text or JSON.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use mem_core::terminal::{safe, safe_line};
+use mem_tiers::postgres::redact_url;
 use mem_tiers::tiers::TierText;
-use mem_tiers::{LearningScope, MemoryId};
+use mem_tiers::{LearningScope, MemoryConfig, MemoryId};
 use mewmem::ops::tiers::{NewLearning, SearchRequest, Tiers};
 use serde_json::json;
 
-use crate::open::{lib_error, print_warnings};
+use crate::open::{env, lib_error, pg_options, print_warnings, store_section};
 use crate::render::{age, hit_json};
 use crate::settings::Settings;
 
@@ -151,7 +152,7 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
         // The local database is the source: the configured store is not opened.
         MemoryCommand::Migrate { to } => {
             let config = memory.tier_config().map_err(lib_error)?;
-            return super::memory_store::migrate(settings, &memory, &config, to, &mut io::stdout());
+            return migrate(settings, &memory, &config, to, &mut io::stdout());
         }
         MemoryCommand::Store(command) => command,
     };
@@ -606,5 +607,70 @@ fn archive_cmd(
         None if format == ArchiveFormat::Json => write!(out, "{text}")?,
         None => write!(out, "{}", safe(&text))?,
     }
+    Ok(())
+}
+
+/// `mem memory migrate [--to URL]`: copies the local SQLite store to the team store at `to`
+/// (default: the configured one). Idempotent and resumable; prints counts.
+fn migrate(
+    settings: &Settings,
+    memory: &mewmem::Memory,
+    config: &MemoryConfig,
+    to: Option<String>,
+    out: &mut impl Write,
+) -> Result<()> {
+    let section = store_section(settings)?;
+    let Some(url) = to.or_else(|| env("MEM_STORE_URL")).or(section.url.clone()) else {
+        bail!(
+            "no team store to migrate to: give --to postgresql://... or set [store] url in \
+             ~/.mewcode/config.toml"
+        );
+    };
+    let tty = io::stderr().is_terminal();
+    let m = memory
+        .migrate_to_team(
+            config,
+            &url,
+            || Ok(pg_options(&section)?),
+            |done, total| {
+                if tty && (done.is_multiple_of(500) || done == total) {
+                    eprint!("\rmigrating learnings: {done}/{total}");
+                    if done == total {
+                        eprintln!();
+                    }
+                }
+            },
+        )
+        .map_err(lib_error)?;
+    let report = &m.report;
+    let shown = redact_url(&url);
+    let db = &m.from;
+    if settings.json {
+        let v = json!({"from": db.display().to_string(), "to": shown,
+                       "schema": m.schema, "author": m.author, "report": report});
+        writeln!(out, "{}", crate::render::json_pretty(&v)?)?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "migrated {} to {} (schema {}, author {})",
+        db.display(),
+        shown,
+        m.schema,
+        mem_core::terminal::safe_line(&m.author)
+    )?;
+    writeln!(
+        out,
+        "learnings: {} copied, {} already there",
+        report.learnings_copied, report.learnings_already_there
+    )?;
+    writeln!(out, "user preferences: {}", report.preferences)?;
+    writeln!(out, "projects: {}", report.projects)?;
+    writeln!(
+        out,
+        "copied learnings are private (scope user or project); `mem memory add --scope team` \
+         shares new ones. memories.md entries and notes are indexed from their files on the \
+         next command"
+    )?;
     Ok(())
 }

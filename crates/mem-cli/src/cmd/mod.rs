@@ -9,7 +9,6 @@ pub mod instructions;
 pub mod llm;
 pub mod mcp;
 pub mod memory;
-pub mod memory_store;
 pub mod note;
 pub mod recall;
 pub mod session;
