@@ -23,9 +23,6 @@ use serde::Deserialize;
 use crate::args::EngineArgs;
 use crate::settings::Settings;
 
-/// The manager on whichever store is configured (SQLite or the team store).
-pub type MemoryManager = mewmem::TierManager;
-
 /// The facade's configuration read the CLI's way: `config.toml` files and the environment, each
 /// time an operation asks.
 #[derive(Debug, Clone)]
@@ -60,9 +57,9 @@ impl ConfigSource for CliConfig {
         Ok(resolved.job(job).engine())
     }
 
-    fn embeddings(&self) -> Option<Embeddings> {
-        crate::config::embeddings_or_warn(&self.settings)
-            .map(|(settings, embedder)| Embeddings { settings, embedder })
+    fn embeddings(&self) -> Result<Option<Embeddings>, ConfigError> {
+        Ok(crate::config::embeddings(&self.settings)?
+            .map(|(settings, embedder)| Embeddings { settings, embedder }))
     }
 
     fn check_write(&self, path: &Path) -> Result<(), ConfigError> {
@@ -96,6 +93,24 @@ pub fn memory(settings: &Settings) -> Result<Memory> {
     Memory::open(&settings.project, s).map_err(lib_error)
 }
 
+/// `llm` with hybrid selection when embeddings are configured and not turned `off`
+/// ([`Memory::with_embeddings`]); its warnings printed on stderr.
+pub fn with_embeddings(settings: &Settings, llm: Arc<dyn Llm>, off: bool) -> Arc<dyn Llm> {
+    let Ok(memory) = memory(settings) else {
+        return llm;
+    };
+    let (llm, warnings) = memory.with_embeddings(llm, off);
+    print_warnings(&warnings);
+    llm
+}
+
+/// Prints the facade's warnings on stderr, one `warning: ` line each.
+pub fn print_warnings(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("warning: {}", mem_core::terminal::safe_line(w));
+    }
+}
+
 /// A facade error as the CLI reports it: the library's own error (so `--json` errors keep their
 /// kind), a configuration error with its chain as the CLI built it.
 pub fn lib_error(e: mewmem::Error) -> anyhow::Error {
@@ -103,6 +118,7 @@ pub fn lib_error(e: mewmem::Error) -> anyhow::Error {
         mewmem::Error::Config(b) => anyhow::Error::from_boxed(b),
         mewmem::Error::Tiers(e) => e.into(),
         mewmem::Error::Session(e) => e.into(),
+        mewmem::Error::Recall(e) => e.into(),
         mewmem::Error::Instructions(e) => e.into(),
         mewmem::Error::Auto(e) => e.into(),
         mewmem::Error::Compact(e) => e.into(),
@@ -143,17 +159,6 @@ pub fn memory_config(settings: &Settings) -> Result<MemoryConfig> {
         }
     }
     Ok(config)
-}
-
-/// The manager `mem memory` uses (the configured store, the project of `settings`); also for
-/// `mem mcp` and the hooks' Tier 0.
-pub fn open_manager(settings: &Settings) -> Result<MemoryManager> {
-    open_manager_with(settings, memory_config(settings)?)
-}
-
-/// [`open_manager`] with a given configuration (from [`memory_config`], then adjusted).
-pub fn open_manager_with(settings: &Settings, config: MemoryConfig) -> Result<MemoryManager> {
-    memory(settings)?.open_tiers_with(config).map_err(lib_error)
 }
 
 /// The `[store]` table of the user's `config.toml`.
@@ -261,17 +266,11 @@ pub fn location(settings: &Settings, config: &MemoryConfig) -> Result<StoreLocat
     }
 }
 
-/// The memory directories of this project: `--dir` values (relative to the current directory)
-/// or project, user and the configured extras.
-pub fn memory_dirs(settings: &Settings, dir: &[PathBuf]) -> Result<MemoryDirs> {
-    if dir.is_empty() {
-        let extras = crate::config::recall_extra_dirs(settings)?;
-        return Ok(MemoryDirs::standard(
-            &settings.project,
-            &settings.home,
-            &extras,
-        ));
-    }
+/// The memory directories given by `--dir` values (relative to the current directory), as
+/// scopes `extra<K>`.
+///
+/// Errors: the current directory cannot be read.
+pub fn given_dirs(dir: &[PathBuf]) -> Result<MemoryDirs> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let extras: Vec<PathBuf> = dir.iter().map(|d| cwd.join(d)).collect();
     Ok(MemoryDirs {
@@ -286,17 +285,9 @@ pub fn memory_dirs(settings: &Settings, dir: &[PathBuf]) -> Result<MemoryDirs> {
     })
 }
 
-/// The options of the start context of `settings.project` (the one builder behind the
-/// SessionStart hook, the MCP `context` tool and `mem context`): `instructions` as given, the
-/// `memories.md` files of the project and `settings.home`, Tier 0 of the configured tier store
-/// (SQLite or PostgreSQL) after the entries, `date`, at most `budget` characters (`None`: no
-/// limit). `remember_counts`: Tier 0's token counts are kept in
-/// `<storage_dir>/cache/token-counts` ([`mem_tiers::MemoryConfig::count_cache`]) so that the next
-/// process fitting the same Tier 0 does not load the BPE vocabulary (the SessionStart hook, a
-/// new process per event); read-only callers pass `false` and write nothing.
-///
-/// A tier store that cannot be opened or read never costs the rest: Tier 0 is left out and the
-/// second value holds one line that says so (`Tier 0 left out: <why>`).
+/// [`Memory::context_options`] of `settings.project` on `date` (the one builder behind the
+/// SessionStart hook, the MCP `context` tool and `mem context`); a project directory that is
+/// gone leaves Tier 0 out with the line that says why.
 pub fn start_options(
     settings: &Settings,
     instructions: LoadOptions,
@@ -304,21 +295,19 @@ pub fn start_options(
     budget: Option<usize>,
     remember_counts: bool,
 ) -> (ContextOptions, Vec<String>) {
-    let mut options = ContextOptions::new(&settings.project, &settings.home, date);
-    options.instructions = instructions;
-    options.budget_chars = budget;
-    let mut problems = Vec::new();
-    let opened = memory_config(settings).and_then(|mut config| {
-        if remember_counts {
-            config.count_cache = Some(config.storage_dir.join("cache").join("token-counts"));
+    let s = facade_settings(settings, Arc::new(OfflineEngine), date);
+    match Memory::open(&settings.project, s) {
+        Ok(memory) => memory.context_options(instructions, budget, remember_counts),
+        Err(e) => {
+            let mut options = ContextOptions::new(&settings.project, &settings.home, date);
+            options.instructions = instructions;
+            options.budget_chars = budget;
+            (
+                options,
+                vec![format!("Tier 0 left out: {:#}", lib_error(e))],
+            )
         }
-        open_manager_with(settings, config)
-    });
-    match opened.and_then(|mm| Ok(mewmem::context::tier0_of(&mm)?)) {
-        Ok(t) => options.tier0 = t,
-        Err(e) => problems.push(format!("Tier 0 left out: {e:#}")),
     }
-    (options, problems)
 }
 
 /// The model of `job`: the offline engine with `--offline`, else the configured one.

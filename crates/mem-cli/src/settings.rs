@@ -94,14 +94,6 @@ impl Settings {
         Ok(())
     }
 
-    /// [`Settings::guard_write`] for the project's notes folder (`.mewcode/memory/`) and
-    /// `memories.md`: every note write or delete and every forget of a file-backed memory.
-    ///
-    /// Errors: as [`Settings::guard_write`].
-    pub fn guard_notes(&self) -> Result<()> {
-        self.guard_write(&self.project_dir().join("memory"))
-    }
-
     /// A file label of the instruction loader for printing: `~/.mewcode/...` names the user
     /// directory, which is shown as its real path when `--home` is not `$HOME`.
     pub fn user_label(&self, label: &str) -> String {

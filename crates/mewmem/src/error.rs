@@ -15,6 +15,9 @@ pub enum Error {
     /// The tier store (Tier 0, learnings) could not be opened or read.
     #[error(transparent)]
     Tiers(#[from] mem_tiers::Error),
+    /// A memory note could not be read, written or removed, or its id is not valid.
+    #[error(transparent)]
+    Recall(#[from] mem_recall::Error),
     /// A session operation failed.
     #[error(transparent)]
     Session(#[from] mem_session::Error),
@@ -91,6 +94,12 @@ pub enum Error {
     /// or is wrong, or it refused a write; the message and causes are its own.
     #[error(transparent)]
     Config(crate::ConfigError),
+    /// `mem memory migrate` with no local store to copy.
+    #[error("no local memory database at {}: nothing to migrate", path.display())]
+    NoLocalStore {
+        /// Where the local database would be.
+        path: PathBuf,
+    },
     /// A file could not be read or written.
     #[error("{action} {}: {source}", path.display())]
     Io {

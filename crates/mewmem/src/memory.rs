@@ -112,11 +112,12 @@ pub trait ConfigSource: Send + Sync {
     /// Errors: as said.
     fn llm(&self, job: mem_llm::Job) -> Result<mem_llm::Result<Arc<dyn Llm>>, ConfigError>;
 
-    /// Embeddings when configured; `None` when not (the default) or when their configuration
-    /// is bad (the implementation says so through [`ConfigSource::warn`]): search and recall
-    /// then stay lexical.
-    fn embeddings(&self) -> Option<Embeddings> {
-        None
+    /// Embeddings when configured; `None` when not (the default). An error (a bad
+    /// configuration) turns them off with a warning: search and recall then stay lexical.
+    ///
+    /// Errors: the configuration cannot be read or is wrong.
+    fn embeddings(&self) -> Result<Option<Embeddings>, ConfigError> {
+        Ok(None)
     }
 
     /// Checks that writing or deleting under `path` (inside the project, existing or not) may

@@ -431,7 +431,7 @@ async fn agent_hook(
             MemoryDirs::standard(&project, &settings.home, &recall_extra_dirs(&here)?);
         let select: Option<Arc<dyn Llm>> = if event == ClaudeEvent::UserPromptSubmit {
             let (resolved, _) = llm_settings(&here)?;
-            Some(crate::config::with_embeddings(
+            Some(crate::open::with_embeddings(
                 &here,
                 resolved.job(Job::Select).engine()?,
                 false,

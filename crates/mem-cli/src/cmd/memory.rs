@@ -1,17 +1,20 @@
-//! `mem memory stats|core|selected|archive|search|add|clean|show|forget|reindex|pref|import`
-//! (seed 003 "CLI 命令", "记忆管理"), on `mem_tiers::MemoryManager`.
+//! `mem memory stats|core|selected|archive|search|add|clean|show|forget|reindex|pref|import|migrate`
+//! (seed 003 "CLI 命令", "记忆管理"): the facade's tier store operations
+//! ([`mewmem::ops::tiers`]), rendered as text or JSON.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use mem_core::terminal::{safe, safe_line};
+use mem_tiers::postgres::redact_url;
 use mem_tiers::tiers::TierText;
-use mem_tiers::{LearningScope, MemoryId, MemoryStore, SearchHit, SearchQuery, archive};
+use mem_tiers::{LearningScope, MemoryConfig, MemoryId};
+use mewmem::ops::tiers::{NewLearning, SearchRequest, Tiers};
 use serde_json::json;
 
-use crate::open::{MemoryManager, memory_config, open_manager};
+use crate::open::{env, lib_error, pg_options, print_warnings, store_section};
 use crate::render::{age, hit_json};
 use crate::settings::Settings;
 
@@ -144,32 +147,33 @@ enum ArchiveFormat {
 
 /// Runs `mem memory ...`.
 pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
+    let memory = crate::open::memory(settings)?;
     let command = match args.command {
         // The local database is the source: the configured store is not opened.
         MemoryCommand::Migrate { to } => {
-            let config = memory_config(settings)?;
-            return super::memory_store::migrate(settings, &config, to, &mut io::stdout());
+            let config = memory.tier_config().map_err(lib_error)?;
+            return migrate(settings, &memory, &config, to, &mut io::stdout());
         }
         MemoryCommand::Store(command) => command,
     };
-    let mm = open_manager(settings)?;
+    let tiers = memory.tiers().map_err(lib_error)?;
     let mut out = io::stdout().lock();
     let json = settings.json;
     match command {
-        StoreCommand::Stats => stats(&mm, json, &mut out),
+        StoreCommand::Stats => stats(&tiers, json, &mut out),
         StoreCommand::Core => {
-            let t = mm.get_tier0_summary()?;
+            let t = tiers.tier0().map_err(lib_error)?;
             tier(0, &t, json, &mut out)
         }
         StoreCommand::Selected { max_tokens } => {
-            let t = mm.get_tier1_summary(max_tokens.unwrap_or(mm.config().tier1_max_tokens))?;
+            let t = tiers.tier1(max_tokens).map_err(lib_error)?;
             tier(1, &t, json, &mut out)
         }
         StoreCommand::Archive { format, output } => {
-            archive_cmd(&mm, format, output, json, &mut out)
+            archive_cmd(&tiers, format, output, json, &mut out)
         }
         StoreCommand::Search { query, limit } => {
-            search(settings, &mm, &query.join(" "), limit, json, &mut out)
+            search(&tiers, &query.join(" "), limit, json, &mut out)
         }
         StoreCommand::Add {
             title,
@@ -185,14 +189,16 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
                 (Some(ScopeArg::User), _) | (None, true) => LearningScope::User,
                 (Some(ScopeArg::Project), _) | (None, false) => LearningScope::Project,
             };
-            let added = mm.add_learning_in(
-                &title,
-                &content,
-                &category,
-                &tags,
-                context.as_deref(),
-                scope,
-            )?;
+            let added = tiers
+                .add(&NewLearning {
+                    title: &title,
+                    content: &content,
+                    category: &category,
+                    tags: &tags,
+                    context: context.as_deref(),
+                    scope,
+                })
+                .map_err(lib_error)?;
             let l = &added.learning;
             if json {
                 let v =
@@ -215,29 +221,21 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
             }
             Ok(())
         }
-        StoreCommand::Clean { dry_run } => clean(&mm, dry_run, json, &mut out),
-        StoreCommand::Show { id } => show(&mm, &parse_id(&id)?, json, &mut out),
+        StoreCommand::Clean { dry_run } => clean(&tiers, dry_run, json, &mut out),
+        StoreCommand::Show { id } => show(&tiers, &parse_id(&id)?, json, &mut out),
         StoreCommand::Forget { id } => {
             let id = parse_id(&id)?;
-            if !matches!(id, MemoryId::Learning(_)) {
-                // Entries and notes of the project live under .mewcode/: never through a
-                // symlink out of the project.
-                settings.guard_notes()?;
-            }
-            let texts = mm
-                .show(&id)
-                .map(|shown| crate::config::embedded_texts(settings, &shown.document))
-                .unwrap_or_default();
-            let f = mm.forget(&id)?;
-            crate::config::forget_vectors(settings, Some(mm.store()), &texts);
+            let forgot = tiers.forget(&id).map_err(lib_error)?;
+            print_warnings(&forgot.warnings);
+            let f = &forgot.forgotten;
             if json {
-                writeln!(out, "{}", crate::render::json_pretty(&f)?)?;
+                writeln!(out, "{}", crate::render::json_pretty(f)?)?;
             } else {
                 // A learning lived in the store: name the backend as `stats` does (a server's
                 // URL without its password); an entry or a note lived in its file.
                 let from = match id {
                     MemoryId::Learning(_) => {
-                        format!("the {} store {}", mm.store().backend(), f.location)
+                        format!("the {} store {}", tiers.backend(), f.location)
                     }
                     _ => f.location.clone(),
                 };
@@ -253,7 +251,7 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
             Ok(())
         }
         StoreCommand::Reindex => {
-            let r = mm.reindex()?;
+            let r = tiers.reindex().map_err(lib_error)?;
             if json {
                 writeln!(out, "{}", crate::render::json_pretty(&r)?)?;
             } else {
@@ -264,12 +262,11 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
             }
             Ok(())
         }
-        StoreCommand::Pref { key, value, unset } => pref(&mm, key, value, unset, json, &mut out),
+        StoreCommand::Pref { key, value, unset } => pref(&tiers, key, value, unset, json, &mut out),
         StoreCommand::Import { file } => {
             let text = mem_core::fsread::read_to_string(&file)
                 .with_context(|| format!("cannot read {}", file.display()))?;
-            let a = archive::parse(&text, &file)?;
-            let r = mm.import(&a)?;
+            let r = tiers.import(&text, &file).map_err(lib_error)?;
             if json {
                 writeln!(out, "{}", crate::render::json_pretty(&r)?)?;
             } else {
@@ -345,26 +342,25 @@ fn tier(n: u8, t: &TierText, json: bool, out: &mut impl Write) -> Result<()> {
 }
 
 fn search(
-    settings: &Settings,
-    mm: &MemoryManager,
+    tiers: &Tiers<'_>,
     q: &str,
     limit: usize,
     json: bool,
     out: &mut impl Write,
 ) -> Result<()> {
-    let lexical: Vec<SearchHit> = mm.recall(q, limit)?;
-    if mm.index_stale() {
+    let found = tiers
+        .search(&SearchRequest {
+            text: q.to_owned(),
+            limit,
+            ..SearchRequest::default()
+        })
+        .map_err(lib_error)?;
+    if found.stale {
         // On stderr, in `--json` mode too (its output stays the array of hits).
         eprintln!("warning: index not refreshed: the store is read-only");
     }
-    let query = SearchQuery {
-        text: q.to_owned(),
-        visible_in: mm.project().map(|p| p.key.clone()),
-        sources: Vec::new(),
-        scope: None,
-        limit,
-    };
-    let hits = crate::config::hybrid_search(settings, mm.store(), &query, lexical)?;
+    print_warnings(&found.warnings);
+    let hits = found.hits;
     if json {
         let v: Vec<_> = hits
             .iter()
@@ -397,8 +393,8 @@ fn search(
     Ok(())
 }
 
-fn show(mm: &MemoryManager, id: &MemoryId, json: bool, out: &mut impl Write) -> Result<()> {
-    let s = mm.show(id)?;
+fn show(tiers: &Tiers<'_>, id: &MemoryId, json: bool, out: &mut impl Write) -> Result<()> {
+    let s = tiers.show(id).map_err(lib_error)?;
     if json {
         writeln!(out, "{}", crate::render::json_pretty(&s)?)?;
         return Ok(());
@@ -434,9 +430,9 @@ fn show(mm: &MemoryManager, id: &MemoryId, json: bool, out: &mut impl Write) -> 
     Ok(())
 }
 
-fn stats(mm: &MemoryManager, json: bool, out: &mut impl Write) -> Result<()> {
-    let s = mm.stats()?;
-    let backend = mm.store().backend();
+fn stats(tiers: &Tiers<'_>, json: bool, out: &mut impl Write) -> Result<()> {
+    let s = tiers.stats().map_err(lib_error)?;
+    let backend = tiers.backend();
     if json {
         let mut v = serde_json::to_value(&s)?;
         v["backend"] = json!(backend);
@@ -481,8 +477,8 @@ fn stats(mm: &MemoryManager, json: bool, out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
-fn clean(mm: &MemoryManager, dry_run: bool, json: bool, out: &mut impl Write) -> Result<()> {
-    let r = mm.clean(dry_run)?;
+fn clean(tiers: &Tiers<'_>, dry_run: bool, json: bool, out: &mut impl Write) -> Result<()> {
+    let r = tiers.clean(dry_run).map_err(lib_error)?;
     if json {
         writeln!(out, "{}", crate::render::json_pretty(&r)?)?;
         return Ok(());
@@ -499,7 +495,7 @@ fn clean(mm: &MemoryManager, dry_run: bool, json: bool, out: &mut impl Write) ->
         }
     )?;
     writeln!(out, "index: {} files gone, dropped", r.index.removed)?;
-    match mm.config().learning_max_age_days {
+    match tiers.manager().config().learning_max_age_days {
         None => writeln!(
             out,
             "learnings: no expiry configured ([memory] learning_max_age_days)"
@@ -519,7 +515,7 @@ fn clean(mm: &MemoryManager, dry_run: bool, json: bool, out: &mut impl Write) ->
 }
 
 fn pref(
-    mm: &MemoryManager,
+    tiers: &Tiers<'_>,
     key: Option<String>,
     value: Option<String>,
     unset: bool,
@@ -528,7 +524,7 @@ fn pref(
 ) -> Result<()> {
     match (key, value) {
         (None, _) => {
-            let prefs = mm.preferences()?;
+            let prefs = tiers.preferences().map_err(lib_error)?;
             if json {
                 writeln!(out, "{}", crate::render::json_pretty(&prefs)?)?;
             } else if prefs.is_empty() {
@@ -543,7 +539,7 @@ fn pref(
             }
         }
         (Some(k), None) if unset => {
-            mm.set_preference(&k, None)?;
+            tiers.unset_preference(&k).map_err(lib_error)?;
             if json {
                 writeln!(out, "{}", json!({"key": k, "value": null}))?;
             } else {
@@ -551,8 +547,8 @@ fn pref(
             }
         }
         (Some(k), None) => {
-            let prefs = mm.preferences()?;
-            let v = prefs.get(&k.trim().to_lowercase());
+            let v = tiers.preference(&k).map_err(lib_error)?;
+            let v = v.as_ref();
             if json {
                 writeln!(out, "{}", json!({"key": k, "value": v}))?;
             } else {
@@ -563,12 +559,8 @@ fn pref(
             }
         }
         (Some(k), Some(v)) => {
-            let withheld = mm.set_preference(&k, Some(&v))?;
-            let stored = mm
-                .preferences()?
-                .get(&k.trim().to_lowercase())
-                .cloned()
-                .unwrap_or_default();
+            let set = tiers.set_preference(&k, &v).map_err(lib_error)?;
+            let (stored, withheld) = (set.stored, set.withheld);
             if json {
                 writeln!(
                     out,
@@ -585,17 +577,17 @@ fn pref(
 }
 
 fn archive_cmd(
-    mm: &MemoryManager,
+    tiers: &Tiers<'_>,
     format: ArchiveFormat,
     output: Option<PathBuf>,
     json: bool,
     out: &mut impl Write,
 ) -> Result<()> {
-    let a = mm.get_tier2_archive()?;
+    let a = tiers.archive().map_err(lib_error)?;
     let format = if json { ArchiveFormat::Json } else { format };
     let text = match format {
         ArchiveFormat::Json => format!("{}\n", crate::render::json_pretty(&a)?),
-        ArchiveFormat::Md => archive::to_markdown(&a, &mm.config().headings),
+        ArchiveFormat::Md => tiers.archive_markdown(&a),
     };
     match output {
         Some(path) => {
@@ -615,5 +607,70 @@ fn archive_cmd(
         None if format == ArchiveFormat::Json => write!(out, "{text}")?,
         None => write!(out, "{}", safe(&text))?,
     }
+    Ok(())
+}
+
+/// `mem memory migrate [--to URL]`: copies the local SQLite store to the team store at `to`
+/// (default: the configured one). Idempotent and resumable; prints counts.
+fn migrate(
+    settings: &Settings,
+    memory: &mewmem::Memory,
+    config: &MemoryConfig,
+    to: Option<String>,
+    out: &mut impl Write,
+) -> Result<()> {
+    let section = store_section(settings)?;
+    let Some(url) = to.or_else(|| env("MEM_STORE_URL")).or(section.url.clone()) else {
+        bail!(
+            "no team store to migrate to: give --to postgresql://... or set [store] url in \
+             ~/.mewcode/config.toml"
+        );
+    };
+    let tty = io::stderr().is_terminal();
+    let m = memory
+        .migrate_to_team(
+            config,
+            &url,
+            || Ok(pg_options(&section)?),
+            |done, total| {
+                if tty && (done.is_multiple_of(500) || done == total) {
+                    eprint!("\rmigrating learnings: {done}/{total}");
+                    if done == total {
+                        eprintln!();
+                    }
+                }
+            },
+        )
+        .map_err(lib_error)?;
+    let report = &m.report;
+    let shown = redact_url(&url);
+    let db = &m.from;
+    if settings.json {
+        let v = json!({"from": db.display().to_string(), "to": shown,
+                       "schema": m.schema, "author": m.author, "report": report});
+        writeln!(out, "{}", crate::render::json_pretty(&v)?)?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "migrated {} to {} (schema {}, author {})",
+        db.display(),
+        shown,
+        m.schema,
+        mem_core::terminal::safe_line(&m.author)
+    )?;
+    writeln!(
+        out,
+        "learnings: {} copied, {} already there",
+        report.learnings_copied, report.learnings_already_there
+    )?;
+    writeln!(out, "user preferences: {}", report.preferences)?;
+    writeln!(out, "projects: {}", report.projects)?;
+    writeln!(
+        out,
+        "copied learnings are private (scope user or project); `mem memory add --scope team` \
+         shares new ones. memories.md entries and notes are indexed from their files on the \
+         next command"
+    )?;
     Ok(())
 }

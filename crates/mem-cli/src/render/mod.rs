@@ -51,32 +51,7 @@ pub fn quoted(text: &str) -> String {
     format!("\"{}\"", safe_line(text))
 }
 
-/// Milliseconds since the epoch as RFC 3339 (UTC, seconds).
-pub fn rfc3339(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-        .unwrap_or_default()
-}
-
-/// `just now`, `5m ago`, `3h ago`, `2d ago`.
-pub fn age(ms: i64) -> String {
-    let secs = (chrono::Utc::now().timestamp_millis() - ms).max(0) / 1000;
-    match secs {
-        0..60 => "just now".to_owned(),
-        60..3600 => format!("{}m ago", secs / 60),
-        3600..86_400 => format!("{}h ago", secs / 3600),
-        _ => format!("{}d ago", secs / 86_400),
-    }
-}
-
-/// A search hit as JSON (`mem memory search --json`, `mem mcp`'s `memory_search`): id, source,
-/// scope, title, snippet, path and `updated` (RFC 3339).
-pub fn hit_json(h: &mem_tiers::SearchHit) -> Value {
-    json!({
-        "id": h.id, "source": h.source, "scope": h.scope, "title": h.title,
-        "snippet": h.snippet, "path": h.path, "updated": rfc3339(h.updated_ms),
-    })
-}
+pub use mewmem::ops::{age, hit_json};
 
 /// An instruction loader's warning as JSON: `{file, line, kind, message}`.
 pub fn warning_json(w: &mem_instructions::Warning) -> Value {

@@ -168,22 +168,10 @@ pub async fn ping_all(resolved: &LlmSettings) -> Vec<CallOutcome> {
     for job in Job::ALL {
         let result = match resolved.job(job).model_engine() {
             Ok(None) => None,
-            Ok(Some(engine)) => Some(engine.ping().await.map_err(|e| error_chain(&e))),
-            Err(e) => Some(Err(error_chain(&e))),
+            Ok(Some(engine)) => Some(engine.ping().await.map_err(|e| super::chain_text(&e))),
+            Err(e) => Some(Err(super::chain_text(&e))),
         };
         calls.push(CallOutcome { job, result });
     }
     calls
-}
-
-/// An error and its causes on one line, `: `-separated.
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
