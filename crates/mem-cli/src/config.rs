@@ -107,13 +107,14 @@ pub fn embedding_settings(settings: &Settings) -> Result<Option<mem_llm::Embeddi
     }
 }
 
-/// The `[embeddings]` settings and their client, or `None` when embeddings are not configured
-/// or, with a warning on stderr naming the config file, when the configuration is bad: a bad
-/// `[embeddings]` never drops a search or recall, which then stay lexical.
-fn embeddings_or_warn(
+/// The `[embeddings]` settings and their client, or `None` when embeddings are not configured.
+///
+/// Errors: a bad configuration, naming the config file (the facade turns it into a warning: a
+/// bad `[embeddings]` never drops a search or recall, which then stay lexical).
+pub fn embeddings(
     settings: &Settings,
-) -> Option<(mem_llm::EmbeddingSettings, mem_llm::Embedder)> {
-    let built = embedding_settings(settings).and_then(|embed| match embed {
+) -> Result<Option<(mem_llm::EmbeddingSettings, mem_llm::Embedder)>> {
+    embedding_settings(settings).and_then(|embed| match embed {
         Some(embed) => {
             let embedder = mem_llm::Embedder::new(&embed).with_context(|| {
                 let [user, project] = config_paths(settings);
@@ -126,180 +127,6 @@ fn embeddings_or_warn(
             Ok(Some((embed, embedder)))
         }
         None => Ok(None),
-    });
-    match built {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!(
-                "warning: embeddings off ({}); full-text results only",
-                mem_core::terminal::safe_line(&format!("{e:#}"))
-            );
-            None
-        }
-    }
-}
-
-/// The embedding cache for hybrid search and recall: the `vectors` table of the local tier
-/// database (`<storage_dir>/memory.db`), opened only when that database is already set up
-/// ([`mem_tiers::vectors::SqliteVectorCache::open_existing`]: never created, migrated or waited
-/// for; a locked database skips caching). `None` when there is no set-up database (silently),
-/// or, with a warning on stderr, when it cannot be opened; vectors are then computed each time.
-pub fn vector_cache(settings: &Settings) -> Option<std::sync::Arc<dyn mem_llm::VectorCache>> {
-    let open = || -> Result<Option<mem_tiers::vectors::SqliteVectorCache>> {
-        let config = crate::cmd::memory::memory_config(settings)?;
-        Ok(mem_tiers::vectors::SqliteVectorCache::open_existing(
-            &config.database_path(),
-        )?)
-    };
-    match open() {
-        Ok(c) => c.map(|c| std::sync::Arc::new(c) as std::sync::Arc<dyn mem_llm::VectorCache>),
-        Err(e) => {
-            eprintln!(
-                "warning: no embedding cache ({}); embedding every text",
-                mem_core::terminal::safe_line(&format!("{e:#}"))
-            );
-            None
-        }
-    }
-}
-
-/// The texts of `doc` whose vectors may be cached: its search text
-/// ([`mem_tiers::hybrid::document_text`]) and, for a note, its recall candidate's text
-/// ([`mem_llm::hybrid::candidate_text`], read from the note file, which must still exist).
-pub fn embedded_texts(settings: &Settings, doc: &mem_tiers::Document) -> Vec<String> {
-    let mut texts = vec![mem_tiers::hybrid::document_text(doc)];
-    if doc.source == mem_tiers::SourceKind::Note
-        && let Ok(id) = mem_recall::NoteId::parse(&doc.id)
-        && let Ok(dirs) = crate::cmd::recall::memory_dirs(settings, &[])
-        && let Ok(note) = mem_recall::read_note(&dirs, &id)
-    {
-        texts.push(mem_llm::hybrid::candidate_text(&note.candidate()));
-    }
-    texts
-}
-
-/// Deletes the cached vectors of `texts` (those of a forgotten or removed memory,
-/// [`embedded_texts`]) under every model: from the local cache in `memory.db` when that
-/// database is set up, and from the team schema when `store` is PostgreSQL. A failure is a
-/// warning on stderr (the memory itself is gone).
-pub fn forget_vectors(settings: &Settings, store: Option<&mem_tiers::AnyStore>, texts: &[String]) {
-    let hashes: Vec<String> = texts
-        .iter()
-        .map(|t| mem_core::sha256_hex(t.as_bytes()))
-        .collect();
-    let mut caches: Vec<Box<dyn FnOnce() -> std::result::Result<u64, String> + '_>> = Vec::new();
-    if let Some(local) = vector_cache(settings) {
-        let hashes = &hashes;
-        caches.push(Box::new(move || local.forget_vectors(hashes)));
-    }
-    if let Some(mem_tiers::AnyStore::Postgres(pg)) = store {
-        let hashes = &hashes;
-        caches.push(Box::new(move || {
-            mem_llm::VectorCache::forget_vectors(pg, hashes)
-        }));
-    }
-    for forget in caches {
-        if let Err(e) = forget() {
-            eprintln!(
-                "warning: cannot delete the forgotten memory's cached vectors ({})",
-                mem_core::terminal::safe_line(&e)
-            );
-        }
-    }
-}
-
-/// `llm` with hybrid selection when embeddings are configured ([`embedding_settings`]) and not
-/// turned off; else `llm` itself, also when the `[embeddings]` configuration is bad (a warning
-/// on stderr naming the config file).
-pub fn with_embeddings(
-    settings: &Settings,
-    llm: std::sync::Arc<dyn mem_llm::Llm>,
-    off: bool,
-) -> std::sync::Arc<dyn mem_llm::Llm> {
-    if off {
-        return llm;
-    }
-    let Some((embed, embedder)) = embeddings_or_warn(settings) else {
-        return llm;
-    };
-    std::sync::Arc::new(
-        mem_llm::HybridSelector::new(llm, embedder, vector_cache(settings), embed.min_similarity)
-            .english_only(embed.english_only),
-    )
-}
-
-/// `lexical` (the full-text hits of `query`, best first) fused with the documents nearest the
-/// query by meaning ([`mem_tiers::hybrid`]) when embeddings are configured; else `lexical` as
-/// it is. Vectors are cached in the store's backend: the `vectors` table of the SQLite file, or
-/// of the PostgreSQL schema (similarity computed here either way). A failed embedding call is a warning on stderr and leaves `lexical` as it is.
-///
-/// A bad `[embeddings]` configuration is a warning on stderr naming the file, and `lexical` is
-/// kept.
-///
-/// Errors: the store's.
-pub fn hybrid_search(
-    settings: &Settings,
-    store: &mem_tiers::AnyStore,
-    query: &mem_tiers::SearchQuery,
-    lexical: Vec<mem_tiers::SearchHit>,
-) -> Result<Vec<mem_tiers::SearchHit>> {
-    let Some((embed, embedder)) = embeddings_or_warn(settings) else {
-        return Ok(lexical);
-    };
-    if query.text.trim().is_empty() || (embed.english_only && mem_llm::hybrid::has_cjk(&query.text))
-    {
-        return Ok(lexical);
-    }
-    let docs = mem_tiers::hybrid::semantic_candidates(store, query)?;
-    if docs.is_empty() {
-        return Ok(lexical);
-    }
-    let local;
-    let cache: Option<&dyn mem_llm::VectorCache> = match store {
-        mem_tiers::AnyStore::Postgres(pg) => Some(pg),
-        mem_tiers::AnyStore::Sqlite(_) => {
-            local = vector_cache(settings);
-            local.as_deref()
-        }
-    };
-    let mut texts = vec![query.text.clone()];
-    texts.extend(docs.iter().map(mem_tiers::hybrid::document_text));
-    let vectors = run_async(embedder.embed_partly_cached(cache, &texts, 1));
-    match vectors {
-        Ok(v) if v.len() == texts.len() => Ok(mem_tiers::hybrid::fuse(
-            query,
-            lexical,
-            &docs,
-            &v[0],
-            &v[1..],
-            embed.min_similarity,
-        )),
-        Ok(_) => Ok(lexical),
-        Err(e) => {
-            eprintln!(
-                "warning: embeddings failed ({}); full-text results only",
-                mem_core::terminal::safe_line(&format!("{e:#}"))
-            );
-            Ok(lexical)
-        }
-    }
-}
-
-/// Runs `fut` to completion on a runtime of its own, in a thread of its own, so a synchronous
-/// caller may wait for it whether or not it is itself inside a runtime.
-fn run_async<T: Send>(
-    fut: impl std::future::Future<Output = mem_llm::Result<T>> + Send,
-) -> Result<T> {
-    std::thread::scope(|s| {
-        s.spawn(|| -> Result<T> {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .context("cannot start a runtime for the embedding call")?;
-            Ok(rt.block_on(fut)?)
-        })
-        .join()
-        .map_err(|_| anyhow::anyhow!("the embedding call panicked"))?
     })
 }
 

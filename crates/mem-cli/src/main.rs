@@ -6,11 +6,14 @@
 // `<project>` there is a placeholder a user reads, not an HTML tag.
 #![allow(rustdoc::invalid_html_tags)]
 
+mod args;
 mod cli;
 mod cmd;
 mod config;
-mod output;
+mod open;
+mod render;
 mod settings;
+mod undo;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -128,7 +131,7 @@ fn report(err: &anyhow::Error, json: bool) -> ExitCode {
             let _ = writeln!(
                 io::stderr().lock(),
                 "warning: {}",
-                output::safe(&exit.message)
+                render::safe(&exit.message)
             );
         }
         return ExitCode::from(exit.code);
@@ -139,13 +142,13 @@ fn report(err: &anyhow::Error, json: bool) -> ExitCode {
         return ExitCode::FAILURE;
     }
     let mut stderr = io::stderr().lock();
-    let _ = writeln!(stderr, "error: {}", output::safe(&err.to_string()));
+    let _ = writeln!(stderr, "error: {}", render::safe(&err.to_string()));
     let mut said = err.to_string();
     for cause in err.chain().skip(1) {
         // Library errors often end with their cause already ("cannot read X: Permission denied").
         let text = cause.to_string();
         if !said.ends_with(&text) {
-            let _ = writeln!(stderr, "  caused by: {}", output::safe(&text));
+            let _ = writeln!(stderr, "  caused by: {}", render::safe(&text));
         }
         said = text;
     }
@@ -158,7 +161,7 @@ fn print_json_error(kind: &str, message: &str, causes: &[String]) {
     let value = serde_json::json!({
         "error": { "kind": kind, "message": message, "causes": causes }
     });
-    if let Ok(text) = output::json_pretty(&value) {
+    if let Ok(text) = render::json_pretty(&value) {
         let _ = writeln!(io::stderr().lock(), "{text}");
     }
 }
@@ -168,7 +171,14 @@ fn print_json_error(kind: &str, message: &str, causes: &[String]) {
 /// `locked`, `model` (a model call or its configuration), `io`, or `error`.
 fn error_kind(err: &anyhow::Error) -> &'static str {
     for cause in err.chain() {
-        if let Some(e) = cause.downcast_ref::<mem_session::Error>() {
+        // The facade's errors wrap the layers' (transparently: the wrapped error is not a
+        // cause of its own in the chain).
+        let facade = cause.downcast_ref::<mewmem::Error>();
+        let session = match facade {
+            Some(mewmem::Error::Session(e)) => Some(e),
+            _ => cause.downcast_ref::<mem_session::Error>(),
+        };
+        if let Some(e) = session {
             return match e {
                 mem_session::Error::NotFound { .. } | mem_session::Error::Ambiguous { .. } => {
                     "not_found"
@@ -183,7 +193,9 @@ fn error_kind(err: &anyhow::Error) -> &'static str {
                 _ => "invalid_input",
             };
         }
-        if cause.downcast_ref::<mem_llm::LlmError>().is_some() {
+        if cause.downcast_ref::<mem_llm::LlmError>().is_some()
+            || matches!(facade, Some(mewmem::Error::Llm(_)))
+        {
             return "model";
         }
         if let Some(e) = cause.downcast_ref::<io::Error>() {

@@ -82,7 +82,7 @@ impl Settings {
             if self.allow_outside_project {
                 eprintln!(
                     "warning: {}; writing there as --allow-outside-project says",
-                    crate::output::safe_line(&what)
+                    crate::render::safe_line(&what)
                 );
                 return Ok(());
             }
@@ -92,14 +92,6 @@ impl Settings {
             );
         }
         Ok(())
-    }
-
-    /// [`Settings::guard_write`] for the project's notes folder (`.mewcode/memory/`) and
-    /// `memories.md`: every note write or delete and every forget of a file-backed memory.
-    ///
-    /// Errors: as [`Settings::guard_write`].
-    pub fn guard_notes(&self) -> Result<()> {
-        self.guard_write(&self.project_dir().join("memory"))
     }
 
     /// A file label of the instruction loader for printing: `~/.mewcode/...` names the user

@@ -19,6 +19,9 @@ pub const CLAUDE_HOOK_MAX_CHARS: usize = 10_000;
 /// The smallest budget accepted, in characters (the block's frame alone is ~200).
 pub const MIN_BUDGET_CHARS: usize = 1_000;
 
+/// The largest budget `mem context --budget` and the MCP `context` tool accept, in characters.
+pub const MAX_CONTEXT_CHARS: usize = 100_000;
+
 /// What goes into the start context, and how much of it.
 #[derive(Debug, Clone)]
 pub struct ContextOptions {

@@ -9,6 +9,8 @@
 //!   event does (start context; incremental transcript sync), the failure log.
 //! - [`recall`]: the recall reminder for a user message (mem-recall) within a budget.
 //! - [`install`]: merging mewmem's hooks into a Claude Code `settings.json` and removing them.
+//! - [`ops`]: the operations the CLI and the MCP server run (tier store, notes, recall,
+//!   context), with typed results; `mcp` (feature `mcp`): the MCP server on them.
 //!
 //! No daemon anywhere: hooks run the library directly, so nothing has to be up for them.
 
@@ -16,7 +18,10 @@ pub mod context;
 mod error;
 pub mod hook;
 pub mod install;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod memory;
+pub mod ops;
 pub mod recall;
 
 pub use error::{Error, Result};
@@ -26,4 +31,6 @@ pub use error::{Error, Result};
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/INTEGRATION.md")]
 pub struct IntegrationGuide;
-pub use memory::{AgentSession, Memory, MemorySettings};
+pub use memory::{
+    AgentSession, ConfigError, ConfigSource, Embeddings, Memory, MemorySettings, TierManager,
+};

@@ -28,6 +28,7 @@ use mem_core::{Conversation, Message, Role};
 use mem_llm::Llm;
 use mem_recall::{MemoryDirs, SurfacedLog};
 use mem_session::SessionStore;
+use mem_sources::FromProjectWith;
 
 use crate::context::{ContextOptions, StartContext, start_context};
 use crate::error::Result;
@@ -58,6 +59,82 @@ pub struct MemorySettings {
     /// `memories.md` entries; `None`: no Tier 0. Default: the local store under
     /// `<home>/.mewcode/tiers/`.
     pub tiers: Option<mem_tiers::MemoryConfig>,
+    /// Where the rest of the configuration comes from when an operation needs it (the tier
+    /// store's location, `[recall] dirs`, the model of a job, embeddings, the write check);
+    /// `None`: the fields above, the local SQLite store, no embeddings, writes unchecked.
+    /// See [`ConfigSource`].
+    pub config: Option<Arc<dyn ConfigSource>>,
+}
+
+/// An error of a [`ConfigSource`] (a configuration file that cannot be read or is wrong), its
+/// chain of causes kept.
+pub type ConfigError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Embeddings for hybrid search and recall (`[embeddings]`): the settings and their client.
+#[derive(Debug, Clone)]
+pub struct Embeddings {
+    /// Model, endpoint, `min_similarity`, `english_only`.
+    pub settings: mem_llm::EmbeddingSettings,
+    /// The client of the endpoint.
+    pub embedder: mem_llm::Embedder,
+}
+
+/// The parts of a [`Memory`]'s configuration that cost a file read, an environment lookup or a
+/// connection, asked for when an operation needs them and every time it does (so that a
+/// configuration edited while an MCP server runs counts from the next call, and a search never
+/// reads what only recall needs). The embedding program implements it (mem-cli reads
+/// `config.toml` files and the environment); the library reads no configuration itself.
+pub trait ConfigSource: Send + Sync {
+    /// The tier store's configuration (`[memory]`: storage folder, budgets, headings, note
+    /// folders).
+    ///
+    /// Errors: the configuration cannot be read or is wrong.
+    fn tier_config(&self) -> Result<mem_tiers::MemoryConfig, ConfigError>;
+
+    /// Where the tier store of `config` is (the local SQLite file, or a team store).
+    ///
+    /// Errors: the configuration cannot be read or is wrong.
+    fn store_location(
+        &self,
+        config: &mem_tiers::MemoryConfig,
+    ) -> Result<mem_tiers::StoreLocation, ConfigError> {
+        Ok(mem_tiers::StoreLocation::Sqlite(config.database_path()))
+    }
+
+    /// The note folders besides the project's and the user's (`[recall] dirs`, scopes
+    /// `extra<K>`).
+    ///
+    /// Errors: the configuration cannot be read or is wrong.
+    fn note_dirs(&self) -> Result<Vec<PathBuf>, ConfigError>;
+
+    /// The model of `job`: the outer error when the configuration cannot be read, the inner
+    /// when the engine it names cannot be built (no API key...).
+    ///
+    /// Errors: as said.
+    fn llm(&self, job: mem_llm::Job) -> Result<mem_llm::Result<Arc<dyn Llm>>, ConfigError>;
+
+    /// Embeddings when configured; `None` when not (the default). An error (a bad
+    /// configuration) turns them off with a warning: search and recall then stay lexical.
+    ///
+    /// Errors: the configuration cannot be read or is wrong.
+    fn embeddings(&self) -> Result<Option<Embeddings>, ConfigError> {
+        Ok(None)
+    }
+
+    /// Checks that writing or deleting under `path` (inside the project, existing or not) may
+    /// happen, e.g. that no symlink leads it out of the project. Default: allowed.
+    ///
+    /// Errors: refused, with the reason.
+    fn check_write(&self, path: &Path) -> Result<(), ConfigError> {
+        let _ = path;
+        Ok(())
+    }
+
+    /// Something the user should be told now that does not stop the operation (embeddings off,
+    /// no embedding cache); one line without `warning: `. Default: the log.
+    fn warn(&self, message: &str) {
+        tracing::warn!("{message}");
+    }
 }
 
 impl std::fmt::Debug for MemorySettings {
@@ -87,6 +164,7 @@ impl MemorySettings {
             recall_extra_dirs: Vec::new(),
             auto: mem_auto::AutoOptions::default(),
             tiers: Some(mem_tiers::MemoryConfig::for_home(&home)),
+            config: None,
         }
     }
 }
@@ -96,7 +174,45 @@ impl MemorySettings {
 pub struct Memory {
     project: PathBuf,
     settings: MemorySettings,
+    fixed: FixedValues,
     store: SessionStore,
+}
+
+/// The tier store's manager on whichever backend is configured (SQLite or a team store).
+pub type TierManager = mem_tiers::MemoryManager<mem_tiers::AnyStore>;
+
+/// [`ConfigSource`] from the fixed values of [`MemorySettings`] (a copy kept in the
+/// [`Memory`]).
+struct FixedValues {
+    home: PathBuf,
+    tiers: Option<mem_tiers::MemoryConfig>,
+    recall_extra_dirs: Vec<PathBuf>,
+    llm: Arc<dyn Llm>,
+}
+
+impl std::fmt::Debug for FixedValues {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FixedValues")
+            .field("tiers", &self.tiers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ConfigSource for FixedValues {
+    fn tier_config(&self) -> Result<mem_tiers::MemoryConfig, ConfigError> {
+        Ok(self
+            .tiers
+            .clone()
+            .unwrap_or_else(|| mem_tiers::MemoryConfig::for_home(&self.home)))
+    }
+
+    fn note_dirs(&self) -> Result<Vec<PathBuf>, ConfigError> {
+        Ok(self.recall_extra_dirs.clone())
+    }
+
+    fn llm(&self, _job: mem_llm::Job) -> Result<mem_llm::Result<Arc<dyn Llm>>, ConfigError> {
+        Ok(Ok(self.llm.clone()))
+    }
 }
 
 impl Memory {
@@ -114,9 +230,16 @@ impl Memory {
             .into());
         }
         let store = SessionStore::for_project(&project);
+        let fixed = FixedValues {
+            home: settings.home.clone(),
+            tiers: settings.tiers.clone(),
+            recall_extra_dirs: settings.recall_extra_dirs.clone(),
+            llm: settings.llm.clone(),
+        };
         Ok(Memory {
             project,
             settings,
+            fixed,
             store,
         })
     }
@@ -129,6 +252,82 @@ impl Memory {
     /// The project's session store (`<project>/.mewcode/sessions/`).
     pub fn store(&self) -> &SessionStore {
         &self.store
+    }
+
+    /// The settings this memory was opened with.
+    pub fn settings(&self) -> &MemorySettings {
+        &self.settings
+    }
+
+    /// Where the configuration comes from: [`MemorySettings::config`], else the fixed values of
+    /// the settings.
+    pub fn config(&self) -> &dyn ConfigSource {
+        match &self.settings.config {
+            Some(c) => c.as_ref(),
+            None => &self.fixed,
+        }
+    }
+
+    /// The tier store's configuration ([`ConfigSource::tier_config`]).
+    ///
+    /// Errors: [`crate::Error::Config`].
+    pub fn tier_config(&self) -> Result<mem_tiers::MemoryConfig> {
+        self.config().tier_config().map_err(crate::Error::Config)
+    }
+
+    /// Opens the tier store ([`ConfigSource::store_location`]: SQLite or a team store) as the
+    /// project's manager (registering the project, as every `MemoryManager` does).
+    ///
+    /// Errors: [`crate::Error::Config`]; [`crate::Error::Tiers`] when the store cannot be
+    /// opened.
+    pub fn open_tiers(&self) -> Result<TierManager> {
+        self.open_tiers_with(self.tier_config()?)
+    }
+
+    /// [`Self::open_tiers`] with a given configuration (from [`Self::tier_config`], then
+    /// adjusted).
+    ///
+    /// Errors: as [`Self::open_tiers`].
+    pub fn open_tiers_with(&self, config: mem_tiers::MemoryConfig) -> Result<TierManager> {
+        let location = self
+            .config()
+            .store_location(&config)
+            .map_err(crate::Error::Config)?;
+        let store = mem_tiers::AnyStore::open(&location, &config)?;
+        Ok(mem_tiers::MemoryManager::from_project_with(
+            &self.project,
+            config,
+            store,
+        )?)
+    }
+
+    /// The note folders: the project's, the user's, then [`ConfigSource::note_dirs`].
+    ///
+    /// Errors: [`crate::Error::Config`].
+    pub fn memory_dirs(&self) -> Result<MemoryDirs> {
+        let extras = self.config().note_dirs().map_err(crate::Error::Config)?;
+        Ok(MemoryDirs::standard(
+            &self.project,
+            &self.settings.home,
+            &extras,
+        ))
+    }
+
+    /// [`ConfigSource::check_write`] for `path`.
+    ///
+    /// Errors: [`crate::Error::Config`] holding the refusal.
+    pub fn check_write(&self, path: &Path) -> Result<()> {
+        self.config()
+            .check_write(path)
+            .map_err(crate::Error::Config)
+    }
+
+    /// [`Self::check_write`] for the project's notes folder (`.mewcode/memory/`), before every
+    /// note write or delete and every forget of a file-backed memory.
+    ///
+    /// Errors: as [`Self::check_write`].
+    pub fn check_notes_write(&self) -> Result<()> {
+        self.check_write(&self.project.join(".mewcode").join("memory"))
     }
 
     /// The seed §6 block for the project as it is now (no budget): instructions, then the

@@ -1,23 +1,17 @@
 //! `mem checkpoint create|list|show|restore|rm`: save a project's whole memory state and go back
-//! to it (seed 003 "Checkpoint/Rollback"; `docs/formats/checkpoint.md`), and the automatic
-//! checkpoint `mem extract` and `mem compact sweep` take first (`[checkpoint]` of
-//! `config.toml`: `auto`, `keep`).
+//! to it (seed 003 "Checkpoint/Rollback"; `docs/formats/checkpoint.md`), on
+//! `mewmem::ops::checkpoint`. The automatic checkpoint `mem extract` and `mem compact sweep`
+//! take first is `crate::undo`.
 
 use std::io::Write;
 
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 use clap::{Args, Subcommand};
-use mem_checkpoint::{
-    CheckpointConfig, Checkpoints, CreateOptions, DEFAULT_LOCK_TIMEOUT, Manifest,
-};
 use mem_core::terminal::safe_line;
-use mem_tiers::StoreLocation;
+use mem_checkpoint::{Checkpoints, CreateOptions, Manifest};
 use serde_json::json;
 
 use crate::settings::Settings;
-
-/// Default number of automatic checkpoints kept.
-pub const DEFAULT_KEEP: usize = 10;
 
 /// Arguments of `mem checkpoint`.
 #[derive(Debug, Args)]
@@ -62,136 +56,33 @@ enum CheckpointCommand {
     },
 }
 
-/// `[checkpoint]` of `config.toml`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AutoSettings {
-    /// Take a checkpoint before `mem extract` and `mem compact sweep` (default true).
-    pub auto: bool,
-    /// Automatic checkpoints kept (default [`DEFAULT_KEEP`]).
-    pub keep: usize,
-}
-
-/// Reads `[checkpoint]` from the user's then the project's `config.toml` (the project wins).
+/// The checkpoints of the project `settings` names, with its configured store
+/// ([`mewmem::Memory::checkpoints`]).
 ///
-/// # Errors
-/// An unreadable file, or a `[checkpoint]` that is not `auto = bool`, `keep = N >= 1`.
-pub fn auto_settings(settings: &Settings) -> Result<AutoSettings> {
-    #[derive(serde::Deserialize, Default)]
-    struct File {
-        checkpoint: Option<Section>,
-    }
-    #[derive(serde::Deserialize, Default)]
-    #[serde(deny_unknown_fields)]
-    struct Section {
-        auto: Option<bool>,
-        keep: Option<usize>,
-    }
-    let mut out = AutoSettings {
-        auto: true,
-        keep: DEFAULT_KEEP,
-    };
-    for path in crate::config::config_paths(settings) {
-        let read = match mem_instructions::read_capped(&path, crate::config::MAX_CONFIG_BYTES) {
-            Ok(r) => r,
-            Err(mem_instructions::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
-                continue;
-            }
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-        };
-        let file: File = crate::config::parse_toml(&path, &read.text, "[checkpoint] table")?;
-        let Some(section) = file.checkpoint else {
-            continue;
-        };
-        if let Some(a) = section.auto {
-            out.auto = a;
-        }
-        if let Some(k) = section.keep {
-            if k == 0 {
-                bail!(
-                    "{}: checkpoint.keep must be at least 1 (set auto = false to take none)",
-                    path.display()
-                );
-            }
-            out.keep = k;
-        }
-    }
-    Ok(out)
-}
-
-/// The checkpoints of the project `settings` names, with its configured store.
-///
-/// # Errors
-/// Config errors; the project root cannot be resolved.
-pub fn checkpoints(settings: &Settings) -> Result<Checkpoints> {
-    let config = super::memory::memory_config(settings)?;
-    let (database, team_store) = match super::memory_store::location(settings, &config)? {
-        StoreLocation::Sqlite(path) => (Some(path), None),
-        StoreLocation::Postgres { url, options } => (
-            None,
-            Some(std::sync::Arc::new(mem_tiers::PgStore::open(
-                &url, &options,
-            )?)),
-        ),
-    };
-    let memory = crate::config::memory_settings(settings)?;
-    Ok(Checkpoints::new(CheckpointConfig {
-        project_root: settings.project.clone(),
-        home: settings.home.clone(),
-        auto: memory.auto,
-        database,
-        busy_timeout: config.busy_timeout,
-        lock_timeout: DEFAULT_LOCK_TIMEOUT,
-        extra_note_dirs: config.extra_note_dirs.clone(),
-        team_store,
-    })?)
+/// Errors: config errors; the team store cannot be opened.
+fn checkpoints(settings: &Settings) -> Result<Checkpoints> {
+    crate::open::memory(settings)?
+        .checkpoints()
+        .map_err(crate::open::lib_error)
 }
 
 /// Finishes a `mem checkpoint restore` that was killed (its journal
 /// `.mewcode/checkpoints/.restore-journal.json`, or its `.tmp` while written, is there) before
-/// any command reads the project: two `stat`s when there is none. A failure is one line on stderr (the journal stays,
-/// the next command tries again); the command goes on.
+/// any command reads the project: two `stat`s when there is none. A failure is one line on
+/// stderr (the journal stays, the next command tries again); the command goes on.
 pub fn recover_killed_restore(settings: &Settings) {
-    let dir = settings
-        .project
-        .join(".mewcode")
-        .join(mem_checkpoint::CHECKPOINTS_DIR);
-    if !dir.join(mem_checkpoint::JOURNAL_FILE).exists()
-        && !dir.join(mem_checkpoint::JOURNAL_TMP_FILE).exists()
-    {
+    if !mewmem::ops::checkpoint::restore_was_killed(&settings.project) {
         return;
     }
-    if let Err(e) = checkpoints(settings).and_then(|c| Ok(c.recover()?)) {
+    let recovered = crate::open::memory(settings)
+        .and_then(|m| m.recover_killed_restore().map_err(crate::open::lib_error));
+    if let Err(e) = recovered {
         let _ = writeln!(
             std::io::stderr().lock(),
             "mem: finishing a killed checkpoint restore failed: {}",
             safe_line(&format!("{e:#}"))
         );
     }
-}
-
-/// Takes the automatic checkpoint of a command that changes memory (`reason`: the command),
-/// when `[checkpoint] auto` is on; prunes to the last `keep`. Says so on stderr when it is a
-/// terminal. Returns the checkpoint's name.
-///
-/// # Errors
-/// The checkpoint cannot be taken: the command must not go on without its undo point.
-pub fn auto_checkpoint(settings: &Settings, reason: &str, user: bool) -> Result<Option<String>> {
-    let auto = auto_settings(settings)?;
-    if !auto.auto {
-        return Ok(None);
-    }
-    settings.guard_write(&settings.project_dir().join(mem_checkpoint::CHECKPOINTS_DIR))?;
-    let cps = checkpoints(settings)?;
-    let (m, _) = cps
-        .create_auto(reason, user, auto.keep)
-        .with_context(|| format!("cannot take the automatic checkpoint before {reason}"))?;
-    if settings.interactive && !settings.json {
-        eprintln!(
-            "checkpoint {} taken (undo with `mem checkpoint restore {}`)",
-            m.name, m.name
-        );
-    }
-    Ok(Some(m.name))
 }
 
 fn size(bytes: u64) -> String {
@@ -237,7 +128,7 @@ pub fn run(args: CheckpointArgs, settings: &Settings) -> Result<()> {
                 auto: false,
             })?;
             if settings.json {
-                writeln!(out, "{}", crate::output::json_pretty(&m)?)?;
+                writeln!(out, "{}", crate::render::json_pretty(&m)?)?;
             } else {
                 writeln!(
                     out,
@@ -260,7 +151,7 @@ pub fn run(args: CheckpointArgs, settings: &Settings) -> Result<()> {
                 writeln!(
                     out,
                     "{}",
-                    crate::output::json_pretty(
+                    crate::render::json_pretty(
                         &json!({"checkpoints": list, "warnings": warnings})
                     )?
                 )?;
@@ -292,7 +183,7 @@ pub fn run(args: CheckpointArgs, settings: &Settings) -> Result<()> {
         CheckpointCommand::Show { name } => {
             let m = cps.show(&name)?;
             if settings.json {
-                writeln!(out, "{}", crate::output::json_pretty(&m)?)?;
+                writeln!(out, "{}", crate::render::json_pretty(&m)?)?;
                 return Ok(());
             }
             writeln!(out, "checkpoint {}", m.name)?;
@@ -357,7 +248,7 @@ pub fn run(args: CheckpointArgs, settings: &Settings) -> Result<()> {
             }
             let report = cps.restore(&name, dry_run, force)?;
             if settings.json {
-                writeln!(out, "{}", crate::output::json_pretty(&report)?)?;
+                writeln!(out, "{}", crate::render::json_pretty(&report)?)?;
                 return Ok(());
             }
             let verb = if dry_run { "would " } else { "" };
@@ -409,7 +300,7 @@ pub fn run(args: CheckpointArgs, settings: &Settings) -> Result<()> {
                 writeln!(
                     out,
                     "{}",
-                    crate::output::json_pretty(&json!({"removed": name}))?
+                    crate::render::json_pretty(&json!({"removed": name}))?
                 )?;
             } else {
                 writeln!(out, "removed checkpoint {name}")?;

@@ -3,23 +3,24 @@
 use std::io::{self, Write};
 use std::sync::Arc;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use chrono::NaiveDate;
 use clap::{Args, Subcommand, ValueEnum};
-use mem_auto::{MemoryOptions, load_memories};
+use mem_auto::MemoryOptions;
 use mem_compact::{
-    AutoCompact, AutoCompactConfig, BOUNDARY_STATS_KEY, CompactResult, CompactSession, Compaction,
-    LongTermMemory, OMC_KEEP_FRACTION, Outcome, TailPolicy, Trigger, WarningLevel,
+    AutoCompact, AutoCompactConfig, CompactResult, Compaction, LongTermMemory, OMC_KEEP_FRACTION,
+    TailPolicy, Trigger,
 };
-use mem_core::{Conversation, Message, TokenCounter, is_long_term_memory};
+use mem_core::{Message, is_long_term_memory};
 use mem_llm::{Job, Llm, OfflineEngine};
-use mem_session::{RecordType, SessionStore};
-use serde_json::{Value, json};
+use mem_session::SessionStore;
+use mewmem::ops::compact::{self as ops, Commit, SweepOptions, SweepOutcome};
+use mewmem::ops::session::resolve;
+use serde_json::json;
 
-use super::instructions::SourceArgs;
-use super::session::render_message;
+use crate::args::SourceArgs;
 use crate::config::llm_settings;
-use crate::output::{safe, safe_line};
+use crate::render::{render_message, safe, safe_line};
 use crate::settings::Settings;
 
 /// `mem compact ...`
@@ -134,15 +135,15 @@ pub async fn run(args: CompactArgs, settings: &Settings) -> Result<()> {
                 trigger: Trigger::Manual,
                 ..AutoCompactConfig::default()
             };
-            let id = super::session::resolve(&store, common.session)?;
+            let id = resolve(&store, common.session.as_deref())?;
             if !dry_run {
                 settings.guard_write(store.dir())?;
                 settings.guard_write(&settings.project.join(mem_compact::TOOL_RESULTS_DIR))?;
-                super::checkpoint::auto_checkpoint(settings, "mem compact sweep", false)?;
+                crate::undo::auto_checkpoint(settings, "mem compact sweep", false)?;
             }
             let date = date.unwrap_or_else(|| chrono::Local::now().date_naive());
             let ltm = long_term_memory(&sources, settings, date)?;
-            let sweep = Sweep {
+            let sweep = SweepOptions {
                 id,
                 since_last_user,
                 dry_run,
@@ -159,39 +160,15 @@ fn stats(
     ltm: &LongTermMemory,
     settings: &Settings,
 ) -> Result<()> {
-    let id = super::session::resolve(store, common.session.clone())?;
-    let resumed = store.resume(&id)?;
-    // The configuration `mem compact sweep` uses (manual margin), so both agree.
-    let config = AutoCompactConfig {
-        model_context_window: common.window,
-        trigger: Trigger::Manual,
-        ..AutoCompactConfig::default()
-    };
-    let ac = AutoCompact::new(config.clone(), Arc::new(OfflineEngine));
-    let mut conversation: Conversation = resumed.messages.into();
-    inject(&mut conversation, ltm);
-    let check = ac.check(&conversation);
-    let (records, _) = store.read_records(&id)?;
-    let mut saved = 0usize;
-    let mut measured = 0usize;
-    let mut boundaries = 0usize;
-    for r in &records {
-        if matches!(
-            r.record_type,
-            RecordType::CompactBoundary | RecordType::Compression
-        ) {
-            boundaries += 1;
-            if let Some(s) = r
-                .extra
-                .get(BOUNDARY_STATS_KEY)
-                .and_then(|v| v.get("tokens_saved"))
-                .and_then(Value::as_u64)
-            {
-                saved += usize::try_from(s).unwrap_or(usize::MAX);
-                measured += 1;
-            }
-        }
-    }
+    let id = resolve(store, common.session.as_deref())?;
+    let ops::Stats {
+        check,
+        config,
+        compactions: boundaries,
+        with_figures: measured,
+        tokens_saved: saved,
+        ..
+    } = ops::stats(store, &id, common.window, ltm)?;
     let mut out = io::stdout().lock();
     if settings.json {
         let v = json!({
@@ -207,7 +184,7 @@ fn stats(
             "compactions_with_figures": measured,
             "tokens_saved": saved,
         });
-        writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&v)?)?;
         return Ok(());
     }
     writeln!(out, "session {id}")?;
@@ -242,110 +219,38 @@ fn stats(
     Ok(())
 }
 
-/// The context as the agent sends it: the block of seed §6 at the top. `stats` and `sweep` both
-/// count the context after this, so they agree.
-fn inject(conversation: &mut Conversation, ltm: &LongTermMemory) {
-    conversation.inject_long_term_memory(&ltm.instructions, &ltm.memories, ltm.date);
-}
-
-/// The instructions and memories injected into the context, as `mem context` builds them.
+/// The instructions and memories injected into the context, as `mem context` builds them
+/// ([`ops::long_term_memory`]); their warnings on stderr.
 fn long_term_memory(
     sources: &SourceArgs,
     settings: &Settings,
     date: NaiveDate,
 ) -> Result<LongTermMemory> {
-    let ins = mem_instructions::load(&sources.load_options(settings)?)?;
-    for w in &ins.warnings {
-        eprintln!("warning: {}", safe_line(&w.to_string()));
-    }
-    let mem = load_memories(&MemoryOptions::new(&settings.project, &settings.home))?;
-    for w in &mem.warnings {
-        eprintln!("warning: {}", safe_line(&w.to_string()));
-    }
-    Ok(LongTermMemory {
-        instructions: ins.section_body(),
-        memories: mem.text(),
+    Ok(ops::long_term_memory(
+        &sources.load_options(settings)?,
+        &MemoryOptions::new(&settings.project, &settings.home),
         date,
-    })
-}
-
-/// What a sweep did with its compaction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Commit {
-    /// `--dry-run`: nothing written.
-    DryRun,
-    /// The boundary was written.
-    Written,
-    /// The result was not usable: nothing written.
-    Refused,
-}
-
-struct Sweep {
-    id: String,
-    since_last_user: bool,
-    dry_run: bool,
-    force: bool,
+        |w| eprintln!("warning: {}", safe_line(&w)),
+    )?)
 }
 
 async fn run_sweep(
     store: &SessionStore,
-    sweep: &Sweep,
-    mut ac: AutoCompact,
+    sweep: &SweepOptions,
+    ac: AutoCompact,
     ltm: LongTermMemory,
     settings: &Settings,
 ) -> Result<()> {
-    let project = settings.project.clone();
-    let session = if sweep.dry_run {
-        CompactSession::open_read_only(store, &sweep.id, project)
-    } else {
-        CompactSession::open(store, &sweep.id, project)
-    };
-    let mut session = session
-        .with_context(|| format!("cannot open session {}", sweep.id))?
-        .with_long_term_memory(ltm.clone());
-    inject(&mut session.conversation, &ltm);
-    let before: Vec<Message> = session.conversation.messages().to_vec();
-    tracing::debug!(
-        session = %sweep.id,
-        file = %store.jsonl_path(&sweep.id).display(),
-        messages = before.len(),
-        compactions_before = before
-            .iter()
-            .filter(|m| m.metadata.contains_key(mem_session::COMPACT_SUMMARY_MARKER))
-            .count(),
-        "sweep: session read (from its last compact boundary)"
-    );
-    let outcome = ac
-        .prepare(&session, sweep.force, sweep.since_last_user)
-        .await
-        .context("compaction failed; the session is unchanged")?;
-    let limit = ac.config().trigger_tokens();
-    match &outcome {
-        Outcome::Skipped { result, reason } => tracing::debug!(
-            session = %sweep.id,
-            tokens = result.tokens_before,
-            limit,
-            %reason,
-            "sweep: not compacting"
-        ),
-        Outcome::Ready(c) => tracing::debug!(
-            session = %sweep.id,
-            tokens_before = c.result.tokens_before,
-            tokens_after = c.result.tokens_after,
-            limit,
-            summarised = c.cut.prefix.len(),
-            kept = c.cut.tail.len(),
-            earlier_summaries = c.cut.summaries.len(),
-            tail_shrunk = c.tail_shrunk,
-            summary_cut = c.summary_cut,
-            engine = %c.engine,
-            "sweep: cut chosen"
-        ),
-    }
+    let done = ops::sweep(store, settings.project.clone(), sweep, ac, ltm).await?;
+    let limit = done.limit;
     let mut out = io::stdout().lock();
     // The library reports a `critical` result; the command says why and fails (exit 1).
-    let critical = match outcome {
-        Outcome::Skipped { result, reason } => {
+    let critical = match done.outcome {
+        SweepOutcome::Skipped {
+            result,
+            reason,
+            minimal_tail,
+        } => {
             if settings.json {
                 let v = json!({
                     "session": sweep.id,
@@ -353,7 +258,7 @@ async fn run_sweep(
                     "result": result,
                     "skipped": reason.to_string(),
                 });
-                writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
+                writeln!(out, "{}", crate::render::json_pretty(&v)?)?;
             } else {
                 writeln!(out, "session {}", sweep.id)?;
                 if reason == mem_compact::Skip::BelowThreshold {
@@ -367,8 +272,7 @@ async fn run_sweep(
                 }
                 print_result(&result, &mut out)?;
             }
-            (result.warning_level == WarningLevel::Critical).then(|| {
-                let tail = minimal_tail_tokens(&before, ac.config().tail);
+            minimal_tail.map(|tail| {
                 format!(
                     "not compacted and still critical: the context is {} tokens, over the limit of \
                      {limit} by {}; the minimal tail alone is {tail} tokens ({reason})",
@@ -377,29 +281,13 @@ async fn run_sweep(
                 )
             })
         }
-        Outcome::Ready(compaction) => {
-            let compaction = *compaction;
-            let critical = compaction.result.warning_level == WarningLevel::Critical;
-            let window = ac.config().model_context_window;
-            // A result still over the limit is kept only when it is worth keeping: the context
-            // then fits the window, tokens were saved, and the summary is whole. Otherwise
-            // nothing is written (issue 14: never write a boundary and then report failure).
-            let usable = !critical
-                || (compaction.result.tokens_after <= window
-                    && compaction.result.tokens_saved() > 0
-                    && !compaction.summary_cut);
-            let write = if sweep.dry_run {
-                Commit::DryRun
-            } else if usable {
-                Commit::Written
-            } else {
-                Commit::Refused
-            };
-            let result = if write == Commit::Written {
-                ac.commit(&mut session, compaction.clone())?
-            } else {
-                compaction.result
-            };
+        SweepOutcome::Compacted {
+            compaction,
+            result,
+            commit: write,
+            critical,
+        } => {
+            let window = done.window;
             if settings.json {
                 let v = json!({
                     "session": sweep.id,
@@ -415,38 +303,39 @@ async fn run_sweep(
                     "summary": compaction.summary,
                     "context": compaction.context,
                 });
-                writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
+                writeln!(out, "{}", crate::render::json_pretty(&v)?)?;
             } else {
-                print_compaction(sweep, write, &before, &compaction, &result, &mut out)?;
+                print_compaction(sweep, write, &done.before, &compaction, &result, &mut out)?;
             }
-            if !critical {
-                None
-            } else {
-                let why = critical_after(&compaction, &result, limit);
-                if usable {
-                    let done = if write == Commit::Written {
-                        "kept"
+            match critical {
+                None => None,
+                Some(critical) => {
+                    let why = critical_after(&compaction, &result, limit, critical.tail_tokens);
+                    if critical.usable {
+                        let done = if write == Commit::Written {
+                            "kept"
+                        } else {
+                            "would be kept"
+                        };
+                        eprintln!(
+                            "warning: compacted but still {why}; the compaction is {done}: the context fits the window of \
+                             {window} tokens"
+                        );
+                        None
                     } else {
-                        "would be kept"
-                    };
-                    eprintln!(
-                        "warning: compacted but still {why}; the compaction is {done}: the context fits the window of \
-                         {window} tokens"
-                    );
-                    None
-                } else {
-                    let lost = if compaction.summary_cut {
-                        format!(
-                            "; the summary was cut to its budget of {} tokens",
-                            ac.config().summary_budget()
-                        )
-                    } else {
-                        String::new()
-                    };
-                    Some(format!(
-                        "not compacted: the result would still be {why}{lost}; nothing written (a larger --window, or --dry-run to see the \
-                         result)"
-                    ))
+                        let lost = if compaction.summary_cut {
+                            format!(
+                                "; the summary was cut to its budget of {} tokens",
+                                done.summary_budget
+                            )
+                        } else {
+                            String::new()
+                        };
+                        Some(format!(
+                            "not compacted: the result would still be {why}{lost}; nothing written (a larger --window, or --dry-run to see the \
+                             result)"
+                        ))
+                    }
                 }
             }
         }
@@ -458,17 +347,9 @@ async fn run_sweep(
     Ok(())
 }
 
-/// Tokens of the minimal tail of `messages` (the last-resort cut: `MIN_KEEP_MESSAGES`, pair-safe).
-fn minimal_tail_tokens(messages: &[Message], policy: TailPolicy) -> usize {
-    let counter = TokenCounter::default();
-    let tokens: Vec<usize> = messages.iter().map(|m| counter.count_message(m)).collect();
-    mem_compact::split::plan_cut(messages, &tokens, policy, false, true).tail_tokens
-}
-
-/// Why a compaction ended `critical`: what the kept tail alone weighs against the limit.
-fn critical_after(c: &Compaction, result: &CompactResult, limit: usize) -> String {
-    let tail =
-        Conversation::from_messages(c.keep_messages.clone()).total_tokens(&TokenCounter::default());
+/// Why a compaction ended `critical`: what the kept tail alone (`tail` tokens) weighs against
+/// the limit.
+fn critical_after(c: &Compaction, result: &CompactResult, limit: usize, tail: usize) -> String {
     let which = if c.tail_shrunk {
         "minimal tail"
     } else {
@@ -559,7 +440,7 @@ fn span(indices: &[usize]) -> String {
 }
 
 fn print_compaction(
-    sweep: &Sweep,
+    sweep: &SweepOptions,
     write: Commit,
     before: &[Message],
     c: &Compaction,

@@ -5,15 +5,17 @@
 
 use std::io::Write;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use clap::Args;
-use mem_auto::{AutoMemory, ExtractOptions, ExtractReport, FileReport, Scope, extract_session};
+use mem_auto::{AutoMemory, ExtractOptions, ExtractReport, FileReport, Scope};
 use mem_core::terminal::safe_line;
 use mem_llm::Job;
 use mem_session::SessionStore;
+use mewmem::ops::extract as ops;
 
-use super::llm::{EngineArgs, engine_for};
+use crate::args::EngineArgs;
 use crate::config::memory_settings;
+use crate::open::engine_for;
 use crate::settings::Settings;
 
 /// `mem extract`
@@ -35,21 +37,9 @@ pub struct ExtractArgs {
 /// Runs `mem extract`.
 pub async fn run(args: ExtractArgs, settings: &Settings) -> Result<()> {
     let store = SessionStore::for_project(&settings.project);
-    let ids: Vec<String> = if args.all {
-        let mut metas = store.list()?;
-        metas.reverse();
-        if metas.is_empty() {
-            bail!(
-                "no sessions in {} (import some with `mem session import PATH`)",
-                store.dir().display()
-            );
-        }
-        metas.into_iter().map(|m| m.id).collect()
-    } else {
-        vec![super::session::resolve(&store, args.session)?]
-    };
+    let ids = ops::session_ids(&store, args.all, args.session.as_deref())?;
     if !args.dry_run {
-        super::checkpoint::auto_checkpoint(settings, "mem extract", true)?;
+        crate::undo::auto_checkpoint(settings, "mem extract", true)?;
     }
     let memory = memory_settings(settings)?;
     let auto = AutoMemory::new(&settings.project, &settings.home, memory.auto);
@@ -57,13 +47,10 @@ pub async fn run(args: ExtractArgs, settings: &Settings) -> Result<()> {
     let mut options = ExtractOptions::new(chrono::Utc::now());
     options.dry_run = args.dry_run;
     options.daily_token_budget = memory.daily_extract_tokens;
-    let mut reports = Vec::new();
-    for id in &ids {
-        reports.push(extract_session(&auto, &store, id, llm.as_ref(), &options).await?);
-    }
+    let reports = ops::extract(&auto, &store, &ids, llm.as_ref(), &options).await?;
     let mut out = std::io::stdout().lock();
     if settings.json {
-        writeln!(out, "{}", crate::output::json_pretty(&reports)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&reports)?)?;
         return Ok(());
     }
     for report in &reports {

@@ -228,15 +228,15 @@ pub async fn run(args: HookArgs, settings: &Settings) -> Result<()> {
             print_plan(&plan, agent, a.place.dry_run, settings)?;
             let mut err = io::stderr().lock();
             if let Some(n) = notice {
-                writeln!(err, "note: {}", crate::output::safe_line(&n))?;
+                writeln!(err, "note: {}", crate::render::safe_line(&n))?;
             }
             if shared && !global.is_empty() {
                 writeln!(
                     err,
                     "note: the commands carry --home {}: {} is shared with everyone who \
                      works on the project",
-                    crate::output::safe_line(&settings.home.display().to_string()),
-                    crate::output::safe_line(&path.display().to_string())
+                    crate::render::safe_line(&settings.home.display().to_string()),
+                    crate::render::safe_line(&path.display().to_string())
                 )?;
             }
             Ok(())
@@ -289,7 +289,7 @@ fn print_plan(
             "changes": changes,
             "backup": plan.backup,
         });
-        writeln!(out, "{}", crate::output::json_pretty(&value)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&value)?)?;
         return Ok(());
     }
     let path = plan.path.display();
@@ -418,7 +418,7 @@ async fn agent_hook(
             // the memories.md entries, within the same budget; a store that cannot be read
             // leaves it out (logged), never the whole context.
             let (context, problems) =
-                super::context::start_options(&here, instructions, date, Some(args.budget), true);
+                crate::open::start_options(&here, instructions, date, Some(args.budget), true);
             early_problems.extend(problems);
             context
         } else {
@@ -431,7 +431,7 @@ async fn agent_hook(
             MemoryDirs::standard(&project, &settings.home, &recall_extra_dirs(&here)?);
         let select: Option<Arc<dyn Llm>> = if event == ClaudeEvent::UserPromptSubmit {
             let (resolved, _) = llm_settings(&here)?;
-            Some(crate::config::with_embeddings(
+            Some(crate::open::with_embeddings(
                 &here,
                 resolved.job(Job::Select).engine()?,
                 false,
@@ -470,7 +470,8 @@ async fn agent_hook(
         let mut config = config;
         let mut outcome = run_claude(event, &input, &config).await?;
         if let (Some(cap), ClaudeEvent::SessionStart) = (max_tokens, event) {
-            fit_tokens(&mut outcome, &mut config, &input, cap, args.budget).await?;
+            mewmem::ops::hook::fit_tokens(&mut outcome, &mut config, &input, cap, args.budget)
+                .await?;
         }
         Ok::<_, anyhow::Error>(outcome)
     }
@@ -489,58 +490,6 @@ async fn agent_hook(
         }
         Err(err) => fail(settings, &project, agent, event, &err),
     }
-}
-
-/// The `additionalContext` of a hook's output, if any.
-fn added_context(outcome: &mewmem::hook::HookOutcome) -> Option<&str> {
-    outcome.stdout.as_ref()?["hookSpecificOutput"]["additionalContext"].as_str()
-}
-
-/// Cuts the start context further (a smaller character budget, at most four rounds) until it
-/// has at most `cap` tokens (o200k), and logs the cut.
-async fn fit_tokens(
-    outcome: &mut mewmem::hook::HookOutcome,
-    config: &mut HookConfig,
-    input: &HookInput,
-    cap: usize,
-    budget: usize,
-) -> Result<()> {
-    let counter = mem_core::TokenCounter::default();
-    let min = mewmem::context::MIN_BUDGET_CHARS;
-    // The budget in force: the start context never goes under `MIN_BUDGET_CHARS`.
-    let mut chars = budget.max(min);
-    for _ in 0..4 {
-        let Some(text) = added_context(outcome) else {
-            return Ok(());
-        };
-        // A token stands for at least one byte: a text of at most `cap` bytes fits without
-        // loading the vocabulary (~75 ms of a new process).
-        if text.len() <= cap {
-            return Ok(());
-        }
-        let tokens = counter.count(text);
-        if tokens <= cap {
-            return Ok(());
-        }
-        if chars <= min {
-            // Already at the smallest budget: nothing more to cut.
-            break;
-        }
-        let next = (chars as f64 * cap as f64 / tokens as f64 * 0.95) as usize;
-        chars = next.clamp(min, chars - 1);
-        config.context.budget_chars = Some(chars);
-        *outcome = run_claude(ClaudeEvent::SessionStart, input, config).await?;
-        outcome.problems.push(format!(
-            "start context over {cap} tokens ({tokens}): cut to {chars} characters"
-        ));
-    }
-    if let Some(text) = added_context(outcome)
-        && text.len() > cap
-        && counter.count(text) > cap
-    {
-        bail!("the start context does not fit {cap} tokens even cut to {chars} characters");
-    }
-    Ok(())
 }
 
 /// `settings` with the hook's project.

@@ -1,63 +1,15 @@
 //! `mem instructions`: the merged instruction text, where each part comes from, the warnings.
 
 use std::io::{self, Write};
-use std::path::Component;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use clap::Args;
-use mem_instructions::{
-    DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES, Instructions, Limits, LoadOptions, Warning,
-};
+use mem_instructions::{Instructions, Warning};
 use serde_json::{Value, json};
 
-use crate::output::{safe_line, safe_text};
+use crate::args::SourceArgs;
+use crate::render::{safe_line, safe_text, warning_json};
 use crate::settings::Settings;
-
-/// Which instruction files to read and how much of them (shared by `instructions` and `context`).
-#[derive(Debug, Args)]
-pub struct SourceArgs {
-    /// Instruction file names, most preferred first, comma-separated. In each place
-    /// (`<project>/`, `<project>/.mewcode/`, `<home>/.mewcode/`) the first that exists is loaded.
-    #[arg(
-        long,
-        value_name = "NAMES",
-        value_delimiter = ',',
-        env = "MEM_INSTRUCTION_NAMES",
-        default_value = "MEWCODE.md,AGENTS.md,CLAUDE.md"
-    )]
-    pub names: Vec<String>,
-    /// At most this many bytes of one file are used.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_FILE_BYTES)]
-    pub max_file_bytes: usize,
-    /// At most this many bytes of all instruction files together.
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_TOTAL_BYTES)]
-    pub max_total_bytes: usize,
-}
-
-impl SourceArgs {
-    /// Validates the names and builds the loader's options.
-    pub fn load_options(&self, settings: &Settings) -> Result<LoadOptions> {
-        for name in &self.names {
-            let path = std::path::Path::new(name);
-            let plain =
-                !name.is_empty() && path.components().all(|c| matches!(c, Component::Normal(_)));
-            if !plain {
-                bail!(
-                    "instruction file name {name:?} must be a relative path without `..` \
-                     (e.g. AGENTS.md or docs/AGENTS.md)"
-                );
-            }
-        }
-        let mut options = LoadOptions::new(&settings.project, &settings.home);
-        options.names = self.names.clone();
-        options.limits = Limits {
-            max_file_bytes: self.max_file_bytes,
-            max_total_bytes: self.max_total_bytes,
-            ..Limits::default()
-        };
-        Ok(options)
-    }
-}
 
 /// `mem instructions`
 #[derive(Debug, Args)]
@@ -72,7 +24,7 @@ pub fn run(args: InstructionsArgs, settings: &Settings) -> Result<()> {
     let ins = mem_instructions::load(&options)?;
     let mut out = io::stdout().lock();
     if settings.json {
-        writeln!(out, "{}", crate::output::json_pretty(&to_json(&ins))?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&to_json(&ins))?)?;
         return Ok(());
     }
     if ins.files.is_empty() {
@@ -128,11 +80,6 @@ pub fn print_warnings(
         writeln!(out, "  {}", safe_line(&settings.user_label(&w.to_string())))?;
     }
     Ok(())
-}
-
-/// A warning as JSON: `{file, line, kind, message}`.
-pub fn warning_json(w: &Warning) -> Value {
-    json!({ "file": w.file, "line": w.line, "kind": format!("{:?}", w.kind), "message": w.message })
 }
 
 fn to_json(ins: &Instructions) -> Value {

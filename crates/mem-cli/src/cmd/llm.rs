@@ -3,20 +3,20 @@
 //! a memory directory, as compaction, auto memory and recall would; `prompts` prints the prompts.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::{Args, Subcommand};
-use mem_core::{Message, Role};
-use mem_llm::{
-    Candidate, ExtractRequest, Job, Llm, LlmSettings, OfflineEngine, Reply, SelectRequest,
-    SummarizeRequest,
+use mem_llm::{ExtractRequest, Job, LlmSettings, Reply, SelectRequest, SummarizeRequest};
+use mewmem::ops::llm::{
+    self as ops, CallOutcome, read_candidates, read_memories_file, read_transcript,
 };
 use serde_json::{Value, json};
 
+use crate::args::EngineArgs;
 use crate::config::llm_settings;
-use crate::output::{quoted, safe_line, safe_text};
+use crate::open::engine_for;
+use crate::render::{quoted, safe_line, safe_text};
 use crate::settings::Settings;
 
 /// Arguments of `mem llm`.
@@ -79,13 +79,6 @@ fn parse_limit(s: &str) -> std::result::Result<usize, String> {
         Ok(n) => Ok(n),
         Err(e) => Err(e.to_string()),
     }
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct EngineArgs {
-    /// Use the offline engine whatever the configuration says.
-    #[arg(long)]
-    offline: bool,
 }
 
 /// Runs `mem llm ...`.
@@ -151,7 +144,7 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
                 }
                 dir.clone()
             };
-            let candidates = read_candidates(&dirs)?;
+            let candidates = read_candidates(&dirs, |w| eprintln!("warning: {}", safe_line(&w)))?;
             let llm = engine_for(settings, Job::Select, &engine)?;
             let request = SelectRequest {
                 query,
@@ -175,9 +168,11 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
             if reply.value.ids.is_empty() {
                 text.push_str("(nothing selected)\n");
             }
-            let scored = mem_llm::offline::score(&request.query, &request.candidates);
-            let ideal = mem_llm::offline::ideal_score(&request.query, &request.candidates);
-            let shares = mem_llm::offline::best_shares(&request.query, &request.candidates);
+            let ops::SelectScores {
+                scored,
+                ideal,
+                shares,
+            } = ops::select_scores(&request);
             if scores {
                 text.push_str(&format!(
                     "\nBM25F scores of {} candidates and their best share of an ideal score over \
@@ -222,7 +217,7 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
                     "prompt_version": mem_llm::prompt::PROMPT_VERSION,
                     "prompts": prompts,
                 });
-                writeln!(out, "{}", crate::output::json_pretty(&doc)?)?;
+                writeln!(out, "{}", crate::render::json_pretty(&doc)?)?;
                 return Ok(());
             }
             writeln!(out, "prompt version: {}", mem_llm::prompt::PROMPT_VERSION)?;
@@ -233,14 +228,6 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
             Ok(())
         }
     }
-}
-
-pub(crate) fn engine_for(settings: &Settings, job: Job, args: &EngineArgs) -> Result<Arc<dyn Llm>> {
-    if args.offline {
-        return Ok(Arc::new(OfflineEngine));
-    }
-    let (resolved, _) = llm_settings(settings)?;
-    Ok(resolved.job(job).engine()?)
 }
 
 fn print_reply<T>(settings: &Settings, reply: &Reply<T>, value: Value, text: &str) -> Result<()> {
@@ -254,7 +241,7 @@ fn print_reply<T>(settings: &Settings, reply: &Reply<T>, value: Value, text: &st
         if let (Value::Object(doc), Value::Object(extra)) = (&mut doc, value) {
             doc.extend(extra);
         }
-        writeln!(out, "{}", crate::output::json_pretty(&doc)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&doc)?)?;
         return Ok(());
     }
     write!(out, "{}", safe_text(text))?;
@@ -279,26 +266,13 @@ fn print_reply<T>(settings: &Settings, reply: &Reply<T>, value: Value, text: &st
     Ok(())
 }
 
-/// The outcome of one `--call` request.
-struct CallOutcome {
-    job: Job,
-    /// `None` when the job is offline (no call needed).
-    result: Option<std::result::Result<(String, std::time::Duration), String>>,
-}
-
 async fn check(settings: &Settings, call: bool) -> Result<()> {
     let (resolved, sources) = llm_settings(settings)?;
-    let mut calls = Vec::new();
-    if call {
-        for job in Job::ALL {
-            let result = match resolved.job(job).model_engine() {
-                Ok(None) => None,
-                Ok(Some(engine)) => Some(engine.ping().await.map_err(|e| error_chain(&e))),
-                Err(e) => Some(Err(error_chain(&e))),
-            };
-            calls.push(CallOutcome { job, result });
-        }
-    }
+    let calls: Vec<CallOutcome> = if call {
+        ops::ping_all(&resolved).await
+    } else {
+        Vec::new()
+    };
     let failures = calls
         .iter()
         .filter(|c| matches!(c.result, Some(Err(_))))
@@ -345,7 +319,7 @@ async fn check(settings: &Settings, call: bool) -> Result<()> {
                 .collect();
             map.insert("calls".to_owned(), Value::Array(calls));
         }
-        writeln!(out, "{}", crate::output::json_pretty(&doc)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&doc)?)?;
     } else {
         for source in &sources {
             let state = if source.found { "read" } else { "not found" };
@@ -376,18 +350,6 @@ async fn check(settings: &Settings, call: bool) -> Result<()> {
         bail!("{failures} of {} model calls failed", Job::ALL.len());
     }
     Ok(())
-}
-
-/// An error and its causes on one line, `: `-separated.
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 fn describe(resolved: &LlmSettings, job: Job) -> String {
@@ -421,109 +383,4 @@ fn describe(resolved: &LlmSettings, job: Job) -> String {
         line.push_str(&format!("  PROBLEM: {problem}"));
     }
     line
-}
-
-/// The largest `--memories` file read, in bytes (4 MiB; a memories.md is a few KB).
-const MAX_MEMORIES_BYTES: usize = 4 << 20;
-
-/// A `--memories` file, through the checks every file argument passes
-/// ([`mem_instructions::read_capped`]: regular files only, opened non-blocking, at most
-/// [`MAX_MEMORIES_BYTES`]). Errors name the file: not a regular file, too large, not UTF-8.
-fn read_memories_file(path: &Path) -> Result<String> {
-    let read = mem_instructions::read_capped(path, MAX_MEMORIES_BYTES)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    if read.truncated {
-        bail!(
-            "{} is too large ({} bytes; a memories file may have at most {MAX_MEMORIES_BYTES})",
-            path.display(),
-            read.size
-        );
-    }
-    if read.lossy {
-        bail!("{} is not valid UTF-8", path.display());
-    }
-    Ok(read.text)
-}
-
-/// The conversation of a transcript (Claude Code or Codex, through the session importers): the
-/// main session's message records in file order, system prompts and boundaries left out.
-fn read_transcript(path: &Path) -> Result<Vec<Message>> {
-    let sessions = mem_session::import::import_file(path)?;
-    let messages: Vec<Message> = sessions
-        .into_iter()
-        .next()
-        .map(|main| main.records)
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|r| r.message)
-        .filter(|m| m.role != Role::System)
-        .collect();
-    if messages.is_empty() {
-        bail!("{} holds no conversation to work on", path.display());
-    }
-    Ok(messages)
-}
-
-/// Memory files (`*.md`, `MEMORY.md` excluded) of the given directories, sorted by name, at most
-/// 200 (a name seen in an earlier directory wins); frontmatter parsed by
-/// [`mem_recall::frontmatter`]. A file that cannot be read or is not UTF-8 is skipped, and a
-/// frontmatter that cannot be used ignored, each with a warning on stderr naming the file.
-fn read_candidates(dirs: &[PathBuf]) -> Result<Vec<Candidate>> {
-    const MAX_FILES: usize = 200;
-    const MAX_FILE_BYTES: usize = 1 << 20;
-    let mut candidates: Vec<Candidate> = Vec::new();
-    for dir in dirs {
-        let entries = match std::fs::read_dir(dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", dir.display())),
-        };
-        let mut paths: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                p.extension().is_some_and(|e| e == "md")
-                    && p.file_name().is_some_and(|n| n != "MEMORY.md")
-                    && p.is_file()
-            })
-            .collect();
-        paths.sort();
-        for path in paths {
-            if candidates.len() >= MAX_FILES {
-                break;
-            }
-            let id = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if candidates.iter().any(|c| c.id == id) {
-                continue;
-            }
-            let text = match mem_instructions::read_capped(&path, MAX_FILE_BYTES) {
-                Ok(read) if read.lossy => {
-                    eprintln!(
-                        "warning: {} is not valid UTF-8; skipped",
-                        safe_line(&path.display().to_string())
-                    );
-                    continue;
-                }
-                Ok(read) => read.text,
-                Err(e) => {
-                    eprintln!(
-                        "warning: {}",
-                        safe_line(&format!("cannot read {}: {e}; skipped", path.display()))
-                    );
-                    continue;
-                }
-            };
-            let (candidate, warning) = mem_recall::frontmatter::candidate(id, &text);
-            if let Some(warning) = warning {
-                eprintln!(
-                    "warning: {}",
-                    safe_line(&format!("{}: {warning}", path.display()))
-                );
-            }
-            candidates.push(candidate);
-        }
-    }
-    Ok(candidates)
 }

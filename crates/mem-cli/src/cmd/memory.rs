@@ -1,24 +1,22 @@
-//! `mem memory stats|core|selected|archive|search|add|clean|show|forget|reindex|pref|import`
-//! (seed 003 "CLI 命令", "记忆管理"), on `mem_tiers::MemoryManager`.
+//! `mem memory stats|core|selected|archive|search|add|clean|show|forget|reindex|pref|import|migrate`
+//! (seed 003 "CLI 命令", "记忆管理"): the facade's tier store operations
+//! ([`mewmem::ops::tiers`]), rendered as text or JSON.
 
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use mem_core::terminal::{safe, safe_line};
-use mem_tiers::tiers::Headings;
+use mem_tiers::postgres::redact_url;
 use mem_tiers::tiers::TierText;
-use mem_tiers::{
-    AnyStore, LearningScope, MemoryConfig, MemoryId, MemoryStore, SearchHit, SearchQuery, archive,
-};
+use mem_tiers::{LearningScope, MemoryConfig, MemoryId};
+use mewmem::ops::tiers::{NewLearning, SearchRequest, Tiers};
 use serde_json::json;
 
+use crate::open::{env, lib_error, pg_options, print_warnings, store_section};
+use crate::render::{age, hit_json};
 use crate::settings::Settings;
-use mem_sources::FromProjectWith;
-
-/// The manager on whichever store is configured (SQLite or the team store).
-pub(crate) type MemoryManager = mem_tiers::MemoryManager<AnyStore>;
 
 /// `mem memory ...`
 #[derive(Debug, Args)]
@@ -147,88 +145,35 @@ enum ArchiveFormat {
     Json,
 }
 
-/// `MemoryConfig` from the defaults for `--home`, then `[memory]` of the user's and the
-/// project's `config.toml` (the project's wins, key by key), the same table `memories.md`
-/// extraction reads (`crate::config::memory_settings`), and the note dirs of `[recall] dirs`.
-pub(crate) fn memory_config(settings: &Settings) -> Result<MemoryConfig> {
-    let files = crate::config::memory_files(settings)?;
-    let shared = crate::config::memory_settings_from(&files)?;
-    let mut config = MemoryConfig::for_home(&settings.home);
-    config.headings = Headings::for_style(shared.auto.headings);
-    config.memories = shared.auto;
-    config.extra_note_dirs = crate::config::extra_dirs(settings, &files);
-    for f in &files {
-        let Some(m) = &f.memory else { continue };
-        let base = f.path.parent().unwrap_or(Path::new("."));
-        if let Some(d) = &m.storage_dir {
-            config.storage_dir = base.join(d);
-        }
-        if let Some(v) = m.short_term_max_messages {
-            config.short_term_max_messages = v;
-        }
-        if let Some(v) = m.short_term_max_age_hours {
-            config.short_term_max_age_hours = v;
-        }
-        if let Some(v) = m.tier0_max_tokens {
-            config.tier0_max_tokens = v;
-        }
-        if let Some(v) = m.tier1_max_tokens {
-            config.tier1_max_tokens = v;
-        }
-        if let Some(v) = m.learning_max_age_days {
-            config.learning_max_age_days = Some(v);
-        }
-    }
-    Ok(config)
-}
-
-/// The manager `mem memory` uses (the configured store, the project of `settings`); also for
-/// `mem mcp` and the hooks' Tier 0.
-pub(crate) fn open_manager(settings: &Settings) -> Result<MemoryManager> {
-    open_manager_with(settings, memory_config(settings)?)
-}
-
-/// [`open_manager`] with a given configuration (from [`memory_config`], then adjusted).
-pub(crate) fn open_manager_with(
-    settings: &Settings,
-    config: MemoryConfig,
-) -> Result<MemoryManager> {
-    let store = AnyStore::open(&super::memory_store::location(settings, &config)?, &config)?;
-    Ok(MemoryManager::from_project_with(
-        &settings.project,
-        config,
-        store,
-    )?)
-}
-
 /// Runs `mem memory ...`.
 pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
+    let memory = crate::open::memory(settings)?;
     let command = match args.command {
         // The local database is the source: the configured store is not opened.
         MemoryCommand::Migrate { to } => {
-            let config = memory_config(settings)?;
-            return super::memory_store::migrate(settings, &config, to, &mut io::stdout());
+            let config = memory.tier_config().map_err(lib_error)?;
+            return migrate(settings, &memory, &config, to, &mut io::stdout());
         }
         MemoryCommand::Store(command) => command,
     };
-    let mm = open_manager(settings)?;
+    let tiers = memory.tiers().map_err(lib_error)?;
     let mut out = io::stdout().lock();
     let json = settings.json;
     match command {
-        StoreCommand::Stats => stats(&mm, json, &mut out),
+        StoreCommand::Stats => stats(&tiers, json, &mut out),
         StoreCommand::Core => {
-            let t = mm.get_tier0_summary()?;
+            let t = tiers.tier0().map_err(lib_error)?;
             tier(0, &t, json, &mut out)
         }
         StoreCommand::Selected { max_tokens } => {
-            let t = mm.get_tier1_summary(max_tokens.unwrap_or(mm.config().tier1_max_tokens))?;
+            let t = tiers.tier1(max_tokens).map_err(lib_error)?;
             tier(1, &t, json, &mut out)
         }
         StoreCommand::Archive { format, output } => {
-            archive_cmd(&mm, format, output, json, &mut out)
+            archive_cmd(&tiers, format, output, json, &mut out)
         }
         StoreCommand::Search { query, limit } => {
-            search(settings, &mm, &query.join(" "), limit, json, &mut out)
+            search(&tiers, &query.join(" "), limit, json, &mut out)
         }
         StoreCommand::Add {
             title,
@@ -244,19 +189,21 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
                 (Some(ScopeArg::User), _) | (None, true) => LearningScope::User,
                 (Some(ScopeArg::Project), _) | (None, false) => LearningScope::Project,
             };
-            let added = mm.add_learning_in(
-                &title,
-                &content,
-                &category,
-                &tags,
-                context.as_deref(),
-                scope,
-            )?;
+            let added = tiers
+                .add(&NewLearning {
+                    title: &title,
+                    content: &content,
+                    category: &category,
+                    tags: &tags,
+                    context: context.as_deref(),
+                    scope,
+                })
+                .map_err(lib_error)?;
             let l = &added.learning;
             if json {
                 let v =
                     json!({"id": format!("L{}", l.id), "learning": l, "withheld": added.withheld});
-                writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
+                writeln!(out, "{}", crate::render::json_pretty(&v)?)?;
             } else {
                 let scope = match (&l.team, &l.project_key) {
                     (Some(team), _) => format!("team {}", safe_line(team)),
@@ -274,29 +221,21 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
             }
             Ok(())
         }
-        StoreCommand::Clean { dry_run } => clean(&mm, dry_run, json, &mut out),
-        StoreCommand::Show { id } => show(&mm, &parse_id(&id)?, json, &mut out),
+        StoreCommand::Clean { dry_run } => clean(&tiers, dry_run, json, &mut out),
+        StoreCommand::Show { id } => show(&tiers, &parse_id(&id)?, json, &mut out),
         StoreCommand::Forget { id } => {
             let id = parse_id(&id)?;
-            if !matches!(id, MemoryId::Learning(_)) {
-                // Entries and notes of the project live under .mewcode/: never through a
-                // symlink out of the project.
-                settings.guard_notes()?;
-            }
-            let texts = mm
-                .show(&id)
-                .map(|shown| crate::config::embedded_texts(settings, &shown.document))
-                .unwrap_or_default();
-            let f = mm.forget(&id)?;
-            crate::config::forget_vectors(settings, Some(mm.store()), &texts);
+            let forgot = tiers.forget(&id).map_err(lib_error)?;
+            print_warnings(&forgot.warnings);
+            let f = &forgot.forgotten;
             if json {
-                writeln!(out, "{}", crate::output::json_pretty(&f)?)?;
+                writeln!(out, "{}", crate::render::json_pretty(f)?)?;
             } else {
                 // A learning lived in the store: name the backend as `stats` does (a server's
                 // URL without its password); an entry or a note lived in its file.
                 let from = match id {
                     MemoryId::Learning(_) => {
-                        format!("the {} store {}", mm.store().backend(), f.location)
+                        format!("the {} store {}", tiers.backend(), f.location)
                     }
                     _ => f.location.clone(),
                 };
@@ -312,9 +251,9 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
             Ok(())
         }
         StoreCommand::Reindex => {
-            let r = mm.reindex()?;
+            let r = tiers.reindex().map_err(lib_error)?;
             if json {
-                writeln!(out, "{}", crate::output::json_pretty(&r)?)?;
+                writeln!(out, "{}", crate::render::json_pretty(&r)?)?;
             } else {
                 writeln!(out, "reindexed {} files ({} read)", r.reindexed, r.read)?;
                 for w in &r.warnings {
@@ -323,14 +262,13 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
             }
             Ok(())
         }
-        StoreCommand::Pref { key, value, unset } => pref(&mm, key, value, unset, json, &mut out),
+        StoreCommand::Pref { key, value, unset } => pref(&tiers, key, value, unset, json, &mut out),
         StoreCommand::Import { file } => {
             let text = mem_core::fsread::read_to_string(&file)
                 .with_context(|| format!("cannot read {}", file.display()))?;
-            let a = archive::parse(&text, &file)?;
-            let r = mm.import(&a)?;
+            let r = tiers.import(&text, &file).map_err(lib_error)?;
             if json {
-                writeln!(out, "{}", crate::output::json_pretty(&r)?)?;
+                writeln!(out, "{}", crate::render::json_pretty(&r)?)?;
             } else {
                 writeln!(
                     out,
@@ -387,7 +325,7 @@ fn withheld_line(n: usize, out: &mut impl Write) -> Result<()> {
 fn tier(n: u8, t: &TierText, json: bool, out: &mut impl Write) -> Result<()> {
     if json {
         let v = json!({"tier": n, "text": t.text, "tokens": t.tokens, "max_tokens": t.max_tokens, "dropped": t.dropped});
-        writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&v)?)?;
         return Ok(());
     }
     write!(out, "{}", safe(&t.text))?;
@@ -403,54 +341,26 @@ fn tier(n: u8, t: &TierText, json: bool, out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
-/// Milliseconds since the epoch as RFC 3339 (UTC, seconds).
-pub(crate) fn rfc3339(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-        .unwrap_or_default()
-}
-
-/// `just now`, `5m ago`, `3h ago`, `2d ago`.
-pub(crate) fn age(ms: i64) -> String {
-    let secs = (chrono::Utc::now().timestamp_millis() - ms).max(0) / 1000;
-    match secs {
-        0..60 => "just now".to_owned(),
-        60..3600 => format!("{}m ago", secs / 60),
-        3600..86_400 => format!("{}h ago", secs / 3600),
-        _ => format!("{}d ago", secs / 86_400),
-    }
-}
-
-/// A search hit as JSON (`mem memory search --json`, `mem mcp`'s `memory_search`): id, source,
-/// scope, title, snippet, path and `updated` (RFC 3339).
-pub(crate) fn hit_json(h: &SearchHit) -> serde_json::Value {
-    json!({
-        "id": h.id, "source": h.source, "scope": h.scope, "title": h.title,
-        "snippet": h.snippet, "path": h.path, "updated": rfc3339(h.updated_ms),
-    })
-}
-
 fn search(
-    settings: &Settings,
-    mm: &MemoryManager,
+    tiers: &Tiers<'_>,
     q: &str,
     limit: usize,
     json: bool,
     out: &mut impl Write,
 ) -> Result<()> {
-    let lexical: Vec<SearchHit> = mm.recall(q, limit)?;
-    if mm.index_stale() {
+    let found = tiers
+        .search(&SearchRequest {
+            text: q.to_owned(),
+            limit,
+            ..SearchRequest::default()
+        })
+        .map_err(lib_error)?;
+    if found.stale {
         // On stderr, in `--json` mode too (its output stays the array of hits).
         eprintln!("warning: index not refreshed: the store is read-only");
     }
-    let query = SearchQuery {
-        text: q.to_owned(),
-        visible_in: mm.project().map(|p| p.key.clone()),
-        sources: Vec::new(),
-        scope: None,
-        limit,
-    };
-    let hits = crate::config::hybrid_search(settings, mm.store(), &query, lexical)?;
+    print_warnings(&found.warnings);
+    let hits = found.hits;
     if json {
         let v: Vec<_> = hits
             .iter()
@@ -460,7 +370,7 @@ fn search(
                 v
             })
             .collect();
-        writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&v)?)?;
         return Ok(());
     }
     if hits.is_empty() {
@@ -483,10 +393,10 @@ fn search(
     Ok(())
 }
 
-fn show(mm: &MemoryManager, id: &MemoryId, json: bool, out: &mut impl Write) -> Result<()> {
-    let s = mm.show(id)?;
+fn show(tiers: &Tiers<'_>, id: &MemoryId, json: bool, out: &mut impl Write) -> Result<()> {
+    let s = tiers.show(id).map_err(lib_error)?;
     if json {
-        writeln!(out, "{}", crate::output::json_pretty(&s)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&s)?)?;
         return Ok(());
     }
     let d = &s.document;
@@ -520,13 +430,13 @@ fn show(mm: &MemoryManager, id: &MemoryId, json: bool, out: &mut impl Write) -> 
     Ok(())
 }
 
-fn stats(mm: &MemoryManager, json: bool, out: &mut impl Write) -> Result<()> {
-    let s = mm.stats()?;
-    let backend = mm.store().backend();
+fn stats(tiers: &Tiers<'_>, json: bool, out: &mut impl Write) -> Result<()> {
+    let s = tiers.stats().map_err(lib_error)?;
+    let backend = tiers.backend();
     if json {
         let mut v = serde_json::to_value(&s)?;
         v["backend"] = json!(backend);
-        writeln!(out, "{}", crate::output::json_pretty(&v)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&v)?)?;
         return Ok(());
     }
     writeln!(out, "backend: {backend}")?;
@@ -567,10 +477,10 @@ fn stats(mm: &MemoryManager, json: bool, out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
-fn clean(mm: &MemoryManager, dry_run: bool, json: bool, out: &mut impl Write) -> Result<()> {
-    let r = mm.clean(dry_run)?;
+fn clean(tiers: &Tiers<'_>, dry_run: bool, json: bool, out: &mut impl Write) -> Result<()> {
+    let r = tiers.clean(dry_run).map_err(lib_error)?;
     if json {
-        writeln!(out, "{}", crate::output::json_pretty(&r)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&r)?)?;
         return Ok(());
     }
     let verb = if dry_run { "would delete" } else { "deleted" };
@@ -585,7 +495,7 @@ fn clean(mm: &MemoryManager, dry_run: bool, json: bool, out: &mut impl Write) ->
         }
     )?;
     writeln!(out, "index: {} files gone, dropped", r.index.removed)?;
-    match mm.config().learning_max_age_days {
+    match tiers.manager().config().learning_max_age_days {
         None => writeln!(
             out,
             "learnings: no expiry configured ([memory] learning_max_age_days)"
@@ -605,7 +515,7 @@ fn clean(mm: &MemoryManager, dry_run: bool, json: bool, out: &mut impl Write) ->
 }
 
 fn pref(
-    mm: &MemoryManager,
+    tiers: &Tiers<'_>,
     key: Option<String>,
     value: Option<String>,
     unset: bool,
@@ -614,9 +524,9 @@ fn pref(
 ) -> Result<()> {
     match (key, value) {
         (None, _) => {
-            let prefs = mm.preferences()?;
+            let prefs = tiers.preferences().map_err(lib_error)?;
             if json {
-                writeln!(out, "{}", crate::output::json_pretty(&prefs)?)?;
+                writeln!(out, "{}", crate::render::json_pretty(&prefs)?)?;
             } else if prefs.is_empty() {
                 writeln!(
                     out,
@@ -629,7 +539,7 @@ fn pref(
             }
         }
         (Some(k), None) if unset => {
-            mm.set_preference(&k, None)?;
+            tiers.unset_preference(&k).map_err(lib_error)?;
             if json {
                 writeln!(out, "{}", json!({"key": k, "value": null}))?;
             } else {
@@ -637,8 +547,8 @@ fn pref(
             }
         }
         (Some(k), None) => {
-            let prefs = mm.preferences()?;
-            let v = prefs.get(&k.trim().to_lowercase());
+            let v = tiers.preference(&k).map_err(lib_error)?;
+            let v = v.as_ref();
             if json {
                 writeln!(out, "{}", json!({"key": k, "value": v}))?;
             } else {
@@ -649,12 +559,8 @@ fn pref(
             }
         }
         (Some(k), Some(v)) => {
-            let withheld = mm.set_preference(&k, Some(&v))?;
-            let stored = mm
-                .preferences()?
-                .get(&k.trim().to_lowercase())
-                .cloned()
-                .unwrap_or_default();
+            let set = tiers.set_preference(&k, &v).map_err(lib_error)?;
+            let (stored, withheld) = (set.stored, set.withheld);
             if json {
                 writeln!(
                     out,
@@ -671,17 +577,17 @@ fn pref(
 }
 
 fn archive_cmd(
-    mm: &MemoryManager,
+    tiers: &Tiers<'_>,
     format: ArchiveFormat,
     output: Option<PathBuf>,
     json: bool,
     out: &mut impl Write,
 ) -> Result<()> {
-    let a = mm.get_tier2_archive()?;
+    let a = tiers.archive().map_err(lib_error)?;
     let format = if json { ArchiveFormat::Json } else { format };
     let text = match format {
-        ArchiveFormat::Json => format!("{}\n", crate::output::json_pretty(&a)?),
-        ArchiveFormat::Md => archive::to_markdown(&a, &mm.config().headings),
+        ArchiveFormat::Json => format!("{}\n", crate::render::json_pretty(&a)?),
+        ArchiveFormat::Md => tiers.archive_markdown(&a),
     };
     match output {
         Some(path) => {
@@ -701,5 +607,70 @@ fn archive_cmd(
         None if format == ArchiveFormat::Json => write!(out, "{text}")?,
         None => write!(out, "{}", safe(&text))?,
     }
+    Ok(())
+}
+
+/// `mem memory migrate [--to URL]`: copies the local SQLite store to the team store at `to`
+/// (default: the configured one). Idempotent and resumable; prints counts.
+fn migrate(
+    settings: &Settings,
+    memory: &mewmem::Memory,
+    config: &MemoryConfig,
+    to: Option<String>,
+    out: &mut impl Write,
+) -> Result<()> {
+    let section = store_section(settings)?;
+    let Some(url) = to.or_else(|| env("MEM_STORE_URL")).or(section.url.clone()) else {
+        bail!(
+            "no team store to migrate to: give --to postgresql://... or set [store] url in \
+             ~/.mewcode/config.toml"
+        );
+    };
+    let tty = io::stderr().is_terminal();
+    let m = memory
+        .migrate_to_team(
+            config,
+            &url,
+            || Ok(pg_options(&section)?),
+            |done, total| {
+                if tty && (done.is_multiple_of(500) || done == total) {
+                    eprint!("\rmigrating learnings: {done}/{total}");
+                    if done == total {
+                        eprintln!();
+                    }
+                }
+            },
+        )
+        .map_err(lib_error)?;
+    let report = &m.report;
+    let shown = redact_url(&url);
+    let db = &m.from;
+    if settings.json {
+        let v = json!({"from": db.display().to_string(), "to": shown,
+                       "schema": m.schema, "author": m.author, "report": report});
+        writeln!(out, "{}", crate::render::json_pretty(&v)?)?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "migrated {} to {} (schema {}, author {})",
+        db.display(),
+        shown,
+        m.schema,
+        mem_core::terminal::safe_line(&m.author)
+    )?;
+    writeln!(
+        out,
+        "learnings: {} copied, {} already there",
+        report.learnings_copied, report.learnings_already_there
+    )?;
+    writeln!(out, "user preferences: {}", report.preferences)?;
+    writeln!(out, "projects: {}", report.projects)?;
+    writeln!(
+        out,
+        "copied learnings are private (scope user or project); `mem memory add --scope team` \
+         shares new ones. memories.md entries and notes are indexed from their files on the \
+         next command"
+    )?;
     Ok(())
 }

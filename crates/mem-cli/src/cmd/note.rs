@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use mem_core::terminal::{safe, safe_line};
-use mem_recall::{NewNote, NoteId, Scope};
+use mem_recall::{NewNote, Scope};
 use serde_json::json;
 
-use crate::cmd::recall::memory_dirs;
+use crate::open::{given_dirs, lib_error, print_warnings};
 use crate::settings::Settings;
 
 /// Arguments of `mem note`.
@@ -62,6 +62,7 @@ enum NoteCommand {
 
 /// Runs `mem note ...`.
 pub fn run(args: NoteArgs, settings: &Settings) -> Result<()> {
+    let memory = crate::open::memory(settings)?;
     match args.command {
         NoteCommand::Add {
             name,
@@ -96,26 +97,23 @@ pub fn run(args: NoteArgs, settings: &Settings) -> Result<()> {
                 Some(b) => b.to_owned(),
                 None => String::new(),
             };
-            let dirs = memory_dirs(settings, &[])?;
             let scope = if user { Scope::User } else { Scope::Project };
-            if !user {
-                settings.guard_notes()?;
-            }
-            let written = mem_recall::write_note(
-                &dirs,
-                scope,
-                &NewNote {
-                    name,
-                    description,
-                    kind,
-                    body,
-                },
-                force,
-            )?;
+            let written = memory
+                .add_note(
+                    scope,
+                    &NewNote {
+                        name,
+                        description,
+                        kind,
+                        body,
+                    },
+                    force,
+                )
+                .map_err(lib_error)?;
             if settings.json {
                 println!(
                     "{}",
-                    crate::output::json_pretty(&json!({
+                    crate::render::json_pretty(&json!({
                         "id": written.id,
                         "path": written.path,
                         "withheld": written.withheld,
@@ -144,8 +142,12 @@ pub fn run(args: NoteArgs, settings: &Settings) -> Result<()> {
             Ok(())
         }
         NoteCommand::List { dir } => {
-            let dirs = memory_dirs(settings, &dir)?;
-            let scan = mem_recall::scan(&dirs);
+            let dirs = if dir.is_empty() {
+                None
+            } else {
+                Some(given_dirs(&dir)?)
+            };
+            let scan = memory.notes(dirs.as_ref()).map_err(lib_error)?;
             for w in &scan.warnings {
                 eprintln!("warning: {}", safe_line(&w.to_string()));
             }
@@ -157,7 +159,7 @@ pub fn run(args: NoteArgs, settings: &Settings) -> Result<()> {
                 );
             }
             if settings.json {
-                println!("{}", crate::output::json_pretty(&scan.notes)?);
+                println!("{}", crate::render::json_pretty(&scan.notes)?);
                 return Ok(());
             }
             if scan.notes.is_empty() {
@@ -177,13 +179,11 @@ pub fn run(args: NoteArgs, settings: &Settings) -> Result<()> {
             Ok(())
         }
         NoteCommand::Show { id } => {
-            let dirs = memory_dirs(settings, &[])?;
-            let id = NoteId::parse(&id)?;
-            let note = mem_recall::read_note(&dirs, &id)?;
+            let note = memory.note(&id).map_err(lib_error)?;
             if settings.json {
                 let mut value = serde_json::to_value(&note)?;
                 value["body"] = json!(note.body);
-                println!("{}", crate::output::json_pretty(&value)?);
+                println!("{}", crate::render::json_pretty(&value)?);
                 return Ok(());
             }
             println!("id: {}", safe_line(&note.id.to_string()));
@@ -196,28 +196,13 @@ pub fn run(args: NoteArgs, settings: &Settings) -> Result<()> {
             Ok(())
         }
         NoteCommand::Rm { id } => {
-            let dirs = memory_dirs(settings, &[])?;
-            let parsed = NoteId::parse(&id)?;
-            settings.guard_notes()?;
-            // The texts whose vectors may be cached: the recall candidate's and the search
-            // index's (`name`, then the description when there is one, then the body).
-            let texts: Vec<String> = mem_recall::read_note(&dirs, &parsed)
-                .map(|note| {
-                    let c = note.candidate();
-                    let search = if c.description.is_empty() {
-                        format!("{}\n{}", c.name, c.body)
-                    } else {
-                        format!("{}\n{}\n{}", c.name, c.description, c.body)
-                    };
-                    vec![mem_llm::hybrid::candidate_text(&c), search]
-                })
-                .unwrap_or_default();
-            let path = mem_recall::remove_note(&dirs, &parsed)?;
-            crate::config::forget_vectors(settings, None, &texts);
+            let removed = memory.remove_note(&id).map_err(lib_error)?;
+            print_warnings(&removed.warnings);
+            let (parsed, path) = (removed.id, removed.path);
             if settings.json {
                 println!(
                     "{}",
-                    crate::output::json_pretty(&json!({"removed": parsed, "path": path}))?
+                    crate::render::json_pretty(&json!({"removed": parsed, "path": path}))?
                 );
             } else {
                 println!("removed {parsed} ({})", path.display());

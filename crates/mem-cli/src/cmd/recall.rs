@@ -10,10 +10,11 @@ use chrono::{DateTime, NaiveDate, Utc};
 use clap::Args;
 use mem_core::terminal::{safe, safe_line};
 use mem_llm::{Job, Llm, OfflineEngine};
-use mem_recall::{MemoryDirs, RecallOptions, SurfacedLog};
+use mem_recall::RecallOptions;
 use serde_json::json;
 
-use crate::config::{llm_settings, recall_extra_dirs};
+use crate::config::llm_settings;
+use crate::open::{given_dirs, lib_error, print_warnings};
 use crate::settings::Settings;
 
 /// Arguments of `mem recall`.
@@ -43,31 +44,6 @@ pub struct RecallArgs {
     now: Option<String>,
 }
 
-/// The memory directories of this project: `--dir` values (relative to the current directory)
-/// or project, user and the configured extras.
-pub fn memory_dirs(settings: &Settings, dir: &[PathBuf]) -> Result<MemoryDirs> {
-    if dir.is_empty() {
-        let extras = recall_extra_dirs(settings)?;
-        return Ok(MemoryDirs::standard(
-            &settings.project,
-            &settings.home,
-            &extras,
-        ));
-    }
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let extras: Vec<PathBuf> = dir.iter().map(|d| cwd.join(d)).collect();
-    Ok(MemoryDirs {
-        dirs: extras
-            .into_iter()
-            .enumerate()
-            .map(|(k, path)| mem_recall::MemoryDir {
-                scope: mem_recall::Scope::Extra(k),
-                path,
-            })
-            .collect(),
-    })
-}
-
 fn parse_now(text: &str) -> Result<SystemTime> {
     if let Ok(t) = DateTime::parse_from_rfc3339(text) {
         return Ok(t.with_timezone(&Utc).into());
@@ -83,17 +59,18 @@ fn parse_now(text: &str) -> Result<SystemTime> {
 
 /// Runs `mem recall`.
 pub async fn run(args: RecallArgs, settings: &Settings) -> Result<()> {
-    let dirs = memory_dirs(settings, &args.dir)?;
+    let memory = crate::open::memory(settings)?;
+    let dirs = if args.dir.is_empty() {
+        memory.memory_dirs().map_err(lib_error)?
+    } else {
+        given_dirs(&args.dir)?
+    };
     let now = match &args.now {
         Some(t) => parse_now(t)?,
         None => SystemTime::now(),
     };
     let log = match &args.session {
-        Some(id) => {
-            mem_session::validate_id(id)?;
-            let store = mem_session::SessionStore::for_project(&settings.project);
-            Some(SurfacedLog::for_session(store.dir(), id))
-        }
+        Some(id) => Some(memory.surfaced_log(id).map_err(lib_error)?),
         None => None,
     };
     let llm: Arc<dyn Llm> = if args.offline {
@@ -102,20 +79,15 @@ pub async fn run(args: RecallArgs, settings: &Settings) -> Result<()> {
         let (resolved, _) = llm_settings(settings)?;
         resolved.job(Job::Select).engine()?
     };
-    let llm = crate::config::with_embeddings(settings, llm, args.no_embeddings);
+    let (llm, warnings) = memory.with_embeddings(llm, args.no_embeddings);
+    print_warnings(&warnings);
     let options = RecallOptions {
         limit: args.limit,
         ..RecallOptions::default()
     };
-    let recall = mem_recall::recall_for_session(
-        llm.as_ref(),
-        &dirs,
-        log.as_ref(),
-        &args.query,
-        options,
-        now,
-    )
-    .await;
+    let recall = memory
+        .recall_notes(llm, &dirs, log.as_ref(), &args.query, options, now)
+        .await;
     for w in &recall.warnings {
         eprintln!("warning: {}", safe_line(&w.to_string()));
     }
@@ -161,7 +133,7 @@ pub async fn run(args: RecallArgs, settings: &Settings) -> Result<()> {
             "already_surfaced": recall.already_surfaced,
             "warnings": recall.warnings.iter().map(|w| w.to_string()).collect::<Vec<_>>(),
         });
-        println!("{}", crate::output::json_pretty(&value)?);
+        println!("{}", crate::render::json_pretty(&value)?);
         return Ok(());
     }
     if let Some(reason) = &recall.fallback {

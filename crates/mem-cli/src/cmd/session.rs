@@ -5,15 +5,15 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
-use mem_core::{ContentBlock, Message, ToolResultContent};
 use mem_session::ingest::{IngestAction, Ingested};
 use mem_session::{
     ChainIssue, Diagnostic, RecordType, SessionMeta, SessionRecord, SessionStore,
     parse_compact_boundary, shorten,
 };
+use mewmem::ops::session::{self as ops, EXIT_DAMAGED_LINES, FileOutcome, ImportFailure};
 use serde_json::{Value, json};
 
-use crate::output::{quoted, safe_line};
+use crate::render::{quoted, render_message, safe_line};
 use crate::settings::Settings;
 
 /// `mem session ...`
@@ -184,65 +184,21 @@ pub fn run(args: SessionArgs, settings: &Settings) -> Result<()> {
 }
 
 /// `mem session delete ID`: the `.jsonl`, the `.meta`, the record of notes recall surfaced in
-/// it (`<id>.recall.json`), and the tool results its compactions spilled (`<project>/.mewcode/session/tool-results/<id>/`). Only a full id: a prefix is refused
-/// with the id(s) it matches.
+/// it (`<id>.recall.json`), and the tool results its compactions spilled
+/// (`<project>/.mewcode/session/tool-results/<id>/`), by [`ops::delete`]. Only a full id: a
+/// prefix is refused with the id(s) it matches.
 fn delete(store: &SessionStore, id: &str, settings: &Settings, out: &mut impl Write) -> Result<()> {
     mem_session::validate_id(id)?;
-    let spills = settings
-        .project
-        .join(mem_compact::TOOL_RESULTS_DIR)
-        .join(id);
+    let spills = ops::spill_dir(&settings.project, id);
     settings.guard_write(store.dir())?;
     settings.guard_write(&spills)?;
-    match store.delete(id) {
-        Ok(()) => {}
-        Err(err @ mem_session::Error::Locked { .. }) => return Err(err.into()),
-        Err(err) if !store.jsonl_path(id).exists() => {
-            let matches: Vec<String> = store
-                .ids()
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|other| other.starts_with(id))
-                .collect();
-            if !matches.is_empty() {
-                bail!(
-                    "no session `{id}`: delete takes the full id, not a prefix; `{id}` starts {}",
-                    matches
-                        .iter()
-                        .map(|m| format!("`{m}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-            }
-            return Err(err.into());
-        }
-        Err(err) => return Err(err.into()),
-    }
-    let spilled = match std::fs::remove_dir_all(&spills) {
-        Ok(()) => true,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => false,
-        Err(e) => {
-            return Err(e).with_context(|| {
-                format!(
-                    "deleted session {id}, but cannot delete its spilled tool results in {}",
-                    spills.display()
-                )
-            });
-        }
-    };
-    // What recall surfaced in this session (`<id>.recall.json`) goes with it.
-    mem_recall::SurfacedLog::for_session(store.dir(), id)
-        .remove()
-        .with_context(|| format!("deleted session {id}, but not its recall record"))?;
-    // And its messages leave the session search index.
-    mem_session::forget_in_index(store, id)
-        .with_context(|| format!("deleted session {id}, but not from the session search index"))?;
+    let deleted = ops::delete(store, &settings.project, id)?;
     if settings.json {
-        crate::output::write_json(
+        crate::render::write_json(
             out,
-            &json!({"deleted": id, "tool_results_deleted": spilled.then_some(&spills)}),
+            &json!({"deleted": id, "tool_results_deleted": deleted.tool_results}),
         )?;
-    } else if spilled {
+    } else if let Some(spills) = &deleted.tool_results {
         writeln!(
             out,
             "deleted session {id} and its spilled tool results ({})",
@@ -258,24 +214,15 @@ fn delete(store: &SessionStore, id: &str, settings: &Settings, out: &mut impl Wr
 pub(crate) const LEGEND: &str = "legend: \"…\" text  (…) thinking  => tool result  \
      tool_result! an error result  tool_use:NAME a tool call  *N repeated  [summary] a compaction summary";
 
-/// A full id from a prefix, or the latest session when none is given.
-pub(crate) fn resolve(store: &SessionStore, id: Option<String>) -> Result<String> {
-    match id {
-        Some(prefix) => Ok(store.resolve_id(&prefix)?),
-        None => match store.latest()? {
-            Some(meta) => Ok(meta.id),
-            None => bail!(
-                "no sessions in {} (import some with `mem session import PATH`)",
-                store.dir().display()
-            ),
-        },
-    }
+/// A full id from a prefix, or the latest session when none is given ([`ops::resolve`]).
+fn resolve(store: &SessionStore, id: Option<String>) -> Result<String> {
+    Ok(ops::resolve(store, id.as_deref())?)
 }
 
 fn list(store: &SessionStore, settings: &Settings, out: &mut impl Write) -> Result<()> {
     let metas = store.list()?;
     if settings.json {
-        crate::output::write_json(out, &metas)?;
+        crate::render::write_json(out, &metas)?;
         return Ok(());
     }
     if metas.is_empty() {
@@ -347,38 +294,26 @@ fn show(
     settings: &Settings,
     out: &mut impl Write,
 ) -> Result<()> {
-    let meta = store.meta(id)?;
-    let (records, diagnostics) = store.read_records(id)?;
-    let (first, last) = match window {
-        None => (1, records.len()),
-        Some((n, k)) => {
-            if n == 0 || n > records.len() {
-                bail!(
-                    "session {id} has records 1 to {}; --around {n} is not one of them",
-                    records.len()
-                );
-            }
-            (n.saturating_sub(k).max(1), (n + k).min(records.len()))
-        }
-    };
-    let shown = records.get(first - 1..last).unwrap_or_default();
+    let shown = ops::records(store, id, window)?;
+    let first = shown.first;
     if settings.json {
-        let mut v = json!({"meta": meta, "records": shown, "diagnostics": diagnostics});
+        let mut v =
+            json!({"meta": shown.meta, "records": shown.records, "diagnostics": shown.diagnostics});
         if window.is_some() {
             v["first_record"] = json!(first);
         }
-        crate::output::write_json(out, &v)?;
+        crate::render::write_json(out, &v)?;
         return Ok(());
     }
-    header(&meta, out)?;
+    header(&shown.meta, out)?;
     if window.is_some() {
-        writeln!(out, "records {first} to {last} of {}", records.len())?;
+        writeln!(out, "records {first} to {} of {}", shown.last, shown.total)?;
     }
     writeln!(out, "{LEGEND}")?;
-    for (i, record) in shown.iter().enumerate() {
+    for (i, record) in shown.records.iter().enumerate() {
         writeln!(out, "{}", render_record(first + i, record))?;
     }
-    print_diagnostics(&diagnostics, out)?;
+    print_diagnostics(&shown.diagnostics, out)?;
     Ok(())
 }
 
@@ -399,7 +334,7 @@ fn search(
         eprintln!("warning: {}", safe_line(w));
     }
     if settings.json {
-        crate::output::write_json(out, &found)?;
+        crate::render::write_json(out, &found)?;
         return Ok(());
     }
     if found.hits.is_empty() {
@@ -440,7 +375,7 @@ fn resume(store: &SessionStore, id: &str, settings: &Settings, out: &mut impl Wr
             "issues": issues,
             "diagnostics": r.diagnostics,
         });
-        crate::output::write_json(out, &v)?;
+        crate::render::write_json(out, &v)?;
         return Ok(());
     }
     header(&r.meta, out)?;
@@ -490,7 +425,7 @@ fn export(
                 json!({"session": id, "messages": store.resume(id)?.messages})
             }
         };
-        crate::output::write_json(out, &v)?;
+        crate::render::write_json(out, &v)?;
         return Ok(());
     }
     let mut bytes = Vec::new();
@@ -501,14 +436,14 @@ fn export(
                 eprintln!("{}", safe_line(&d.to_string()));
             }
             for r in &records {
-                bytes.extend_from_slice(crate::output::json_line(r)?.as_bytes());
+                bytes.extend_from_slice(crate::render::json_line(r)?.as_bytes());
                 bytes.push(b'\n');
             }
             (records.len(), "record")
         }
         ExportFormat::Messages => {
             let r = store.resume(id)?;
-            bytes.extend_from_slice(crate::output::json_pretty(&r.messages)?.as_bytes());
+            bytes.extend_from_slice(crate::render::json_pretty(&r.messages)?.as_bytes());
             bytes.push(b'\n');
             (r.messages.len(), "message")
         }
@@ -519,7 +454,7 @@ fn export(
                 .with_context(|| format!("cannot write {}", path.display()))?;
             if settings.json {
                 let (n, what) = items;
-                crate::output::write_json(
+                crate::render::write_json(
                     out,
                     &json!({"session": id, "written": path, format!("{what}s"): n, "bytes": bytes.len()}),
                 )?;
@@ -546,11 +481,6 @@ struct ImportOptions<'a> {
     verbose: bool,
 }
 
-/// Exit code of `mem session import` when every file was imported but some lines were lost or
-/// altered because they were damaged (malformed JSON, torn, invalid UTF-8...): the sessions
-/// are stored, the damaged lines are listed on stderr and tallied in the summary.
-pub const EXIT_DAMAGED_LINES: u8 = 3;
-
 /// Ends a command with a given exit code after it has printed its output: not a failure, a
 /// result worth a distinct code (`mem session import` with damaged lines: 3). `main` prints
 /// `message` as a warning (nothing with `--json`: the JSON report says it) and exits `code`.
@@ -573,30 +503,11 @@ impl std::error::Error for ExitWith {}
 /// How many diagnostics of one file are printed without `--verbose`.
 const DIAGNOSTICS_SHOWN: usize = 20;
 
-/// Totals over every file of one `mem session import`.
-#[derive(Debug, Default, serde::Serialize)]
-struct ImportSummary {
-    files: usize,
-    sessions: usize,
-    /// Sessions whose source had nothing new (counted in `sessions`, not in the totals).
-    unchanged: usize,
-    /// Messages imported (new or rewritten), over every session.
-    messages: usize,
-    tool_pairs: usize,
-    boundaries: usize,
-    /// Damaged lines (each once), all kinds.
-    damaged_lines: usize,
-    /// Damaged lines by kind.
-    damaged: std::collections::BTreeMap<String, usize>,
-    not_transcripts: usize,
-    failed: usize,
-    exit_code: u8,
-}
-
-/// `mem session import`: diagnostics go to stderr (each damaged line once), a per-file report
-/// and a summary with damaged lines by kind to stdout (with `--json`: one object `{"files":
-/// [...], "summary": {...}}`). Exit 0: everything imported; 3 ([`EXIT_DAMAGED_LINES`]): imported,
-/// but damaged lines were skipped or altered; 1: a file could not be imported (or nothing was).
+/// `mem session import` ([`ops::Import`]): diagnostics go to stderr (each damaged line once), a
+/// per-file report and a summary with damaged lines by kind to stdout (with `--json`: one object
+/// `{"files": [...], "summary": {...}}`). Exit 0: everything imported; 3
+/// ([`EXIT_DAMAGED_LINES`]): imported, but damaged lines were skipped or altered; 1: a file
+/// could not be imported (or nothing was).
 fn import(
     store: &SessionStore,
     paths: &[PathBuf],
@@ -604,72 +515,41 @@ fn import(
     settings: &Settings,
     out: &mut impl Write,
 ) -> Result<()> {
-    let (files, discover_diags) = mem_session::import::discover(paths);
+    let mut run = ops::Import::discover(paths);
     let mut json_items = Vec::new();
-    for d in &discover_diags {
+    for d in &run.diagnostics {
         if settings.json {
             json_items.push(json!({"file": d.path, "error": d.message}));
         } else {
             eprintln!("{}", safe_line(&d.to_string()));
         }
     }
-    // A path named on the command line that could not be read is a failure, not a detail.
-    let unreadable = discover_diags
-        .iter()
-        .filter(|d| d.severity == mem_session::Severity::Error)
-        .count();
-    if files.is_empty() {
-        bail!("no .jsonl transcripts found under {}", join_paths(paths));
-    }
-    let bar = progress_bar(files.len() as u64, settings);
-    let mut failures = 0usize;
-    let mut summary = ImportSummary {
-        files: files.len(),
-        ..ImportSummary::default()
-    };
+    let bar = progress_bar(run.files.len() as u64, settings);
     // Files are read and converted in parallel (one thread per core), written and reported in
     // their order: the output and the ids are those of a one-by-one import.
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let mut io_error: Option<io::Error> = None;
-    mem_session::ingest::import_many(store, &files, options.id, threads, |i, result| {
-        let file = &files[i];
+    run.run(store, options.id, threads, |_, file, outcome| {
         bar.set_message(
             file.file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default(),
         );
         let printed: io::Result<()> = (|| {
-            match result {
-                Ok(sessions) => {
-                    for s in &sessions {
-                        if s.action == IngestAction::Unchanged {
-                            // Nothing imported: the lines read again from the sync mark are
-                            // not new messages.
-                            summary.sessions += 1;
-                            summary.unchanged += 1;
-                        } else if s.action != IngestAction::Empty {
-                            summary.sessions += 1;
-                            summary.messages += s.report.messages;
-                            summary.tool_pairs += s.report.tool_pairs;
-                            summary.boundaries += s.report.boundaries;
-                        }
-                        for (kind, n) in &s.report.damaged {
-                            *summary.damaged.entry(kind.clone()).or_insert(0) += n;
-                            summary.damaged_lines += n;
-                        }
-                    }
+            match outcome {
+                FileOutcome::Imported(sessions) => {
                     if settings.json {
                         json_items.push(json!({"file": file, "sessions": sessions.iter().map(ingested_json).collect::<Vec<_>>()}));
                     } else {
                         bar.suspend(|| print_import(file, &sessions, options.verbose, out))?;
                     }
                 }
-                Err(mem_session::Error::SourceIsStore { path }) if settings.json => {
+                FileOutcome::AlreadyStored(path) if settings.json => {
                     json_items.push(
                         json!({"file": path, "skipped": "already a session of this project"}),
                     );
                 }
-                Err(mem_session::Error::SourceIsStore { path }) => {
+                FileOutcome::AlreadyStored(path) => {
                     // `mem session import .` walks into the project's own sessions: not a
                     // failure.
                     bar.suspend(|| {
@@ -680,11 +560,7 @@ fn import(
                         )
                     })?;
                 }
-                // A file found inside a folder that is not a transcript at all is passed over
-                // (a folder of transcripts often holds other JSONL); named on the command line,
-                // or any other error, it is a failure.
-                Err(err @ mem_session::Error::NotATranscript { .. }) if !paths.contains(file) => {
-                    summary.not_transcripts += 1;
+                FileOutcome::NotATranscript(err) => {
                     if settings.json {
                         json_items.push(json!({"file": file, "skipped": err.to_string()}));
                     } else {
@@ -695,8 +571,7 @@ fn import(
                         })?;
                     }
                 }
-                Err(err) => {
-                    failures += 1;
+                FileOutcome::Failed(err) => {
                     if settings.json {
                         json_items.push(json!({"file": file, "error": err.to_string()}));
                     } else {
@@ -723,9 +598,7 @@ fn import(
     bar.finish_and_clear();
     // The imported messages become searchable (`mem session search`); a failure here loses
     // nothing (the next search brings the index in step) and does not fail the import.
-    if summary.sessions > 0
-        && let Err(e) = mem_session::refresh_index(store)
-    {
+    if let Some(e) = run.refresh_index(store) {
         after_report(out, || {
             eprintln!(
                 "warning: session search index not updated: {}",
@@ -733,37 +606,27 @@ fn import(
             );
         })?;
     }
-    summary.failed = failures + unreadable;
-    let not_transcripts = summary.not_transcripts;
-    let failure = if not_transcripts == files.len() {
-        Some(format!(
+    let files = run.files.len();
+    let failure = run.finish().map(|f| match f {
+        ImportFailure::NoTranscript { files } => format!(
             "none of the {} found is a transcript mewmem can import",
-            count(files.len(), "file")
-        ))
-    } else if failures + not_transcripts == files.len() && failures > 0 {
-        Some("no file could be imported".to_owned())
-    } else if failures + unreadable > 0 {
-        Some(format!(
+            count(files, "file")
+        ),
+        ImportFailure::NoneImported => "no file could be imported".to_owned(),
+        ImportFailure::Some { paths } => format!(
             "{} could not be imported (each is listed with its error)",
-            count(failures + unreadable, "path")
-        ))
-    } else {
-        None
-    };
-    summary.exit_code = if failure.is_some() {
-        1
-    } else if summary.damaged_lines > 0 {
-        EXIT_DAMAGED_LINES
-    } else {
-        0
-    };
+            count(paths, "path")
+        ),
+    });
+    let summary = &run.summary;
+    let not_transcripts = summary.not_transcripts;
     if settings.json {
-        crate::output::write_json(out, &json!({"files": json_items, "summary": &summary}))?;
+        crate::render::write_json(out, &json!({"files": json_items, "summary": summary}))?;
     } else {
         writeln!(
             out,
             "{}, {}{}: {}, {}, {}; {}{}{} failed",
-            count(files.len(), "file"),
+            count(files, "file"),
             count(summary.sessions, "session"),
             if summary.unchanged > 0 {
                 format!(" ({} unchanged)", summary.unchanged)
@@ -978,14 +841,6 @@ fn count(n: usize, noun: &str) -> String {
     }
 }
 
-fn join_paths(paths: &[PathBuf]) -> String {
-    paths
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 fn print_diagnostics(diagnostics: &[Diagnostic], out: &mut impl Write) -> io::Result<()> {
     for d in diagnostics {
         writeln!(out, "{}", safe_line(&d.to_string()))?;
@@ -1014,95 +869,6 @@ fn describe_issue(issue: &ChainIssue) -> String {
 fn one_line(s: &str, max: usize) -> String {
     let collapsed = s.split_whitespace().collect::<Vec<_>>().join(" ");
     shorten(&collapsed, max)
-}
-
-/// `  12 assistant  text+tool_use:Bash  "let me look" | ls -la`
-pub fn render_message(index: usize, m: &Message) -> String {
-    // Block kinds in order, a run of the same kind written once with its count: `text*3`.
-    let mut kinds: Vec<(String, usize)> = Vec::new();
-    for b in &m.content {
-        let kind = match b {
-            ContentBlock::ToolUse { name, .. } => format!("tool_use:{}", safe_line(name)),
-            ContentBlock::ToolResult { .. } if b.is_error() => "tool_result!".to_owned(),
-            other => other.kind().to_owned(),
-        };
-        match kinds.last_mut() {
-            Some((last, n)) if *last == kind => *n += 1,
-            _ => kinds.push((kind, 1)),
-        }
-    }
-    let kinds: Vec<String> = kinds
-        .into_iter()
-        .map(|(k, n)| if n == 1 { k } else { format!("{k}*{n}") })
-        .collect();
-    let mut marks = String::new();
-    if m.metadata.contains_key(mem_session::COMPACT_SUMMARY_MARKER) {
-        marks.push_str(" [summary]");
-    }
-    format!(
-        "{index:>4} {:<9} {:<28} {}{marks}",
-        m.role.as_str(),
-        kinds.join("+"),
-        preview(m)
-    )
-}
-
-/// The most telling text of a message, on one line.
-fn preview(m: &Message) -> String {
-    for b in &m.content {
-        match b {
-            ContentBlock::Text { text, .. } if !text.trim().is_empty() => {
-                return quoted(&one_line(text, 60));
-            }
-            ContentBlock::ToolUse { input, .. } if !input.is_null() => {
-                return safe_line(&one_line(&tool_input_preview(input), 60)).into_owned();
-            }
-            ContentBlock::ToolResult { content, .. } => {
-                let text = match content {
-                    ToolResultContent::Text(s) => s.clone(),
-                    ToolResultContent::Blocks(_) | ToolResultContent::Absent => content.text(),
-                };
-                return format!("=> {}", quoted(&one_line(&text, 56)));
-            }
-            ContentBlock::Thinking { thinking, .. } if !thinking.trim().is_empty() => {
-                return format!("({})", safe_line(&one_line(thinking, 58)));
-            }
-            _ => {}
-        }
-    }
-    String::new()
-}
-
-/// The argument a person would look for first: a command, a path, a pattern, a URL.
-fn tool_input_preview(input: &Value) -> String {
-    for key in [
-        "command",
-        "cmd",
-        "file_path",
-        "path",
-        "pattern",
-        "url",
-        "query",
-        "description",
-        "prompt",
-    ] {
-        match input.get(key) {
-            Some(Value::String(s)) => return s.clone(),
-            Some(Value::Array(items)) => {
-                let parts: Vec<String> = items
-                    .iter()
-                    .map(|v| {
-                        v.as_str()
-                            .map(str::to_owned)
-                            .unwrap_or_else(|| v.to_string())
-                    })
-                    .collect();
-                return parts.join(" ");
-            }
-            _ => {}
-        }
-    }
-    input.to_string()
 }
 
 fn render_record(index: usize, r: &SessionRecord) -> String {

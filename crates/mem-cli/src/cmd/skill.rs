@@ -1,5 +1,5 @@
 //! `mem skill suggest|generate`: skills from learnings (seed 003 "自动 Skills — 从经验自动生成
-//! Skill"; `docs/SKILLS.md`), on `mem_skills`.
+//! Skill"; `docs/SKILLS.md`), on `mewmem::ops::skill`.
 //!
 //! `[skills]` of `config.toml` (user's, then the project's; the project wins): `dir` (where
 //! skills are written; relative to the project; `~/` is the home; default `.claude/skills`),
@@ -13,10 +13,11 @@ use clap::{Args, Subcommand};
 use mem_core::terminal::safe_line;
 use mem_llm::Job;
 use mem_skills::{self as skill, Group, SuggestOptions, WriteOptions, WriteStatus};
-use mem_tiers::MemoryId;
+use mewmem::ops::skill::{SkillSource, generate};
 use serde_json::{Value, json};
 
-use super::llm::{EngineArgs, engine_for};
+use crate::args::EngineArgs;
+use crate::open::{engine_for, lib_error};
 use crate::settings::Settings;
 
 /// The default skills folder, relative to the project: where Claude Code looks.
@@ -212,26 +213,18 @@ pub async fn run(args: SkillArgs, settings: &Settings) -> Result<()> {
             if limit == 0 {
                 bail!("--limit must be at least 1");
             }
-            let manager = super::memory::open_manager(settings)?;
-            let collected = skill::collect(&manager)?;
             let opts = options(&config, &grouping, limit);
-            let groups = skill::suggest(&collected.items, &opts);
-            // No group: say whether only the sessions (days) fell short, and by how much.
-            let short = if groups.is_empty() && opts.min_sessions > 1 {
-                let relaxed = SuggestOptions {
-                    min_sessions: 1,
-                    ..opts
-                };
-                let found = skill::suggest(&collected.items, &relaxed);
-                found
-                    .iter()
-                    .map(|g| g.sessions)
-                    .max()
-                    .map(|most| (found.len(), most))
-            } else {
-                None
-            };
-            print_suggestions(settings, &collected, &groups, &opts, &grouping, short)
+            let found = crate::open::memory(settings)?
+                .suggest_skills(&opts)
+                .map_err(lib_error)?;
+            print_suggestions(
+                settings,
+                &found.collected,
+                &found.groups,
+                &opts,
+                &grouping,
+                found.short_of_sessions,
+            )
         }
         SkillCommand::Generate {
             group,
@@ -243,22 +236,13 @@ pub async fn run(args: SkillArgs, settings: &Settings) -> Result<()> {
             grouping,
             engine,
         } => {
-            let manager = super::memory::open_manager(settings)?;
-            let collected = skill::collect(&manager)?;
-            let group = match group {
-                Some(wanted) => {
-                    let opts = options(&config, &grouping, usize::MAX);
-                    let groups = skill::suggest(&collected.items, &opts);
-                    skill::find_group(&groups, &wanted)?.clone()
-                }
-                None => {
-                    let ids = from
-                        .iter()
-                        .map(|s| s.parse::<MemoryId>())
-                        .collect::<Result<Vec<_>, _>>()?;
-                    skill::group_from_ids(&collected, &ids)?
-                }
+            let source = match group {
+                Some(wanted) => SkillSource::Group(wanted),
+                None => SkillSource::Ids(from),
             };
+            let group = crate::open::memory(settings)?
+                .skill_group(&source, &options(&config, &grouping, usize::MAX))
+                .map_err(lib_error)?;
             let dir = dir
                 .map(|d| {
                     if d.is_absolute() {
@@ -273,28 +257,26 @@ pub async fn run(args: SkillArgs, settings: &Settings) -> Result<()> {
                 settings.guard_write(&dir)?;
             }
             let llm = engine_for(settings, Job::Skill, &engine)?;
-            let request = skill::request(&group, name.as_deref());
-            let reply = llm.skill(&request).await.context("the skill job failed")?;
-            // A name given by the person wins; else the model's (made safe), else the group's.
-            let chosen = match &name {
-                Some(n) => skill::safe_name(n),
-                None if !reply.value.name.trim().is_empty() => skill::safe_name(&reply.value.name),
-                None => request.name.clone(),
-            };
-            let text = skill::render(&reply.value, &chosen, &group);
-            let (steps, pitfalls) = skill::kept_points(&reply.value, &group);
-            let written = skill::write(
+            let generated = generate(
+                &group,
+                name.as_deref(),
+                llm.as_ref(),
                 &WriteOptions {
                     dir,
                     beside,
                     dry_run,
                 },
-                &chosen,
-                &text,
-                &group.ids(),
-                &reply.engine,
-            )?;
-            print_generated(settings, &group, &reply, &written, steps, pitfalls)
+            )
+            .await
+            .map_err(lib_error)?;
+            print_generated(
+                settings,
+                &group,
+                &generated.reply,
+                &generated.written,
+                generated.steps,
+                generated.pitfalls,
+            )
         }
     }
 }
@@ -334,7 +316,7 @@ fn print_suggestions(
             "short_of_sessions": short.map(|(n, most)| json!({"groups": n, "most_sessions": most})),
             "warnings": collected.warnings,
         });
-        writeln!(out, "{}", crate::output::json_pretty(&doc)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&doc)?)?;
         return Ok(());
     }
     let c = skill::considered(collected);
@@ -432,7 +414,7 @@ fn print_generated(
             "withheld": written.withheld,
             "text": if written.status == WriteStatus::DryRun { Some(&written.text) } else { None },
         });
-        writeln!(out, "{}", crate::output::json_pretty(&doc)?)?;
+        writeln!(out, "{}", crate::render::json_pretty(&doc)?)?;
         return Ok(());
     }
     if written.status == WriteStatus::DryRun {

@@ -1,4 +1,4 @@
-//! The stdio transport of `mem mcp`: newline-delimited JSON-RPC in which every input line gets
+//! The stdio transport of the MCP server (`mem mcp`): newline-delimited JSON-RPC in which every input line gets
 //! an answer or a reason not to (issue 27 item 15).
 //!
 //! `rmcp`'s own stdio transport drops a line that is not JSON without a reply, so a client that
