@@ -7,8 +7,8 @@ use std::io::Write;
 
 use anyhow::Result;
 use clap::{Args, Subcommand};
-use mem_core::terminal::safe_line;
 use mem_checkpoint::{Checkpoints, CreateOptions, Manifest};
+use mem_core::terminal::safe_line;
 use serde_json::json;
 
 use crate::settings::Settings;

@@ -5,11 +5,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use mem_tiers::StoreLocation;
 use mem_checkpoint::{
     CHECKPOINTS_DIR, CheckpointConfig, Checkpoints, DEFAULT_LOCK_TIMEOUT, JOURNAL_FILE,
     JOURNAL_TMP_FILE, Manifest,
 };
+use mem_tiers::StoreLocation;
 
 use crate::Memory;
 use crate::error::{Error, Result};

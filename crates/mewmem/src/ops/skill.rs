@@ -3,8 +3,8 @@
 //! make a skill, and a `SKILL.md` written from one by the skill job.
 
 use mem_llm::{Llm, Reply, SkillDraft};
-use mem_tiers::MemoryId;
 use mem_skills::{self as skill, Collected, Group, SuggestOptions, WriteOptions, Written};
+use mem_tiers::MemoryId;
 
 use crate::Memory;
 use crate::error::{Error, Result};
