@@ -29,16 +29,28 @@ pub fn config_paths(settings: &Settings) -> [PathBuf; 2] {
 /// The largest `config.toml` read, in bytes (1 MiB; real ones are a few hundred bytes).
 pub const MAX_CONFIG_BYTES: usize = 1 << 20;
 
+/// A `config.toml` as read by [`mem_instructions::read_capped`] (at most [`MAX_CONFIG_BYTES`] + 1
+/// bytes; `truncated` / `lossy` say whether it was larger or not UTF-8); `None` when it does not
+/// exist. Every reader of a config file goes through this one.
+///
+/// # Errors
+/// A path that exists but cannot be read as a regular file: "cannot read PATH".
+pub fn read_config_text(path: &Path) -> Result<Option<mem_instructions::CappedText>> {
+    match mem_instructions::read_capped(path, MAX_CONFIG_BYTES) {
+        Ok(read) => Ok(Some(read)),
+        Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
 /// A config file's settings; `None` when it does not exist.
 ///
 /// Read with [`mem_instructions::read_capped`]: only a regular file (symlinks followed), opened
 /// non-blocking, at most [`MAX_CONFIG_BYTES`] + 1 bytes read. A FIFO, device or directory, a
 /// larger file or invalid UTF-8 is an error naming the path.
 fn read_config(path: &Path) -> Result<Option<ConfigFile>> {
-    let read = match mem_instructions::read_capped(path, MAX_CONFIG_BYTES) {
-        Ok(read) => read,
-        Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    let Some(read) = read_config_text(path)? else {
+        return Ok(None);
     };
     if read.truncated {
         bail!(
@@ -206,10 +218,8 @@ pub fn memory_files(settings: &Settings) -> Result<Vec<MemoryFile>> {
         (user_path, &settings.home),
         (project_path, &settings.project),
     ] {
-        let read = match mem_instructions::read_capped(&path, MAX_CONFIG_BYTES) {
-            Ok(read) => read,
-            Err(ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        let Some(read) = read_config_text(&path)? else {
+            continue;
         };
         if read.truncated || read.lossy {
             bail!("{} is too large or not UTF-8", path.display());

@@ -4,7 +4,6 @@
 //! store's configuration and location (`[memory]`, `[store]`), the note folders, the model of
 //! a job, and the start context's options.
 
-use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -185,12 +184,8 @@ struct ConfigStoreOnly {
 }
 
 fn read_section(path: &std::path::Path) -> Result<Option<StoreSection>> {
-    let read = match mem_instructions::read_capped(path, crate::config::MAX_CONFIG_BYTES) {
-        Ok(r) => r,
-        Err(mem_instructions::ReadError::Io(e)) if e.kind() == io::ErrorKind::NotFound => {
-            return Ok(None);
-        }
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    let Some(read) = crate::config::read_config_text(path)? else {
+        return Ok(None);
     };
     if read.truncated || read.lossy {
         bail!("{} is too large or not UTF-8", path.display());

@@ -2,7 +2,7 @@
 //! `mem extract`, `mem compact sweep`), as `[checkpoint]` of `config.toml` says (`auto`,
 //! `keep`), through [`mewmem::Memory::auto_checkpoint`].
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 
 use crate::settings::Settings;
 
@@ -38,13 +38,12 @@ pub fn auto_settings(settings: &Settings) -> Result<AutoSettings> {
         keep: DEFAULT_KEEP,
     };
     for path in crate::config::config_paths(settings) {
-        let read = match mem_instructions::read_capped(&path, crate::config::MAX_CONFIG_BYTES) {
-            Ok(r) => r,
-            Err(mem_instructions::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
-                continue;
-            }
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        let Some(read) = crate::config::read_config_text(&path)? else {
+            continue;
         };
+        if read.truncated || read.lossy {
+            bail!("{} is too large or not UTF-8", path.display());
+        }
         let file: File = crate::config::parse_toml(&path, &read.text, "[checkpoint] table")?;
         let Some(section) = file.checkpoint else {
             continue;

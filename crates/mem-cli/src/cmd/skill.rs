@@ -108,13 +108,12 @@ pub fn skill_settings(settings: &Settings) -> Result<SkillSettings> {
     let mut out = SkillSettings::default();
     let [_, project_file] = crate::config::config_paths(settings);
     for path in crate::config::config_paths(settings) {
-        let read = match mem_instructions::read_capped(&path, crate::config::MAX_CONFIG_BYTES) {
-            Ok(r) => r,
-            Err(mem_instructions::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
-                continue;
-            }
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        let Some(read) = crate::config::read_config_text(&path)? else {
+            continue;
         };
+        if read.truncated || read.lossy {
+            bail!("{} is too large or not UTF-8", path.display());
+        }
         let file: File = toml::from_str(&read.text)
             .with_context(|| format!("{}: invalid [skills] table", path.display()))?;
         let Some(section) = file.skills else {
