@@ -195,6 +195,7 @@ fn read_section(path: &std::path::Path) -> Result<Option<StoreSection>> {
     Ok(parsed.store)
 }
 
+/// The value of environment variable `name`, `None` when it is unset or blank.
 pub(crate) fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }

@@ -103,7 +103,7 @@ pub fn backup(live: &Path, dest: &Path, scope: &RowScope, busy: Duration) -> Res
 ///
 /// # Errors
 /// [`Error::Corrupt`] / [`Error::Foreign`] for a damaged copy.
-pub fn copy_version(copy: &Path, busy: Duration) -> Result<i64> {
+pub(crate) fn copy_version(copy: &Path, busy: Duration) -> Result<i64> {
     let c = Connection::open_with_flags(
         copy,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
