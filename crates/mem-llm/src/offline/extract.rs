@@ -2340,8 +2340,37 @@ mod tests {
         );
         assert_eq!(out.project, vec!["Don't ever run deploy-prod.".to_owned()]);
         assert!(out.preferences.is_empty());
-        // The program the agent ran is a tool, not a thing of the project; and a rule said for
-        // all the user's projects stays theirs.
+        // The program the agent ran is a tool, not a thing of the project.
+        let ran = Message::new(
+            Role::Assistant,
+            vec![ContentBlock::tool_use(
+                "t2",
+                "Bash",
+                json!({"command": "docker-compose up -d"}),
+            )],
+        );
+        let printed = Message::new(
+            Role::User,
+            vec![ContentBlock::tool_result(
+                "t2",
+                "docker-compose: Creating network web_default",
+                false,
+            )],
+        );
+        let out = extract(
+            &[
+                ran,
+                printed,
+                Message::user("never use docker-compose, use docker compose instead"),
+            ],
+            "",
+        );
+        assert!(out.project.is_empty(), "{out:?}");
+        assert!(
+            !out.preferences.is_empty() || !out.corrections.is_empty(),
+            "{out:?}"
+        );
+        // A rule said for all the user's projects stays theirs.
         let out = extract(
             &[
                 call,
@@ -2351,5 +2380,10 @@ mod tests {
             "",
         );
         assert!(out.project.is_empty(), "{out:?}");
+        assert_eq!(
+            out.preferences,
+            vec!["Never run deploy-prod from a laptop, in all my projects.".to_owned()],
+            "{out:?}"
+        );
     }
 }

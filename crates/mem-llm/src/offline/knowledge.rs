@@ -274,13 +274,14 @@ pub fn looks_like_log(text: &str) -> bool {
     text.lines().filter(|l| LOG_LINE.is_match(l)).count() >= 3
 }
 
+/// A line that is a list item or a markdown heading ("- x", "2) x", "## x").
+static STRUCTURE: LazyLock<Regex> = LazyLock::new(|| re(r"^\s*([-*•]|\d{1,2}[.)]|#{1,6})\s+\S"));
+
 /// Whether `text` (one user message) is a pasted document rather than something said: three
 /// lines or more that are list items or markdown headings, or markdown bold used twice (a task
 /// prompt written out, an analysis pasted back). Such a message may still hold the user's rules
 /// (a list of preferences), but no fact of the project is read in it.
 pub fn looks_like_document(text: &str) -> bool {
-    static STRUCTURE: LazyLock<Regex> =
-        LazyLock::new(|| re(r"^\s*([-*•]|\d{1,2}[.)]|#{1,6})\s+\S"));
     text.lines().filter(|l| STRUCTURE.is_match(l)).count() >= 3 || text.matches("**").count() >= 4
 }
 
@@ -291,8 +292,6 @@ pub fn looks_like_document(text: &str) -> bool {
 /// the plan from the checkout doc:") is not: the "always" and "never" in its items are
 /// requirements of the work, not instructions to remember.
 pub fn introduces_rules(text: &str) -> bool {
-    static STRUCTURE: LazyLock<Regex> =
-        LazyLock::new(|| re(r"^\s*([-*•]|\d{1,2}[.)]|#{1,6})\s+\S"));
     static RULE_WORDS: LazyLock<Regex> = LazyLock::new(|| {
         re(r"(?xi)
             \b(rules?|conventions?|guidelines?|preferences?|prefer|habits?|style|how\ i\ work
