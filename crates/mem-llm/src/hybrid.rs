@@ -109,6 +109,33 @@ pub fn semantic_ranking(
         .collect()
 }
 
+/// The selection of a hybrid select: `lexical` and `semantic` fused by reciprocal rank
+/// ([`rrf`]), cut to `limit`, with the inner selector's own picks kept in its order. Fusion
+/// decides which slots the lexical picks take and where a note found on meaning alone goes in;
+/// it never reorders the lexical picks among themselves, so an order the inner selector gives
+/// on purpose (a superseding note just before the note it says is stale) survives.
+pub fn fuse(lexical: &[String], semantic: &[String], limit: usize) -> Vec<String> {
+    let mut fused: Vec<String> = rrf(&[lexical, semantic])
+        .into_iter()
+        .take(limit)
+        .map(|(id, _)| id)
+        .collect();
+    let kept: Vec<String> = lexical
+        .iter()
+        .filter(|id| fused.contains(id))
+        .cloned()
+        .collect();
+    let mut in_order = kept.into_iter();
+    for slot in fused.iter_mut() {
+        if lexical.contains(slot)
+            && let Some(id) = in_order.next()
+        {
+            *slot = id;
+        }
+    }
+    fused
+}
+
 impl Llm for HybridSelector {
     fn engine_name(&self, job: Job) -> String {
         match job {
@@ -182,12 +209,7 @@ impl Llm for HybridSelector {
                 self.min_similarity,
                 request.limit,
             );
-            let fused = rrf(&[&reply.value.ids[..], &semantic[..]]);
-            reply.value.ids = fused
-                .into_iter()
-                .take(request.limit)
-                .map(|(id, _)| id)
-                .collect();
+            reply.value.ids = fuse(&reply.value.ids, &semantic, request.limit);
             reply.engine = format!("{}+embeddings:{}", reply.engine, self.embedder.model());
             Ok(reply)
         })
@@ -234,5 +256,26 @@ mod tests {
             semantic_ranking(&[1.0, 0.0], &candidates, &vectors, 0.45, 2),
             ["a", "b"]
         );
+    }
+
+    fn ids(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn fusion_keeps_the_lexical_order_of_a_superseding_note_before_the_stale_one() {
+        // The inner selector put `new` just before `stale` (it says `stale` is out of date);
+        // meaning ranks `stale` first. Both stay, in the inner selector's order.
+        let fused = fuse(&ids(&["new", "stale"]), &ids(&["stale", "other"]), 5);
+        assert_eq!(fused, ["new", "stale", "other"]);
+        // A note found on meaning alone takes the slot fusion gives it.
+        let fused = fuse(&ids(&["a", "b"]), &ids(&["c", "b"]), 5);
+        assert_eq!(fused, ["a", "b", "c"]);
+        let fused = fuse(&ids(&["a"]), &ids(&["c", "a"]), 5);
+        assert_eq!(fused, ["a", "c"]);
+        // The cut to the limit comes first; the kept lexical picks stay in order.
+        let fused = fuse(&ids(&["x", "y", "z"]), &ids(&["z", "w"]), 2);
+        assert_eq!(fused, ["x", "z"]);
+        assert_eq!(fuse(&[], &ids(&["c"]), 5), ["c"]);
     }
 }
