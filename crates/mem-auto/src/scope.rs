@@ -31,6 +31,16 @@ const PROJECT_PHRASES: &[&str] = &[
     "this repo's",
 ];
 
+/// English nouns for the project itself (after "this", "our", 这个, 本).
+const PROJECT_NOUNS: &[&str] = &[
+    "project",
+    "repo",
+    "repository",
+    "codebase",
+    "workspace",
+    "monorepo",
+];
+
 /// Chinese phrases naming the current project (matched as substrings).
 const PROJECT_PHRASES_ZH: &[&str] = &[
     "这个仓库",
@@ -62,6 +72,18 @@ pub fn names_project_scope(text: &str) -> bool {
     }) {
         return true;
     }
+    // 这个 repo / 本 project: a Chinese demonstrative before an English word for the project.
+    if ["这个", "本", "该", "此"].iter().any(|d| {
+        lower.match_indices(d).any(|(i, _)| {
+            let rest = lower[i + d.len()..].trim_start();
+            PROJECT_NOUNS.iter().any(|n| {
+                rest.strip_prefix(n)
+                    .is_some_and(|after| !after.starts_with(|c: char| c.is_ascii_alphanumeric()))
+            })
+        })
+    }) {
+        return true;
+    }
     let words: Vec<&str> = lower
         .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '_' || c == '-'))
         .collect();
@@ -76,6 +98,20 @@ pub fn names_project_scope(text: &str) -> bool {
         .iter()
         .any(|p| padded.contains(&format!(" {p} ")))
     {
+        return true;
+    }
+    // "for this platform repo", "in our main codebase": the phrases with one word between the
+    // demonstrative and the noun.
+    let w: Vec<&str> = joined.split(' ').collect();
+    if w.windows(4).any(|x| {
+        ["in", "for", "on", "about"].contains(&x[0])
+            && ["this", "our"].contains(&x[1])
+            && ![
+                "and", "or", "other", "next", "last", "old", "previous", "new",
+            ]
+            .contains(&x[2])
+            && PROJECT_NOUNS.contains(&x[3])
+    }) {
         return true;
     }
     // "not here, not anywhere", "on my machine": the rule holds beyond this project, whatever
@@ -299,6 +335,10 @@ mod tests {
             "本项目统一用 uv。",
             "以后这个项目都用 pnpm",
             "The thing to know about this codebase is that tables are partitioned.",
+            "这个 repo 里 private 函数不要加 `@spec`。",
+            "本project统一用 mix format。",
+            "The state for this platform repo lives in GCS, never commit a local state file.",
+            "In our main codebase we never use unwrap().",
         ] {
             assert!(names_project_scope(t), "{t}");
         }
@@ -310,6 +350,9 @@ mod tests {
             "以后提交信息用英文。",
             "The thesis project uses LaTeX.",
             "Here, the build is slow.",
+            "这个 reporter 的输出太长了。",
+            "In this old repo we used tabs, use spaces in the new one.",
+            "Use rg for every project, not just this repo.",
         ] {
             assert!(!names_project_scope(t), "{t}");
         }
