@@ -541,6 +541,29 @@ pub fn is_fragment(clause: &str) -> bool {
     if content.len() <= 5 && DEFERRAL.is_match(&content.join(" ")) {
         return true;
     }
+    // The contrast tail of a sentence split off on its own ("not manage.py test in this
+    // repo."): its verb is in the clause before it, so it says nothing alone.
+    static CONTRAST_TAIL: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(?i)^(?:(?:and|but|or)\s+)?not\s+([\w`'.-]+)"));
+    if let Some(next) = CONTRAST_TAIL
+        .captures(clause.trim_start())
+        .and_then(|c| c.get(1))
+        && ![
+            "only",
+            "just",
+            "to",
+            "all",
+            "every",
+            "everything",
+            "sure",
+            "now",
+            "yet",
+            "today",
+        ]
+        .contains(&next.as_str().to_lowercase().as_str())
+    {
+        return true;
+    }
     let cjk = clause
         .chars()
         .filter(|c| !c.is_ascii() && c.is_alphanumeric())
@@ -798,6 +821,8 @@ mod tests {
             "English only",
             "Always, for every service we own.",
             "never in prod",
+            "not manage.py test in this repo.",
+            "but not the staging cluster",
         ] {
             assert!(is_fragment(t), "{t}");
         }
@@ -806,6 +831,8 @@ mod tests {
             "提交信息用英文。",
             "Always use tabs.",
             "Never commit to main.",
+            "Not just tests: run the linter too.",
+            "not to be used for secrets: the .env.example file",
         ] {
             assert!(!is_fragment(t), "{t}");
         }
