@@ -182,6 +182,10 @@ static STATUS: LazyLock<Regex> = LazyLock::new(|| {
         | \b(i|we)\ (just\ )?(ran|tried|bumped|reverted|deleted|pushed|merged|installed|upgraded|downgraded)\b
         | \b(is|are|was|were|keeps?)\s+(giving|returning|showing|producing|printing|outputting|emitting|yielding|throwing|spitting\ out|generating|reporting)\b
         | \bthan\s+(it|they|this|that)\s+should\b
+        | \b(started|stopped|began)\s+(to\s+)?(fail|failing|erroring|breaking|crashing|timing\ out|throwing|returning|hanging|flaking)\b
+        | \b(after|since)\s+the\s+(last|latest|recent)\s+(\w+\s+)?(bump|upgrade|update|deploy|deployment|release|merge|migration|change|commit)\b
+        | \bmy\s+(pr|mr|branch|change|commit|patch|diff|run|job|build)\s+(just\s+)?[a-z]+ed\b
+        | \bi\s+(expected|was\ expecting)\b
         | 挂了|坏了|失败了|报错了|通过了|为什么|为啥|报\s*\S{0,8}\s*了|出错了|崩了|一直挂|还是挂|还在挂|一直失败|一直报错
     ")
 });
@@ -380,6 +384,7 @@ mod tests {
             "the logging config is in deploy/logging.yaml, not in the app settings",
             "copy .env.example to .env to start",
             "Run `make check` before every push.",
+            "The PR template lives in `.github/pull_request_template.md`, fill it in.",
         ] {
             assert!(is_project_knowledge(s), "{s}");
         }
@@ -406,6 +411,9 @@ mod tests {
             "Error: Command \"yarn run build\" exited with 1.",
             "we need to move the CI config to .github/workflows/ci.yml",
             "用这个 token 推送，推到 gitlab 的 release 分支。",
+            "The test `test_totals` in `billing/tests/test_invoices.py` started failing after the last dependency bump.",
+            "my PR touched `stg_payments` and CI built 11 models, I expected like 40",
+            "`api/handlers.go` began timing out since the latest deploy",
         ] {
             assert!(!is_project_knowledge(s), "{s}");
         }
