@@ -73,7 +73,7 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
     for message in messages {
         let mut said = Vec::new();
         if let Some(text) = user_text(message).filter(|t| t.chars().count() <= MAX_MESSAGE_CHARS) {
-            said.push(without_code_blocks(&text));
+            said.push(without_pasted_blocks(&without_code_blocks(&text)));
         }
         if message.role == Role::User {
             said.extend(message.content.iter().filter_map(rejection_feedback));
@@ -630,6 +630,57 @@ fn without_code_blocks(text: &str) -> String {
         out.push('\n');
     }
     out.trim_end().to_owned()
+}
+
+/// `text` without the output pasted under a line that introduces it without a fence
+/// ("unique test fails:", a blank line, then the test's output up to the next blank line): the
+/// block's lines are the tool's words, not the user's. List items and headings stay (a list of
+/// rules or a plan is judged as a document), and so does a block under a line that introduces
+/// the user's rules ("my rules for this repo:", [`knowledge::introduces_rules`]).
+fn without_pasted_blocks(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out: Vec<&str> = Vec::with_capacity(lines.len());
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        out.push(line);
+        i += 1;
+        let intro = line.trim_end();
+        if (intro.ends_with(':') || intro.ends_with('：'))
+            && lines.get(i).is_some_and(|l| l.trim().is_empty())
+            && !knowledge::introduces_rules(intro)
+        {
+            // The blank line, then the block up to the next blank line: list items stay, and
+            // a block of one command line is the value its introduction announces.
+            let end = lines[i + 1..]
+                .iter()
+                .position(|l| l.trim().is_empty())
+                .map_or(lines.len(), |n| i + 1 + n);
+            if end == i + 2 && looks_like_command(lines[i + 1]) {
+                continue;
+            }
+            out.push("");
+            i += 1;
+            while i < lines.len() && !lines[i].trim().is_empty() {
+                if knowledge::is_structure_line(lines[i]) {
+                    out.push(lines[i]);
+                }
+                i += 1;
+            }
+        }
+    }
+    out.join("\n")
+}
+
+/// Whether `line` reads as one shell command ("make test-integration DB=local", "$ cargo
+/// build"): a lowercase program name and its arguments, no sentence.
+fn looks_like_command(line: &str) -> bool {
+    static COMMAND: LazyLock<Regex> =
+        LazyLock::new(|| re(r"^\s*(\$\s+)?[a-z][a-z0-9_.+/-]*(\s+[^\s]+)*\s*$"));
+    let line = line.trim();
+    COMMAND.is_match(line)
+        && !line.ends_with(['.', ':', '!', '?'])
+        && line.split_whitespace().count() <= 12
 }
 
 /// The statement after a preamble that announces it ("one thing I noticed today and wanted to
@@ -1670,6 +1721,38 @@ mod tests {
             "",
             "### 用户偏好\n- Always use snake_case for variables.\n- Don't add comments to obvious code.\n- Commit messages are in English.\n\n### 纠正反馈\n- Use pnpm instead of npm.\n",
         );
+    }
+
+    #[test]
+    fn output_pasted_under_an_introducing_line_is_not_read() {
+        let text = "`fct_orders` is duplicating rows, unique test fails:\n\nFailure in test \
+                    unique_fct_orders_order_id (models/marts/schema.yml)\n  Got 1832 results\n\n\
+                    we always run `dbt build` before pushing.";
+        assert_eq!(
+            without_pasted_blocks(text),
+            "`fct_orders` is duplicating rows, unique test fails:\n\n\nwe always run `dbt build` before pushing."
+        );
+        // A list of the user's rules under its introduction stays; so does a list under any
+        // other line (a plan is judged as a document).
+        let rules = "my rules for this repo:\n\n- always use uv\n- never push to main";
+        assert_eq!(without_pasted_blocks(rules), rules);
+        let plan = "the plan:\n\n1. pause the DAG\nsome output\n2. backfill";
+        assert_eq!(
+            without_pasted_blocks(plan),
+            "the plan:\n\n1. pause the DAG\n2. backfill"
+        );
+        // No blank line after the colon: no block.
+        let inline = "the test command is:\nmake test";
+        assert_eq!(without_pasted_blocks(inline), inline);
+        // One command line under its introduction is the value the line introduces.
+        let command = "to run the integration tests locally:\n\nmake test-integration DB=local";
+        assert_eq!(without_pasted_blocks(command), command);
+        let out = extract(&[Message::user(text)], "").to_markdown();
+        assert!(
+            !out.contains("1832") && !out.contains("Failure in test"),
+            "{out}"
+        );
+        assert!(out.contains("`dbt build` before pushing"), "{out}");
     }
 
     #[test]

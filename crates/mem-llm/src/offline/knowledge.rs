@@ -272,6 +272,11 @@ static LOG_LINE: LazyLock<Regex> = LazyLock::new(|| {
     ")
 });
 
+/// Whether `line` is a list item or a markdown heading ("- x", "2) x", "## x").
+pub fn is_structure_line(line: &str) -> bool {
+    STRUCTURE.is_match(line)
+}
+
 /// Whether `text` (a whole message) is pasted output: three or more lines of it look like a log
 /// (timestamps, prompts, log levels, progress verbs). Its lines are not the user's statements.
 pub fn looks_like_log(text: &str) -> bool {
