@@ -222,6 +222,7 @@ mod tests {
 
     fn candidate(id: &str) -> Candidate {
         Candidate {
+            user_level: false,
             id: id.to_owned(),
             name: id.to_owned(),
             description: String::new(),

@@ -678,6 +678,7 @@ mod tests {
         ["testing.md", "style.md", "deploy.md"]
             .iter()
             .map(|id| Candidate {
+                user_level: false,
                 id: (*id).to_owned(),
                 name: id.trim_end_matches(".md").to_owned(),
                 ..Candidate::default()

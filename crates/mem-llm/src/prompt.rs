@@ -435,6 +435,7 @@ mod tests {
         let request = SelectRequest {
             query: "how to test".into(),
             candidates: vec![Candidate {
+                user_level: false,
                 id: "testing.md".into(),
                 name: "Testing".into(),
                 description: "How tests run".into(),

@@ -251,6 +251,10 @@ pub struct Candidate {
     pub description: String,
     /// The body (or its first lines); ranked by the offline engine, not sent to models.
     pub body: String,
+    /// A note of the user's own folder (`~/.mewcode/memory`), offered in every project: the
+    /// offline engine selects such a note on the ideal-share floor only, never through its
+    /// fallbacks (`offline::select`). `false` for a project's notes and extra folders.
+    pub user_level: bool,
 }
 
 /// Choose at most `limit` candidates relevant to `query`.

@@ -335,6 +335,7 @@ async fn a_query_is_not_cached_and_forgotten_rows_go() {
 
 fn candidate(id: &str, name: &str, body: &str) -> Candidate {
     Candidate {
+        user_level: false,
         id: id.to_owned(),
         name: name.to_owned(),
         description: String::new(),

@@ -182,12 +182,14 @@ async fn structured_jobs_use_json_schema_and_drop_invented_ids() {
             query: "how do I run the tests".into(),
             candidates: vec![
                 Candidate {
+                    user_level: false,
                     id: "testing.md".into(),
                     name: "Testing".into(),
                     description: "Test commands".into(),
                     body: String::new(),
                 },
                 Candidate {
+                    user_level: false,
                     id: "style.md".into(),
                     name: "Style".into(),
                     description: "Code style".into(),
@@ -381,6 +383,7 @@ async fn a_slow_server_times_out_within_the_deadline() {
             .select(&SelectRequest {
                 query: "q".into(),
                 candidates: vec![Candidate {
+                    user_level: false,
                     id: "a.md".into(),
                     ..Candidate::default()
                 }],
@@ -467,6 +470,7 @@ async fn wrong_shapes_and_unusable_structures_fall_back() {
         let request = SelectRequest {
             query: "run the tests".into(),
             candidates: vec![Candidate {
+                user_level: false,
                 id: "testing.md".into(),
                 name: "Testing".into(),
                 description: "how to run tests".into(),

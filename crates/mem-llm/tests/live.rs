@@ -69,12 +69,14 @@ fn conversation() -> Vec<Message> {
 fn candidates() -> Vec<Candidate> {
     vec![
         Candidate {
+            user_level: false,
             id: "testing.md".into(),
             name: "Testing".into(),
             description: "How to run the tests: pnpm test".into(),
             body: "Run pnpm test before committing.".into(),
         },
         Candidate {
+            user_level: false,
             id: "deploy.md".into(),
             name: "Deployment".into(),
             description: "How releases are deployed to Vercel".into(),

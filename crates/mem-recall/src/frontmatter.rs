@@ -149,6 +149,7 @@ pub fn candidate(id: String, text: &str) -> (Candidate, Option<String>) {
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| id.strip_suffix(".md").unwrap_or(&id).to_owned());
     let candidate = Candidate {
+        user_level: false,
         name,
         description: file
             .frontmatter

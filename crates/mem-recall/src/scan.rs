@@ -249,9 +249,11 @@ fn ser_time<S: serde::Serializer>(t: &SystemTime, s: S) -> std::result::Result<S
 }
 
 impl Note {
-    /// The selector's view of the note: id = the note id's text.
+    /// The selector's view of the note: id = the note id's text; a note of the user's folder
+    /// is user-level.
     pub fn candidate(&self) -> mem_llm::Candidate {
         mem_llm::Candidate {
+            user_level: self.id.scope == Scope::User,
             id: self.id.to_string(),
             name: self.name.clone(),
             description: self.description.clone(),

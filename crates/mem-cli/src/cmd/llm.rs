@@ -144,7 +144,10 @@ pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
                 }
                 dir.clone()
             };
-            let candidates = read_candidates(&dirs, |w| eprintln!("warning: {}", safe_line(&w)))?;
+            let user_dir = settings.user_dir().join("memory");
+            let candidates = read_candidates(&dirs, Some(&user_dir), |w| {
+                eprintln!("warning: {}", safe_line(&w))
+            })?;
             let llm = engine_for(settings, Job::Select, &engine)?;
             let request = SelectRequest {
                 query,

@@ -72,8 +72,15 @@ pub fn read_transcript(path: &Path) -> Result<Vec<Message>> {
 /// is not UTF-8 is skipped, and a frontmatter that cannot be used ignored, each with a line to
 /// `warn` naming the file, as they come.
 ///
+/// The candidates read from `user_dir` (the user's `~/.mewcode/memory`, when it is one of
+/// `dirs`) are user-level ([`Candidate::user_level`]).
+///
 /// Errors: [`Error::Context`] when a directory cannot be listed.
-pub fn read_candidates(dirs: &[PathBuf], mut warn: impl FnMut(String)) -> Result<Vec<Candidate>> {
+pub fn read_candidates(
+    dirs: &[PathBuf],
+    user_dir: Option<&Path>,
+    mut warn: impl FnMut(String),
+) -> Result<Vec<Candidate>> {
     const MAX_FILES: usize = 200;
     const MAX_FILE_BYTES: usize = 1 << 20;
     let mut candidates: Vec<Candidate> = Vec::new();
@@ -119,10 +126,11 @@ pub fn read_candidates(dirs: &[PathBuf], mut warn: impl FnMut(String)) -> Result
                     continue;
                 }
             };
-            let (candidate, warning) = mem_recall::frontmatter::candidate(id, &text);
+            let (mut candidate, warning) = mem_recall::frontmatter::candidate(id, &text);
             if let Some(warning) = warning {
                 warn(format!("{}: {warning}", path.display()));
             }
+            candidate.user_level = user_dir.is_some_and(|u| u == dir.as_path());
             candidates.push(candidate);
         }
     }
