@@ -53,7 +53,7 @@ pub const DEFAULT_POOL_SIZE: u32 = 4;
 
 /// The team store's migrations; `PG_MIGRATIONS[i]` takes the schema from version `i` to
 /// `i + 1`. Run in one transaction under an advisory lock, so concurrent opens migrate once.
-pub const PG_MIGRATIONS: &[&str] = &[PG_V1, PG_V2];
+pub const PG_MIGRATIONS: &[&str] = &[PG_V1, PG_V2, PG_V3];
 
 /// The team store's schema version this build writes.
 pub const PG_LATEST_VERSION: i64 = PG_MIGRATIONS.len() as i64;
@@ -150,6 +150,61 @@ CREATE INDEX IF NOT EXISTS docs_recent ON docs (updated_ms DESC, seq DESC);
 CREATE INDEX IF NOT EXISTS docs_title_tsv ON docs
     USING GIN (to_tsvector('english'::regconfig, title));
 "#;
+
+/// Version 3: the word index and the title index again, each with the document's visibility
+/// next to its words (issue 29, 1,000,000 learnings), so the index finds the matches a search
+/// may show instead of every match, each fetched from the heap to test its author, team and
+/// project (a search in one project of a store where a tenth of the rows are its own and a
+/// tenth user-wide fetched five times the rows it kept). Each document's visibility is a
+/// few lexemes ([`VISIBLE_LEXEMES`]) added to `tsv` (`docs_tsv_visible`) and to its title's
+/// (`docs_title_tsv_visible`); a search asks for its words and its visibility
+/// ([`VISIBLE_QUERY`]) in one index scan and keeps every filter it had, so the rows and the
+/// ranking (`ts_rank_cd` of `tsv` without them) are unchanged. They replace `docs_tsv` and
+/// `docs_title_tsv`, which every search can do without. Built in the migration's transaction:
+/// writers wait for it once (a minute or two at 1,000,000 documents).
+const PG_V3: &str = r#"
+CREATE INDEX IF NOT EXISTS docs_tsv_visible ON docs USING GIN ((tsv || array_to_tsvector(array_remove(ARRAY['a' || md5(author), CASE WHEN project_key IS NULL THEN 'u' || md5(author) ELSE 'p' || md5(author) || md5(project_key) END, CASE WHEN team IS NOT NULL THEN 'x' || md5(author) END, CASE WHEN team IS NOT NULL THEN 't' || md5(team) END], NULL))));
+CREATE INDEX IF NOT EXISTS docs_title_tsv_visible ON docs USING GIN ((to_tsvector('english'::regconfig, title) || array_to_tsvector(array_remove(ARRAY['a' || md5(author), CASE WHEN project_key IS NULL THEN 'u' || md5(author) ELSE 'p' || md5(author) || md5(project_key) END, CASE WHEN team IS NOT NULL THEN 'x' || md5(author) END, CASE WHEN team IS NOT NULL THEN 't' || md5(team) END], NULL))));
+DROP INDEX IF EXISTS docs_tsv;
+DROP INDEX IF EXISTS docs_title_tsv;
+"#;
+
+/// The query's words (`$5`) and the visibility [`VISIBLE_QUERY`] asks for, as one `tsquery`
+/// for the indexes of schema version 3. Words that are all stop words give the empty query
+/// (nothing matches, as `tsv @@` the words alone), never the visibility alone (every visible
+/// row).
+fn words_visible() -> String {
+    format!(
+        "(CASE WHEN numnode(plainto_tsquery('english'::regconfig, $5)) = 0 \
+         THEN plainto_tsquery('english'::regconfig, $5) \
+         ELSE plainto_tsquery('english'::regconfig, $5) && {VISIBLE_QUERY} END)"
+    )
+}
+
+/// A document's visibility as lexemes (schema version 3), the expression of the indexes
+/// `docs_tsv_visible` and `docs_title_tsv_visible` (a search repeats it so the planner matches
+/// it to them): `a<md5 author>` on every row; `u<md5 author>` on a user-wide row (no project),
+/// `p<md5 author><md5 project>` on a project's; `x<md5 author>` and `t<md5 team>` on a row
+/// shared with a team. [`VISIBLE_QUERY`] asks for the lexemes of the rows [`VISIBLE_DOC`]
+/// lets a store read. Hashes, so an author, a team or a project key of any characters is one
+/// lexeme (at most 65 ASCII characters) that no word of English text stems to.
+const VISIBLE_LEXEMES: &str = "array_to_tsvector(array_remove(ARRAY['a' || md5(d.author), \
+    CASE WHEN d.project_key IS NULL THEN 'u' || md5(d.author) \
+    ELSE 'p' || md5(d.author) || md5(d.project_key) END, \
+    CASE WHEN d.team IS NOT NULL THEN 'x' || md5(d.author) END, \
+    CASE WHEN d.team IS NOT NULL THEN 't' || md5(d.team) END], NULL))";
+
+/// The lexemes of [`VISIBLE_LEXEMES`] a store may read, as a `tsquery` of `$1` (author), `$2`
+/// (team) and `$3` (the project; `NULL`: every project): its author's rows (with `$3`: the
+/// user-wide ones, the project's and those shared with a team) or its team's. The same rows as
+/// [`VISIBLE_DOC`], which a search keeps as its filter.
+const VISIBLE_QUERY: &str = "(CASE \
+    WHEN $3::text IS NULL AND $2::text IS NULL THEN ('a' || md5($1))::tsquery \
+    WHEN $3::text IS NULL THEN ('a' || md5($1))::tsquery || ('t' || md5($2::text))::tsquery \
+    WHEN $2::text IS NULL THEN ('u' || md5($1))::tsquery \
+        || ('p' || md5($1) || md5($3::text))::tsquery || ('x' || md5($1))::tsquery \
+    ELSE ('u' || md5($1))::tsquery || ('p' || md5($1) || md5($3::text))::tsquery \
+        || ('x' || md5($1))::tsquery || ('t' || md5($2::text))::tsquery END)";
 
 /// One author's rows of a checkpoint scope on the team store ([`PgStore::scope_rows`]); kept
 /// as `store.json` in a checkpoint (`docs/formats/checkpoint.md`).
@@ -845,6 +900,7 @@ impl PgStore {
         limit: usize,
     ) -> Result<Vec<SearchHit>> {
         let cols = "d.doc_id, d.source, d.scope, d.title, d.body, d.path, d.updated_ms";
+        let words_visible = words_visible();
         let mut sql = String::new();
         let mut args: Vec<Box<dyn ToSql + Sync + Send>> = vec![
             Box::new(self.author.clone()),
@@ -855,9 +911,11 @@ impl PgStore {
         match word {
             Some(text) => {
                 args.push(Box::new(text.to_owned()));
+                // The index scan: the words and the visibility in `docs_tsv_visible`.
                 sql.push_str(&format!(
                     "SELECT {cols}, d.tsv, d.seq FROM docs d \
-                     WHERE d.tsv @@ plainto_tsquery('english'::regconfig, $5)"
+                     WHERE d.tsv @@ plainto_tsquery('english'::regconfig, $5) \
+                     AND (d.tsv || {VISIBLE_LEXEMES}) @@ {words_visible}"
                 ));
             }
             None => sql.push_str(&format!(
@@ -895,7 +953,9 @@ impl PgStore {
                  UNION \
                  (SELECT {ranked}, c.seq, {rank} AS score \
                   FROM ({sql} AND to_tsvector('english'::regconfig, d.title) \
-                  @@ plainto_tsquery('english'::regconfig, $5)) c \
+                  @@ plainto_tsquery('english'::regconfig, $5) \
+                  AND (to_tsvector('english'::regconfig, d.title) || {VISIBLE_LEXEMES}) \
+                  @@ {words_visible}) c \
                   ORDER BY score, c.updated_ms DESC, c.seq DESC LIMIT ${n})) u \
                  ORDER BY u.score, u.updated_ms DESC, u.seq DESC LIMIT ${n}"
             );

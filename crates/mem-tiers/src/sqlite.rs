@@ -424,9 +424,17 @@ impl SqliteStore {
         let mut args: Vec<rusqlite::types::Value> = vec![m.to_owned().into()];
         let mut visible = String::from("1");
         Self::filters(q, likes, &mut visible, &mut args);
+        // Each match's visibility is read from `docs_visibility` (schema version 4), a small
+        // index of the columns the filters test, not from the documents' rows with their text;
+        // a `LIKE` on a short term needs the text, so then the rows are read.
+        let docs = if likes.is_empty() {
+            "docs d INDEXED BY docs_visibility"
+        } else {
+            "docs d"
+        };
         let inner = format!(
             "SELECT {table}.rowid AS rid, bm25({table}, 2.0, 1.0) AS score \
-             FROM {table} JOIN docs d ON d.rowid = {table}.rowid WHERE {table} MATCH ?1 \
+             FROM {table} JOIN {docs} ON d.rowid = {table}.rowid WHERE {table} MATCH ?1 \
              AND {visible}"
         );
         if table == "docs_trigram" {
@@ -437,7 +445,7 @@ impl SqliteStore {
                 .conn
                 .prepare_cached(&format!(
                     "SELECT {table}.rowid, CASE WHEN {visible} THEN bm25({table}, 2.0, 1.0) END \
-                     FROM {table} JOIN docs d ON d.rowid = {table}.rowid \
+                     FROM {table} JOIN {docs} ON d.rowid = {table}.rowid \
                      WHERE {table} MATCH ?1 ORDER BY {table}.rowid LIMIT ?{n}"
                 ))
                 .and_then(|mut s| {

@@ -367,8 +367,10 @@ fn a_newer_schema_is_refused_with_both_versions() {
     drop_schema(&url, &schema);
 }
 
-/// A version 1 team store (no `docs_recent`, no `docs_title_tsv`) is migrated on open: it
-/// gains both indexes, says version 2, and its learnings are found as before.
+/// A version 1 team store (no `docs_recent`, no visibility in its word indexes) is migrated
+/// on open: it gains `docs_recent` (version 2) and the word and title indexes with each
+/// document's visibility (version 3, replacing version 2's `docs_title_tsv` and version 1's
+/// `docs_tsv`), says version 3, and its learnings are found as before.
 #[test]
 fn a_version_1_team_store_gains_the_search_indexes() {
     let Some(url) = server() else { return };
@@ -386,18 +388,21 @@ fn a_version_1_team_store_gains_the_search_indexes() {
         s.with_client(|c| {
             c.query(
                 "SELECT indexname::text FROM pg_indexes WHERE schemaname = current_schema() \
-                 AND indexname IN ('docs_recent', 'docs_title_tsv') ORDER BY 1",
+                 AND indexname IN ('docs_recent', 'docs_title_tsv', 'docs_tsv', \
+                 'docs_tsv_visible', 'docs_title_tsv_visible') ORDER BY 1",
                 &[],
             )
             .map(|rows| rows.iter().map(|r| r.get(0)).collect())
         })
         .unwrap()
     };
-    assert_eq!(indexes(&s), ["docs_recent", "docs_title_tsv"]);
+    let latest = ["docs_recent", "docs_title_tsv_visible", "docs_tsv_visible"];
+    assert_eq!(indexes(&s), latest);
     // Back to version 1's schema.
     s.with_client(|c| {
         c.batch_execute(
-            "DROP INDEX docs_recent; DROP INDEX docs_title_tsv; \
+            "DROP INDEX docs_recent; DROP INDEX docs_title_tsv_visible; \
+             DROP INDEX docs_tsv_visible; CREATE INDEX docs_tsv ON docs USING GIN (tsv); \
              UPDATE mewmem_meta SET value = '1' WHERE key = 'schema_version'",
         )
     })
@@ -405,9 +410,9 @@ fn a_version_1_team_store_gains_the_search_indexes() {
     assert_eq!(s.stats().unwrap().schema_version, 1);
     drop(s);
     let s = open(&url, &schema, "alice", None);
-    assert_eq!(s.stats().unwrap().schema_version, 2);
-    assert_eq!(postgres::PG_LATEST_VERSION, 2);
-    assert_eq!(indexes(&s), ["docs_recent", "docs_title_tsv"]);
+    assert_eq!(s.stats().unwrap().schema_version, 3);
+    assert_eq!(postgres::PG_LATEST_VERSION, 3);
+    assert_eq!(indexes(&s), latest);
     let hits = s
         .search(&SearchQuery {
             text: "pelican vpn".into(),
@@ -419,6 +424,128 @@ fn a_version_1_team_store_gains_the_search_indexes() {
     assert_eq!(hits.len(), 1, "{hits:?}");
     assert_eq!(hits[0].title, "Pelican deploys");
     drop(s);
+    drop_schema(&url, &schema);
+}
+
+/// The word pass finds its rows through the visibility in the index (schema version 3): for
+/// every author, team and project the hits, their order and their scores are those of the
+/// same query on a server that cannot use that index (`enable_bitmapscan` and
+/// `enable_indexscan` off: the visibility filter on every row); a learning moved to another
+/// project follows, and a deleted one is found nowhere.
+#[test]
+fn visibility_through_the_index_is_that_of_the_rows() {
+    let Some(url) = server() else { return };
+    let schema = fresh_schema("vis");
+    let mut stores = Vec::new();
+    for (author, team) in [
+        ("alice", Some("red")),
+        ("bob", Some("red")),
+        ("carol", None),
+    ] {
+        stores.push(open(&url, &schema, author, team));
+    }
+    let mut ids = Vec::new();
+    for i in 0..36usize {
+        let store = &stores[i % 3];
+        let project = match i % 4 {
+            0 => Some("p1"),
+            1 => Some("p2"),
+            _ => None,
+        };
+        let l = store
+            .add_learning(&NewLearning {
+                title: format!("heron {}", "tide ".repeat(i % 3)),
+                content: format!("heron watch {} tide {i}", "marsh ".repeat(i % 5)),
+                category: "tip".into(),
+                project_key: project.map(str::to_owned),
+                share_with_team: i % 6 == 0,
+                created_ms: i as i64,
+                ..Default::default()
+            })
+            .unwrap();
+        ids.push(l.id);
+    }
+    let search = |s: &PgStore, text: &str, project: Option<&str>| -> Vec<(String, f64)> {
+        s.search(&SearchQuery {
+            text: text.into(),
+            visible_in: project.map(str::to_owned),
+            limit: 50,
+            ..Default::default()
+        })
+        .unwrap()
+        .into_iter()
+        .map(|h| (h.id, h.score))
+        .collect()
+    };
+    // The same stores on one connection each that scans every row (no index).
+    let plain: Vec<PgStore> = [
+        ("alice", Some("red")),
+        ("bob", Some("red")),
+        ("carol", None),
+    ]
+    .into_iter()
+    .map(|(author, team)| {
+        let s = PgStore::open(
+            &url,
+            &PgOptions {
+                pool_size: 1,
+                ..opts(&schema, author, team)
+            },
+        )
+        .unwrap();
+        s.with_client(|c| {
+            c.batch_execute("SET enable_bitmapscan = off; SET enable_indexscan = off")
+        })
+        .unwrap();
+        s
+    })
+    .collect();
+    let check_all = || {
+        for (s, reference) in stores.iter().zip(&plain) {
+            for text in ["heron", "tide", "heron marsh", "marsh tide", "the"] {
+                for project in [Some("p1"), Some("p2"), None] {
+                    let got = search(s, text, project);
+                    assert_eq!(
+                        got,
+                        search(reference, text, project),
+                        "{text} in {project:?}"
+                    );
+                    assert_eq!(got.is_empty(), text == "the", "{text} in {project:?}");
+                }
+            }
+        }
+    };
+    check_all();
+    let found_in = |s: &PgStore, project: &str, id: i64| {
+        search(s, "heron", Some(project))
+            .iter()
+            .any(|(h, _)| *h == format!("L{id}"))
+    };
+    // Move carol's learning from p1 to p2 (as a checkpoint's restore rewrites a row).
+    let moved = ids[8];
+    assert!(found_in(&stores[2], "p1", moved) && !found_in(&stores[2], "p2", moved));
+    stores[2]
+        .with_client(move |c| {
+            c.execute(
+                "UPDATE docs SET project_key = 'p2' WHERE doc_id = $1",
+                &[&format!("L{moved}")],
+            )
+            .map(|_| ())
+        })
+        .unwrap();
+    assert!(!found_in(&stores[2], "p1", moved) && found_in(&stores[2], "p2", moved));
+    check_all();
+    // Delete one of alice's: found by nobody.
+    let gone = ids[3];
+    assert!(stores[0].delete_learning(gone).unwrap());
+    for s in &stores {
+        for project in ["p1", "p2"] {
+            assert!(!found_in(s, project, gone));
+        }
+    }
+    check_all();
+    drop(plain);
+    drop(stores);
     drop_schema(&url, &schema);
 }
 

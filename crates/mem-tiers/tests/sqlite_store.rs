@@ -143,6 +143,196 @@ fn a_version_1_database_migrates_and_gains_the_trigram_index() {
     assert_eq!(v2.learning(l.id).unwrap().unwrap().title, "SQL 注入防护");
 }
 
+/// A version 3 database gains `docs_visibility` (schema version 4) with an entry per
+/// document already stored, and its searches find what they found before.
+#[test]
+fn a_version_3_database_gains_the_visibility_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.db");
+    let v3 = SqliteStore::open_at_version(&path, DEFAULT_BUSY_TIMEOUT, 3).unwrap();
+    let mut ids = Vec::new();
+    for (title, project) in [
+        ("pelican mine", Some("p1")),
+        ("pelican user-wide", None),
+        ("pelican other", Some("p2")),
+    ] {
+        let l = v3
+            .add_learning(&NewLearning {
+                title: title.into(),
+                content: "the pelican job needs the staging vpn".into(),
+                category: "tip".into(),
+                project_key: project.map(Into::into),
+                created_ms: 1,
+                ..Default::default()
+            })
+            .unwrap();
+        ids.push(format!("L{}", l.id));
+    }
+    let index_rows = |s: &SqliteStore| -> i64 {
+        s.connection()
+            .query_row(
+                "SELECT count(*) FROM docs INDEXED BY docs_visibility WHERE rowid > 0",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    assert!(
+        v3.connection()
+            .query_row(
+                "SELECT count(*) FROM docs INDEXED BY docs_visibility",
+                [],
+                |r| r.get::<_, i64>(0)
+            )
+            .is_err(),
+        "version 3 has no docs_visibility"
+    );
+    drop(v3);
+    let v4 = open(&path);
+    assert_eq!(v4.stats().unwrap().schema_version, 4);
+    assert_eq!(schema::LATEST_VERSION, 4);
+    assert_eq!(index_rows(&v4), 3);
+    let found = |text: &str| -> Vec<String> {
+        v4.search(&SearchQuery {
+            text: text.into(),
+            visible_in: Some("p1".into()),
+            limit: 10,
+            ..Default::default()
+        })
+        .unwrap()
+        .into_iter()
+        .map(|h| h.id)
+        .collect()
+    };
+    for text in ["pelican vpn", "elica", "ican"] {
+        let mut got = found(text);
+        got.sort();
+        assert_eq!(got, [ids[0].clone(), ids[1].clone()], "{text}");
+    }
+}
+
+/// Visibility read through `docs_visibility` is the visibility of the rows: the hits, their
+/// order and their scores are those of the same statement joined to the rows themselves
+/// (`NOT INDEXED`), in each project and user-wide; a learning moved to another project
+/// follows in both, and a deleted one leaves no entry in the index or in the word index.
+#[test]
+fn visibility_through_the_index_is_that_of_the_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(&dir.path().join("memory.db"));
+    let mut ids = Vec::new();
+    for i in 0..30i64 {
+        let project = match i % 3 {
+            0 => Some(format!("p{}", i % 2)),
+            1 => None,
+            _ => Some("p2".to_owned()),
+        };
+        let l = s
+            .add_learning(&NewLearning {
+                title: format!("heron {}", "tide ".repeat((i % 4) as usize)),
+                content: format!("heron watch {} tide {i}", "marsh ".repeat((i % 5) as usize)),
+                category: "tip".into(),
+                project_key: project,
+                created_ms: i,
+                ..Default::default()
+            })
+            .unwrap();
+        ids.push(l.id);
+    }
+    // The same ranking, joined to the rows (no index), as the search's word pass.
+    let reference = |text: &str, project: Option<&str>| -> Vec<(String, f64)> {
+        let m = text
+            .split(' ')
+            .map(|w| format!("\"{w}\""))
+            .collect::<Vec<_>>()
+            .join(" AND ");
+        s.connection()
+            .prepare(
+                "SELECT d.doc_id, bm25(docs_word, 2.0, 1.0) AS score FROM docs_word \
+                 JOIN docs d NOT INDEXED ON d.rowid = docs_word.rowid \
+                 WHERE docs_word MATCH ?1 \
+                 AND (?2 IS NULL OR d.project_key = ?2 OR d.project_key IS NULL) \
+                 ORDER BY score, d.rowid DESC LIMIT 10",
+            )
+            .unwrap()
+            .query_map(rusqlite::params![m, project], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    let check = |text: &str, project: Option<&str>| {
+        let hits = s
+            .search(&SearchQuery {
+                text: text.into(),
+                visible_in: project.map(Into::into),
+                limit: 10,
+                ..Default::default()
+            })
+            .unwrap();
+        let got: Vec<(String, f64)> = hits.into_iter().map(|h| (h.id, h.score)).collect();
+        let want = reference(text, project);
+        assert!(!want.is_empty(), "{text} in {project:?}");
+        assert_eq!(got, want, "{text} in {project:?}");
+    };
+    let all = |check: &dyn Fn(&str, Option<&str>)| {
+        for text in ["heron", "tide", "heron marsh", "marsh tide"] {
+            for project in [Some("p0"), Some("p1"), Some("p2"), None] {
+                check(text, project);
+            }
+        }
+    };
+    all(&check);
+    let visible_in = |project: &str, id: i64| {
+        s.search(&SearchQuery {
+            text: "heron".into(),
+            visible_in: Some(project.into()),
+            limit: 50,
+            ..Default::default()
+        })
+        .unwrap()
+        .iter()
+        .any(|h| h.id == format!("L{id}"))
+    };
+    // Move a learning of p0 to p1: the index follows the row.
+    let moved = ids[0];
+    assert!(visible_in("p0", moved) && !visible_in("p1", moved));
+    s.connection()
+        .execute(
+            "UPDATE learnings SET project_key = 'p1' WHERE id = ?1",
+            [moved],
+        )
+        .unwrap();
+    assert!(!visible_in("p0", moved) && visible_in("p1", moved));
+    all(&check);
+    // Delete one: nothing of it is left in either index.
+    let gone = ids[3];
+    let rowid: i64 = s
+        .connection()
+        .query_row(
+            "SELECT rowid FROM docs WHERE doc_id = ?1",
+            [format!("L{gone}")],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(s.delete_learning(gone).unwrap());
+    let count = |sql: &str| -> i64 {
+        s.connection()
+            .query_row(sql, [rowid], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(
+        count("SELECT count(*) FROM docs INDEXED BY docs_visibility WHERE rowid = ?1"),
+        0
+    );
+    assert_eq!(
+        count("SELECT count(*) FROM docs_word WHERE docs_word MATCH 'heron' AND rowid = ?1"),
+        0
+    );
+    assert!(!visible_in("p0", gone) && !visible_in("p1", gone));
+    all(&check);
+}
+
 #[test]
 fn a_locked_database_is_a_clear_error_and_nothing_is_lost() {
     let dir = tempfile::tempdir().unwrap();
