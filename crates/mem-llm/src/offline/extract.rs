@@ -1728,25 +1728,30 @@ mod tests {
         let text = "`fct_orders` is duplicating rows, unique test fails:\n\nFailure in test \
                     unique_fct_orders_order_id (models/marts/schema.yml)\n  Got 1832 results\n\n\
                     we always run `dbt build` before pushing.";
-        assert_eq!(
-            without_pasted_blocks(text),
-            "`fct_orders` is duplicating rows, unique test fails:\n\n\nwe always run `dbt build` before pushing."
-        );
-        // A list of the user's rules under its introduction stays; so does a list under any
-        // other line (a plan is judged as a document).
         let rules = "my rules for this repo:\n\n- always use uv\n- never push to main";
-        assert_eq!(without_pasted_blocks(rules), rules);
-        let plan = "the plan:\n\n1. pause the DAG\nsome output\n2. backfill";
-        assert_eq!(
-            without_pasted_blocks(plan),
-            "the plan:\n\n1. pause the DAG\n2. backfill"
-        );
-        // No blank line after the colon: no block.
-        let inline = "the test command is:\nmake test";
-        assert_eq!(without_pasted_blocks(inline), inline);
-        // One command line under its introduction is the value the line introduces.
         let command = "to run the integration tests locally:\n\nmake test-integration DB=local";
-        assert_eq!(without_pasted_blocks(command), command);
+        for (input, expected) in [
+            (
+                text,
+                "`fct_orders` is duplicating rows, unique test fails:\n\n\nwe always run `dbt build` before pushing.",
+            ),
+            // A list of the user's rules under its introduction stays; so does a list under
+            // any other line (a plan is judged as a document).
+            (rules, rules),
+            (
+                "the plan:\n\n1. pause the DAG\nsome output\n2. backfill",
+                "the plan:\n\n1. pause the DAG\n2. backfill",
+            ),
+            // No blank line after the colon: no block.
+            (
+                "the test command is:\nmake test",
+                "the test command is:\nmake test",
+            ),
+            // One command line under its introduction is the value the line introduces.
+            (command, command),
+        ] {
+            assert_eq!(without_pasted_blocks(input), expected, "{input:?}");
+        }
         let out = extract(&[Message::user(text)], "").to_markdown();
         assert!(
             !out.contains("1832") && !out.contains("Failure in test"),

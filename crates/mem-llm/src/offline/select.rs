@@ -1467,13 +1467,7 @@ mod tests {
         // Issue 26 build 4: the message shares one word with one note's description and
         // nothing with the others; its share is below the floor (most of the message is about
         // the bug, in words no note holds), but the note stands out of the candidates.
-        let mut notes = corpus();
-        notes.push(candidate(
-            "money.md",
-            "Money handling",
-            "Store every price as integer cents",
-            "Never use floats for amounts.",
-        ));
+        let mut notes = corpus_with_money();
         let q = "the price shows 19.989999 instead of 19.99";
         let shares = best_shares(q, &notes);
         let money = notes.iter().position(|c| c.id == "money.md").unwrap();
@@ -1495,13 +1489,7 @@ mod tests {
     fn a_user_level_note_is_selected_on_the_floor_only() {
         // The standout and the rare-term cases above, with the note in the user's folder:
         // nothing is selected under the floor.
-        let mut notes = corpus();
-        notes.push(candidate(
-            "money.md",
-            "Money handling",
-            "Store every price as integer cents",
-            "Never use floats for amounts.",
-        ));
+        let mut notes = corpus_with_money();
         let q = "the price shows 19.989999 instead of 19.99";
         check_in(q, &notes, &["money.md"]);
         notes.last_mut().unwrap().user_level = true;
@@ -1520,6 +1508,18 @@ mod tests {
             n.user_level = true;
         }
         check_in("how do I run the tests?", &notes, &["testing.md"]);
+    }
+
+    /// The corpus and a note about money that one price-bug message shares a word with.
+    fn corpus_with_money() -> Vec<Candidate> {
+        let mut notes = corpus();
+        notes.push(candidate(
+            "money.md",
+            "Money handling",
+            "Store every price as integer cents",
+            "Never use floats for amounts.",
+        ));
+        notes
     }
 
     fn check_in(query: &str, notes: &[Candidate], expected: &[&str]) {
