@@ -129,11 +129,39 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                 .iter()
                 .flat_map(|s| asides(s))
                 .collect();
+            // Where this message's project entries stood before the sentence read last: the
+            // project entries that sentence added are `memories.project[project_mark..]`.
+            let mut project_mark = memories.project.len();
             for sentence in join_terse(pieces) {
+                let added_before: Vec<String> =
+                    memories.project[project_mark.min(memories.project.len())..].to_vec();
+                project_mark = memories.project.len();
                 if fresh && mostly_secret(&sentence) {
                     continue;
                 }
                 let sentence = strip_filler(&one_line(&sentence));
+                // "that goes for everything you do for me, not just this repo": the scope of
+                // the rule said just before, not a statement of its own. A scope beyond this
+                // project moves the rule the sentence before gave to the project's file into
+                // the user's.
+                let lower = sentence.to_lowercase();
+                if SCOPE_CONTINUATION.is_match(&sentence)
+                    && (GENERIC_SCOPE.is_match(&lower)
+                        || BROAD_SCOPE.is_match(&lower)
+                        || BEYOND_PROJECT.is_match(&sentence))
+                {
+                    if !added_before.is_empty() {
+                        memories.project.retain(|e| !added_before.contains(e));
+                        // The scope is said in the entry, so it stays self-contained and no
+                        // later reading of its words puts it back in the project's file.
+                        for entry in added_before {
+                            add(&mut memories.preferences, in_every_project(&entry));
+                        }
+                        project_mark = memories.project.len();
+                    }
+                    before.push(sentence);
+                    continue;
+                }
                 if sentence.chars().count() > MAX_SENTENCE_CHARS {
                     continue;
                 }
@@ -1028,6 +1056,40 @@ static GENERIC_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
 /// on my laptop", "explain in general how …"); with a habit (don't / never / always / stop /
 /// avoid, or "X instead of Y") they make it a rule ("use `trash` instead of rm for anything on
 /// my machine", "in general: don't add new dependencies without asking").
+/// A sentence giving the scope of the rule before it ("that goes for every project", "this
+/// applies to any repo of mine", 所有项目都一样): it says where the rule holds, nothing of its own.
+static SCOPE_CONTINUATION: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?xi)
+        ^(and\ )?(that|this|it|same|the\ same)(\ rule)?\ (goes|applies|counts|holds|is\ true)\ (for|to)\b
+        | ^(and\ )?same\ (for|in)\ (every|all|any)\b
+        | ^(这|这个|这条|这一条)?(规则)?(也)?(同样)?适用于
+        | ^(这|这个|这条)?(在)?(所有|每个|任何|哪个)(项目|仓库)(里)?都(一样|适用|这样)
+    ")
+});
+
+/// `entry` with its scope said: ", in every project" (所有项目都适用 for a Chinese one) before its
+/// final stop.
+fn in_every_project(entry: &str) -> String {
+    let body = entry.trim_end().trim_end_matches(['.', '。', '!', '！']);
+    if body.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)) {
+        format!("{body}（所有项目都适用）。")
+    } else {
+        format!("{body}, in every project.")
+    }
+}
+
+/// Scope words beyond this project, in a [`SCOPE_CONTINUATION`]: "not just this repo",
+/// "everything you do for me", "any of my projects", 所有项目.
+static BEYOND_PROJECT: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?xi)
+        \bnot\ (just|only)\ (for\ )?(this|here)\b
+        | \beverything\ (you\ do|you\ write)\b
+        | \b(any|every|all)\ (of\ )?(my|our)\ (projects?|repos?|codebases?)\b
+        | \b(every|any|all)\ (projects?|repos?|codebases?)\b
+        | 所有项目|每个项目|任何项目|哪个项目|所有仓库|任何仓库
+    ")
+});
+
 static BROAD_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         \bon\ my\ (machine|laptop|computer|mac|box|system)\b
@@ -1758,6 +1820,35 @@ mod tests {
             "{out}"
         );
         assert!(out.contains("`dbt build` before pushing"), "{out}");
+    }
+
+    #[test]
+    fn a_scope_said_after_a_rule_scopes_the_rule_and_is_not_stored() {
+        let said = "you're relying on my current context. always pass `--context` explicitly on \
+                    every kubectl command. that goes for everything you do for me, not just this \
+                    repo, I juggle like 6 clusters";
+        let m = extract(&[Message::user(said)], "");
+        assert!(m.project.is_empty() && m.corrections.is_empty(), "{m:?}");
+        assert_eq!(
+            m.preferences,
+            ["Always pass `--context` explicitly on every kubectl command, in every project."]
+        );
+        // A sentence opening the same way without a scope is read as usual; a rule for this
+        // project stays the project's.
+        let m = extract(
+            &[Message::user(
+                "always run `make check` before pushing. that goes to the CI runner too.",
+            )],
+            "",
+        );
+        assert!(m.preferences.is_empty(), "{m:?}");
+        let m = extract(
+            &[Message::user(
+                "we deploy with `make ship`. this applies to the staging cluster as well",
+            )],
+            "",
+        );
+        assert!(m.preferences.is_empty(), "{m:?}");
     }
 
     #[test]
