@@ -344,15 +344,17 @@ pub fn detect(root: &Path) -> Detected {
         let Ok(text) = mem_core::fsread::read_to_string(root.join(file)) else {
             continue;
         };
+        // Lowercased once: every dependency name is looked for in it.
+        let lower = text.to_lowercase();
         let mut language = (*language).to_owned();
         if *file == "package.json"
-            && (root.join("tsconfig.json").is_file() || has_word(&text, "typescript"))
+            && (root.join("tsconfig.json").is_file() || has_word(&lower, "typescript"))
         {
             language = "TypeScript".to_owned();
         }
         let framework = frameworks
             .iter()
-            .find(|(dep, _)| has_word(&text, dep))
+            .find(|(dep, _)| has_word(&lower, dep))
             .map(|(_, f)| (*f).to_owned());
         let test_command = if *file == "package.json" && !text.contains("\"test\"") {
             None
@@ -368,9 +370,9 @@ pub fn detect(root: &Path) -> Detected {
     Detected::default()
 }
 
-/// `word` in `text`, not inside a longer name (neighbours are not alphanumerics, `-` or `_`).
-fn has_word(text: &str, word: &str) -> bool {
-    let lower = text.to_lowercase();
+/// `word` in `lower` (text already lowercased, as `word` is), not inside a longer name
+/// (neighbours are not alphanumerics, `-` or `_`).
+fn has_word(lower: &str, word: &str) -> bool {
     let is_name = |c: char| c.is_alphanumeric() || c == '-' || c == '_';
     lower.match_indices(word).any(|(i, _)| {
         let before = lower[..i].chars().next_back();
