@@ -72,9 +72,21 @@ pub fn names_project_scope(text: &str) -> bool {
     }) {
         return true;
     }
-    // 这个 repo / 本 project: a Chinese demonstrative before an English word for the project.
+    // 这个 repo / 本 project: a Chinese demonstrative before an English word for the project,
+    // as a word of its own (not the end of 应该, 版本, 因此).
+    let cjk = |c: char| ('\u{4e00}'..='\u{9fff}').contains(&c);
     if ["这个", "本", "该", "此"].iter().any(|d| {
         lower.match_indices(d).any(|(i, _)| {
+            // 这个 is always a demonstrative; 本, 该, 此 end many words (应该, 版本, 因此), so
+            // they count only after a space, punctuation or a preposition (在本, 对该).
+            if *d != "这个"
+                && lower[..i]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| cjk(c) && !"在于对给把从让".contains(c))
+            {
+                return false;
+            }
             let rest = lower[i + d.len()..].trim_start();
             PROJECT_NOUNS.iter().any(|n| {
                 rest.strip_prefix(n)
@@ -336,6 +348,8 @@ mod tests {
             "以后这个项目都用 pnpm",
             "The thing to know about this codebase is that tables are partitioned.",
             "这个 repo 里 private 函数不要加 `@spec`。",
+            "在这个 repo 里别用 sed -i。",
+            "在本 project 中统一用 mix format。",
             "本project统一用 mix format。",
             "The state for this platform repo lives in GCS, never commit a local state file.",
             "In our main codebase we never use unwrap().",
@@ -353,6 +367,9 @@ mod tests {
             "这个 reporter 的输出太长了。",
             "In this old repo we used tabs, use spaces in the new one.",
             "Use rg for every project, not just this repo.",
+            "pnpm 应该 workspace 级别安装",
+            "升级到新版本 repository 工具",
+            "因此 project 的名字要小写",
         ] {
             assert!(!names_project_scope(t), "{t}");
         }

@@ -442,3 +442,37 @@ fn searches_on_a_write_protected_store_work_filtered_and_say_the_index_is_stale(
     }
     set_modes(root.path(), true);
 }
+
+#[test]
+fn a_write_protected_store_at_an_older_schema_version_is_read_as_it_is() {
+    // A home set up by an older `mem` (schema version 3: no `docs_visibility` index) and then
+    // write-protected: the new binary cannot migrate it, and reads it at its own version.
+    let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let (project, home, _) = populated(root.path());
+    let db = home.join(".mewcode/tiers/memory.db");
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap_or_else(|e| panic!("{e}"));
+        conn.execute_batch("DROP INDEX docs_visibility; PRAGMA user_version = 3;")
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    set_modes(root.path(), false);
+    let probe = home.join("probe");
+    let uid = std::fs::write(&probe, "x").is_ok().then_some(65534);
+    let _ = std::fs::remove_file(&probe);
+    let before = snapshot(root.path());
+    let out = mem_as(&project, &home, &["memory", "search", "flamingo"], uid);
+    assert!(out.contains("Flamingo offsets"), "{out}");
+    let out = mem_as(&project, &home, &["memory", "search", "zebra"], uid);
+    assert!(out.to_lowercase().contains("no memory matches"), "{out}");
+    let changed = changes(&before, &snapshot(root.path()));
+    assert!(changed.is_empty(), "wrote:\n{}", changed.join("\n"));
+    set_modes(root.path(), true);
+    // Writable again: the next open migrates it, and the search reads the same.
+    let out = mem(&project, &home, &["memory", "search", "flamingo"]);
+    assert!(out.contains("Flamingo offsets"), "{out}");
+    let conn = rusqlite::Connection::open(&db).unwrap_or_else(|e| panic!("{e}"));
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(version, 4);
+}

@@ -120,11 +120,12 @@ pub fn fuse(lexical: &[String], semantic: &[String], limit: usize) -> Vec<String
         .take(limit)
         .map(|(id, _)| id)
         .collect();
-    let kept: Vec<String> = lexical
-        .iter()
-        .filter(|id| fused.contains(id))
-        .cloned()
-        .collect();
+    let mut kept: Vec<String> = Vec::new();
+    for id in lexical {
+        if fused.contains(id) && !kept.contains(id) {
+            kept.push(id.clone());
+        }
+    }
     let mut in_order = kept.into_iter();
     for slot in fused.iter_mut() {
         if lexical.contains(slot)
@@ -245,7 +246,7 @@ mod tests {
             ["a", "b"]
         );
         // The margin counts from the best candidate, whatever the floor.
-        let vectors = vec![at(0.30), at(0.52), at(0.49), at(0.44)];
+        let vectors = vec![at(0.30), at(0.52), at(0.49), at(0.46)];
         assert_eq!(
             semantic_ranking(&[1.0, 0.0], &candidates, &vectors, 0.45, 5),
             ["b", "c"]
@@ -278,5 +279,7 @@ mod tests {
         let fused = fuse(&ids(&["x", "y", "z"]), &ids(&["z", "w"]), 2);
         assert_eq!(fused, ["x", "z"]);
         assert_eq!(fuse(&[], &ids(&["c"]), 5), ["c"]);
+        // An inner selector that repeats an id loses no other pick.
+        assert_eq!(fuse(&ids(&["a", "a", "b"]), &[], 5), ["a", "b"]);
     }
 }

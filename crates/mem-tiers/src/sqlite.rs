@@ -52,6 +52,10 @@ pub struct SqliteStore {
     busy_timeout: Duration,
     read_only: bool,
     rank_cap: usize,
+    /// Whether the schema has `docs_visibility` (version 4 on): a full-text pass reads each
+    /// match's visibility from it (`INDEXED BY`); an older database read as it is (see
+    /// [`SqliteStore::open_at_version`]) joins the documents themselves.
+    visibility_index: bool,
 }
 
 impl SqliteStore {
@@ -82,11 +86,32 @@ impl SqliteStore {
     }
 
     /// [`SqliteStore::open`], migrating only up to `version` (for migration tests).
+    ///
+    /// A database set up at an older schema version that cannot be migrated because it is
+    /// write-protected (a read-only home made by an older `mem`) is opened read-only at its own
+    /// version: reads work as they did, a write fails with [`Error::ReadOnly`].
     #[doc(hidden)]
     pub fn open_at_version(path: &Path, busy_timeout: Duration, version: i64) -> Result<Self> {
-        if check_header(path)?.is_some_and(|h| h.is_set_up(version)) {
+        let header = check_header(path)?;
+        if header.as_ref().is_some_and(|h| h.is_set_up(version)) {
             return Self::open_set_up(path, busy_timeout);
         }
+        let older = header.as_ref().is_some_and(|h| h.is_set_up(1));
+        match Self::open_and_migrate(path, busy_timeout, version) {
+            Err(Error::ReadOnly { .. }) if older => {
+                tracing::debug!(
+                    "{}: write-protected at an older schema version; read as it is",
+                    path.display()
+                );
+                Self::open_set_up(path, busy_timeout)
+            }
+            other => other,
+        }
+    }
+
+    /// Creates (when missing), sets up and migrates the database to `version`, under the
+    /// setup lock.
+    fn open_and_migrate(path: &Path, busy_timeout: Duration, version: i64) -> Result<Self> {
         if let Some(dir) = path.parent()
             && !dir.as_os_str().is_empty()
         {
@@ -103,6 +128,7 @@ impl SqliteStore {
             busy_timeout,
             read_only: false,
             rank_cap: query::RANK_CAP,
+            visibility_index: false,
         };
         store
             .conn
@@ -123,7 +149,9 @@ impl SqliteStore {
             .conn
             .execute_batch(CONNECTION_PRAGMAS)
             .map_err(|e| store.err(e))?;
+        let mut store = store;
         store.migrate(version)?;
+        store.visibility_index = store.has_visibility_index()?;
         Ok(store)
     }
 
@@ -167,13 +195,22 @@ impl SqliteStore {
                 | Error::Foreign { .. }
                 | Error::Locked { .. }),
             ) => Err(e),
+            // Immutable: no locks are taken, so another process could still shrink the file
+            // under this one (a `VACUUM` by its owner); a page read past the new end through
+            // the memory map would kill the process (SIGBUS), a plain read is an error.
             Err(_) if no_log_pending(path) => Self::connect(
                 path,
                 busy_timeout,
                 flags,
                 format!("{uri}?mode=ro&immutable=1").into(),
                 true,
-            ),
+            )
+            .and_then(|s| {
+                s.conn
+                    .pragma_update(None, "mmap_size", 0)
+                    .map_err(|e| s.err(e))?;
+                Ok(s)
+            }),
             Err(e) => Err(Error::PendingLog {
                 path: path.to_path_buf(),
                 reason: e.to_string(),
@@ -197,6 +234,7 @@ impl SqliteStore {
             busy_timeout,
             read_only,
             rank_cap: query::RANK_CAP,
+            visibility_index: false,
         };
         store
             .conn
@@ -207,6 +245,7 @@ impl SqliteStore {
             .execute_batch(CONNECTION_PRAGMAS)
             .map_err(|e| store.err(e))?;
         store.check_not_newer()?;
+        store.visibility_index = store.has_visibility_index()?;
         store.read_only = read_only
             || store
                 .conn
@@ -236,6 +275,19 @@ impl SqliteStore {
 
     pub(crate) fn err(&self, e: rusqlite::Error) -> Error {
         map_err(&self.path, self.busy_timeout, e)
+    }
+
+    /// Whether `docs_visibility` is in the schema (version [`VISIBILITY_INDEX_VERSION`] on,
+    /// unless it was dropped by hand).
+    fn has_visibility_index(&self) -> Result<bool> {
+        self.conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'docs_visibility'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n > 0)
+            .map_err(|e| self.err(e))
     }
 
     fn schema_version(&self) -> Result<i64> {
@@ -432,7 +484,7 @@ impl SqliteStore {
         // Each match's visibility is read from `docs_visibility` (schema version 4), a small
         // index of the columns the filters test, not from the documents' rows with their text;
         // a `LIKE` on a short term needs the text, so then the rows are read.
-        let docs = if likes.is_empty() {
+        let docs = if likes.is_empty() && self.visibility_index {
             "docs d INDEXED BY docs_visibility"
         } else {
             "docs d"

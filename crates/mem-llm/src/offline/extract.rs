@@ -662,9 +662,11 @@ fn without_code_blocks(text: &str) -> String {
 
 /// `text` without the output pasted under a line that introduces it without a fence
 /// ("unique test fails:", a blank line, then the test's output up to the next blank line): the
-/// block's lines are the tool's words, not the user's. List items and headings stay (a list of
-/// rules or a plan is judged as a document), and so does a block under a line that introduces
-/// the user's rules ("my rules for this repo:", [`knowledge::introduces_rules`]).
+/// block's lines are the tool's words, not the user's. Only under a line that speaks of output
+/// or reports an event ([`OUTPUT_INTRO`], [`knowledge::is_event_or_task`]): "Heads up:" or
+/// "One more thing about this repo:" introduce the user's own words. List items and headings
+/// stay (a list of rules or a plan is judged as a document), and so does a block under a line
+/// that introduces the user's rules ("my rules for this repo:", [`knowledge::introduces_rules`]).
 fn without_pasted_blocks(text: &str) -> String {
     let lines: Vec<&str> = text.lines().collect();
     let mut out: Vec<&str> = Vec::with_capacity(lines.len());
@@ -677,6 +679,7 @@ fn without_pasted_blocks(text: &str) -> String {
         if (intro.ends_with(':') || intro.ends_with('：'))
             && lines.get(i).is_some_and(|l| l.trim().is_empty())
             && !knowledge::introduces_rules(intro)
+            && (OUTPUT_INTRO.is_match(intro) || knowledge::is_event_or_task(intro))
         {
             // The blank line, then the block up to the next blank line: list items stay, and
             // a block of one command line is the value its introduction announces.
@@ -699,6 +702,17 @@ fn without_pasted_blocks(text: &str) -> String {
     }
     out.join("\n")
 }
+
+/// A line introducing what a tool printed: an error, output, a log, a failure, "got this",
+/// what a command says or returns (报错, 输出, 日志).
+static OUTPUT_INTRO: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?xi)
+        \b(errors?|output|logs?|trace|traceback|stack\ ?trace|warnings?|fails?|failed|failing
+           |crash(es|ed)?|panic(s|ked)?|got\ this|getting\ this|says|said|prints?|printed
+           |returns?|returned|shows?|showed|spits?\ out)\b
+        | 报错|输出|日志|提示
+    ")
+});
 
 /// Whether `line` reads as one shell command ("make test-integration DB=local", "$ cargo
 /// build"): a lowercase program name and its arguments, no sentence.
@@ -1792,6 +1806,7 @@ mod tests {
                     we always run `dbt build` before pushing.";
         let rules = "my rules for this repo:\n\n- always use uv\n- never push to main";
         let command = "to run the integration tests locally:\n\nmake test-integration DB=local";
+        let heads_up = "Heads up:\n\nAlways use pnpm in this repo, never npm.";
         for (input, expected) in [
             (
                 text,
@@ -1801,8 +1816,14 @@ mod tests {
             // any other line (a plan is judged as a document).
             (rules, rules),
             (
-                "the plan:\n\n1. pause the DAG\nsome output\n2. backfill",
-                "the plan:\n\n1. pause the DAG\n2. backfill",
+                "the build fails:\n\n1. pause the DAG\nerror: some output\n2. backfill",
+                "the build fails:\n\n1. pause the DAG\n2. backfill",
+            ),
+            // A line that introduces the user's own words is no output.
+            (heads_up, heads_up),
+            (
+                "One more thing about this repo:\n\nNever commit generated files.",
+                "One more thing about this repo:\n\nNever commit generated files.",
             ),
             // No blank line after the colon: no block.
             (
@@ -1820,6 +1841,8 @@ mod tests {
             "{out}"
         );
         assert!(out.contains("`dbt build` before pushing"), "{out}");
+        let out = extract(&[Message::user(heads_up)], "").to_markdown();
+        assert!(out.contains("pnpm"), "{out}");
     }
 
     #[test]

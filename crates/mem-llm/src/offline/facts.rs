@@ -542,25 +542,28 @@ pub fn is_fragment(clause: &str) -> bool {
         return true;
     }
     // The contrast tail of a sentence split off on its own ("not manage.py test in this
-    // repo."): its verb is in the clause before it, so it says nothing alone.
+    // repo."): its verb is in the clause before it, so it says nothing alone. Short and
+    // without a clause after it: "Not Docker: we deploy with systemd." and "Not a fan of
+    // mocks, use the real database" go on with a statement of their own.
     static CONTRAST_TAIL: LazyLock<Regex> =
         LazyLock::new(|| re(r"(?i)^(?:(?:and|but|or)\s+)?not\s+([\w`'.-]+)"));
-    if let Some(next) = CONTRAST_TAIL
-        .captures(clause.trim_start())
-        .and_then(|c| c.get(1))
-        && ![
-            "only",
-            "just",
-            "to",
-            "all",
-            "every",
-            "everything",
-            "sure",
-            "now",
-            "yet",
-            "today",
-        ]
-        .contains(&next.as_str().to_lowercase().as_str())
+    const NOT_A_TAIL: &[&str] = &[
+        "only",
+        "just",
+        "to",
+        "all",
+        "every",
+        "everything",
+        "sure",
+        "now",
+        "yet",
+        "today",
+    ];
+    let body = clause.trim().trim_end_matches(['.', '!', '。', '！']);
+    if let Some(next) = CONTRAST_TAIL.captures(body).and_then(|c| c.get(1))
+        && !NOT_A_TAIL.contains(&next.as_str().to_lowercase().as_str())
+        && content.len() <= 8
+        && !body.contains([',', ':', ';', '，', '：', '；'])
     {
         return true;
     }
@@ -833,6 +836,9 @@ mod tests {
             "Never commit to main.",
             "Not just tests: run the linter too.",
             "not to be used for secrets: the .env.example file",
+            "Not Docker: we deploy with systemd.",
+            "Not `npm`: this repo uses pnpm.",
+            "Not a fan of mocks, use the real database in tests.",
         ] {
             assert!(!is_fragment(t), "{t}");
         }

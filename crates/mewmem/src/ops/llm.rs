@@ -84,7 +84,12 @@ pub fn read_candidates(
     const MAX_FILES: usize = 200;
     const MAX_FILE_BYTES: usize = 1 << 20;
     let mut candidates: Vec<Candidate> = Vec::new();
+    // The user's folder however it is spelled (relative, through a symlink).
+    let user_dir = user_dir.map(|u| u.canonicalize().unwrap_or_else(|_| u.to_path_buf()));
     for dir in dirs {
+        let user_level = user_dir
+            .as_ref()
+            .is_some_and(|u| dir.canonicalize().is_ok_and(|d| &d == u) || dir == u);
         let entries = match std::fs::read_dir(dir) {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -130,7 +135,7 @@ pub fn read_candidates(
             if let Some(warning) = warning {
                 warn(format!("{}: {warning}", path.display()));
             }
-            candidate.user_level = user_dir.is_some_and(|u| u == dir.as_path());
+            candidate.user_level = user_level;
             candidates.push(candidate);
         }
     }
