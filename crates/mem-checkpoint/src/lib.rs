@@ -641,18 +641,12 @@ impl Checkpoints {
                 self.clean_leftovers();
                 Ok(lock)
             }
-            Err(mem_core::lockfile::LockFailure::TimedOut { waited }) => Err(Error::Locked {
-                path,
-                waited_ms: waited.as_millis() as u64,
-            }),
-            Err(mem_core::lockfile::LockFailure::Io { action, source }) => Err(io(
-                if action == "open" {
-                    "open the lock file"
-                } else {
-                    "lock"
+            Err(failure) => Err(failure.into_error(
+                |waited_ms| Error::Locked {
+                    path: path.clone(),
+                    waited_ms,
                 },
-                &path,
-                source,
+                |what, source| io(what, &path, source),
             )),
         }
     }

@@ -134,6 +134,15 @@ fn rusqlite_rows(db: &Path) -> Vec<(i64, String, String, String, Option<String>)
     .collect()
 }
 
+/// Creates checkpoint `name` with the default options.
+fn create_named(cps: &Checkpoints, name: &str) {
+    cps.create(&CreateOptions {
+        name: Some(name.into()),
+        ..CreateOptions::default()
+    })
+    .unwrap();
+}
+
 #[test]
 fn restore_gives_back_files_rows_and_replay_and_keeps_every_record() {
     let e = env();
@@ -248,11 +257,7 @@ fn hand_edits_are_conflicts_unless_forced_and_the_pre_restore_keeps_them() {
     e.add_entry(Scope::Project, MemoryCategory::Project, "Fact one");
     e.note("testing", "Use nextest.");
     let cps = e.checkpoints();
-    cps.create(&CreateOptions {
-        name: Some("c".into()),
-        ..CreateOptions::default()
-    })
-    .unwrap();
+    create_named(&cps, "c");
     let mem = e.project.join(".mewcode/memories.md");
     let mut text = fs::read_to_string(&mem).unwrap();
     text.push_str("- Typed by a person\n");
@@ -373,11 +378,7 @@ fn a_store_copy_of_a_newer_schema_is_refused() {
     let e = env();
     e.manager();
     let cps = e.checkpoints();
-    cps.create(&CreateOptions {
-        name: Some("c".into()),
-        ..CreateOptions::default()
-    })
-    .unwrap();
+    create_named(&cps, "c");
     let dir = cps.dir().join("c");
     let store = dir.join("store.sqlite");
     {
@@ -417,11 +418,7 @@ fn a_concurrent_checkpoint_operation_waits_then_fails_cleanly() {
 fn automatic_checkpoints_are_pruned_to_the_last_n() {
     let e = env();
     let cps = e.checkpoints();
-    cps.create(&CreateOptions {
-        name: Some("manual".into()),
-        ..CreateOptions::default()
-    })
-    .unwrap();
+    create_named(&cps, "manual");
     let mut pruned_all = Vec::new();
     for _ in 0..4 {
         let (_, pruned) = cps.create_auto("auto: test", false, 2).unwrap();
@@ -439,11 +436,7 @@ fn a_restore_waits_for_a_memories_writer_and_an_extraction_waits_for_the_restore
     e.manager();
     e.add_entry(Scope::Project, MemoryCategory::Project, "Fact one");
     let cps = e.checkpoints();
-    cps.create(&CreateOptions {
-        name: Some("c".into()),
-        ..CreateOptions::default()
-    })
-    .unwrap();
+    create_named(&cps, "c");
     e.add_entry(Scope::Project, MemoryCategory::Project, "Fact two");
     let before = e.files();
     // Another process is writing memories.md: the restore waits for it, then restores.
@@ -542,11 +535,7 @@ fn a_failed_rename_puts_every_file_back_and_undoes_rows_and_sessions() {
     let sid = w.id().to_owned();
     w.append(&Message::user("hello")).unwrap();
     let cps = env.checkpoints();
-    cps.create(&CreateOptions {
-        name: Some("base".into()),
-        ..CreateOptions::default()
-    })
-    .unwrap();
+    create_named(&cps, "base");
     // Changes since: an entry, a note changed, one removed, one added, a learning, a message.
     env.add_entry(
         Scope::Project,
@@ -600,11 +589,7 @@ fn a_restore_waits_for_the_notes_lock_and_fails_cleanly() {
     let env = env();
     env.note("testing", "Run the tests with nextest.");
     let cps = env.checkpoints();
-    cps.create(&CreateOptions {
-        name: Some("base".into()),
-        ..CreateOptions::default()
-    })
-    .unwrap();
+    create_named(&cps, "base");
     env.note("later", "Written after the checkpoint.");
     let before = env.files();
     // A note writer holds the folder's lock (as `mem note add` does while it writes).
@@ -1053,11 +1038,7 @@ fn a_tampered_file_name_is_refused_naming_the_name_and_the_manifest() {
     e.add_entry(Scope::Project, MemoryCategory::Project, "Fact one");
     e.note("testing", "Use nextest.");
     let cps = e.checkpoints();
-    cps.create(&CreateOptions {
-        name: Some("c".into()),
-        ..CreateOptions::default()
-    })
-    .unwrap();
+    create_named(&cps, "c");
     let manifest = cps.dir().join("c/manifest.json");
     let good = fs::read_to_string(&manifest).unwrap();
     let value: serde_json::Value = serde_json::from_str(&good).unwrap();
@@ -1124,11 +1105,7 @@ fn a_restore_never_writes_or_deletes_through_a_memory_folder_linked_out_of_the_p
     std::os::unix::fs::symlink(&outside, e.project.join(".mewcode/memory")).unwrap();
     e.add_entry(Scope::Project, MemoryCategory::Project, "Fact one");
     let cps = e.checkpoints();
-    cps.create(&CreateOptions {
-        name: Some("c".into()),
-        ..CreateOptions::default()
-    })
-    .unwrap();
+    create_named(&cps, "c");
     // Written since: a restore would delete them, and put kept.md back.
     fs::write(outside.join("other.md"), "not the project's\n").unwrap();
     fs::write(outside.join("kept.md"), "changed\n").unwrap();

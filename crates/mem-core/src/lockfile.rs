@@ -22,6 +22,29 @@ pub enum LockFailure {
     },
 }
 
+impl LockFailure {
+    /// The failure as a caller's error: `locked(waited_ms)` for a timeout (milliseconds
+    /// waited), `io(what, source)` otherwise, `what` being "open the lock file" or "lock"
+    /// (the phrase after "cannot").
+    pub fn into_error<E>(
+        self,
+        locked: impl FnOnce(u64) -> E,
+        io: impl FnOnce(&'static str, std::io::Error) -> E,
+    ) -> E {
+        match self {
+            LockFailure::TimedOut { waited } => locked(waited.as_millis() as u64),
+            LockFailure::Io { action, source } => io(
+                if action == "open" {
+                    "open the lock file"
+                } else {
+                    "lock"
+                },
+                source,
+            ),
+        }
+    }
+}
+
 /// Opens (creating, never truncating) the lock file at `path` and takes its exclusive lock,
 /// retrying every 20 ms for up to `timeout`. The lock is held while the returned [`File`] lives.
 ///
@@ -64,6 +87,33 @@ pub fn lock_exclusive(path: &Path, timeout: Duration) -> Result<File, LockFailur
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn a_failure_becomes_the_callers_error() {
+        let as_text = |f: LockFailure| {
+            f.into_error(
+                |ms| format!("locked {ms}"),
+                |what, e| format!("cannot {what}: {e}"),
+            )
+        };
+        let waited = Duration::from_millis(1500);
+        assert_eq!(as_text(LockFailure::TimedOut { waited }), "locked 1500");
+        let source = || std::io::Error::other("denied");
+        assert_eq!(
+            as_text(LockFailure::Io {
+                action: "open",
+                source: source()
+            }),
+            "cannot open the lock file: denied"
+        );
+        assert_eq!(
+            as_text(LockFailure::Io {
+                action: "lock",
+                source: source()
+            }),
+            "cannot lock: denied"
+        );
+    }
 
     #[test]
     fn a_held_lock_times_out_and_is_free_once_dropped() {

@@ -202,64 +202,37 @@ fn writes_refuse_hand_edits_and_can_write_beside() {
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let dir = tmp.path().join("skills");
     let sources = vec!["L1".to_owned()];
-    let first = write(
-        &options(&dir),
-        "db",
-        "---\nname: db\n---\none\n",
-        &sources,
-        "offline",
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(first.status, WriteStatus::Created);
-    let again = write(
-        &options(&dir),
-        "db",
-        "---\nname: db\n---\none\n",
-        &sources,
-        "offline",
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(again.status, WriteStatus::Unchanged);
-    let updated = write(
-        &options(&dir),
-        "db",
-        "---\nname: db\n---\ntwo\n",
-        &sources,
-        "offline",
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(updated.status, WriteStatus::Updated);
-    let path = dir.join("db").join(SKILL_FILE);
-    std::fs::write(&path, "---\nname: db\n---\nmy own words\n").unwrap_or_else(|e| panic!("{e}"));
-    let refused = write(
-        &options(&dir),
-        "db",
-        "---\nname: db\n---\nthree\n",
-        &sources,
-        "offline",
-    );
-    assert!(matches!(refused, Err(Error::Edited { .. })), "{refused:?}");
+    // Skill `db` with body `body`, written with `opts`.
+    let put = |opts: &WriteOptions, body: &str| {
+        write(
+            opts,
+            "db",
+            &format!("---\nname: db\n---\n{body}\n"),
+            &sources,
+            "offline",
+        )
+    };
+    let ok = |w: Result<Written>| w.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ok(put(&options(&dir), "one")).status, WriteStatus::Created);
     assert_eq!(
-        std::fs::read_to_string(&path).unwrap_or_default(),
-        "---\nname: db\n---\nmy own words\n"
+        ok(put(&options(&dir), "one")).status,
+        WriteStatus::Unchanged
     );
-    let beside = write(
-        &WriteOptions {
-            beside: true,
-            ..options(&dir)
-        },
-        "db",
-        "---\nname: db\n---\nthree\n",
-        &sources,
-        "offline",
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ok(put(&options(&dir), "two")).status, WriteStatus::Updated);
+    let path = dir.join("db").join(SKILL_FILE);
+    let hand = "---\nname: db\n---\nmy own words\n";
+    std::fs::write(&path, hand).unwrap_or_else(|e| panic!("{e}"));
+    let refused = put(&options(&dir), "three");
+    assert!(matches!(refused, Err(Error::Edited { .. })), "{refused:?}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap_or_default(), hand);
+    let beside_opts = WriteOptions {
+        beside: true,
+        ..options(&dir)
+    };
+    let beside = ok(put(&beside_opts, "three"));
     assert_eq!(beside.status, WriteStatus::Beside);
     assert_eq!(beside.path, dir.join("db").join(BESIDE_FILE));
-    assert_eq!(
-        std::fs::read_to_string(&path).unwrap_or_default(),
-        "---\nname: db\n---\nmy own words\n"
-    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap_or_default(), hand);
     // A skill a person wrote (no sidecar) is refused too.
     std::fs::create_dir_all(dir.join("mine")).unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(dir.join("mine").join(SKILL_FILE), "hand").unwrap_or_else(|e| panic!("{e}"));

@@ -101,18 +101,12 @@ fn lock(dir: &Path) -> Result<Lock> {
     let path = dir.join(LOCK_FILE);
     match mem_core::lockfile::lock_exclusive(&path, LOCK_TIMEOUT) {
         Ok(file) => Ok(Lock { _file: file }),
-        Err(mem_core::lockfile::LockFailure::TimedOut { waited }) => Err(Error::Locked {
-            path,
-            waited_ms: waited.as_millis() as u64,
-        }),
-        Err(mem_core::lockfile::LockFailure::Io { action, source }) => Err(io(
-            if action == "open" {
-                "open the lock file"
-            } else {
-                "lock"
+        Err(failure) => Err(failure.into_error(
+            |waited_ms| Error::Locked {
+                path: path.clone(),
+                waited_ms,
             },
-            &path,
-            source,
+            |what, source| io(what, &path, source),
         )),
     }
 }
