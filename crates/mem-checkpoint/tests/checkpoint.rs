@@ -692,42 +692,9 @@ fn extra_note_folders_are_checkpointed_and_restored() {
     assert!(!env.extra().join("project_db.md").exists());
 }
 
-/// Records a skipped PostgreSQL test for `cargo xtask ci`, which counts and reports them: one
-/// line `<test binary>::<test name>` appended to the file `$MEM_PG_SKIP_LOG` when it is set.
-fn record_pg_skip() {
-    use std::io::Write;
-    let Some(log) = std::env::var_os("MEM_PG_SKIP_LOG") else {
-        return;
-    };
-    let name = std::thread::current().name().unwrap_or("?").to_owned();
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-    {
-        let _ = writeln!(f, "{}::{name}", env!("CARGO_CRATE_NAME"));
-    }
-}
-
-/// PostgreSQL: `MEM_TEST_PG_URL` (`.ci/postgres.sh start` prints one); without it this test
-/// says so and passes (with `MEM_REQUIRE_PG=1` it fails instead).
+/// PostgreSQL: `MEM_TEST_PG_URL`, or the test is skipped (a failure with `MEM_REQUIRE_PG=1`).
 fn pg_url() -> Option<String> {
-    match std::env::var("MEM_TEST_PG_URL") {
-        Ok(u) if !u.trim().is_empty() => Some(u),
-        _ => {
-            assert!(
-                std::env::var("MEM_REQUIRE_PG").map_or(true, |v| v != "1"),
-                "MEM_REQUIRE_PG=1 but MEM_TEST_PG_URL is not set"
-            );
-            use std::io::Write;
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED (PostgreSQL half): MEM_TEST_PG_URL is not set"
-            );
-            record_pg_skip();
-            None
-        }
-    }
+    mem_core::testing::pg_url_or_skip(env!("CARGO_CRATE_NAME"))
 }
 
 #[test]

@@ -16,39 +16,9 @@ use serde_json::{Value, json};
 
 const MEM: &str = env!("CARGO_BIN_EXE_mem");
 
-/// Records a skipped PostgreSQL test for `cargo xtask ci` (one line in `$MEM_PG_SKIP_LOG`).
-fn record_pg_skip() {
-    use std::io::Write;
-    let Some(log) = std::env::var_os("MEM_PG_SKIP_LOG") else {
-        return;
-    };
-    let name = std::thread::current().name().unwrap_or("?").to_owned();
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-    {
-        let _ = writeln!(f, "{}::{name}", env!("CARGO_CRATE_NAME"));
-    }
-}
-
+/// PostgreSQL: `MEM_TEST_PG_URL`, or the test is skipped (a failure with `MEM_REQUIRE_PG=1`).
 fn server() -> Option<String> {
-    match std::env::var("MEM_TEST_PG_URL") {
-        Ok(u) if !u.trim().is_empty() => Some(u),
-        _ => {
-            if std::env::var("MEM_REQUIRE_PG").is_ok_and(|v| v == "1") {
-                panic!("MEM_REQUIRE_PG=1 but MEM_TEST_PG_URL is not set: no PostgreSQL server");
-            }
-            use std::io::Write;
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED (PostgreSQL): MEM_TEST_PG_URL is not set; start a server with \
-                 `.ci/postgres.sh start` and export the URL it prints"
-            );
-            record_pg_skip();
-            None
-        }
-    }
+    mem_core::testing::pg_url_or_skip(env!("CARGO_CRATE_NAME"))
 }
 
 /// One member: a project folder, a home, and the store settings.

@@ -30,6 +30,8 @@ pub mod pathguard;
 pub mod secrets;
 pub mod speech;
 pub mod terminal;
+#[doc(hidden)]
+pub mod testing;
 mod tokens;
 
 pub use conversation::Conversation;

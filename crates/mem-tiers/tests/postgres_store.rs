@@ -19,41 +19,9 @@ use mem_tiers::*;
 
 static SCHEMAS: AtomicUsize = AtomicUsize::new(0);
 
-/// Records a skipped PostgreSQL test for `cargo xtask ci`, which counts and reports them: one
-/// line `<test binary>::<test name>` appended to the file `$MEM_PG_SKIP_LOG` when it is set.
-fn record_pg_skip() {
-    use std::io::Write;
-    let Some(log) = std::env::var_os("MEM_PG_SKIP_LOG") else {
-        return;
-    };
-    let name = std::thread::current().name().unwrap_or("?").to_owned();
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-    {
-        let _ = writeln!(f, "{}::{name}", env!("CARGO_CRATE_NAME"));
-    }
-}
-
+/// PostgreSQL: `MEM_TEST_PG_URL`, or the test is skipped (a failure with `MEM_REQUIRE_PG=1`).
 fn server() -> Option<String> {
-    match std::env::var("MEM_TEST_PG_URL") {
-        Ok(u) if !u.trim().is_empty() => Some(u),
-        _ => {
-            if std::env::var("MEM_REQUIRE_PG").is_ok_and(|v| v == "1") {
-                panic!("MEM_REQUIRE_PG=1 but MEM_TEST_PG_URL is not set: no PostgreSQL server");
-            }
-            // Straight to the stderr handle: the test harness captures `eprintln!`.
-            use std::io::Write;
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED (PostgreSQL half): MEM_TEST_PG_URL is not set; start a server with \
-                 `.ci/postgres.sh start` and export the URL it prints"
-            );
-            record_pg_skip();
-            None
-        }
-    }
+    mem_core::testing::pg_url_or_skip(env!("CARGO_CRATE_NAME"))
 }
 
 /// A schema no other test (or test process) uses.
