@@ -15,8 +15,34 @@ impl SessionStore {
     /// Opens an existing `.jsonl` and locks it, reopening when the file was replaced (an
     /// import renamed a new file over it) between the open and the lock.
     pub(super) fn open_locked(&self, path: &Path, id: &str, exclusive: bool) -> Result<File> {
+        self.lock_opened(path, exclusive, || open_existing(path, id, &self.dir))
+    }
+
+    /// [`SessionStore::open_locked`] for a change in place: opened for reading and writing,
+    /// locked exclusively.
+    pub(super) fn open_locked_for_write(&self, path: &Path, id: &str) -> Result<File> {
+        self.lock_opened(path, true, || {
+            match OpenOptions::new().read(true).write(true).open(path) {
+                Ok(f) => Ok(f),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::NotFound {
+                    id: id.to_owned(),
+                    dir: self.dir.clone(),
+                }),
+                Err(e) => Err(Error::io("cannot open", path, e)),
+            }
+        })
+    }
+
+    /// Opens with `open` and locks, again while the file at `path` is no longer the one
+    /// opened (an import renamed a new file over it between the open and the lock).
+    fn lock_opened(
+        &self,
+        path: &Path,
+        exclusive: bool,
+        open: impl Fn() -> Result<File>,
+    ) -> Result<File> {
         loop {
-            let file = open_existing(path, id, &self.dir)?;
+            let file = open()?;
             lock(&file, path, exclusive, self.options.lock_timeout)?;
             if same_file(&file, path) {
                 return Ok(file);

@@ -2,7 +2,7 @@
 //! committed by two renames under the import lock; a session's records after a [`MetaMark`]
 //! replaced (`rewrite_tail`); temporary files left by killed processes removed.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -15,7 +15,7 @@ use super::files::{
     file_len, file_tail_fingerprint, process_id, read_at, sync_dir, tail_fingerprint, unique_tmp,
     write_new_file,
 };
-use super::lock::{ImportLock, lock, same_file};
+use super::lock::ImportLock;
 use super::mark::{MetaMark, REWRITING_KEY};
 use super::{Durability, SessionStore, encode_record, validate_id};
 
@@ -473,23 +473,7 @@ impl SessionStore {
         amend: impl FnOnce(&mut SessionMeta, Option<MetaMark>) -> Result<()>,
     ) -> Result<(SessionMeta, bool)> {
         let path = self.jsonl_path(id);
-        let file = loop {
-            let file = match OpenOptions::new().read(true).write(true).open(&path) {
-                Ok(f) => f,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    return Err(Error::NotFound {
-                        id: id.to_owned(),
-                        dir: self.dir.clone(),
-                    });
-                }
-                Err(e) => return Err(Error::io("cannot open", &path, e)),
-            };
-            lock(&file, &path, true, self.options.lock_timeout)?;
-            if same_file(&file, &path) {
-                break file;
-            }
-            let _ = file.unlock();
-        };
+        let file = self.open_locked_for_write(&path, id)?;
         let result =
             self.rewrite_tail_locked(id, &file, &path, base, records, mark_at, check, amend);
         let _ = file.unlock();
