@@ -61,3 +61,17 @@ pub enum Command {
     /// Skills from learnings: suggest groups of related memories, generate a SKILL.md.
     Skill(crate::cmd::skill::SkillArgs),
 }
+
+impl Command {
+    /// Whether the command allocates in bulk (imports, the migration, an archive import, the
+    /// long-lived MCP server), so that mimalloc pays off over the system's allocator
+    /// (`mem_alloc`).
+    pub fn allocates_in_bulk(&self) -> bool {
+        match self {
+            Command::Session(args) => args.allocates_in_bulk(),
+            Command::Memory(args) => args.allocates_in_bulk(),
+            Command::Mcp(_) => true,
+            _ => false,
+        }
+    }
+}

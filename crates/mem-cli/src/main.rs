@@ -20,11 +20,10 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-/// mimalloc instead of the system allocator: imports allocate and free millions of small JSON
-/// nodes; see the `mimalloc` feature.
+/// The system's allocator for short commands, mimalloc for the bulk ones (`mem_alloc`).
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: mem_alloc::CommandAllocator = mem_alloc::CommandAllocator;
 
 /// No `#[tokio::main]`: [`cmd::run`] starts a runtime only for the commands that need one.
 fn main() -> ExitCode {
@@ -37,6 +36,10 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => return usage_error(&err),
     };
+    #[cfg(feature = "mimalloc")]
+    if cli.command.allocates_in_bulk() {
+        mem_alloc::use_bulk_allocator();
+    }
     init_logging();
     let json = cli.global.json;
     let settings = match settings::Settings::resolve(&cli.global) {

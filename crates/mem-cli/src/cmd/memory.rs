@@ -145,6 +145,17 @@ enum ArchiveFormat {
     Json,
 }
 
+impl MemoryArgs {
+    /// Whether the command works through a whole store or archive (the migration, an archive
+    /// import): it allocates in bulk (`mem_alloc`).
+    pub fn allocates_in_bulk(&self) -> bool {
+        matches!(
+            self.command,
+            MemoryCommand::Migrate { .. } | MemoryCommand::Store(StoreCommand::Import { .. })
+        )
+    }
+}
+
 /// Runs `mem memory ...`.
 pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
     let memory = crate::open::memory(settings)?;

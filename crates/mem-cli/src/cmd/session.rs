@@ -23,6 +23,14 @@ pub struct SessionArgs {
     command: SessionCommand,
 }
 
+impl SessionArgs {
+    /// Whether the command reads transcripts in bulk (an import): it allocates in bulk
+    /// (`mem_alloc`).
+    pub fn allocates_in_bulk(&self) -> bool {
+        matches!(self.command, SessionCommand::Import { .. })
+    }
+}
+
 #[derive(Debug, Subcommand)]
 enum SessionCommand {
     /// List the project's sessions, most recently active first.
