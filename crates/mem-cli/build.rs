@@ -49,7 +49,8 @@ fn position_dependent_links() -> bool {
     };
     let source = out.join("no_pie_probe.c");
     let program = out.join("no_pie_probe");
-    let text = "static int value = 7;\nint *pointer = &value;\nint main(void) { return *pointer - 7; }\n";
+    let text =
+        "static int value = 7;\nint *pointer = &value;\nint main(void) { return *pointer - 7; }\n";
     if std::fs::write(&source, text).is_err() {
         return false;
     }
