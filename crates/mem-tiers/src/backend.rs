@@ -147,4 +147,7 @@ impl MemoryStore for AnyStore {
     fn purge_deleted(&self) -> Result<()> {
         each!(self, s => s.purge_deleted())
     }
+    fn optimize_search_index(&self) -> Result<()> {
+        each!(self, s => s.optimize_search_index())
+    }
 }

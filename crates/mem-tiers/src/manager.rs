@@ -856,13 +856,17 @@ impl<S: MemoryStore> MemoryManager<S> {
         self.store.read_only()
     }
 
-    /// Drops every file-backed document and reads all files again (`mem memory reindex`).
+    /// Drops every file-backed document and reads all files again (`mem memory reindex`), then
+    /// merges the full-text indexes ([`MemoryStore::optimize_search_index`]).
     ///
     /// # Errors
     /// Store errors.
     pub fn reindex(&self) -> Result<SyncReport> {
         self.store.clear_file_index()?;
-        self.sync_index()
+        let report = self.sync_index()?;
+        self.store.optimize_search_index()?;
+        self.store.purge_deleted()?;
+        Ok(report)
     }
 
     /// Seed 003 `recall(query)`: the index (synced first) searched for `query` as plain text,
@@ -1038,7 +1042,9 @@ impl<S: MemoryStore> MemoryManager<S> {
 
     /// Seed 003 `omc memory clean`: refreshes the index (drops memories whose files are gone),
     /// reports the short-term view's expiry, and deletes learnings unused for
-    /// `learning_max_age_days` (when set). With `dry_run` nothing is deleted.
+    /// `learning_max_age_days` (when set), then merges the full-text indexes
+    /// ([`MemoryStore::optimize_search_index`]) and truncates the write-ahead log
+    /// ([`MemoryStore::purge_deleted`]). With `dry_run` nothing is deleted or merged.
     ///
     /// # Errors
     /// Store and session errors.
@@ -1053,7 +1059,11 @@ impl<S: MemoryStore> MemoryManager<S> {
             }
             None => Vec::new(),
         };
-        if !dry_run && !expired_learnings.is_empty() {
+        if !dry_run {
+            // Maintenance: the full-text indexes merged into one segment each (searches read
+            // one b-tree per term), then the write-ahead log truncated (it held the rewritten
+            // index, and the text of what expired).
+            self.store.optimize_search_index()?;
             self.store.purge_deleted()?;
         }
         Ok(CleanReport {

@@ -1166,6 +1166,16 @@ impl MemoryStore for SqliteStore {
         self.path.display().to_string()
     }
 
+    fn optimize_search_index(&self) -> Result<()> {
+        self.write(|c| {
+            c.execute_batch(
+                "INSERT INTO docs_word(docs_word) VALUES ('optimize'); \
+                 INSERT INTO docs_trigram(docs_trigram) VALUES ('optimize');",
+            )?;
+            Ok(())
+        })
+    }
+
     fn purge_deleted(&self) -> Result<()> {
         let (busy, log, copied): (i64, i64, i64) = self
             .conn

@@ -835,3 +835,44 @@ fn opening_and_searching_write_only_what_changed() {
     assert_eq!(p.name, "quokka-app");
     assert_eq!(p.language.as_deref(), Some("Rust"));
 }
+
+/// `clean` merges each full-text index into one segment (a dry run merges nothing), as does
+/// `reindex`.
+#[test]
+fn clean_and_reindex_merge_the_search_index() {
+    let e = env();
+    let m = manager(&e);
+    for i in 0..60 {
+        m.add_learning(
+            &format!("heron {i}"),
+            "seen at the marsh",
+            "tip",
+            &[],
+            None,
+            false,
+        )
+        .unwrap();
+    }
+    let segments = || -> i64 {
+        m.store()
+            .connection()
+            .query_row(
+                "SELECT count(DISTINCT segid) FROM docs_trigram_idx",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    let before = segments();
+    assert!(before > 1, "{before}");
+    m.clean(true).unwrap();
+    assert_eq!(segments(), before);
+    m.clean(false).unwrap();
+    assert_eq!(segments(), 1);
+    assert_eq!(m.recall("marsh", 100).unwrap().len(), 60);
+    m.add_learning("kestrel", "over the dunes", "tip", &[], None, false)
+        .unwrap();
+    assert!(segments() > 1);
+    m.reindex().unwrap();
+    assert_eq!(segments(), 1);
+}

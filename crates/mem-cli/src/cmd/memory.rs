@@ -91,7 +91,7 @@ enum StoreCommand {
         #[arg(long, value_enum, hide_possible_values = true)]
         scope: Option<ScopeArg>,
     },
-    /// Refresh the index, report the short-term view, delete expired learnings.
+    /// Refresh the index, report the short-term view, delete expired learnings, merge the search index.
     Clean {
         /// Say what would be deleted; delete nothing.
         #[arg(long)]
