@@ -1,6 +1,8 @@
 //! Memory search against its floor (issue 29 Build 1, results in `docs/BENCHMARKS.md`), all in
 //! one run, each pair alternating query by query:
-//! - whole process: `mem memory search Q` against `sqlite3 <same db> "<the same FTS5 query>"`;
+//! - whole process: `mem memory search Q` against `sqlite3 <same db> "<the same FTS5 query>"`,
+//!   on the store as built (its full-text indexes in the segments a bulk build leaves: 8 and 11
+//!   at 100,000) and on a copy after `mem memory clean` (one segment each), `home-<N>-v1-cleaned/`;
 //! - in process: `MemoryStore::search` against the raw FTS5 statement on the same connection;
 //! - CJK substrings (`参数化`, a part of a longer run) against the raw trigram query.
 //!
@@ -139,6 +141,82 @@ fn row(what: &str, ours: &[Duration], floor: &[Duration]) {
     );
 }
 
+/// `mem memory search Q` against `sqlite3` running the same FTS5 query on the same database,
+/// alternating query by query, `rounds` passes; one row (and one per query when `verbose`).
+/// The first run registers the project and syncs its (empty) sources.
+#[allow(clippy::too_many_arguments)]
+fn whole_process(
+    project: &Path,
+    home: &Path,
+    key: &str,
+    queries: &[String],
+    rounds: usize,
+    sqlite3: &str,
+    what: &str,
+    verbose: bool,
+) {
+    let db = home.join(".mewcode/tiers").join(DATABASE_FILE);
+    let mem = |q: &str| {
+        let mut c = Command::new(MEM);
+        c.arg("--project")
+            .arg(project)
+            .arg("--home")
+            .arg(home)
+            .args(["memory", "search", q])
+            .env("HOME", home)
+            .env("MEM_LOG", "off");
+        c
+    };
+    run(&mut mem("warm up"));
+    let (mut ours, mut floor) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        for q in queries {
+            ours.push(run(&mut mem(q)));
+            floor.push(run(Command::new(sqlite3)
+                .arg(&db)
+                .arg(floor_literal(q, key))));
+        }
+    }
+    row(what, &ours, &floor);
+    if verbose {
+        for (k, q) in queries.iter().enumerate() {
+            let of = |v: &[Duration]| -> Vec<Duration> {
+                v.iter().skip(k).step_by(queries.len()).copied().collect()
+            };
+            row(&format!("  {q}"), &of(&ours), &of(&floor));
+        }
+    }
+}
+
+/// A copy of `home`'s store after the maintenance a user runs, `mem memory clean` (its
+/// full-text indexes merged into one segment each), made once next to it.
+fn cleaned_home(dir: &Path, n: usize, home: &Path, project: &Path) -> PathBuf {
+    let cleaned = dir.join(format!("home-{n}-v1-cleaned"));
+    let db = home.join(".mewcode/tiers").join(DATABASE_FILE);
+    let copy = cleaned.join(".mewcode/tiers").join(DATABASE_FILE);
+    let fresh = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if copy.exists() && fresh(&copy) >= fresh(&db) {
+        return cleaned;
+    }
+    let _ = std::fs::remove_dir_all(&cleaned);
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    std::fs::copy(&db, &copy).unwrap();
+    let t = Instant::now();
+    run(Command::new(MEM)
+        .arg("--project")
+        .arg(project)
+        .arg("--home")
+        .arg(&cleaned)
+        .args(["memory", "clean"])
+        .env("HOME", &cleaned)
+        .env("MEM_LOG", "off"));
+    println!(
+        "mem memory clean on a copy of {n} learnings: {:.1?}",
+        t.elapsed()
+    );
+    cleaned
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list" || a == "--test") {
         return; // `cargo test --benches` probes bench binaries this way
@@ -162,19 +240,7 @@ fn main() {
         loadavg()
     );
 
-    // Whole process. The first run registers the project and syncs its (empty) sources.
-    let mem = |q: &str| {
-        let mut c = Command::new(MEM);
-        c.arg("--project")
-            .arg(&project)
-            .arg("--home")
-            .arg(&home)
-            .args(["memory", "search", q])
-            .env("HOME", &home)
-            .env("MEM_LOG", "off");
-        c
-    };
-    run(&mut mem("warm up"));
+    // Whole process: on the store as built, then on a copy after `mem memory clean`.
     let sqlite3 = std::env::var("MEM_BENCH_SQLITE3").unwrap_or_else(|_| "sqlite3".to_owned());
     if Command::new(&sqlite3)
         .arg("--version")
@@ -182,24 +248,17 @@ fn main() {
         .status()
         .is_ok_and(|s| s.success())
     {
-        let (mut ours, mut floor) = (Vec::new(), Vec::new());
-        for _ in 0..rounds {
-            for q in &queries {
-                ours.push(run(&mut mem(q)));
-                floor.push(run(Command::new(&sqlite3)
-                    .arg(&db)
-                    .arg(floor_literal(q, &key))));
-            }
-        }
-        row("whole process: mem memory search / sqlite3", &ours, &floor);
-        if verbose {
-            for (k, q) in queries.iter().enumerate() {
-                let of = |v: &[Duration]| -> Vec<Duration> {
-                    v.iter().skip(k).step_by(queries.len()).copied().collect()
-                };
-                row(&format!("  {q}"), &of(&ours), &of(&floor));
-            }
-        }
+        let whole = |home: &Path, what: &str| {
+            whole_process(
+                &project, home, &key, &queries, rounds, &sqlite3, what, verbose,
+            )
+        };
+        whole(&home, "whole process: mem memory search / sqlite3");
+        let cleaned = cleaned_home(&dir, n, &home, &project);
+        whole(
+            &cleaned,
+            "whole process, after `mem memory clean`: mem / sqlite3",
+        );
     } else {
         println!("whole process: skipped ({sqlite3} not found)");
     }

@@ -93,8 +93,9 @@ pub trait MemoryStore {
     /// term instead of one per segment (`mem memory clean`, `mem memory reindex`). A store
     /// written one document at a time keeps several (FTS5's automerge leaves up to three per
     /// level); merging them all rewrites the whole index, so it is done on these maintenance
-    /// commands, not on every write. At 100,000 learnings: 1.7 s, and a substring search
-    /// 0.5–0.6 ms faster in process (`docs/BENCHMARKS.md`, "Stop 43"). The default does
+    /// commands, not on every write. At 100,000 learnings: 1.1 s, after which a substring
+    /// pass takes 0.4–0.6 ms less in process and a whole `mem memory search` 1.66 → 1.29× the
+    /// `sqlite3` floor (`docs/BENCHMARKS.md`, "Stop 43"). The default does
     /// nothing: PostgreSQL's GIN indexes keep their own pending list.
     ///
     /// # Errors
