@@ -12,12 +12,14 @@
 //!
 //! The cost: the executable's own code is not placed at a random address (ASLR still applies
 //! to the C library, the stack, the heap and every mapping). `mem` is safe Rust apart from the
-//! SQLite and mimalloc C code it links; set `MEM_BUILD_PIE=1` when building to link a
-//! position-independent executable as before.
+//! SQLite and mimalloc C code it links; set `MEM_BUILD_PIE` (to anything but `0`) when building
+//! to link a position-independent executable as before.
 //!
-//! Support is probed by linking and running a small C program with the flag through the same
-//! `cc` rustc links with; without support (another linker driver, a cross build) the binary is
-//! linked as rustc links it by default.
+//! Support is probed by linking and running a small C program with the flag through the linker
+//! driver rustc links with (`RUSTC_LINKER`, else `cc`); without support (a driver that refuses
+//! it, a cross build) the binary is linked as rustc links it by default. A static build
+//! (`-C target-feature=+crt-static`, which rustc links `-static-pie`) is left alone: with
+//! `-no-pie` added it would be a static binary that asks for the dynamic loader and crashes.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -25,25 +27,30 @@ use std::process::Command;
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=MEM_BUILD_PIE");
-    if std::env::var_os("MEM_BUILD_PIE").is_some_and(|v| v == "1") {
+    println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
+    if std::env::var_os("MEM_BUILD_PIE").is_some_and(|v| !v.is_empty() && v != "0") {
         return;
     }
     let var = |name: &str| std::env::var(name).unwrap_or_default();
-    // Probed by running the result, so only for a native Linux glibc build.
+    // Probed by running the result, so only for a native Linux glibc build; never static.
     if var("CARGO_CFG_TARGET_OS") != "linux"
         || var("CARGO_CFG_TARGET_ENV") != "gnu"
         || var("HOST") != var("TARGET")
+        || var("CARGO_CFG_TARGET_FEATURE")
+            .split(',')
+            .any(|f| f == "crt-static")
     {
         return;
     }
-    if position_dependent_links() {
+    let linker = std::env::var("RUSTC_LINKER").unwrap_or_else(|_| "cc".to_owned());
+    if position_dependent_links(&linker) {
         println!("cargo:rustc-link-arg-bin=mem=-no-pie");
     }
 }
 
-/// Whether `cc` links and the system runs a position-dependent program that holds a pointer
-/// in initialised data.
-fn position_dependent_links() -> bool {
+/// Whether `linker` links and the system runs a position-dependent program that holds a
+/// pointer in initialised data.
+fn position_dependent_links(linker: &str) -> bool {
     let Some(out) = std::env::var_os("OUT_DIR").map(PathBuf::from) else {
         return false;
     };
@@ -54,7 +61,7 @@ fn position_dependent_links() -> bool {
     if std::fs::write(&source, text).is_err() {
         return false;
     }
-    let linked = Command::new("cc")
+    let linked = Command::new(linker)
         .args(["-fPIC", "-no-pie", "-o"])
         .arg(&program)
         .arg(&source)

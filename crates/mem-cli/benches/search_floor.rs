@@ -194,8 +194,27 @@ fn cleaned_home(dir: &Path, n: usize, home: &Path, project: &Path) -> PathBuf {
     let cleaned = dir.join(format!("home-{n}-v1-cleaned"));
     let db = home.join(".mewcode/tiers").join(DATABASE_FILE);
     let copy = cleaned.join(".mewcode/tiers").join(DATABASE_FILE);
-    let fresh = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    if copy.exists() && fresh(&copy) >= fresh(&db) {
+    // Reused when it holds as many learnings as the store and one segment per index (a clean
+    // cut short leaves more).
+    let merged = |p: &Path| -> bool {
+        let Ok(store) = SqliteStore::open(p, DEFAULT_BUSY_TIMEOUT) else {
+            return false;
+        };
+        let segments = |table: &str| -> i64 {
+            store
+                .connection()
+                .query_row(
+                    &format!("SELECT count(DISTINCT segid) FROM {table}_idx"),
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap_or(0)
+        };
+        common::count(&store) == n as u64
+            && segments("docs_word") == 1
+            && segments("docs_trigram") == 1
+    };
+    if copy.exists() && merged(&copy) {
         return cleaned;
     }
     let _ = std::fs::remove_dir_all(&cleaned);
@@ -213,6 +232,11 @@ fn cleaned_home(dir: &Path, n: usize, home: &Path, project: &Path) -> PathBuf {
     println!(
         "mem memory clean on a copy of {n} learnings: {:.1?}",
         t.elapsed()
+    );
+    assert!(
+        merged(&copy),
+        "{}: not merged by `mem memory clean`",
+        copy.display()
     );
     cleaned
 }

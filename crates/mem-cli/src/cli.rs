@@ -63,15 +63,24 @@ pub enum Command {
 }
 
 impl Command {
-    /// Whether the command allocates in bulk (imports, the migration, an archive import, the
-    /// long-lived MCP server), so that mimalloc pays off over the system's allocator
-    /// (`mem_alloc`).
+    /// Whether the command allocates in bulk, so that mimalloc pays off over the system's
+    /// allocator (`mem_alloc`): imports (and the hooks that import), extraction, a compaction
+    /// sweep, checkpoints, the migration, archives, the long-lived MCP server. The commands an
+    /// agent waits for at each turn (recall, search, the start context) stay short.
     pub fn allocates_in_bulk(&self) -> bool {
         match self {
             Command::Session(args) => args.allocates_in_bulk(),
             Command::Memory(args) => args.allocates_in_bulk(),
-            Command::Mcp(_) => true,
-            _ => false,
+            Command::Hook(args) => args.allocates_in_bulk(),
+            Command::Compact(args) => args.allocates_in_bulk(),
+            Command::Checkpoint(args) => args.allocates_in_bulk(),
+            Command::Extract(_) | Command::Mcp(_) => true,
+            Command::Instructions(_)
+            | Command::Context(_)
+            | Command::Llm(_)
+            | Command::Recall(_)
+            | Command::Note(_)
+            | Command::Skill(_) => false,
         }
     }
 }

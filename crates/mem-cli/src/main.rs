@@ -36,8 +36,8 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => return usage_error(&err),
     };
-    #[cfg(feature = "mimalloc")]
     if cli.command.allocates_in_bulk() {
+        #[cfg(feature = "mimalloc")]
         mem_alloc::use_bulk_allocator();
     }
     init_logging();

@@ -222,6 +222,12 @@ fn read_only_commands_work_on_a_write_protected_store() {
         );
         assert!(std::fs::read(&db).unwrap_or_else(|e| panic!("{e}")) == db_bytes);
     }
+    // `memory clean` with nothing to expire reports and merges nothing there (the merge of
+    // the search index is a write).
+    let out = mem_as(&project, &home, &["memory", "clean"], uid);
+    assert!(out.contains("learnings:"), "{out}");
+    assert!(changes(&before, &snapshot(root.path())).is_empty());
+    assert!(std::fs::read(&db).unwrap_or_else(|e| panic!("{e}")) == db_bytes);
     // A write still fails, and says why.
     let mut c = mem_command(&project, &home);
     if let Some(id) = uid {

@@ -1044,7 +1044,8 @@ impl<S: MemoryStore> MemoryManager<S> {
     /// reports the short-term view's expiry, and deletes learnings unused for
     /// `learning_max_age_days` (when set), then merges the full-text indexes
     /// ([`MemoryStore::optimize_search_index`]) and truncates the write-ahead log
-    /// ([`MemoryStore::purge_deleted`]). With `dry_run` nothing is deleted or merged.
+    /// ([`MemoryStore::purge_deleted`]). With `dry_run`, or on a read-only store, nothing is
+    /// deleted or merged.
     ///
     /// # Errors
     /// Store and session errors.
@@ -1059,10 +1060,10 @@ impl<S: MemoryStore> MemoryManager<S> {
             }
             None => Vec::new(),
         };
-        if !dry_run {
+        if !dry_run && !self.store.read_only() {
             // Maintenance: the full-text indexes merged into one segment each (searches read
             // one b-tree per term), then the write-ahead log truncated (it held the rewritten
-            // index, and the text of what expired).
+            // index, and the text of what expired). A read-only store is left as it is.
             self.store.optimize_search_index()?;
             self.store.purge_deleted()?;
         }

@@ -553,7 +553,7 @@ fn segments(s: &SqliteStore, table: &str) -> i64 {
 
 /// A store written one learning at a time holds several segments per index; merged, one each,
 /// and every search finds the same hits with the same scores (words, parts of words, CJK),
-/// deleted and moved learnings included.
+/// with deleted learnings among them.
 #[test]
 fn a_merged_search_index_finds_what_the_segments_found() {
     let dir = tempfile::tempdir().unwrap();

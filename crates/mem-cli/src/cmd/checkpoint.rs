@@ -20,6 +20,17 @@ pub struct CheckpointArgs {
     command: CheckpointCommand,
 }
 
+impl CheckpointArgs {
+    /// Whether the command copies a project's whole memory (create, restore): it allocates in
+    /// bulk (`mem_alloc`).
+    pub fn allocates_in_bulk(&self) -> bool {
+        matches!(
+            self.command,
+            CheckpointCommand::Create { .. } | CheckpointCommand::Restore { .. }
+        )
+    }
+}
+
 #[derive(Debug, Subcommand)]
 enum CheckpointCommand {
     /// Save the project's memory state: session lengths, memories.md, notes, tier store rows.

@@ -30,6 +30,14 @@ pub struct CompactArgs {
     command: CompactCommand,
 }
 
+impl CompactArgs {
+    /// Whether the command reads and rewrites sessions (a sweep): it allocates in bulk
+    /// (`mem_alloc`).
+    pub fn allocates_in_bulk(&self) -> bool {
+        matches!(self.command, CompactCommand::Sweep { .. })
+    }
+}
+
 #[derive(Debug, Subcommand)]
 enum CompactCommand {
     /// Tokens of a session, share of the window, warning level, compactions so far, tokens saved.

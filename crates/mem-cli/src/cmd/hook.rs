@@ -192,6 +192,23 @@ fn installed_binary(
 }
 
 /// `true` for `mem hook claude ...`: a run that must exit 0 whatever happens.
+impl HookArgs {
+    /// Whether the hook imports the session's transcript (PreCompact, Stop, SessionEnd: the
+    /// first one on a long session reads all of it): it allocates in bulk (`mem_alloc`).
+    /// SessionStart and UserPromptSubmit, run before the agent's turn, stay short.
+    pub fn allocates_in_bulk(&self) -> bool {
+        let event = match &self.command {
+            HookCommand::Claude(a) => a.event,
+            HookCommand::Codex(a) => a.common.event,
+            HookCommand::Install(_) | HookCommand::Uninstall(_) => return false,
+        };
+        matches!(
+            event,
+            ClaudeEvent::PreCompact | ClaudeEvent::Stop | ClaudeEvent::SessionEnd
+        )
+    }
+}
+
 pub fn is_claude_hook(command: &crate::cli::Command) -> bool {
     matches!(
         command,

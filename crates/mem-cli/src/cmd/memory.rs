@@ -147,11 +147,12 @@ enum ArchiveFormat {
 
 impl MemoryArgs {
     /// Whether the command works through a whole store or archive (the migration, an archive
-    /// import): it allocates in bulk (`mem_alloc`).
+    /// written or read back): it allocates in bulk (`mem_alloc`).
     pub fn allocates_in_bulk(&self) -> bool {
         matches!(
             self.command,
-            MemoryCommand::Migrate { .. } | MemoryCommand::Store(StoreCommand::Import { .. })
+            MemoryCommand::Migrate { .. }
+                | MemoryCommand::Store(StoreCommand::Import { .. } | StoreCommand::Archive { .. })
         )
     }
 }
