@@ -141,6 +141,20 @@ fn row(what: &str, ours: &[Duration], floor: &[Duration]) {
     );
 }
 
+/// [`row`] for all samples (taken query by query, `queries.len()` a round), then with
+/// `verbose` one row per query.
+fn rows(what: &str, queries: &[String], ours: &[Duration], floor: &[Duration], verbose: bool) {
+    row(what, ours, floor);
+    if verbose {
+        for (k, q) in queries.iter().enumerate() {
+            let of = |v: &[Duration]| -> Vec<Duration> {
+                v.iter().skip(k).step_by(queries.len()).copied().collect()
+            };
+            row(&format!("  {q}"), &of(ours), &of(floor));
+        }
+    }
+}
+
 /// `mem memory search Q` against `sqlite3` running the same FTS5 query on the same database,
 /// alternating query by query, `rounds` passes; one row (and one per query when `verbose`).
 /// The first run registers the project and syncs its (empty) sources.
@@ -177,15 +191,7 @@ fn whole_process(
                 .arg(floor_literal(q, key))));
         }
     }
-    row(what, &ours, &floor);
-    if verbose {
-        for (k, q) in queries.iter().enumerate() {
-            let of = |v: &[Duration]| -> Vec<Duration> {
-                v.iter().skip(k).step_by(queries.len()).copied().collect()
-            };
-            row(&format!("  {q}"), &of(&ours), &of(&floor));
-        }
-    }
+    rows(what, queries, &ours, &floor, verbose);
 }
 
 /// A copy of `home`'s store after the maintenance a user runs, `mem memory clean` (its
@@ -324,15 +330,7 @@ fn main() {
                 floor.push(t.elapsed());
             }
         }
-        row(what, &ours, &floor);
-        if verbose {
-            for (k, q) in qs.iter().enumerate() {
-                let of = |v: &[Duration]| -> Vec<Duration> {
-                    v.iter().skip(k).step_by(qs.len()).copied().collect()
-                };
-                row(&format!("  {q}"), &of(&ours), &of(&floor));
-            }
-        }
+        rows(what, qs, &ours, &floor, verbose);
         ours
     };
     let all = pair(&queries, "in process: MemoryStore::search / raw FTS5");

@@ -433,17 +433,8 @@ fn visibility_through_the_index_is_that_of_the_rows() {
             .unwrap();
         ids.push(l.id);
     }
-    let search = |s: &PgStore, text: &str, project: Option<&str>| -> Vec<(String, f64)> {
-        s.search(&SearchQuery {
-            text: text.into(),
-            visible_in: project.map(str::to_owned),
-            limit: 50,
-            ..Default::default()
-        })
-        .unwrap()
-        .into_iter()
-        .map(|h| (h.id, h.score))
-        .collect()
+    let search = |s: &PgStore, text: &str, project: Option<&str>| {
+        common::suite::hits_and_scores(s, text, project)
     };
     // The same stores on one connection each that scans every row (no index).
     let plain: Vec<PgStore> = [

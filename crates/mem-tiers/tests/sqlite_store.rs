@@ -596,18 +596,7 @@ fn a_merged_search_index_finds_what_the_segments_found() {
         "arsh",
         "zzz",
     ];
-    let search = |q: &str, project: Option<&str>| -> Vec<(String, f64)> {
-        s.search(&SearchQuery {
-            text: q.into(),
-            visible_in: project.map(Into::into),
-            limit: 50,
-            ..Default::default()
-        })
-        .unwrap()
-        .into_iter()
-        .map(|h| (h.id, h.score))
-        .collect()
-    };
+    let search = |q: &str, project: Option<&str>| common::suite::hits_and_scores(&s, q, project);
     let all = || -> Vec<Vec<(String, f64)>> {
         queries
             .iter()

@@ -39,6 +39,24 @@ fn search<S: MemoryStore>(s: &S, q: &str, visible_in: Option<&str>) -> Vec<Strin
     .collect()
 }
 
+/// The ids and BM25 scores of a search for `text` visible from `project` (50 at most).
+pub fn hits_and_scores<S: MemoryStore>(
+    s: &S,
+    text: &str,
+    project: Option<&str>,
+) -> Vec<(String, f64)> {
+    s.search(&SearchQuery {
+        text: text.into(),
+        visible_in: project.map(str::to_owned),
+        limit: 50,
+        ..Default::default()
+    })
+    .unwrap()
+    .into_iter()
+    .map(|h| (h.id, h.score))
+    .collect()
+}
+
 /// Runs every check on fresh stores from `make`.
 pub fn run_all<S: MemoryStore>(make: impl Fn() -> S) {
     learnings_round_trip(&make());
