@@ -147,7 +147,7 @@ impl MemoryStore for AnyStore {
     fn purge_deleted(&self) -> Result<()> {
         each!(self, s => s.purge_deleted())
     }
-    fn optimize_search_index(&self) -> Result<()> {
+    fn optimize_search_index(&self) -> Result<bool> {
         each!(self, s => s.optimize_search_index())
     }
 }

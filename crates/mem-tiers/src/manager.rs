@@ -150,6 +150,10 @@ pub struct CleanReport {
     pub expired_learnings: Vec<LearningEntry>,
     /// The index refresh (files dropped because they are gone).
     pub index: SyncReport,
+    /// Whether the full-text search index was merged into one segment per index
+    /// ([`MemoryStore::optimize_search_index`]; not on a dry run, a read-only store or
+    /// PostgreSQL).
+    pub search_index_merged: bool,
 }
 
 /// `mem memory stats`.
@@ -1060,11 +1064,12 @@ impl<S: MemoryStore> MemoryManager<S> {
             }
             None => Vec::new(),
         };
+        let mut search_index_merged = false;
         if !dry_run && !self.store.read_only() {
             // Maintenance: the full-text indexes merged into one segment each (searches read
             // one b-tree per term), then the write-ahead log truncated (it held the rewritten
             // index, and the text of what expired). A read-only store is left as it is.
-            self.store.optimize_search_index()?;
+            search_index_merged = self.store.optimize_search_index()?;
             self.store.purge_deleted()?;
         }
         Ok(CleanReport {
@@ -1073,6 +1078,7 @@ impl<S: MemoryStore> MemoryManager<S> {
             short_term_messages: short.messages.len(),
             expired_learnings,
             index,
+            search_index_merged,
         })
     }
 

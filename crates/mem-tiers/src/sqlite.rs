@@ -1170,13 +1170,13 @@ impl MemoryStore for SqliteStore {
         self.path.display().to_string()
     }
 
-    fn optimize_search_index(&self) -> Result<()> {
+    fn optimize_search_index(&self) -> Result<bool> {
         self.write(|c| {
             c.execute_batch(
                 "INSERT INTO docs_word(docs_word) VALUES ('optimize'); \
                  INSERT INTO docs_trigram(docs_trigram) VALUES ('optimize');",
             )?;
-            Ok(())
+            Ok(true)
         })
     }
 

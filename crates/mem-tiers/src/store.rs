@@ -98,10 +98,12 @@ pub trait MemoryStore {
     /// `sqlite3` floor (`docs/BENCHMARKS.md`, "Stop 43"). The default does
     /// nothing: PostgreSQL's GIN indexes keep their own pending list.
     ///
+    /// Returns whether the backend merged anything (`false`: nothing to do on this backend).
+    ///
     /// # Errors
     /// The backend's error; a read-only store refuses the write.
-    fn optimize_search_index(&self) -> Result<()> {
-        Ok(())
+    fn optimize_search_index(&self) -> Result<bool> {
+        Ok(false)
     }
 
     /// Which backend this is, as `mem memory stats` shows it: `sqlite` or `postgresql`.

@@ -865,9 +865,9 @@ fn clean_and_reindex_merge_the_search_index() {
     };
     let before = segments();
     assert!(before > 1, "{before}");
-    m.clean(true).unwrap();
+    assert!(!m.clean(true).unwrap().search_index_merged);
     assert_eq!(segments(), before);
-    m.clean(false).unwrap();
+    assert!(m.clean(false).unwrap().search_index_merged);
     assert_eq!(segments(), 1);
     assert_eq!(m.recall("marsh", 100).unwrap().len(), 60);
     m.add_learning("kestrel", "over the dunes", "tip", &[], None, false)

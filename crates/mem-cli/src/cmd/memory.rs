@@ -507,6 +507,12 @@ fn clean(tiers: &Tiers<'_>, dry_run: bool, json: bool, out: &mut impl Write) -> 
         }
     )?;
     writeln!(out, "index: {} files gone, dropped", r.index.removed)?;
+    if r.search_index_merged {
+        writeln!(
+            out,
+            "search index: merged (one segment per full-text index)"
+        )?;
+    }
     match tiers.manager().config().learning_max_age_days {
         None => writeln!(
             out,
