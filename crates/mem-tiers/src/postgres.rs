@@ -151,6 +151,35 @@ CREATE INDEX IF NOT EXISTS docs_title_tsv ON docs
     USING GIN (to_tsvector('english'::regconfig, title));
 "#;
 
+/// The expression of a document's visibility lexemes ([`VISIBLE_LEXEMES`]) with its columns
+/// prefixed by `$d` (`""` in the indexes of [`PG_V3`], `"d."` in a search): one text for both,
+/// so the planner always matches a search's expression to the indexes.
+macro_rules! visible_lexemes {
+    ($d:literal) => {
+        concat!(
+            "array_to_tsvector(array_remove(ARRAY['a' || md5(",
+            $d,
+            "author), CASE WHEN ",
+            $d,
+            "project_key IS NULL THEN 'u' || md5(",
+            $d,
+            "author) ELSE 'p' || md5(",
+            $d,
+            "author) || md5(",
+            $d,
+            "project_key) END, CASE WHEN ",
+            $d,
+            "team IS NOT NULL THEN 'x' || md5(",
+            $d,
+            "author) END, CASE WHEN ",
+            $d,
+            "team IS NOT NULL THEN 't' || md5(",
+            $d,
+            "team) END], NULL))"
+        )
+    };
+}
+
 /// Version 3: the word index and the title index again, each with the document's visibility
 /// next to its words (issue 29, 1,000,000 learnings), so the index finds the matches a search
 /// may show instead of every match, each fetched from the heap to test its author, team and
@@ -162,12 +191,14 @@ CREATE INDEX IF NOT EXISTS docs_title_tsv ON docs
 /// ranking (`ts_rank_cd` of `tsv` without them) are unchanged. They replace `docs_tsv` and
 /// `docs_title_tsv`, which every search can do without. Built in the migration's transaction:
 /// writers wait for it once (a minute or two at 1,000,000 documents).
-const PG_V3: &str = r#"
-CREATE INDEX IF NOT EXISTS docs_tsv_visible ON docs USING GIN ((tsv || array_to_tsvector(array_remove(ARRAY['a' || md5(author), CASE WHEN project_key IS NULL THEN 'u' || md5(author) ELSE 'p' || md5(author) || md5(project_key) END, CASE WHEN team IS NOT NULL THEN 'x' || md5(author) END, CASE WHEN team IS NOT NULL THEN 't' || md5(team) END], NULL))));
-CREATE INDEX IF NOT EXISTS docs_title_tsv_visible ON docs USING GIN ((to_tsvector('english'::regconfig, title) || array_to_tsvector(array_remove(ARRAY['a' || md5(author), CASE WHEN project_key IS NULL THEN 'u' || md5(author) ELSE 'p' || md5(author) || md5(project_key) END, CASE WHEN team IS NOT NULL THEN 'x' || md5(author) END, CASE WHEN team IS NOT NULL THEN 't' || md5(team) END], NULL))));
-DROP INDEX IF EXISTS docs_tsv;
-DROP INDEX IF EXISTS docs_title_tsv;
-"#;
+const PG_V3: &str = concat!(
+    "CREATE INDEX IF NOT EXISTS docs_tsv_visible ON docs USING GIN ((tsv || ",
+    visible_lexemes!(""),
+    "));\nCREATE INDEX IF NOT EXISTS docs_title_tsv_visible ON docs USING GIN \
+     ((to_tsvector('english'::regconfig, title) || ",
+    visible_lexemes!(""),
+    "));\nDROP INDEX IF EXISTS docs_tsv;\nDROP INDEX IF EXISTS docs_title_tsv;\n"
+);
 
 /// The query's words (`$5`) and the visibility [`VISIBLE_QUERY`] asks for, as one `tsquery`
 /// for the indexes of schema version 3. Words that are all stop words give the empty query
@@ -188,11 +219,7 @@ fn words_visible() -> String {
 /// shared with a team. [`VISIBLE_QUERY`] asks for the lexemes of the rows [`VISIBLE_DOC`]
 /// lets a store read. Hashes, so an author, a team or a project key of any characters is one
 /// lexeme (at most 65 ASCII characters) that no word of English text stems to.
-const VISIBLE_LEXEMES: &str = "array_to_tsvector(array_remove(ARRAY['a' || md5(d.author), \
-    CASE WHEN d.project_key IS NULL THEN 'u' || md5(d.author) \
-    ELSE 'p' || md5(d.author) || md5(d.project_key) END, \
-    CASE WHEN d.team IS NOT NULL THEN 'x' || md5(d.author) END, \
-    CASE WHEN d.team IS NOT NULL THEN 't' || md5(d.team) END], NULL))";
+const VISIBLE_LEXEMES: &str = visible_lexemes!("d.");
 
 /// The lexemes of [`VISIBLE_LEXEMES`] a store may read, as a `tsquery` of `$1` (author), `$2`
 /// (team) and `$3` (the project; `NULL`: every project): its author's rows (with `$3`: the

@@ -15,10 +15,6 @@ pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 /// the FTS5 `secure-delete` option, the third of [`MIGRATIONS`]).
 pub const SECURE_DELETE_VERSION: i64 = 3;
 
-/// The first schema version with `docs_visibility`, the index a full-text pass reads each
-/// match's visibility from (version 4, the fourth of [`MIGRATIONS`]).
-pub const VISIBILITY_INDEX_VERSION: i64 = 4;
-
 /// The schema version this build writes.
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
 

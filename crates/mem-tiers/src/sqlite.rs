@@ -281,8 +281,8 @@ impl SqliteStore {
         map_err(&self.path, self.busy_timeout, e)
     }
 
-    /// Whether `docs_visibility` is in the schema (version [`VISIBILITY_INDEX_VERSION`] on,
-    /// unless it was dropped by hand).
+    /// Whether `docs_visibility` is in the schema (version 4 on, unless it was dropped by
+    /// hand).
     fn has_visibility_index(&self) -> Result<bool> {
         self.conn
             .query_row(

@@ -191,7 +191,6 @@ fn installed_binary(
     })
 }
 
-/// `true` for `mem hook claude ...`: a run that must exit 0 whatever happens.
 impl HookArgs {
     /// Whether the hook imports the session's transcript (PreCompact, Stop, SessionEnd: the
     /// first one on a long session reads all of it): it allocates in bulk (`mem_alloc`).
@@ -209,6 +208,7 @@ impl HookArgs {
     }
 }
 
+/// `true` for `mem hook claude ...`: a run that must exit 0 whatever happens.
 pub fn is_claude_hook(command: &crate::cli::Command) -> bool {
     matches!(
         command,

@@ -129,13 +129,11 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                 .iter()
                 .flat_map(|s| asides(s))
                 .collect();
-            // Where this message's project entries stood before the sentence read last: the
-            // project entries that sentence added are `memories.project[project_mark..]`.
-            let mut project_mark = memories.project.len();
+            // How many project entries there were before the sentence read last: the ones that
+            // sentence added are `memories.project[last_start..]`.
+            let mut last_start = memories.project.len();
             for sentence in join_terse(pieces) {
-                let added_before: Vec<String> =
-                    memories.project[project_mark.min(memories.project.len())..].to_vec();
-                project_mark = memories.project.len();
+                let previous_start = std::mem::replace(&mut last_start, memories.project.len());
                 if fresh && mostly_secret(&sentence) {
                     continue;
                 }
@@ -150,15 +148,13 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                         || BROAD_SCOPE.is_match(&lower)
                         || BEYOND_PROJECT.is_match(&sentence))
                 {
-                    if !added_before.is_empty() {
-                        memories.project.retain(|e| !added_before.contains(e));
-                        // The scope is said in the entry, so it stays self-contained and no
-                        // later reading of its words puts it back in the project's file.
-                        for entry in added_before {
-                            add(&mut memories.preferences, in_every_project(&entry));
-                        }
-                        project_mark = memories.project.len();
+                    let start = previous_start.min(memories.project.len());
+                    // The scope is said in the entry, so it stays self-contained and no later
+                    // reading of its words puts it back in the project's file.
+                    for entry in memories.project.split_off(start) {
+                        add(&mut memories.preferences, in_every_project(&entry));
                     }
+                    last_start = memories.project.len();
                     before.push(sentence);
                     continue;
                 }
@@ -1065,11 +1061,6 @@ static GENERIC_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
     ")
 });
 
-/// Where or how broadly, not for how long: "on my machine", "in general", "your replies",
-/// "before you commit", "all my projects". With a task verb these stay tasks ("install postgres
-/// on my laptop", "explain in general how …"); with a habit (don't / never / always / stop /
-/// avoid, or "X instead of Y") they make it a rule ("use `trash` instead of rm for anything on
-/// my machine", "in general: don't add new dependencies without asking").
 /// A sentence giving the scope of the rule before it ("that goes for every project", "this
 /// applies to any repo of mine", 所有项目都一样): it says where the rule holds, nothing of its own.
 static SCOPE_CONTINUATION: LazyLock<Regex> = LazyLock::new(|| {
@@ -1104,6 +1095,11 @@ static BEYOND_PROJECT: LazyLock<Regex> = LazyLock::new(|| {
     ")
 });
 
+/// Where or how broadly, not for how long: "on my machine", "in general", "your replies",
+/// "before you commit", "all my projects". With a task verb these stay tasks ("install postgres
+/// on my laptop", "explain in general how …"); with a habit (don't / never / always / stop /
+/// avoid, or "X instead of Y") they make it a rule ("use `trash` instead of rm for anything on
+/// my machine", "in general: don't add new dependencies without asking").
 static BROAD_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         \bon\ my\ (machine|laptop|computer|mac|box|system)\b

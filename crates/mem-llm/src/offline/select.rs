@@ -438,7 +438,6 @@ fn memo_put(memo: &mut Memo, key: u64, c: &Candidate, terms: Arc<CandidateTerms>
     let slot = memo.entry(key).or_default();
     if !slot.iter().any(|(known, _)| same_text(known, c)) {
         let kept = Candidate {
-            user_level: false,
             body: body_prefix(&c.body).to_owned(),
             ..c.clone()
         };
