@@ -1,8 +1,11 @@
 //! Memory search against its floor (issue 29 Build 1, results in `docs/BENCHMARKS.md`), all in
 //! one run, each pair alternating query by query:
 //! - whole process: `mem memory search Q` against `sqlite3 <same db> "<the same FTS5 query>"`,
-//!   on the store as built (its full-text indexes in the segments a bulk build leaves: 8 and 11
-//!   at 100,000) and on a copy after `mem memory clean` (one segment each), `home-<N>-v1-cleaned/`;
+//!   on three copies of one store: as the bench loads it (its full-text indexes in the
+//!   segments a bulk build leaves, 8 and 11 at 100,000, and nothing written by `mem` since),
+//!   after 300 `mem memory add` (each merging the index when large segments have piled up),
+//!   `home-<N>-v1-written/`, and after `mem memory clean` (one segment each),
+//!   `home-<N>-v1-cleaned/`;
 //! - in process: `MemoryStore::search` against the raw FTS5 statement on the same connection;
 //! - CJK substrings (`参数化`, a part of a longer run) against the raw trigram query.
 //!
@@ -171,14 +174,8 @@ fn whole_process(
 ) {
     let db = home.join(".mewcode/tiers").join(DATABASE_FILE);
     let mem = |q: &str| {
-        let mut c = Command::new(MEM);
-        c.arg("--project")
-            .arg(project)
-            .arg("--home")
-            .arg(home)
-            .args(["memory", "search", q])
-            .env("HOME", home)
-            .env("MEM_LOG", "off");
+        let mut c = mem_in(project, home);
+        c.args(["memory", "search", q]);
         c
     };
     run(&mut mem("warm up"));
@@ -194,57 +191,74 @@ fn whole_process(
     rows(what, queries, &ours, &floor, verbose);
 }
 
-/// A copy of `home`'s store after the maintenance a user runs, `mem memory clean` (its
-/// full-text indexes merged into one segment each), made once next to it.
-fn cleaned_home(dir: &Path, n: usize, home: &Path, project: &Path) -> PathBuf {
-    let cleaned = dir.join(format!("home-{n}-v1-cleaned"));
+/// Segments of a full-text index `table` with at least `leaves` leaf pages (rows in its
+/// `_idx` table, one per leaf).
+fn segments(store: &SqliteStore, table: &str, leaves: i64) -> i64 {
+    store
+        .connection()
+        .query_row(
+            &format!(
+                "SELECT count(*) FROM (SELECT segid FROM {table}_idx GROUP BY segid \
+                 HAVING count(*) >= ?1)"
+            ),
+            [leaves],
+            |r| r.get(0),
+        )
+        .unwrap_or(0)
+}
+
+/// `mem` with the bench's project and `home`.
+fn mem_in(project: &Path, home: &Path) -> Command {
+    let mut c = Command::new(MEM);
+    c.arg("--project")
+        .arg(project)
+        .arg("--home")
+        .arg(home)
+        .env("HOME", home)
+        .env("MEM_LOG", "off");
+    c
+}
+
+/// How many learnings the "after writes" store gets with `mem memory add`, one process each.
+const LATER_WRITES: usize = 300;
+
+/// A copy of `home`'s store, `home-<n>-v1-<name>`, after `commands` ran on it, made once next
+/// to it and reused while `ready` holds (a build cut short fails it).
+fn derived_home(
+    dir: &Path,
+    n: usize,
+    home: &Path,
+    name: &str,
+    commands: impl Fn(&Path),
+    ready: impl Fn(&SqliteStore) -> bool,
+) -> PathBuf {
+    let derived = dir.join(format!("home-{n}-v1-{name}"));
     let db = home.join(".mewcode/tiers").join(DATABASE_FILE);
-    let copy = cleaned.join(".mewcode/tiers").join(DATABASE_FILE);
-    // Reused when it holds as many learnings as the store and one segment per index (a clean
-    // cut short leaves more).
-    let merged = |p: &Path| -> bool {
-        let Ok(store) = SqliteStore::open(p, DEFAULT_BUSY_TIMEOUT) else {
-            return false;
-        };
-        let segments = |table: &str| -> i64 {
-            store
-                .connection()
-                .query_row(
-                    &format!("SELECT count(DISTINCT segid) FROM {table}_idx"),
-                    [],
-                    |r| r.get(0),
-                )
-                .unwrap_or(0)
-        };
-        common::count(&store) == n as u64
-            && segments("docs_word") == 1
-            && segments("docs_trigram") == 1
+    let copy = derived.join(".mewcode/tiers").join(DATABASE_FILE);
+    let check = |p: &Path| {
+        SqliteStore::open(p, DEFAULT_BUSY_TIMEOUT)
+            .ok()
+            .is_some_and(|s| ready(&s))
     };
-    if copy.exists() && merged(&copy) {
-        return cleaned;
+    if copy.exists() && check(&copy) {
+        return derived;
     }
-    let _ = std::fs::remove_dir_all(&cleaned);
+    let _ = std::fs::remove_dir_all(&derived);
     std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
     std::fs::copy(&db, &copy).unwrap();
     let t = Instant::now();
-    run(Command::new(MEM)
-        .arg("--project")
-        .arg(project)
-        .arg("--home")
-        .arg(&cleaned)
-        .args(["memory", "clean"])
-        .env("HOME", &cleaned)
-        .env("MEM_LOG", "off"));
+    commands(&derived);
+    let store = SqliteStore::open(&copy, DEFAULT_BUSY_TIMEOUT).unwrap();
     println!(
-        "mem memory clean on a copy of {n} learnings: {:.1?}",
-        t.elapsed()
+        "{name}: made in {:.1?}; segments (all / of 32 leaves or more): word {} / {}, trigram {} / {}",
+        t.elapsed(),
+        segments(&store, "docs_word", 1),
+        segments(&store, "docs_word", 32),
+        segments(&store, "docs_trigram", 1),
+        segments(&store, "docs_trigram", 32),
     );
-    assert!(
-        merged(&copy),
-        "{}: not merged by `mem memory clean`",
-        copy.display()
-    );
-    cleaned
+    assert!(check(&copy), "{}: not as expected", copy.display());
+    derived
 }
 
 fn main() {
@@ -270,7 +284,7 @@ fn main() {
         loadavg()
     );
 
-    // Whole process: on the store as built, then on a copy after `mem memory clean`.
+    // Whole process: on the store as loaded, after later writes, after `mem memory clean`.
     let sqlite3 = std::env::var("MEM_BENCH_SQLITE3").unwrap_or_else(|_| "sqlite3".to_owned());
     if Command::new(&sqlite3)
         .arg("--version")
@@ -283,8 +297,46 @@ fn main() {
                 &project, home, &key, &queries, rounds, &sqlite3, what, verbose,
             )
         };
-        whole(&home, "whole process: mem memory search / sqlite3");
-        let cleaned = cleaned_home(&dir, n, &home, &project);
+        whole(&home, "whole process, as loaded: mem / sqlite3");
+        // The writes a store sees after a bulk load: a `mem memory add` merges the search
+        // index when large segments have piled up (`MemoryStore::tidy_search_index`).
+        let written = derived_home(
+            &dir,
+            n,
+            &home,
+            "written",
+            |h| {
+                for i in 0..LATER_WRITES {
+                    run(mem_in(&project, h).args([
+                        "memory",
+                        "add",
+                        &format!("later write {i}"),
+                        &format!("a learning added after the bulk load, number {i}"),
+                        "--category",
+                        "tip",
+                    ]));
+                }
+            },
+            |s| common::count(s) == (n + LATER_WRITES) as u64,
+        );
+        whole(
+            &written,
+            &format!("whole process, after {LATER_WRITES} `mem memory add`: mem / sqlite3"),
+        );
+        let cleaned = derived_home(
+            &dir,
+            n,
+            &home,
+            "cleaned",
+            |h| {
+                run(mem_in(&project, h).args(["memory", "clean"]));
+            },
+            |s| {
+                common::count(s) == n as u64
+                    && segments(s, "docs_word", 1) == 1
+                    && segments(s, "docs_trigram", 1) == 1
+            },
+        );
         whole(
             &cleaned,
             "whole process, after `mem memory clean`: mem / sqlite3",

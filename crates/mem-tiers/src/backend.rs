@@ -150,4 +150,7 @@ impl MemoryStore for AnyStore {
     fn optimize_search_index(&self) -> Result<bool> {
         each!(self, s => s.optimize_search_index())
     }
+    fn tidy_search_index(&self) -> Result<bool> {
+        each!(self, s => s.tidy_search_index())
+    }
 }

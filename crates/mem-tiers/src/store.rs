@@ -93,7 +93,8 @@ pub trait MemoryStore {
     /// term instead of one per segment (`mem memory clean`, `mem memory reindex`). A store
     /// written one document at a time keeps several (FTS5's automerge leaves up to three per
     /// level); merging them all rewrites the whole index, so it is done on these maintenance
-    /// commands, not on every write. At 100,000 learnings: 1.1 s, after which a substring
+    /// commands, after a bulk import, and after a write once large segments pile up
+    /// ([`MemoryStore::tidy_search_index`]), not on every write. At 100,000 learnings: 1.1 s, after which a substring
     /// pass takes 0.4–0.6 ms less in process and a whole `mem memory search` 1.66 → 1.29× the
     /// `sqlite3` floor (`docs/BENCHMARKS.md`, "Stop 43"). The default does
     /// nothing: PostgreSQL's GIN indexes keep their own pending list.
@@ -103,6 +104,31 @@ pub trait MemoryStore {
     /// # Errors
     /// The backend's error; a read-only store refuses the write.
     fn optimize_search_index(&self) -> Result<bool> {
+        Ok(false)
+    }
+
+    /// Keeps the full-text indexes merged as writes add to them, run after the writes that add
+    /// documents (`mem memory add`, the MCP `memory_add` tool, a small `mem memory import`).
+    /// FTS5's automerge keeps the small segments in check but leaves several large ones, a
+    /// level of them per few thousand documents; each costs a search one more b-tree per term
+    /// (at 100,000 learnings an unmerged store answers a whole `mem memory search` 1.66–1.77×
+    /// the `sqlite3` floor, a merged one 1.29–1.48×, `docs/BENCHMARKS.md`). So when an index
+    /// holds two large segments (the SQLite backend's measure: absolute, and relative to its
+    /// largest segment, so that the merge, which rewrites the whole index, comes once the
+    /// writes since the last one make up a share of it), this merges it as
+    /// [`MemoryStore::optimize_search_index`] does; small segments alone never start one. A
+    /// read-only store is left alone. The default does nothing (PostgreSQL's GIN indexes keep
+    /// their own pending list).
+    ///
+    /// FTS5's incremental merge (`'merge'` with a page budget) was tried for this first: with
+    /// writes between its steps, each step starts a new output segment, and 300 adds at
+    /// 100,000 learnings left the trigram index in 611 segments.
+    ///
+    /// Returns whether it merged anything.
+    ///
+    /// # Errors
+    /// The backend's error.
+    fn tidy_search_index(&self) -> Result<bool> {
         Ok(false)
     }
 

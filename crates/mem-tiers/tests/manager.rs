@@ -876,3 +876,84 @@ fn clean_and_reindex_merge_the_search_index() {
     m.reindex().unwrap();
     assert_eq!(segments(), 1);
 }
+
+/// `batches` transactions of `per` learnings each, written straight into the store (each
+/// transaction leaves one segment per full-text index).
+fn add_in_batches(m: &MemoryManager<SqliteStore>, batches: usize, per: usize) {
+    let c = m.store().connection();
+    for b in 0..batches {
+        c.execute_batch("BEGIN").unwrap();
+        for i in 0..per {
+            let n = b * per + i;
+            c.execute(
+                "INSERT INTO learnings (title, content, category, tags, project_key, created_ms, \
+                 last_used_ms) VALUES (?1, ?2, 'tip', '[]', NULL, ?3, ?3)",
+                rusqlite::params![
+                    format!("heron {n} at the marsh"),
+                    format!("seen k{n}x near q{}z, v{n}", n * 31),
+                    n as i64
+                ],
+            )
+            .unwrap();
+        }
+        c.execute_batch("COMMIT").unwrap();
+    }
+}
+
+/// Segments of `table` with at least `leaves` leaf pages.
+fn segments_of(m: &MemoryManager<SqliteStore>, table: &str, leaves: i64) -> i64 {
+    m.store()
+        .connection()
+        .query_row(
+            &format!(
+                "SELECT count(*) FROM (SELECT segid FROM {table}_idx GROUP BY segid \
+                 HAVING count(*) >= ?1)"
+            ),
+            [leaves],
+            |r| r.get(0),
+        )
+        .unwrap()
+}
+
+/// The writes keep the search index in few segments by themselves: an `add_learning` merges it
+/// when large segments pile up, and an import of at least `BULK_IMPORT_DOCUMENTS` ends with
+/// one segment per index.
+#[test]
+fn writes_keep_the_search_index_merged() {
+    let e = env();
+    let m = manager(&e);
+    add_in_batches(&m, 3, 2500);
+    assert!(segments_of(&m, "docs_trigram", 32) >= 2);
+    let mut adds = 0;
+    while segments_of(&m, "docs_trigram", 32) > 1 || segments_of(&m, "docs_word", 32) > 1 {
+        m.add_learning(
+            &format!("kestrel {adds}"),
+            "over the dunes",
+            "tip",
+            &[],
+            None,
+            false,
+        )
+        .unwrap();
+        adds += 1;
+        assert!(adds < 100, "add_learning does not merge the search index");
+    }
+    assert_eq!(m.recall("marsh", 10_000).unwrap().len(), 7500);
+    assert_eq!(m.recall("dunes", 100).unwrap().len(), adds);
+
+    let archive = m.get_tier2_archive().unwrap();
+    assert!(archive.learnings.len() >= mem_tiers::BULK_IMPORT_DOCUMENTS);
+    let dir = tempfile::tempdir().unwrap();
+    let e2 = Env {
+        home: dir.path().join("h"),
+        project: dir.path().join("p"),
+        _tmp: dir,
+    };
+    std::fs::create_dir_all(&e2.project).unwrap();
+    let m2 = manager(&e2);
+    let r = m2.import(&archive).unwrap();
+    assert_eq!(r.learnings_added, 7500 + adds);
+    assert_eq!(segments_of(&m2, "docs_word", 1), 1);
+    assert_eq!(segments_of(&m2, "docs_trigram", 1), 1);
+    assert_eq!(m2.recall("marsh", 10_000).unwrap().len(), 7500);
+}

@@ -631,3 +631,121 @@ fn a_merged_search_index_finds_what_the_segments_found() {
             .unwrap();
     }
 }
+
+/// Segments of `table` with at least `rows` rows in its `_idx` table.
+fn segments_with(s: &SqliteStore, table: &str, rows: i64) -> i64 {
+    s.connection()
+        .query_row(
+            &format!(
+                "SELECT count(*) FROM (SELECT segid FROM {table}_idx GROUP BY segid \
+                 HAVING count(*) >= ?1)"
+            ),
+            [rows],
+            |r| r.get(0),
+        )
+        .unwrap()
+}
+
+/// After writes in large batches each full-text index holds several large segments:
+/// `tidy_search_index` merges them (the same hits and scores, an index FTS5 finds
+/// consistent), then does nothing while only small segments join the large one, even over
+/// hundreds of writes each followed by a tidy (the store's own write path), which leave few
+/// segments.
+#[test]
+fn tidy_merges_large_segments_and_leaves_small_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(&dir.path().join("memory.db"));
+    let words = [
+        "heron",
+        "tide",
+        "marsh",
+        "kestrel",
+        "參數化",
+        "retry_policy",
+    ];
+    let c = s.connection();
+    for batch in 0..3usize {
+        c.execute_batch("BEGIN").unwrap();
+        for i in 0..2500usize {
+            let n = batch * 2500 + i;
+            let w = |k: usize| words[(n * 7 + k * 3) % words.len()];
+            c.execute(
+                "INSERT INTO learnings (title, content, category, tags, project_key, created_ms, \
+                 last_used_ms) VALUES (?1, ?2, 'tip', '[]', ?3, ?4, ?4)",
+                rusqlite::params![
+                    format!("{} {} note {n}", w(0), w(1)),
+                    format!(
+                        "{} near the {} at {n}, then {} by {}: k{n}x q{}z v{n}",
+                        w(2),
+                        w(3),
+                        w(4),
+                        w(5),
+                        n * 31
+                    ),
+                    [Some("p1"), None][n % 2],
+                    n as i64
+                ],
+            )
+            .unwrap();
+        }
+        c.execute_batch("COMMIT").unwrap();
+    }
+    for table in ["docs_word", "docs_trigram"] {
+        assert!(
+            segments_with(&s, table, 32) >= 2,
+            "{table}: too few large segments"
+        );
+    }
+    let queries = [
+        "heron",
+        "tide marsh",
+        "note 4242",
+        "etry_pol",
+        "參數",
+        "zzz",
+    ];
+    let all = || -> Vec<Vec<(String, f64)>> {
+        queries
+            .iter()
+            .flat_map(|q| [Some("p1"), None].map(|p| common::suite::hits_and_scores(&s, q, p)))
+            .collect()
+    };
+    let before = all();
+    assert!(
+        before.iter().filter(|h| !h.is_empty()).count() >= 8,
+        "{before:?}"
+    );
+    assert!(s.tidy_search_index().unwrap());
+    assert_eq!(segments(&s, "docs_word"), 1);
+    assert_eq!(segments(&s, "docs_trigram"), 1);
+    assert_eq!(all(), before);
+    for table in ["docs_word", "docs_trigram"] {
+        c.execute(
+            &format!("INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)"),
+            [],
+        )
+        .unwrap();
+    }
+    // Small writes beside the large segment: nothing to merge, nothing written by the tidy.
+    for i in 0..300 {
+        s.add_learning(&NewLearning {
+            title: format!("heron after the tidy {i}"),
+            content: "seen".into(),
+            category: "tip".into(),
+            ..Default::default()
+        })
+        .unwrap();
+        let changes = c.total_changes();
+        assert!(!s.tidy_search_index().unwrap(), "write {i}");
+        assert_eq!(c.total_changes(), changes);
+    }
+    for table in ["docs_word", "docs_trigram"] {
+        let n = segments(&s, table);
+        assert!(n <= 24, "{table}: {n} segments after 300 writes");
+    }
+    // The search's limit (50) of the 300 written since.
+    assert_eq!(
+        common::suite::hits_and_scores(&s, "after the tidy", None).len(),
+        50
+    );
+}
