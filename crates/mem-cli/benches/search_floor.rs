@@ -1,11 +1,13 @@
 //! Memory search against its floor (issue 29 Build 1, results in `docs/BENCHMARKS.md`), all in
 //! one run, each pair alternating query by query:
 //! - whole process: `mem memory search Q` against `sqlite3 <same db> "<the same FTS5 query>"`,
-//!   on three copies of one store: as the bench loads it (its full-text indexes in the
-//!   segments a bulk build leaves, 8 and 11 at 100,000, and nothing written by `mem` since),
-//!   after 300 `mem memory add` (each merging the index when large segments have piled up),
-//!   `home-<N>-v1-written/`, and after `mem memory clean` (one segment each),
-//!   `home-<N>-v1-cleaned/`;
+//!   on four copies of one store: as the bench loads it (its full-text indexes in the
+//!   segments a bulk build leaves, 8 and 11 at 100,000, and nothing written by `mem` since);
+//!   after 300 `mem memory add` (the first merges the indexes, `MemoryStore::
+//!   tidy_search_index`), `home-<N>-v1-written-v2/`; that store after learnings written one
+//!   transaction each until the next merge is due, the most a store written one learning at
+//!   a time holds beside its merged segments, `home-<N>-v1-due-v2/`; and after `mem memory
+//!   clean` (one segment each), `home-<N>-v1-cleaned/`;
 //! - in process: `MemoryStore::search` against the raw FTS5 statement on the same connection;
 //! - CJK substrings (`参数化`, a part of a longer run) against the raw trigram query.
 //!
@@ -191,8 +193,8 @@ fn whole_process(
     rows(what, queries, &ours, &floor, verbose);
 }
 
-/// Segments of a full-text index `table` with at least `leaves` leaf pages (rows in its
-/// `_idx` table, one per leaf).
+/// Segments of a full-text index `table` with at least `leaves` rows in its `_idx` table (one
+/// per leaf page where a new term starts).
 fn segments(store: &SqliteStore, table: &str, leaves: i64) -> i64 {
     store
         .connection()
@@ -298,13 +300,15 @@ fn main() {
             )
         };
         whole(&home, "whole process, as loaded: mem / sqlite3");
-        // The writes a store sees after a bulk load: a `mem memory add` merges the search
-        // index when large segments have piled up (`MemoryStore::tidy_search_index`).
+        // The writes a store sees after a bulk load: the first `mem memory add` merges the
+        // search index (`MemoryStore::tidy_search_index`), the others add small segments.
+        // The names carry the version of the tidy's rule: a copy made under an older rule is
+        // not reused.
         let written = derived_home(
             &dir,
             n,
             &home,
-            "written",
+            "written-v2",
             |h| {
                 for i in 0..LATER_WRITES {
                     run(mem_in(&project, h).args([
@@ -322,6 +326,55 @@ fn main() {
         whole(
             &written,
             &format!("whole process, after {LATER_WRITES} `mem memory add`: mem / sqlite3"),
+        );
+        // The worst a store written one learning at a time gets: learnings added (one
+        // transaction each, as `add_learning` writes them) until the next tidy would merge.
+        let due = derived_home(
+            &dir,
+            n,
+            &written,
+            "due-v2",
+            |h| {
+                let store = SqliteStore::open(
+                    &h.join(".mewcode/tiers").join(DATABASE_FILE),
+                    DEFAULT_BUSY_TIMEOUT,
+                )
+                .unwrap();
+                store
+                    .connection()
+                    .execute_batch("PRAGMA synchronous = OFF")
+                    .unwrap();
+                let mut i = 0;
+                while SqliteStore::fragmented_indexes(store.connection())
+                    .unwrap()
+                    .next()
+                    .is_none()
+                {
+                    store
+                        .add_learning(&NewLearning {
+                            title: format!("written one by one {i}"),
+                            content: format!("a learning added after the merge, number {i}"),
+                            category: "tip".into(),
+                            project_key: (i % 10 == 0).then(|| key.clone()),
+                            created_ms: i as i64,
+                            ..Default::default()
+                        })
+                        .unwrap();
+                    i += 1;
+                }
+                println!("due-v2: {i} learnings written one by one until a merge is due");
+            },
+            |s| {
+                common::count(s) > (n + LATER_WRITES) as u64
+                    && SqliteStore::fragmented_indexes(s.connection())
+                        .unwrap()
+                        .next()
+                        .is_some()
+            },
+        );
+        whole(
+            &due,
+            "whole process, a merge due (the most writes since one): mem / sqlite3",
         );
         let cleaned = derived_home(
             &dir,

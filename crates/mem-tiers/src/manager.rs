@@ -847,8 +847,12 @@ impl<S: MemoryStore> MemoryManager<S> {
             .filter(|id| !taken.contains(*id))
             .cloned()
             .collect();
-        if report.entries_added + report.notes_added > 0 {
-            self.sync_index()?;
+        // Entries and notes are in their files by now: an index that cannot take them yet
+        // (the lock held past the busy timeout) is logged, and the next read syncs them.
+        if report.entries_added + report.notes_added > 0
+            && let Err(e) = self.sync_index()
+        {
+            tracing::warn!("index not refreshed after the import: {e}");
         }
         // A bulk import leaves its documents in many segments: merged at once, as `mem memory
         // clean` would, when it added at least [`BULK_IMPORT_DOCUMENTS`]; tidied else.

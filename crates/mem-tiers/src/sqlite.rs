@@ -23,17 +23,22 @@ pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// The file name of the database inside [`crate::MemoryConfig::storage_dir`].
 pub const DATABASE_FILE: &str = "memory.db";
 
-/// What [`MemoryStore::tidy_search_index`] counts as a large segment of a full-text index: at
-/// least this many rows in the index's `_idx` table (one per leaf page where a new term
-/// starts, about one in eight leaves of the trigram index and two in three of the word
-/// index at 100,000 learnings)...
-const LARGE_SEGMENT_ROWS: i64 = 32;
+/// [`MemoryStore::tidy_search_index`] merges a full-text index once its segments other than
+/// the largest hold at least this many leaf pages (4 KiB each)...
+const TIDY_MIN_PAGES: i64 = 32;
 
-/// ...and at least this fraction (1/N) of the largest segment's rows: segments far smaller
-/// than the main one cost a search little (300 one-page segments beside a merged index at
-/// 100,000 learnings: no slower), and a merge rewrites the whole index, so it waits until the
-/// new writes make up a sixteenth of it.
-const LARGE_SEGMENT_FRACTION: i64 = 16;
+/// ...and at least this fraction (1/N) of the largest segment's pages: the merge rewrites the
+/// whole index, so it waits until the writes since the last one make up a sixteenth of it (at
+/// 100,000 learnings, about 6,000 learnings written one by one). Small segments beside a
+/// merged one cost a search little: 300 one-page segments beside the merged 100,000 left a
+/// whole `mem memory search` as fast (`docs/BENCHMARKS.md`, "Stop 44").
+const TIDY_FRACTION: i64 = 16;
+
+/// An index whose largest segment has more leaf pages than this (256 MiB) is not merged by
+/// [`MemoryStore::tidy_search_index`]: the merge would hold the write lock for seconds (0.8 s
+/// for the 17,700 pages of the trigram index at 100,000 learnings), past what another
+/// process's write waits ([`DEFAULT_BUSY_TIMEOUT`]). `mem memory clean` merges it.
+const TIDY_MAX_PAGES: i64 = 65_536;
 
 /// The settings of every connection: durable commits (`synchronous = FULL`), foreign keys,
 /// deleted content overwritten (`secure_delete`), and reads through a memory map of the first
@@ -392,6 +397,33 @@ impl SqliteStore {
             });
         }
         Ok(())
+    }
+
+    /// The full-text indexes that [`MemoryStore::tidy_search_index`] would merge now: those
+    /// whose segments other than the largest hold at least [`TIDY_MIN_PAGES`] leaf pages and
+    /// 1/[`TIDY_FRACTION`] of the largest's, the largest holding at most [`TIDY_MAX_PAGES`].
+    /// A segment's leaf pages are read from the index's `_idx` table (a row per leaf page
+    /// where a new term starts, `pgno` = the page number shifted left by one); the last leaves
+    /// of a segment, when no term starts there, are not counted.
+    #[doc(hidden)]
+    pub fn fragmented_indexes(
+        c: &Connection,
+    ) -> rusqlite::Result<impl Iterator<Item = &'static str>> {
+        let mut out = Vec::new();
+        for table in ["docs_word", "docs_trigram"] {
+            let (largest, rest): (i64, i64) = c.query_row(
+                &format!(
+                    "WITH s(pages) AS (SELECT max(pgno) >> 1 FROM {table}_idx GROUP BY segid) \
+                     SELECT coalesce(max(pages), 0), coalesce(sum(pages) - max(pages), 0) FROM s"
+                ),
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            if largest <= TIDY_MAX_PAGES && rest >= TIDY_MIN_PAGES.max(largest / TIDY_FRACTION) {
+                out.push(table);
+            }
+        }
+        Ok(out.into_iter())
     }
 
     /// Runs `f` in a `BEGIN IMMEDIATE` transaction; rolls back on any error.
@@ -1196,31 +1228,42 @@ impl MemoryStore for SqliteStore {
         if self.read_only {
             return Ok(false);
         }
-        let large = |table: &str| -> Result<i64> {
-            self.conn
-                .query_row(
-                    &format!(
-                        "WITH s(n) AS (SELECT count(*) FROM {table}_idx GROUP BY segid) \
-                         SELECT count(*) FROM s WHERE n >= max(?1, (SELECT max(n) FROM s) / ?2)"
-                    ),
-                    [LARGE_SEGMENT_ROWS, LARGE_SEGMENT_FRACTION],
-                    |r| r.get(0),
-                )
-                .map_err(|e| self.err(e))
-        };
-        let mut merged = false;
-        for table in ["docs_word", "docs_trigram"] {
-            if large(table)? >= 2 {
-                self.write(|c| {
-                    c.execute(
-                        &format!("INSERT INTO {table}({table}) VALUES ('optimize')"),
-                        [],
-                    )
-                })?;
-                merged = true;
-            }
+        let fragmented: Vec<&str> = Self::fragmented_indexes(&self.conn)
+            .map_err(|e| self.err(e))?
+            .collect();
+        if fragmented.is_empty() {
+            return Ok(false);
         }
-        Ok(merged)
+        // The merge is optional: when another process holds the lock, the write that called
+        // this has landed and the next one merges, so it does not wait.
+        self.conn
+            .busy_timeout(Duration::ZERO)
+            .map_err(|e| self.err(e))?;
+        let merged = self.write(|c| {
+            // Checked again under the lock: another process may have merged meanwhile.
+            let again: Vec<&str> = Self::fragmented_indexes(c)?.collect();
+            for table in &again {
+                c.execute(
+                    &format!("INSERT INTO {table}({table}) VALUES ('optimize')"),
+                    [],
+                )?;
+            }
+            Ok(!again.is_empty())
+        });
+        self.conn
+            .busy_timeout(self.busy_timeout)
+            .map_err(|e| self.err(e))?;
+        // The merge went through the write-ahead log (tens of MiB at 100,000 learnings):
+        // SQLite's automatic checkpoint copies it back, `journal_size_limit` cuts the file at
+        // its next reset (a truncating checkpoint here would wait for readers).
+        match merged {
+            Ok(merged) => Ok(merged),
+            Err(Error::Locked { .. }) => {
+                tracing::debug!("search index not merged: another process is writing");
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
     }
 
     fn purge_deleted(&self) -> Result<()> {

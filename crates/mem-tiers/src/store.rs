@@ -108,17 +108,18 @@ pub trait MemoryStore {
     }
 
     /// Keeps the full-text indexes merged as writes add to them, run after the writes that add
-    /// documents (`mem memory add`, the MCP `memory_add` tool, a small `mem memory import`).
-    /// FTS5's automerge keeps the small segments in check but leaves several large ones, a
-    /// level of them per few thousand documents; each costs a search one more b-tree per term
-    /// (at 100,000 learnings an unmerged store answers a whole `mem memory search` 1.66–1.77×
-    /// the `sqlite3` floor, a merged one 1.29–1.48×, `docs/BENCHMARKS.md`). So when an index
-    /// holds two large segments (the SQLite backend's measure: absolute, and relative to its
-    /// largest segment, so that the merge, which rewrites the whole index, comes once the
-    /// writes since the last one make up a share of it), this merges it as
-    /// [`MemoryStore::optimize_search_index`] does; small segments alone never start one. A
-    /// read-only store is left alone. The default does nothing (PostgreSQL's GIN indexes keep
-    /// their own pending list).
+    /// learnings (`mem memory add`, the MCP `memory_add` tool for a learning, a small `mem
+    /// memory import`). FTS5's automerge keeps the small segments in check but leaves several
+    /// large ones; each costs a search one more b-tree per term (at 100,000 learnings a whole
+    /// `mem memory search` on a store never merged: 1.54–1.77× the `sqlite3` floor; merged:
+    /// 1.29–1.50×, `docs/BENCHMARKS.md`). So once the segments beside an index's largest hold
+    /// a share of it (the SQLite backend's measure: a sixteenth of its pages, at least 32), this
+    /// merges that index as [`MemoryStore::optimize_search_index`] does, which rewrites it
+    /// whole; small segments alone never start one. The merge does not wait for another
+    /// process's write lock (the next write merges), is left to `mem memory clean` on an index
+    /// too large to merge within a write's wait (256 MiB on SQLite), and is not done on a
+    /// read-only store. The default does nothing (PostgreSQL's GIN indexes keep their own
+    /// pending list).
     ///
     /// FTS5's incremental merge (`'merge'` with a page budget) was tried for this first: with
     /// writes between its steps, each step starts a new output segment, and 300 adds at

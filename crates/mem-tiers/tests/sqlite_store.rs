@@ -632,29 +632,8 @@ fn a_merged_search_index_finds_what_the_segments_found() {
     }
 }
 
-/// Segments of `table` with at least `rows` rows in its `_idx` table.
-fn segments_with(s: &SqliteStore, table: &str, rows: i64) -> i64 {
-    s.connection()
-        .query_row(
-            &format!(
-                "SELECT count(*) FROM (SELECT segid FROM {table}_idx GROUP BY segid \
-                 HAVING count(*) >= ?1)"
-            ),
-            [rows],
-            |r| r.get(0),
-        )
-        .unwrap()
-}
-
-/// After writes in large batches each full-text index holds several large segments:
-/// `tidy_search_index` merges them (the same hits and scores, an index FTS5 finds
-/// consistent), then does nothing while only small segments join the large one, even over
-/// hundreds of writes each followed by a tidy (the store's own write path), which leave few
-/// segments.
-#[test]
-fn tidy_merges_large_segments_and_leaves_small_ones() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = open(&dir.path().join("memory.db"));
+/// Writes learnings `range` in one transaction (one segment per full-text index).
+fn add_in_one_transaction(s: &SqliteStore, range: std::ops::Range<usize>) {
     let words = [
         "heron",
         "tide",
@@ -664,38 +643,52 @@ fn tidy_merges_large_segments_and_leaves_small_ones() {
         "retry_policy",
     ];
     let c = s.connection();
-    for batch in 0..3usize {
-        c.execute_batch("BEGIN").unwrap();
-        for i in 0..2500usize {
-            let n = batch * 2500 + i;
-            let w = |k: usize| words[(n * 7 + k * 3) % words.len()];
-            c.execute(
-                "INSERT INTO learnings (title, content, category, tags, project_key, created_ms, \
-                 last_used_ms) VALUES (?1, ?2, 'tip', '[]', ?3, ?4, ?4)",
-                rusqlite::params![
-                    format!("{} {} note {n}", w(0), w(1)),
-                    format!(
-                        "{} near the {} at {n}, then {} by {}: k{n}x q{}z v{n}",
-                        w(2),
-                        w(3),
-                        w(4),
-                        w(5),
-                        n * 31
-                    ),
-                    [Some("p1"), None][n % 2],
-                    n as i64
-                ],
-            )
-            .unwrap();
-        }
-        c.execute_batch("COMMIT").unwrap();
+    c.execute_batch("BEGIN").unwrap();
+    for n in range {
+        let w = |k: usize| words[(n * 7 + k * 3) % words.len()];
+        c.execute(
+            "INSERT INTO learnings (title, content, category, tags, project_key, created_ms, \
+             last_used_ms) VALUES (?1, ?2, 'tip', '[]', ?3, ?4, ?4)",
+            rusqlite::params![
+                format!("{} {} note {n}", w(0), w(1)),
+                format!(
+                    "{} near the {} at {n}, then {} by {}: k{n}x q{}z v{n}",
+                    w(2),
+                    w(3),
+                    w(4),
+                    w(5),
+                    n * 31
+                ),
+                [Some("p1"), None][n % 2],
+                n as i64
+            ],
+        )
+        .unwrap();
     }
-    for table in ["docs_word", "docs_trigram"] {
-        assert!(
-            segments_with(&s, table, 32) >= 2,
-            "{table}: too few large segments"
-        );
+    c.execute_batch("COMMIT").unwrap();
+}
+
+fn fragmented(s: &SqliteStore) -> Vec<&'static str> {
+    SqliteStore::fragmented_indexes(s.connection())
+        .unwrap()
+        .collect()
+}
+
+/// After writes in large batches each full-text index holds several large segments:
+/// `tidy_search_index` merges them (the same hits and scores, an index FTS5 finds
+/// consistent). Then it does nothing while only small segments join the large one, over
+/// hundreds of writes each followed by a tidy (the store's own write path), which leave few
+/// segments, nor after one more transaction of a fortieth of the store; after a transaction
+/// of an eighth (the writes since the merge past a sixteenth of the index) it merges again.
+#[test]
+fn tidy_merges_once_the_writes_make_up_a_share_of_the_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(&dir.path().join("memory.db"));
+    let c = s.connection();
+    for batch in 0..3 {
+        add_in_one_transaction(&s, batch * 2500..(batch + 1) * 2500);
     }
+    assert_eq!(fragmented(&s), ["docs_word", "docs_trigram"]);
     let queries = [
         "heron",
         "tide marsh",
@@ -748,4 +741,13 @@ fn tidy_merges_large_segments_and_leaves_small_ones() {
         common::suite::hits_and_scores(&s, "after the tidy", None).len(),
         50
     );
+    // A fortieth of the store more: still no merge; an eighth: the trigram index is merged.
+    add_in_one_transaction(&s, 7500..7690);
+    assert!(fragmented(&s).is_empty(), "{:?}", fragmented(&s));
+    assert!(!s.tidy_search_index().unwrap());
+    add_in_one_transaction(&s, 7690..8630);
+    assert!(fragmented(&s).contains(&"docs_trigram"));
+    assert!(s.tidy_search_index().unwrap());
+    assert_eq!(segments(&s, "docs_trigram"), 1);
+    assert!(fragmented(&s).is_empty());
 }
