@@ -29,15 +29,16 @@ const TIDY_MIN_PAGES: i64 = 32;
 
 /// ...and at least this fraction (1/N) of the largest segment's pages: the merge rewrites the
 /// whole index, so it waits until the writes since the last one make up a sixteenth of it (at
-/// 100,000 learnings, about 6,000 learnings written one by one). Small segments beside a
-/// merged one cost a search little: 300 one-page segments beside the merged 100,000 left a
-/// whole `mem memory search` as fast (`docs/BENCHMARKS.md`, "Stop 44").
+/// 100,000 learnings, 12,014 short learnings written one by one in the bench). Small segments
+/// beside a merged one cost a search little: 300 one-page segments beside the merged 100,000
+/// left a whole `mem memory search` as fast (`docs/BENCHMARKS.md`, "Stop 44").
 const TIDY_FRACTION: i64 = 16;
 
 /// An index whose largest segment has more leaf pages than this (256 MiB) is not merged by
-/// [`MemoryStore::tidy_search_index`]: the merge would hold the write lock for seconds (0.8 s
-/// for the 17,700 pages of the trigram index at 100,000 learnings), past what another
-/// process's write waits ([`DEFAULT_BUSY_TIMEOUT`]). `mem memory clean` merges it.
+/// [`MemoryStore::tidy_search_index`]: the merge holds the write lock in proportion to the
+/// index (0.8 s for the 17,700 pages of the trigram index at 100,000 learnings, so about 3 s
+/// at this size), and above it would near the 5 s another process's write waits
+/// ([`DEFAULT_BUSY_TIMEOUT`]). `mem memory clean` merges it.
 const TIDY_MAX_PAGES: i64 = 65_536;
 
 /// The settings of every connection: durable commits (`synchronous = FULL`), foreign keys,
