@@ -751,3 +751,29 @@ fn tidy_merges_once_the_writes_make_up_a_share_of_the_index() {
     assert_eq!(segments(&s, "docs_trigram"), 1);
     assert!(fragmented(&s).is_empty());
 }
+
+/// The tidy is optional work after a write that has landed: while another process holds the
+/// write lock it merges nothing and reports no error (the next write merges), and it leaves
+/// the connection's busy timeout as it was.
+#[test]
+fn tidy_gives_way_to_another_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.db");
+    let s = open(&path);
+    for batch in 0..3 {
+        add_in_one_transaction(&s, batch * 2500..(batch + 1) * 2500);
+    }
+    assert!(!fragmented(&s).is_empty());
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    assert!(!s.tidy_search_index().unwrap());
+    assert!(!fragmented(&s).is_empty());
+    let timeout: i64 = s
+        .connection()
+        .pragma_query_value(None, "busy_timeout", |r| r.get(0))
+        .unwrap();
+    assert_eq!(timeout, DEFAULT_BUSY_TIMEOUT.as_millis() as i64);
+    other.execute_batch("COMMIT").unwrap();
+    assert!(s.tidy_search_index().unwrap());
+    assert!(fragmented(&s).is_empty());
+}
