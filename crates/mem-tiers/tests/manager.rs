@@ -14,6 +14,18 @@ struct Env {
     project: PathBuf,
 }
 
+/// A second home and project (a folder without git) to import into.
+fn other_env() -> Env {
+    let dir = tempfile::tempdir().unwrap();
+    let e = Env {
+        home: dir.path().join("h"),
+        project: dir.path().join("p"),
+        _tmp: dir,
+    };
+    std::fs::create_dir_all(&e.project).unwrap();
+    e
+}
+
 fn env() -> Env {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("home");
@@ -332,13 +344,7 @@ fn every_write_goes_through_the_secret_filter() {
     assert!(!m.preferences().unwrap()["model"].contains(key));
     let mut archive = m.get_tier2_archive().unwrap();
     archive.learnings[0].content = format!("imported {key}");
-    let dir = tempfile::tempdir().unwrap();
-    let e2 = Env {
-        home: dir.path().join("h"),
-        project: dir.path().join("p"),
-        _tmp: dir,
-    };
-    std::fs::create_dir_all(&e2.project).unwrap();
+    let e2 = other_env();
     let m2 = manager(&e2);
     let r = m2.import(&archive).unwrap();
     assert!(r.withheld >= 1);
@@ -429,13 +435,7 @@ fn archive_round_trips_and_import_twice_adds_nothing() {
     let json = serde_json::to_string_pretty(&a).unwrap();
     let parsed = archive::parse(&json, Path::new("x.json")).unwrap();
     assert_eq!(parsed, a);
-    let dir = tempfile::tempdir().unwrap();
-    let e2 = Env {
-        home: dir.path().join("h"),
-        project: dir.path().join("p"),
-        _tmp: dir,
-    };
-    std::fs::create_dir_all(&e2.project).unwrap();
+    let e2 = other_env();
     let m2 = manager(&e2);
     let r = m2.import(&parsed).unwrap();
     assert_eq!(
@@ -756,13 +756,7 @@ fn archive_import_filters_every_string_field() {
     archive.learnings[0].category = format!("c-{s10}");
     archive.learnings[0].title = format!("t {s8}");
     archive.learnings[0].content = format!("c {s9}");
-    let dir = tempfile::tempdir().unwrap();
-    let e2 = Env {
-        home: dir.path().join("h"),
-        project: dir.path().join("p"),
-        _tmp: dir,
-    };
-    std::fs::create_dir_all(&e2.project).unwrap();
+    let e2 = other_env();
     let m2 = manager(&e2);
     let r = m2.import(&archive).unwrap();
     let dump = serde_json::to_string(&m2.get_tier2_archive().unwrap())
@@ -936,13 +930,7 @@ fn writes_keep_the_search_index_merged() {
 
     let archive = m.get_tier2_archive().unwrap();
     assert!(archive.learnings.len() >= mem_tiers::BULK_IMPORT_DOCUMENTS);
-    let dir = tempfile::tempdir().unwrap();
-    let e2 = Env {
-        home: dir.path().join("h"),
-        project: dir.path().join("p"),
-        _tmp: dir,
-    };
-    std::fs::create_dir_all(&e2.project).unwrap();
+    let e2 = other_env();
     let m2 = manager(&e2);
     let r = m2.import(&archive).unwrap();
     assert_eq!(r.learnings_added, 7501);
