@@ -23,6 +23,8 @@ mod conversation;
 pub mod count_cache;
 pub mod digest;
 pub mod fsread;
+#[cfg(feature = "sqlite")]
+pub mod fts5;
 mod inject;
 pub mod lockfile;
 mod message;

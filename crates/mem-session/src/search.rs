@@ -107,6 +107,9 @@ pub struct RefreshReport {
     pub removed: usize,
     /// Message rows added.
     pub added: usize,
+    /// Whether the full-text index was merged after the rows were added (once they make up a
+    /// sixteenth of it, [`mem_core::fts5::tidy`]).
+    pub merged: bool,
     /// Sessions that could not be read (locked, unreadable), each naming its file; their old
     /// rows stay.
     pub warnings: Vec<String>,
@@ -143,6 +146,9 @@ pub struct SessionHit {
     pub score: f64,
 }
 
+/// How long the index waits for another process's write (10 s).
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// The session search index of one sessions directory.
 pub struct SessionIndex {
     conn: Connection,
@@ -175,7 +181,7 @@ impl SessionIndex {
             std::fs::create_dir_all(dir).map_err(|e| Error::io("cannot create", dir, e))?;
         }
         let conn = Connection::open(&path).map_err(|e| db_error(&path, e))?;
-        conn.busy_timeout(Duration::from_secs(10))
+        conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| db_error(&path, e))?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(|e| db_error(&path, e))?;
@@ -223,7 +229,7 @@ impl SessionIndex {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| db_error(&path, e))?;
-        conn.busy_timeout(Duration::from_secs(10))
+        conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| db_error(&path, e))?;
         Ok(Some(SessionIndex {
             conn,
@@ -281,6 +287,15 @@ impl SessionIndex {
                 }
                 Err(e @ Error::Index { .. }) => return Err(e),
                 Err(e) => report.warnings.push(e.to_string()),
+            }
+        }
+        // The rows added leave segments: merged once they make up a sixteenth of the index
+        // (`mem_core::fts5::tidy`; it does not wait for another writer). The rows have landed,
+        // so a failure there is a warning.
+        if report.added > 0 {
+            match mem_core::fts5::tidy(&self.conn, &["messages_fts"], BUSY_TIMEOUT) {
+                Ok(merged) => report.merged = merged,
+                Err(e) => report.warnings.push(db_error(&self.path, e).to_string()),
             }
         }
         Ok(report)

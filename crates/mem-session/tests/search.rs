@@ -305,3 +305,60 @@ fn a_read_only_index_answers_and_writes_nothing() {
         before
     );
 }
+
+/// Segments of the index's full-text table.
+fn fts_segments(store: &SessionStore) -> i64 {
+    let c =
+        rusqlite::Connection::open(SessionIndex::path_for(store)).unwrap_or_else(|e| panic!("{e}"));
+    c.query_row(
+        "SELECT count(DISTINCT segid) FROM messages_fts_idx",
+        [],
+        |r| r.get(0),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// `n` messages of varied words for session writer `w`, starting at number `from`.
+fn chatter(w: &mut mem_session::SessionWriter, from: usize, n: usize) {
+    for i in from..from + n {
+        w.append(&Message::user(format!(
+            "step {i}: check w{i}a and q{}z in module m{} before the k{i}x release",
+            i * 31,
+            i % 97
+        )))
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+/// A refresh that adds rows merges the full-text index once the segments beside its largest
+/// make up a share of it (`mem_core::fts5::needs_merge`), and not for a few messages more.
+#[test]
+fn a_refresh_merges_the_index_once_new_rows_make_up_a_share_of_it() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let store = SessionStore::for_project(tmp.path());
+    let mut writers = Vec::new();
+    for s in 0..3 {
+        let mut w = store.create().unwrap_or_else(|e| panic!("{e}"));
+        chatter(&mut w, s * 2000, 2000);
+        writers.push(w);
+    }
+    let mut index = SessionIndex::open(&store).unwrap_or_else(|e| panic!("{e}"));
+    let first = index.refresh(&store).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(first.added, 6000);
+    assert!(first.merged, "{first:?}");
+    assert_eq!(fts_segments(&store), 1);
+    // A few messages more: a small segment beside the merged one, no merge.
+    chatter(&mut writers[0], 6000, 5);
+    let few = index.refresh(&store).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((few.added, few.merged), (5, false), "{few:?}");
+    assert_eq!(fts_segments(&store), 2);
+    // A third of the index more (past a sixteenth and the least merged, 32 pages): merged
+    // again, and everything is found.
+    chatter(&mut writers[1], 6005, 2000);
+    let many = index.refresh(&store).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((many.added, many.merged), (2000, true), "{many:?}");
+    assert_eq!(fts_segments(&store), 1);
+    assert_eq!(found(&index, "k6003x").len(), 1);
+    assert_eq!(found(&index, "k6500x").len(), 1);
+    assert_eq!(found(&index, "k17x").len(), 1);
+}

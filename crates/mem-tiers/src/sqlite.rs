@@ -23,23 +23,8 @@ pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// The file name of the database inside [`crate::MemoryConfig::storage_dir`].
 pub const DATABASE_FILE: &str = "memory.db";
 
-/// [`MemoryStore::tidy_search_index`] merges a full-text index once its segments other than
-/// the largest hold at least this many leaf pages (4 KiB each)...
-const TIDY_MIN_PAGES: i64 = 32;
-
-/// ...and at least this fraction (1/N) of the largest segment's pages: the merge rewrites the
-/// whole index, so it waits until the writes since the last one make up a sixteenth of it (at
-/// 100,000 learnings, 12,014 short learnings written one by one in the bench). Small segments
-/// beside a merged one cost a search little: 300 one-page segments beside the merged 100,000
-/// left a whole `mem memory search` as fast (`docs/BENCHMARKS.md`, "Stop 44").
-const TIDY_FRACTION: i64 = 16;
-
-/// An index whose largest segment has more leaf pages than this (256 MiB) is not merged by
-/// [`MemoryStore::tidy_search_index`]: the merge holds the write lock in proportion to the
-/// index (0.8 s for the 17,700 pages of the trigram index at 100,000 learnings, so about 3 s
-/// at this size), and above it would near the 5 s another process's write waits
-/// ([`DEFAULT_BUSY_TIMEOUT`]). `mem memory clean` merges it.
-const TIDY_MAX_PAGES: i64 = 65_536;
+/// The full-text indexes of the documents: words, and trigrams for parts of words and CJK.
+const SEARCH_INDEXES: [&str; 2] = ["docs_word", "docs_trigram"];
 
 /// The settings of every connection: durable commits (`synchronous = FULL`), foreign keys,
 /// deleted content overwritten (`secure_delete`), and reads through a memory map of the first
@@ -400,27 +385,15 @@ impl SqliteStore {
         Ok(())
     }
 
-    /// The full-text indexes that [`MemoryStore::tidy_search_index`] would merge now: those
-    /// whose segments other than the largest hold at least [`TIDY_MIN_PAGES`] leaf pages and
-    /// 1/[`TIDY_FRACTION`] of the largest's, the largest holding at most [`TIDY_MAX_PAGES`].
-    /// A segment's leaf pages are read from the index's `_idx` table (a row per leaf page
-    /// where a new term starts, `pgno` = the page number shifted left by one); the last leaves
-    /// of a segment, when no term starts there, are not counted.
+    /// The full-text indexes that [`MemoryStore::tidy_search_index`] would merge now
+    /// ([`mem_core::fts5::needs_merge`]).
     #[doc(hidden)]
     pub fn fragmented_indexes(
         c: &Connection,
     ) -> rusqlite::Result<impl Iterator<Item = &'static str>> {
         let mut out = Vec::new();
-        for table in ["docs_word", "docs_trigram"] {
-            let (largest, rest): (i64, i64) = c.query_row(
-                &format!(
-                    "WITH s(pages) AS (SELECT max(pgno) >> 1 FROM {table}_idx GROUP BY segid) \
-                     SELECT coalesce(max(pages), 0), coalesce(sum(pages) - max(pages), 0) FROM s"
-                ),
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?;
-            if largest <= TIDY_MAX_PAGES && rest >= TIDY_MIN_PAGES.max(largest / TIDY_FRACTION) {
+        for table in SEARCH_INDEXES {
+            if mem_core::fts5::needs_merge(c, table)? {
                 out.push(table);
             }
         }
@@ -1229,42 +1202,8 @@ impl MemoryStore for SqliteStore {
         if self.read_only {
             return Ok(false);
         }
-        let fragmented: Vec<&str> = Self::fragmented_indexes(&self.conn)
-            .map_err(|e| self.err(e))?
-            .collect();
-        if fragmented.is_empty() {
-            return Ok(false);
-        }
-        // The merge is optional: when another process holds the lock, the write that called
-        // this has landed and the next one merges, so it does not wait.
-        self.conn
-            .busy_timeout(Duration::ZERO)
-            .map_err(|e| self.err(e))?;
-        let merged = self.write(|c| {
-            // Checked again under the lock: another process may have merged meanwhile.
-            let again: Vec<&str> = Self::fragmented_indexes(c)?.collect();
-            for table in &again {
-                c.execute(
-                    &format!("INSERT INTO {table}({table}) VALUES ('optimize')"),
-                    [],
-                )?;
-            }
-            Ok(!again.is_empty())
-        });
-        self.conn
-            .busy_timeout(self.busy_timeout)
-            .map_err(|e| self.err(e))?;
-        // The merge went through the write-ahead log (tens of MiB at 100,000 learnings):
-        // SQLite's automatic checkpoint copies it back, `journal_size_limit` cuts the file at
-        // its next reset (a truncating checkpoint here would wait for readers).
-        match merged {
-            Ok(merged) => Ok(merged),
-            Err(Error::Locked { .. }) => {
-                tracing::debug!("search index not merged: another process is writing");
-                Ok(false)
-            }
-            Err(e) => Err(e),
-        }
+        mem_core::fts5::tidy(&self.conn, &SEARCH_INDEXES, self.busy_timeout)
+            .map_err(|e| self.err(e))
     }
 
     fn purge_deleted(&self) -> Result<()> {

@@ -113,7 +113,8 @@ pub trait MemoryStore {
     /// large ones; each costs a search one more b-tree per term (at 100,000 learnings a whole
     /// `mem memory search` on a store never merged: 1.54–1.77× the `sqlite3` floor; merged:
     /// 1.29–1.50×, `docs/BENCHMARKS.md`). So once the segments beside an index's largest hold
-    /// a share of it (the SQLite backend's measure: a sixteenth of its pages, at least 32), this
+    /// a share of it (on SQLite [`mem_core::fts5::needs_merge`]: a sixteenth of its pages, at
+    /// least 32), this
     /// merges that index as [`MemoryStore::optimize_search_index`] does, which rewrites it
     /// whole; small segments alone never start one. The merge does not wait for another
     /// process's write lock (the next write merges), is left to `mem memory clean` on an index
