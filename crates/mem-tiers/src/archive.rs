@@ -293,7 +293,9 @@ pub fn import<S: MemoryStore + ?Sized>(store: &S, a: &Archive) -> Result<ImportR
         r.text
     };
     for l in &a.learnings {
-        if l.title.trim().is_empty() || l.title.chars().count() > MAX_TITLE_CHARS {
+        // As stored: control characters and escape sequences stripped.
+        let title = mem_core::secrets::strip_controls(&l.title);
+        if title.trim().is_empty() || l.title.chars().count() > MAX_TITLE_CHARS {
             return Err(Error::Invalid {
                 what: "archive learning",
                 reason: format!(

@@ -417,9 +417,19 @@ impl<S: MemoryStore> MemoryManager<S> {
     ) -> Result<Added> {
         let global = scope == LearningScope::User;
         let mut withheld = 0;
+        // Checked as it is stored: control characters and escape sequences stripped, secrets
+        // withheld (a title of escape codes alone would be stored empty, and an archive
+        // holding it would not import).
+        if title.trim().is_empty() {
+            return Err(invalid("title", "it is empty"));
+        }
+        let title = redact(title, &mut withheld);
         let title = title.trim();
         if title.is_empty() {
-            return Err(invalid("title", "it is empty"));
+            return Err(invalid(
+                "title",
+                "it holds only control characters or escape sequences, which are not kept",
+            ));
         }
         let n = title.chars().count();
         if n > MAX_TITLE_CHARS {
@@ -459,7 +469,7 @@ impl<S: MemoryStore> MemoryManager<S> {
             ));
         }
         let new = NewLearning {
-            title: redact(title, &mut withheld),
+            title: title.to_owned(),
             content: redact(content, &mut withheld),
             category,
             tags: clean_tags,

@@ -360,6 +360,27 @@ fn bad_input_is_refused_clearly() {
     assert!(
         err(m.add_learning("  ", "x", "general", &[], None, false)).contains("title: it is empty")
     );
+    // A title of escape codes alone is empty once they are stripped: refused, not stored
+    // empty (an archive holding an empty title does not import).
+    for t in ["\u{1b}[31m", "\u{1b}[0m \u{7}\r"] {
+        assert!(
+            err(m.add_learning(t, "x", "general", &[], None, false))
+                .contains("title: it holds only control characters"),
+            "{t:?}"
+        );
+    }
+    assert!(m.get_tier2_archive().unwrap().learnings.is_empty());
+    m.add_learning("kept", "x", "general", &[], None, false)
+        .unwrap();
+    let mut a = m.get_tier2_archive().unwrap();
+    a.learnings[0].title = "\u{1b}[31m".into();
+    assert!(
+        manager(&other_env())
+            .import(&a)
+            .unwrap_err()
+            .to_string()
+            .contains("the title is empty")
+    );
     assert!(
         err(m.add_learning(&"t".repeat(1001), "x", "general", &[], None, false))
             .contains("1001 characters")
