@@ -59,14 +59,17 @@ pub enum Error {
         /// The database file.
         path: PathBuf,
     },
-    /// The database file or its directory is read-only.
-    #[error(
-        "cannot write the memory database {path}: it (or its directory) is read-only; nothing \
-         was written"
-    )]
+    /// The database file, its write-ahead log (`-wal`), its shared-memory file (`-shm`) or its
+    /// directory is read-only. `which` names the first of them found not writable (the log
+    /// files left read-only by a read-only spell block writes after the database's own mode is
+    /// restored).
+    #[error("cannot write the memory database {path}: {which} is read-only; nothing was written")]
     ReadOnly {
         /// The database file.
         path: PathBuf,
+        /// What is read-only: "it", "its directory", or a side file's path; "it (or its
+        /// directory)" when none was found so.
+        which: String,
     },
     /// The database's folder (or file) is not writable, so it can only be opened read-only,
     /// and a write-ahead log (`<db>-wal` not empty, or a `<db>-shm` file) is pending: reading

@@ -790,6 +790,29 @@ fn setup_lock(db: &Path) -> Option<std::fs::File> {
     Some(file)
 }
 
+/// Which part of the database at `path` is not writable, for [`Error::ReadOnly`]: the file
+/// itself, its `-wal` or `-shm` file (SQLite gives them the database's mode when it creates
+/// them, so a read-only spell can leave them read-only), or its directory.
+fn read_only_part(path: &Path) -> String {
+    // By mode (no write bit): what a read-only spell leaves, and what `chmod` restores.
+    let read_only = |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.permissions().readonly());
+    if read_only(path) {
+        return "it".to_owned();
+    }
+    for ext in ["-wal", "-shm"] {
+        let mut side = path.as_os_str().to_owned();
+        side.push(ext);
+        let side = PathBuf::from(side);
+        if side.exists() && read_only(&side) {
+            return format!("its {} file {}", &ext[1..], side.display());
+        }
+    }
+    if path.parent().is_some_and(read_only) {
+        return "its directory".to_owned();
+    }
+    "it (or its directory)".to_owned()
+}
+
 pub(crate) fn map_err(path: &Path, busy: Duration, e: rusqlite::Error) -> Error {
     let path = path.to_path_buf();
     if let rusqlite::Error::SqliteFailure(ref f, ref msg) = e {
@@ -802,7 +825,10 @@ pub(crate) fn map_err(path: &Path, busy: Duration, e: rusqlite::Error) -> Error 
                 };
             }
             ErrorCode::DiskFull => return Error::DiskFull { path },
-            ErrorCode::ReadOnly => return Error::ReadOnly { path },
+            ErrorCode::ReadOnly => {
+                let which = read_only_part(&path);
+                return Error::ReadOnly { path, which };
+            }
             ErrorCode::DatabaseCorrupt => return Error::Corrupt { path, reason },
             ErrorCode::NotADatabase => {
                 return Error::Foreign {
@@ -1222,5 +1248,52 @@ impl MemoryStore for SqliteStore {
             );
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt as _;
+
+    /// A read-only error names what is read-only: the database, a side file a read-only spell
+    /// left (after the database's own mode was restored), or the directory.
+    #[test]
+    fn a_read_only_error_names_the_read_only_part() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join(DATABASE_FILE);
+        let shm = dir.path().join(format!("{DATABASE_FILE}-shm"));
+        std::fs::write(&db, "").unwrap();
+        std::fs::write(&shm, "").unwrap();
+        let mode = |p: &Path, m: u32| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+        };
+        let readonly = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_READONLY),
+            None,
+        );
+        let message = |e: &rusqlite::Error| {
+            let e = match e {
+                rusqlite::Error::SqliteFailure(f, m) => {
+                    rusqlite::Error::SqliteFailure(*f, m.clone())
+                }
+                _ => unreachable!(),
+            };
+            map_err(&db, DEFAULT_BUSY_TIMEOUT, e).to_string()
+        };
+        mode(&shm, 0o444);
+        let m = message(&readonly);
+        assert!(
+            m.contains(&format!("its shm file {}", shm.display())),
+            "{m}"
+        );
+        mode(&db, 0o444);
+        assert!(message(&readonly).contains(": it is read-only"));
+        mode(&db, 0o644);
+        mode(&shm, 0o644);
+        mode(dir.path(), 0o555);
+        let m = message(&readonly);
+        mode(dir.path(), 0o755);
+        assert!(m.contains("its directory is read-only"), "{m}");
     }
 }
