@@ -163,7 +163,8 @@ pub struct MemoryTable {
     pub tier0_max_tokens: Option<usize>,
     /// Tier 1 default budget (tokens, exclusive).
     pub tier1_max_tokens: Option<usize>,
-    /// `mem memory clean` deletes learnings unused this many days.
+    /// `mem memory clean` deletes learnings unused this many days: in the project's file, the
+    /// project's learnings; in the user's, the user-level ones too.
     pub learning_max_age_days: Option<u64>,
     /// Deprecated spelling of `[recall] dirs` (read as if it were written there, with a
     /// warning).

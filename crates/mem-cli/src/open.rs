@@ -155,6 +155,10 @@ pub fn memory_config(settings: &Settings) -> Result<MemoryConfig> {
         }
         if let Some(v) = m.learning_max_age_days {
             config.learning_max_age_days = Some(v);
+            // User-level learnings follow the user's own file only.
+            if f.base == settings.home {
+                config.user_learning_max_age_days = Some(v);
+            }
         }
     }
     Ok(config)

@@ -29,9 +29,14 @@ pub struct MemoryConfig {
     pub tier0_max_tokens: usize,
     /// Tier 1 default budget in tokens, exclusive (default 2,000).
     pub tier1_max_tokens: usize,
-    /// `mem memory clean` deletes learnings not used for this many days; `None` (default):
-    /// learnings never expire.
+    /// `mem memory clean` deletes the current project's learnings not used for this many days
+    /// (the project's `config.toml` wins over the user's); `None` (default): they never expire.
     pub learning_max_age_days: Option<u64>,
+    /// The same for user-level learnings (`--global`, seen in every project), from the user's
+    /// own `config.toml` only: a project's configuration never expires them (a cloned
+    /// repository's `config.toml` would otherwise delete them). `None` (default): they never
+    /// expire.
+    pub user_learning_max_age_days: Option<u64>,
     /// Headings and labels of the tiers (default the seed's Chinese ones); the same
     /// `[memory] headings` setting as [`MemoryConfig::memories`]' `headings`.
     pub headings: Headings,
@@ -63,6 +68,7 @@ impl MemoryConfig {
             tier0_max_tokens: 500,
             tier1_max_tokens: 2_000,
             learning_max_age_days: None,
+            user_learning_max_age_days: None,
             headings: Headings::zh(),
             memories: mem_auto::AutoOptions::default(),
             user_dir: Some(home.join(".mewcode")),
@@ -1091,6 +1097,40 @@ impl<S: MemoryStore> MemoryManager<S> {
         })
     }
 
+    /// The learnings [`MemoryManager::clean`] expires: the current project's (all of them
+    /// without a project) unused for [`MemoryConfig::learning_max_age_days`], the user-level ones
+    /// unused for [`MemoryConfig::user_learning_max_age_days`]; deleted unless `dry_run`.
+    fn expire_learnings(&self, dry_run: bool) -> Result<Vec<LearningEntry>> {
+        let cutoff = |days: Option<u64>| days.map(|d| now_ms() - (d as i64) * 86_400_000);
+        let (project, user) = (
+            cutoff(self.config.learning_max_age_days),
+            cutoff(self.config.user_learning_max_age_days),
+        );
+        let Some(latest) = project.max(user) else {
+            return Ok(Vec::new());
+        };
+        // The candidates under the later cutoff, then each against its own scope's.
+        let expired: Vec<LearningEntry> = self
+            .store
+            .expire_learnings(latest, self.project_key(), true)?
+            .into_iter()
+            .filter(|l| {
+                let before = if l.project_key.is_none() {
+                    user
+                } else {
+                    project
+                };
+                before.is_some_and(|b| l.last_used_ms < b)
+            })
+            .collect();
+        if !dry_run {
+            for l in &expired {
+                self.store.delete_learning(l.id)?;
+            }
+        }
+        Ok(expired)
+    }
+
     /// Seed 003 `omc memory clean`: refreshes the index (drops memories whose files are gone),
     /// reports the short-term view's expiry, and deletes learnings unused for
     /// `learning_max_age_days` (when set), then merges the full-text indexes
@@ -1103,14 +1143,7 @@ impl<S: MemoryStore> MemoryManager<S> {
     pub fn clean(&self, dry_run: bool) -> Result<CleanReport> {
         let index = self.sync_index()?;
         let short = self.short_term()?;
-        let expired_learnings = match self.config.learning_max_age_days {
-            Some(days) => {
-                let before = now_ms() - (days as i64) * 86_400_000;
-                self.store
-                    .expire_learnings(before, self.project_key(), dry_run)?
-            }
-            None => Vec::new(),
-        };
+        let expired_learnings = self.expire_learnings(dry_run)?;
         let mut search_index_merged = false;
         if !dry_run && !self.store.read_only() {
             // Maintenance: the full-text indexes merged into one segment each (searches read

@@ -959,3 +959,40 @@ fn writes_keep_the_search_index_merged() {
     assert_eq!(segments_of(&m2, "docs_trigram", 1), 1);
     assert_eq!(m2.recall("marsh", 10_000).unwrap().len(), 7500);
 }
+
+/// A project's `learning_max_age_days` expires the project's learnings only: the user-level
+/// ones (seen in every project) follow the user's own setting, so a cloned repository's
+/// configuration cannot delete them.
+#[test]
+fn a_project_expiry_never_deletes_user_level_learnings() {
+    let e = env();
+    let mut config = MemoryConfig::for_home(&e.home);
+    config.learning_max_age_days = Some(30);
+    let m = MemoryManager::from_project(&e.project, config.clone()).unwrap();
+    m.add_learning("project one", "x", "tip", &[], None, false)
+        .unwrap();
+    m.add_learning("global one", "x", "tip", &[], None, true)
+        .unwrap();
+    m.add_learning("recent one", "x", "tip", &[], None, false)
+        .unwrap();
+    m.store()
+        .connection()
+        .execute(
+            "UPDATE learnings SET last_used_ms = 0 WHERE title != 'recent one'",
+            [],
+        )
+        .unwrap();
+    let titles = |r: &CleanReport| -> Vec<String> {
+        r.expired_learnings
+            .iter()
+            .map(|l| l.title.clone())
+            .collect()
+    };
+    assert_eq!(titles(&m.clean(true).unwrap()), ["project one"]);
+    assert_eq!(titles(&m.clean(false).unwrap()), ["project one"]);
+    assert!(m.clean(false).unwrap().expired_learnings.is_empty());
+    config.user_learning_max_age_days = Some(30);
+    let m = MemoryManager::from_project(&e.project, config).unwrap();
+    assert_eq!(titles(&m.clean(false).unwrap()), ["global one"]);
+    assert_eq!(m.recall("one", 10).unwrap().len(), 1);
+}

@@ -513,15 +513,23 @@ fn clean(tiers: &Tiers<'_>, dry_run: bool, json: bool, out: &mut impl Write) -> 
             "search index: merged (one segment per full-text index)"
         )?;
     }
-    match tiers.manager().config().learning_max_age_days {
+    let config = tiers.manager().config();
+    match config.learning_max_age_days {
         None => writeln!(
             out,
             "learnings: no expiry configured ([memory] learning_max_age_days)"
         )?,
         Some(days) => {
+            let user = match config.user_learning_max_age_days {
+                Some(d) if d == days => String::new(),
+                Some(d) => format!(" (user-level ones: {d} days)"),
+                None => {
+                    " (user-level ones never: the user's config.toml sets no expiry)".to_owned()
+                }
+            };
             writeln!(
                 out,
-                "learnings unused for {days} days: {verb} {}",
+                "learnings unused for {days} days{user}: {verb} {}",
                 r.expired_learnings.len()
             )?;
             for l in &r.expired_learnings {
