@@ -853,11 +853,11 @@ impl MemoryStore for PgRef {
     }
     fn expire_learnings(
         &self,
-        before_ms: i64,
+        expiry: mem_tiers::Expiry,
         visible_in: Option<&str>,
         dry_run: bool,
     ) -> mem_tiers::Result<Vec<mem_tiers::LearningEntry>> {
-        self.0.expire_learnings(before_ms, visible_in, dry_run)
+        self.0.expire_learnings(expiry, visible_in, dry_run)
     }
     fn indexed_files(&self, roots: &[String]) -> mem_tiers::Result<Vec<mem_tiers::FileState>> {
         self.0.indexed_files(roots)

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use crate::error::Result;
 use crate::manager::MemoryConfig;
 use crate::model::{
-    Document, FileState, LearningEntry, LearningFilter, NewLearning, ProjectRecord, SearchHit,
-    SearchQuery, SourceKind, StoreStats,
+    Document, Expiry, FileState, LearningEntry, LearningFilter, NewLearning, ProjectRecord,
+    SearchHit, SearchQuery, SourceKind, StoreStats,
 };
 use crate::postgres::{PgOptions, PgStore};
 use crate::sqlite::SqliteStore;
@@ -97,11 +97,11 @@ impl MemoryStore for AnyStore {
     }
     fn expire_learnings(
         &self,
-        before_ms: i64,
+        expiry: Expiry,
         visible_in: Option<&str>,
         dry_run: bool,
     ) -> Result<Vec<LearningEntry>> {
-        each!(self, s => s.expire_learnings(before_ms, visible_in, dry_run))
+        each!(self, s => s.expire_learnings(expiry, visible_in, dry_run))
     }
     fn indexed_files(&self, roots: &[String]) -> Result<Vec<FileState>> {
         each!(self, s => s.indexed_files(roots))

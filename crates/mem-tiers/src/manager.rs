@@ -1097,40 +1097,6 @@ impl<S: MemoryStore> MemoryManager<S> {
         })
     }
 
-    /// The learnings [`MemoryManager::clean`] expires: the current project's (all of them
-    /// without a project) unused for [`MemoryConfig::learning_max_age_days`], the user-level ones
-    /// unused for [`MemoryConfig::user_learning_max_age_days`]; deleted unless `dry_run`.
-    fn expire_learnings(&self, dry_run: bool) -> Result<Vec<LearningEntry>> {
-        let cutoff = |days: Option<u64>| days.map(|d| now_ms() - (d as i64) * 86_400_000);
-        let (project, user) = (
-            cutoff(self.config.learning_max_age_days),
-            cutoff(self.config.user_learning_max_age_days),
-        );
-        let Some(latest) = project.max(user) else {
-            return Ok(Vec::new());
-        };
-        // The candidates under the later cutoff, then each against its own scope's.
-        let expired: Vec<LearningEntry> = self
-            .store
-            .expire_learnings(latest, self.project_key(), true)?
-            .into_iter()
-            .filter(|l| {
-                let before = if l.project_key.is_none() {
-                    user
-                } else {
-                    project
-                };
-                before.is_some_and(|b| l.last_used_ms < b)
-            })
-            .collect();
-        if !dry_run {
-            for l in &expired {
-                self.store.delete_learning(l.id)?;
-            }
-        }
-        Ok(expired)
-    }
-
     /// Seed 003 `omc memory clean`: refreshes the index (drops memories whose files are gone),
     /// reports the short-term view's expiry, and deletes learnings unused for
     /// `learning_max_age_days` (when set), then merges the full-text indexes
@@ -1143,7 +1109,18 @@ impl<S: MemoryStore> MemoryManager<S> {
     pub fn clean(&self, dry_run: bool) -> Result<CleanReport> {
         let index = self.sync_index()?;
         let short = self.short_term()?;
-        let expired_learnings = self.expire_learnings(dry_run)?;
+        // Each scope against its own setting: a project's never expires user-level learnings.
+        let cutoff = |days: Option<u64>| days.map(|d| now_ms() - (d as i64) * 86_400_000);
+        let expiry = Expiry {
+            project_before_ms: cutoff(self.config.learning_max_age_days),
+            user_before_ms: cutoff(self.config.user_learning_max_age_days),
+        };
+        let expired_learnings = if expiry == Expiry::default() {
+            Vec::new()
+        } else {
+            self.store
+                .expire_learnings(expiry, self.project_key(), dry_run)?
+        };
         let mut search_index_merged = false;
         if !dry_run && !self.store.read_only() {
             // Maintenance: the full-text indexes merged into one segment each (searches read

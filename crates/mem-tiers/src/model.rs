@@ -269,6 +269,18 @@ pub struct StoreStats {
     pub schema_version: i64,
 }
 
+/// When [`crate::MemoryStore::expire_learnings`] expires a learning, by its scope: one unused
+/// since before its scope's cutoff (milliseconds since the epoch) expires; `None`: that scope
+/// never does. A project's configuration sets the project cutoff only, so it never expires the
+/// user-level learnings seen in every project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Expiry {
+    /// For learnings of a project (`project_key` set).
+    pub project_before_ms: Option<i64>,
+    /// For user-level learnings (no `project_key`).
+    pub user_before_ms: Option<i64>,
+}
+
 /// Which learnings [`crate::MemoryStore::learnings`] returns, newest first.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct LearningFilter {

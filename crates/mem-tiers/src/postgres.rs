@@ -31,8 +31,8 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::error::{Error, Result};
 use crate::model::{
-    Document, FileState, LearningEntry, LearningFilter, NewLearning, ProjectRecord, SearchHit,
-    SearchQuery, SourceKind, StoreStats,
+    Document, Expiry, FileState, LearningEntry, LearningFilter, NewLearning, ProjectRecord,
+    SearchHit, SearchQuery, SourceKind, StoreStats,
 };
 use crate::query;
 use crate::rows::{
@@ -1309,7 +1309,7 @@ impl MemoryStore for PgStore {
 
     fn expire_learnings(
         &self,
-        before_ms: i64,
+        expiry: Expiry,
         visible_in: Option<&str>,
         dry_run: bool,
     ) -> Result<Vec<LearningEntry>> {
@@ -1318,11 +1318,17 @@ impl MemoryStore for PgStore {
             let found = tx.query(
                 &format!(
                     "SELECT {LEARNING_COLS} FROM learnings WHERE author = $1 \
-                         AND last_used_ms < $2 \
-                         AND ($3::text IS NULL OR project_key = $3 OR project_key IS NULL) \
+                         AND last_used_ms < CASE WHEN project_key IS NULL THEN $2::bigint \
+                             ELSE $3::bigint END \
+                         AND ($4::text IS NULL OR project_key = $4 OR project_key IS NULL) \
                          ORDER BY id"
                 ),
-                &[&self.author, &before_ms, &visible_in],
+                &[
+                    &self.author,
+                    &expiry.user_before_ms,
+                    &expiry.project_before_ms,
+                    &visible_in,
+                ],
             )?;
             if !dry_run && !found.is_empty() {
                 let ids = found

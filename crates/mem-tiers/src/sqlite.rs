@@ -9,8 +9,8 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row, params}
 
 use crate::error::{Error, Result};
 use crate::model::{
-    Document, FileState, LearningEntry, LearningFilter, NewLearning, ProjectRecord, SearchHit,
-    SearchQuery, SourceKind, StoreStats,
+    Document, Expiry, FileState, LearningEntry, LearningFilter, NewLearning, ProjectRecord,
+    SearchHit, SearchQuery, SourceKind, StoreStats,
 };
 use crate::query;
 use crate::rows::{self, DOC_COLS, FILE_COLS, LEARNING_COLS, PROJECT_COLS, source_list};
@@ -383,6 +383,21 @@ impl SqliteStore {
             });
         }
         Ok(())
+    }
+
+    /// How many segments full-text index `table` has with at least `min_rows` rows in its
+    /// `_idx` table (one per leaf page where a new term starts); 1 counts them all. For tests
+    /// and benchmarks.
+    #[doc(hidden)]
+    pub fn index_segments(&self, table: &str, min_rows: i64) -> rusqlite::Result<i64> {
+        self.conn.query_row(
+            &format!(
+                "SELECT count(*) FROM (SELECT segid FROM {table}_idx GROUP BY segid \
+                 HAVING count(*) >= ?1)"
+            ),
+            [min_rows],
+            |r| r.get(0),
+        )
     }
 
     /// The full-text indexes that [`MemoryStore::tidy_search_index`] would merge now
@@ -1016,17 +1031,21 @@ impl MemoryStore for SqliteStore {
 
     fn expire_learnings(
         &self,
-        before_ms: i64,
+        expiry: Expiry,
         visible_in: Option<&str>,
         dry_run: bool,
     ) -> Result<Vec<LearningEntry>> {
         self.write(|c| {
             let found: Vec<LearningEntry> = c
                 .prepare_cached(&format!(
-                    "SELECT {LEARNING_COLS} FROM learnings WHERE last_used_ms < ?1 \
-                     AND (?2 IS NULL OR project_key = ?2 OR project_key IS NULL) ORDER BY id"
+                    "SELECT {LEARNING_COLS} FROM learnings \
+                     WHERE last_used_ms < CASE WHEN project_key IS NULL THEN ?1 ELSE ?2 END \
+                     AND (?3 IS NULL OR project_key = ?3 OR project_key IS NULL) ORDER BY id"
                 ))?
-                .query_map(params![before_ms, visible_in], learning_row)?
+                .query_map(
+                    params![expiry.user_before_ms, expiry.project_before_ms, visible_in],
+                    learning_row,
+                )?
                 .collect::<rusqlite::Result<_>>()?;
             if !dry_run {
                 let mut del = c.prepare_cached("DELETE FROM learnings WHERE id = ?1")?;
@@ -1216,10 +1235,12 @@ impl MemoryStore for SqliteStore {
 
     fn optimize_search_index(&self) -> Result<bool> {
         self.write(|c| {
-            c.execute_batch(
-                "INSERT INTO docs_word(docs_word) VALUES ('optimize'); \
-                 INSERT INTO docs_trigram(docs_trigram) VALUES ('optimize');",
-            )?;
+            for table in SEARCH_INDEXES {
+                c.execute(
+                    &format!("INSERT INTO {table}({table}) VALUES ('optimize')"),
+                    [],
+                )?;
+            }
             Ok(true)
         })
     }
@@ -1268,31 +1289,25 @@ mod tests {
         let mode = |p: &Path, m: u32| {
             std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
         };
-        let readonly = rusqlite::Error::SqliteFailure(
-            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_READONLY),
-            None,
-        );
-        let message = |e: &rusqlite::Error| {
-            let e = match e {
-                rusqlite::Error::SqliteFailure(f, m) => {
-                    rusqlite::Error::SqliteFailure(*f, m.clone())
-                }
-                _ => unreachable!(),
-            };
+        let message = || {
+            let e = rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_READONLY),
+                None,
+            );
             map_err(&db, DEFAULT_BUSY_TIMEOUT, e).to_string()
         };
         mode(&shm, 0o444);
-        let m = message(&readonly);
+        let m = message();
         assert!(
             m.contains(&format!("its shm file {}", shm.display())),
             "{m}"
         );
         mode(&db, 0o444);
-        assert!(message(&readonly).contains(": it is read-only"));
+        assert!(message().contains(": it is read-only"));
         mode(&db, 0o644);
         mode(&shm, 0o644);
         mode(dir.path(), 0o555);
-        let m = message(&readonly);
+        let m = message();
         mode(dir.path(), 0o755);
         assert!(m.contains("its directory is read-only"), "{m}");
     }

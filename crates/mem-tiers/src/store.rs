@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use crate::error::Result;
 use crate::model::{
-    Document, FileState, LearningEntry, LearningFilter, NewLearning, ProjectRecord, SearchHit,
-    SearchQuery, SourceKind, StoreStats,
+    Document, Expiry, FileState, LearningEntry, LearningFilter, NewLearning, ProjectRecord,
+    SearchHit, SearchQuery, SourceKind, StoreStats,
 };
 
 /// The persistence of seed 003's stores (LongTermMemory: user and project preferences,
@@ -40,11 +40,12 @@ pub trait MemoryStore {
     fn touch_learnings(&self, ids: &[i64], at_ms: i64) -> Result<()>;
     /// Deletes a learning and its document. Returns whether it existed.
     fn delete_learning(&self, id: i64) -> Result<bool>;
-    /// Deletes the learnings not used since `before_ms` (only those visible in `visible_in` when
-    /// given). With `dry_run`, deletes nothing. Returns the learnings concerned.
+    /// Deletes the learnings not used since their scope's cutoff in `expiry` (only those
+    /// visible in `visible_in` when given), in one transaction. With `dry_run`, deletes
+    /// nothing. Returns the learnings concerned, by id.
     fn expire_learnings(
         &self,
-        before_ms: i64,
+        expiry: Expiry,
         visible_in: Option<&str>,
         dry_run: bool,
     ) -> Result<Vec<LearningEntry>>;
@@ -94,10 +95,10 @@ pub trait MemoryStore {
     /// written one document at a time keeps several (FTS5's automerge leaves up to three per
     /// level); merging them all rewrites the whole index, so it is done on these maintenance
     /// commands, after a bulk import, and after a write once large segments pile up
-    /// ([`MemoryStore::tidy_search_index`]), not on every write. At 100,000 learnings: 1.1 s, after which a substring
-    /// pass takes 0.4–0.6 ms less in process and a whole `mem memory search` 1.66 → 1.29× the
-    /// `sqlite3` floor (`docs/BENCHMARKS.md`, "Stop 43"). The default does
-    /// nothing: PostgreSQL's GIN indexes keep their own pending list.
+    /// ([`MemoryStore::tidy_search_index`]), not on every write. At 100,000 learnings: 1.1 s,
+    /// after which a substring pass takes 0.4–0.6 ms less in process and a whole `mem memory
+    /// search` 1.66 → 1.29× the `sqlite3` floor (`docs/BENCHMARKS.md`, "Stop 43"). The default
+    /// does nothing: PostgreSQL's GIN indexes keep their own pending list.
     ///
     /// Returns whether the backend merged anything (`false`: nothing to do on this backend).
     ///
@@ -114,9 +115,8 @@ pub trait MemoryStore {
     /// `mem memory search` on a store never merged: 1.54–1.77× the `sqlite3` floor; merged:
     /// 1.29–1.50×, `docs/BENCHMARKS.md`). So once the segments beside an index's largest hold
     /// a share of it (on SQLite [`mem_core::fts5::needs_merge`]: a sixteenth of its pages, at
-    /// least 32), this
-    /// merges that index as [`MemoryStore::optimize_search_index`] does, which rewrites it
-    /// whole; small segments alone never start one. The merge does not wait for another
+    /// least 32), this merges that index as [`MemoryStore::optimize_search_index`] does, which
+    /// rewrites it whole; small segments alone never start one. The merge does not wait for another
     /// process's write lock (the next write merges), is left to `mem memory clean` on an index
     /// too large to merge within a write's wait (256 MiB on SQLite), and is not done on a
     /// read-only store. The default does nothing (PostgreSQL's GIN indexes keep their own

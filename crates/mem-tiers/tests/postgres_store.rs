@@ -192,7 +192,11 @@ fn scopes_isolate_authors_and_teams_share() {
     assert!(!bob.delete_learning(a_user.id).unwrap());
     bob.touch_learnings(&[a_user.id], 99).unwrap();
     assert_eq!(alice.learning(a_user.id).unwrap().unwrap().last_used_ms, 1);
-    let expired = bob.expire_learnings(i64::MAX, None, false).unwrap();
+    let all = Expiry {
+        project_before_ms: Some(i64::MAX),
+        user_before_ms: Some(i64::MAX),
+    };
+    let expired = bob.expire_learnings(all, None, false).unwrap();
     assert_eq!(
         expired.iter().map(|x| x.id).collect::<Vec<_>>(),
         [b_user.id],

@@ -447,13 +447,30 @@ pub fn expiry<S: MemoryStore>(s: &S) {
     let other = s
         .add_learning(&learning("other", "x", "general", Some("q"), 100))
         .unwrap();
-    let dry = s.expire_learnings(1000, Some("p"), true).unwrap();
+    let user_old = s
+        .add_learning(&learning("user old", "x", "general", None, 100))
+        .unwrap();
+    let projects_only = Expiry {
+        project_before_ms: Some(1000),
+        user_before_ms: None,
+    };
+    let dry = s.expire_learnings(projects_only, Some("p"), true).unwrap();
     assert_eq!(dry.iter().map(|l| l.id).collect::<Vec<_>>(), [old.id]);
     assert!(s.learning(old.id).unwrap().is_some());
-    s.expire_learnings(1000, Some("p"), false).unwrap();
+    s.expire_learnings(projects_only, Some("p"), false).unwrap();
     assert!(s.learning(old.id).unwrap().is_none());
     assert!(s.learning(new.id).unwrap().is_some());
     assert!(s.learning(other.id).unwrap().is_some());
+    // A project's cutoff never reaches a user-level learning; the user's own does.
+    assert!(s.learning(user_old.id).unwrap().is_some());
+    let users_only = Expiry {
+        project_before_ms: None,
+        user_before_ms: Some(1000),
+    };
+    let gone = s.expire_learnings(users_only, Some("p"), false).unwrap();
+    assert_eq!(gone.iter().map(|l| l.id).collect::<Vec<_>>(), [user_old.id]);
+    assert!(s.learning(user_old.id).unwrap().is_none());
+    assert!(s.learning(new.id).unwrap().is_some());
 }
 
 /// Ranking under the cap (issue 29 Build 1): `capped` ranks at most 10 matches, `exact` the
