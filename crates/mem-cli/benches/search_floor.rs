@@ -193,22 +193,6 @@ fn whole_process(
     rows(what, queries, &ours, &floor, verbose);
 }
 
-/// Segments of a full-text index `table` with at least `leaves` rows in its `_idx` table (one
-/// per leaf page where a new term starts).
-fn segments(store: &SqliteStore, table: &str, leaves: i64) -> i64 {
-    store
-        .connection()
-        .query_row(
-            &format!(
-                "SELECT count(*) FROM (SELECT segid FROM {table}_idx GROUP BY segid \
-                 HAVING count(*) >= ?1)"
-            ),
-            [leaves],
-            |r| r.get(0),
-        )
-        .unwrap_or(0)
-}
-
 /// `mem` with the bench's project and `home`.
 fn mem_in(project: &Path, home: &Path) -> Command {
     let mut c = Command::new(MEM);
@@ -252,12 +236,12 @@ fn derived_home(
     commands(&derived);
     let store = SqliteStore::open(&copy, DEFAULT_BUSY_TIMEOUT).unwrap();
     println!(
-        "{name}: made in {:.1?}; segments (all / of 32 leaves or more): word {} / {}, trigram {} / {}",
+        "{name}: made in {:.1?}; segments (all / of 32 `_idx` rows or more): word {} / {}, trigram {} / {}",
         t.elapsed(),
-        segments(&store, "docs_word", 1),
-        segments(&store, "docs_word", 32),
-        segments(&store, "docs_trigram", 1),
-        segments(&store, "docs_trigram", 32),
+        store.index_segments("docs_word", 1).unwrap(),
+        store.index_segments("docs_word", 32).unwrap(),
+        store.index_segments("docs_trigram", 1).unwrap(),
+        store.index_segments("docs_trigram", 32).unwrap(),
     );
     assert!(check(&copy), "{}: not as expected", copy.display());
     derived
@@ -386,8 +370,8 @@ fn main() {
             },
             |s| {
                 common::count(s) == n as u64
-                    && segments(s, "docs_word", 1) == 1
-                    && segments(s, "docs_trigram", 1) == 1
+                    && s.index_segments("docs_word", 1).unwrap_or(0) == 1
+                    && s.index_segments("docs_trigram", 1).unwrap_or(0) == 1
             },
         );
         whole(

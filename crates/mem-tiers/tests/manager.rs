@@ -915,22 +915,6 @@ fn add_in_batches(m: &MemoryManager<SqliteStore>, batches: usize, per: usize) {
     }
 }
 
-/// Segments of `table` with at least `leaves` rows in its `_idx` table (one per leaf page
-/// where a new term starts).
-fn segments_of(m: &MemoryManager<SqliteStore>, table: &str, leaves: i64) -> i64 {
-    m.store()
-        .connection()
-        .query_row(
-            &format!(
-                "SELECT count(*) FROM (SELECT segid FROM {table}_idx GROUP BY segid \
-                 HAVING count(*) >= ?1)"
-            ),
-            [leaves],
-            |r| r.get(0),
-        )
-        .unwrap()
-}
-
 /// The writes keep the search index in few segments by themselves: an `add_learning` merges it
 /// when the segments beside the largest make up a share of it, and an import of at least
 /// `BULK_IMPORT_DOCUMENTS` ends with one segment per index.
@@ -939,13 +923,13 @@ fn writes_keep_the_search_index_merged() {
     let e = env();
     let m = manager(&e);
     add_in_batches(&m, 3, 2500);
-    assert!(segments_of(&m, "docs_trigram", 32) >= 2);
-    assert!(segments_of(&m, "docs_word", 1) >= 2);
+    assert!(m.store().index_segments("docs_trigram", 32).unwrap() >= 2);
+    assert!(m.store().index_segments("docs_word", 1).unwrap() >= 2);
     m.add_learning("kestrel", "over the dunes", "tip", &[], None, false)
         .unwrap();
     // The add found both indexes fragmented and merged them.
-    assert_eq!(segments_of(&m, "docs_word", 1), 1);
-    assert_eq!(segments_of(&m, "docs_trigram", 1), 1);
+    assert_eq!(m.store().index_segments("docs_word", 1).unwrap(), 1);
+    assert_eq!(m.store().index_segments("docs_trigram", 1).unwrap(), 1);
     assert_eq!(m.recall("marsh", 10_000).unwrap().len(), 7500);
     assert_eq!(m.recall("dunes", 100).unwrap().len(), 1);
 
@@ -955,8 +939,8 @@ fn writes_keep_the_search_index_merged() {
     let m2 = manager(&e2);
     let r = m2.import(&archive).unwrap();
     assert_eq!(r.learnings_added, 7501);
-    assert_eq!(segments_of(&m2, "docs_word", 1), 1);
-    assert_eq!(segments_of(&m2, "docs_trigram", 1), 1);
+    assert_eq!(m2.store().index_segments("docs_word", 1).unwrap(), 1);
+    assert_eq!(m2.store().index_segments("docs_trigram", 1).unwrap(), 1);
     assert_eq!(m2.recall("marsh", 10_000).unwrap().len(), 7500);
 }
 

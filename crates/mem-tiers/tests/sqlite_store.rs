@@ -541,14 +541,19 @@ fn a_version_2_database_loses_the_text_it_deleted_when_it_migrates() {
 }
 
 /// The number of segments of a full-text index (`docs_word` or `docs_trigram`).
+/// Words of the learnings the search-index tests write: English, a CJK run, an identifier.
+const WORDS: [&str; 7] = [
+    "heron",
+    "tide",
+    "marsh",
+    "kestrel",
+    "參數化",
+    "缓存",
+    "retry_policy",
+];
+
 fn segments(s: &SqliteStore, table: &str) -> i64 {
-    s.connection()
-        .query_row(
-            &format!("SELECT count(DISTINCT segid) FROM {table}_idx"),
-            [],
-            |r| r.get(0),
-        )
-        .unwrap()
+    s.index_segments(table, 1).unwrap()
 }
 
 /// A store written one learning at a time holds several segments per index; merged, one each,
@@ -558,18 +563,9 @@ fn segments(s: &SqliteStore, table: &str) -> i64 {
 fn a_merged_search_index_finds_what_the_segments_found() {
     let dir = tempfile::tempdir().unwrap();
     let s = open(&dir.path().join("memory.db"));
-    let words = [
-        "heron",
-        "tide",
-        "marsh",
-        "kestrel",
-        "參數化",
-        "缓存",
-        "retry_policy",
-    ];
     let mut ids = Vec::new();
     for i in 0..400usize {
-        let w = |k: usize| words[(i * 7 + k * 3) % words.len()];
+        let w = |k: usize| WORDS[(i * 7 + k * 3) % WORDS.len()];
         let l = s
             .add_learning(&NewLearning {
                 title: format!("{} {} {i}", w(0), w(1)),
@@ -634,18 +630,10 @@ fn a_merged_search_index_finds_what_the_segments_found() {
 
 /// Writes learnings `range` in one transaction (one segment per full-text index).
 fn add_in_one_transaction(s: &SqliteStore, range: std::ops::Range<usize>) {
-    let words = [
-        "heron",
-        "tide",
-        "marsh",
-        "kestrel",
-        "參數化",
-        "retry_policy",
-    ];
     let c = s.connection();
     c.execute_batch("BEGIN").unwrap();
     for n in range {
-        let w = |k: usize| words[(n * 7 + k * 3) % words.len()];
+        let w = |k: usize| WORDS[(n * 7 + k * 3) % WORDS.len()];
         c.execute(
             "INSERT INTO learnings (title, content, category, tags, project_key, created_ms, \
              last_used_ms) VALUES (?1, ?2, 'tip', '[]', ?3, ?4, ?4)",
