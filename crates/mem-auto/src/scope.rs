@@ -57,11 +57,15 @@ const PROJECT_PHRASES_ZH: &[&str] = &[
     "仓库里",
 ];
 
-/// Whether `text` says it holds for the current project only: a phrase of
+/// Whether `text` says it holds for the current project only (never when it widens the scope:
+/// `BEYOND_THIS`): a phrase of
 /// `PROJECT_PHRASES` or `PROJECT_PHRASES_ZH`, or a clause ending in "here" ("use tabs
 /// here."). Such an entry goes to `<project>/.mewcode/memories.md` whatever its category.
 pub fn names_project_scope(text: &str) -> bool {
     let lower = text.to_lowercase();
+    if BEYOND_THIS.iter().any(|w| lower.contains(w)) {
+        return false;
+    }
     // "项目里" after 所有 / 每个 / 任何 / 哪个 ("我所有项目里都用 rg") is every project, not this one.
     if PROJECT_PHRASES_ZH.iter().any(|p| {
         lower.match_indices(p).any(|(i, _)| {
@@ -150,9 +154,28 @@ pub fn names_project_scope(text: &str) -> bool {
     })
 }
 
+/// Words widening a phrase naming this project to every project ("in this project or any
+/// other", "wherever we're working"): the entry is the user's, whatever phrase came before.
+const BEYOND_THIS: &[&str] = &[
+    "or any other",
+    "and any other",
+    "or anywhere else",
+    "and everywhere else",
+    "or elsewhere",
+    "wherever we",
+    "wherever you",
+    "wherever i",
+    "其他项目也",
+    "别的项目也",
+];
+
 /// Words saying an entry holds for all of the user's projects ("for all my projects", 所有项目):
 /// such an entry stays in the user's file whatever else it names.
 const USER_WIDE: &[&str] = &[
+    "how i work",
+    "my habit",
+    "我习惯",
+    "我的习惯",
     "all my",
     "my projects",
     "every project",
@@ -249,11 +272,15 @@ fn is_project_path(token: &str) -> bool {
 /// or config file of the project, a port, project knowledge by value and topic
 /// naming a value only this project has ([`mem_llm::offline::is_project_rule`]: "PRs go
 /// against `staging`, not main"), or (Chinese) 我们 / 项目 / 仓库 / 主分支 / 目录 / 端口;
-/// `false` when it says it holds for all the user's projects ("for all my projects").
-/// A preference or correction stating such a fact goes to `<project>/.mewcode/memories.md`.
+/// `false` when it says it holds for all the user's projects ("for all my projects", "wherever
+/// we're working"). A preference or correction stating such a fact goes to `<project>/.mewcode/memories.md`.
 pub fn states_project_fact(text: &str) -> bool {
     let lower = text.to_lowercase();
-    if USER_WIDE.iter().any(|w| lower.contains(w)) {
+    if USER_WIDE
+        .iter()
+        .chain(BEYOND_THIS)
+        .any(|w| lower.contains(w))
+    {
         return false;
     }
     // A value of the project and a project topic ("PRs go against `staging`, not main").

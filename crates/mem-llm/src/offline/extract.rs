@@ -425,6 +425,14 @@ fn facts_of(sentence: &str, contexts: &[&str]) -> Vec<String> {
         let Some(rewritten) = facts::rewrite(clause) else {
             continue;
         };
+        // A clause of its own asking for a task ("write me a backup script; any script you
+        // write should …"): the task, not a fact; the rule beside it stays.
+        if clauses.len() > 1
+            && TASK_REQUEST.is_match(&rewritten.to_lowercase())
+            && classify_sentence(&rewritten).is_none()
+        {
+            continue;
+        }
         // A trailing clause leaning on a pronoun with nothing named to stand for ("…, it makes
         // my PRs unreviewable", "…, finish it or tell me what's missing") goes; the statement
         // before it stays when it is a rule of its own.
@@ -433,7 +441,10 @@ fn facts_of(sentence: &str, contexts: &[&str]) -> Vec<String> {
         }) else {
             continue;
         };
-        if facts::is_fragment(&resolved) || facts::is_complaint(&resolved) {
+        if facts::is_fragment(&resolved)
+            || facts::is_complaint(&resolved)
+            || facts::leans_on_context(&resolved)
+        {
             continue;
         }
         out.push(shorten(&resolved, ENTRY_CHARS));
@@ -978,12 +989,34 @@ static THAT_CONJUNCTION: LazyLock<Regex> = LazyLock::new(|| {
     re(r"\b(remember|note|know|sure|ensure|mean|means|say|said|agree|given) that\b")
 });
 
+/// A request to make one thing ("write me a fetch_with_retry function …", "add a script
+/// that …", "create the migration …"): what follows describes that thing.
+static TASK_WITH_SPEC: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        ^((now|then|next|so|ok|okay|alright|first|pls|please)[,\s]+)*(please\ )?(can\ you\ |could\ you\ )?
+        (write|add|create|implement|build|make|generate|scaffold|give|code\ up|put\ together|set\ up)\ (me\ |us\ )?
+        (a|an|the|one|two|three|some|another)\ 
+    ")
+});
+
+/// What makes an always/never in a task request hold beyond the task: the words of a standing
+/// rule ("from now on", "every time", "any script you write", "in every project").
+static BEYOND_TASK: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        \b(from\ now\ on|going\ forward|in\ (the\ )?future|from\ here\ on|every\ time|each\ time|whenever|as\ a\ rule|in\ general|by\ default)\b
+        | \b(any|every|all)\ ([\w-]+\ ){0,2}(you|u)\ (write|create|make|add|generate)\b
+        | \b(every|all|any)\ (project|repo)s?\b | \b(for|in)\ (all|every)\ (my|our)\b
+        | 以后|今后|每次|所有
+    ")
+});
+
 /// Sentences that ask the agent to do a task now: not facts.
 static TASK_REQUEST: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         ^((now|then|next|so|ok|okay|alright|cool|great|first|pls|please)[,\s]+)*(please\ )?(fix|add|create|implement|update|write|refactor|rename|remove|delete|look|check|review|move|merge|push|commit|revert|install|investigate|debug|help|make|change|set\ up|setup|try|find|show|tell|explain|read|open|let's|lets|finish|build|get|hook\ up|wire|port|convert|replace|clean\ up|go\ ahead|continue|parse|wrap|split|extract|document|optimi[sz]e|migrate|handle|validate|print|compute|generate|summari[sz]e|translate|draft|compare|list|load|save|send|fetch|download|upload|scaffold|patch|rebase|squash|give\ me|write\ me|get\ me|show\ me)\b
         | \b(i'd\ like\ (you|your\ help)|i\ would\ like\ (you|your\ help)|i\ want\ you\ to|i\ need\ you\ to|can\ you|could\ you|would\ you|help\ me|your\ help|hey\ claude|hey\ codex)\b
         | ^((now|so|ok|okay)[,\s]+)?i\ (need|want)\ (a|an|some|the)\ 
+        | ^(then|next|now|after\ that|afterwards)[,\s]+(run|apply|deploy|execute|use|do|push)\b
         | ^(请)?(帮我|帮忙|修复|实现|添加|删除|看一下|看看|检查|把|给|改一下|提交|合并)
     ")
 });
@@ -1037,10 +1070,10 @@ static PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// always/never before a participle or adjective ("never needed, the name says enough",
-/// "always worked before"): a judgement, not an instruction.
+/// "always worked before"): a judgement, not an instruction; "never mind" drops a request.
 static NOT_A_RULE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^(always|never)\s+(needed|necessary|useful|helpful|worked|happens|happened|mattered|been|was|were|is|are|had|did)\b",
+        r"^(always|never)\s+(needed|necessary|useful|helpful|worked|happens|happened|mattered|been|was|were|is|are|had|did)\b|^never\s+mind\b",
     )
 });
 
@@ -1220,7 +1253,7 @@ static DESCRIBED_LINK: LazyLock<Regex> = LazyLock::new(|| {
 /// Words saying a rule holds for all the user's projects: a preference, never project knowledge.
 static USER_WIDE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\b(all\ my|my\ projects|every\ project|all\ projects|any\ project|everywhere|for\ me|to\ me)\b|所有项目|每个项目|我的项目",
+        r"\b(all\ my|my\ projects|every\ project|all\ projects|any\ project|everywhere|for\ me|to\ me|how\ i\ work|my\ habit)\b|所有项目|每个项目|我的项目|我习惯|我的习惯|我一直",
     )
 });
 
@@ -1344,6 +1377,11 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
         || (GENERIC_SUBJECT.is_match(lower) && !knowledge::is_event_or_task(lower)))
         && !CODE_SPEC.is_match(lower)
         && !NOT_A_RULE.is_match(lower);
+    // "write me a retry function: it should always back off": the always/never of a task
+    // request is the spec of what is asked for, unless the sentence says it holds beyond it.
+    if preference && TASK_WITH_SPEC.is_match(lower) && !BEYOND_TASK.is_match(lower) {
+        return None;
+    }
     if preference {
         // A rule naming a value only this project has; a tool alone keeps it the user's.
         return Some(if knowledge && knowledge::names_project_value(sentence) {
@@ -2333,7 +2371,7 @@ mod tests {
                 Message::user("put a blank line after each entry in the changelog"),
             ],
             "",
-            "### 用户偏好\n- Use `trash` instead of rm for anything on my machine pls, I lost a week of notes once.\n- any bash script you write for me starts with `set -euo pipefail`.\n- show me the diff before every commit.\n- Never amend pushed commits.\n- Dont run formatters on files u didnt touch.\n",
+            "### 用户偏好\n- Use `trash` instead of rm for anything on my machine pls, I lost a week of notes once.\n- Any bash script you write for me starts with `set -euo pipefail`.\n- show me the diff before every commit.\n- Never amend pushed commits.\n- Dont run formatters on files u didnt touch.\n",
         );
         check(
             vec![
@@ -2482,6 +2520,14 @@ mod tests {
             // real transcripts).
             "When all the initial research step is complete, you can merge the branches from the 3 worktrees in master and then ask the teammates to pull the changes from master.",
             "\"LM Studio configuration.md\" read this to help you.",
+            // The always/never of a task request describe what is asked for.
+            "write me a fetch_with_retry function for scripts/backup.sh: it should always retry the curl 3 times with exponential backoff (1s, 2s, 4s), and always exit non-zero if the last attempt fails.",
+            "add a cron job that never runs on weekends",
+            // An observation after a preamble, and a report of what was (not) done.
+            "One thing though — I noticed the PR also rewrote the whole package-lock.json.",
+            "the release failed because you never created the migration.",
+            // A rule whose object points at a tool call: nothing named to stand for it.
+            "never use that flag. I want to read the plan and type yes myself.",
         ] {
             assert_eq!(
                 extract(&[Message::user(text)], "").to_markdown(),
@@ -2507,6 +2553,14 @@ mod tests {
             vec![Message::user("hm, no, use pnpm instead of npm.")],
             "",
             "### 纠正反馈\n- Use pnpm instead of npm.\n",
+        );
+        // A task request that says its rule holds beyond the task.
+        check(
+            vec![Message::user(
+                "write me a backup script; any script you write for me should always start with set -euo pipefail.",
+            )],
+            "",
+            "### 用户偏好\n- Any script you write for me should always start with set -euo pipefail.\n",
         );
     }
 

@@ -142,6 +142,17 @@ pub fn split_clauses(sentence: &str) -> Vec<String> {
                     .unwrap_or(rest);
                 let left = sentence[..i].trim();
                 let start = sentence.len() - rest.len();
+                // "that's the setting in this repo, so keep lines under 120": a reason, then
+                // an instruction of its own ("tests are slow, so run them in parallel" leans
+                // on the reason and stays whole).
+                if let Some(after) = rest.strip_prefix("so ")
+                    && CLAUSE_START.is_match(after)
+                    && !has_pronoun(after)
+                    && !inside(&spans, start)
+                {
+                    cuts.push((i, start + "so ".len()));
+                    continue;
+                }
                 if CONTINUES.is_match(rest)
                     || (left.split_whitespace().count() < 2 && left.is_ascii())
                     || SUBORDINATE.is_match(left)
@@ -258,6 +269,7 @@ const STARTERS: &[&str] = &[
     "i'm",
     "our",
     "all",
+    "any",
     "every",
     "tests",
     "test",
@@ -341,10 +353,11 @@ static PRONOUN: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?xi)
         \b(it|them)\b
         | \b(this|that|these|those)\b\s*([.,;!:]|$|\b(one|again|anymore|any\ more|ever|way|thing|stuff|please)\b)
-        | ^(this|that)\s+(is|was|'s)\b
+        | ^(this|that)(\s+(is|was)|'s)\b
         | \b(these|those)\s+(against|in|into|on|to|from|for|with|and|or|are|were|get|gets)\b
         | \b(put|move|add|copy|paste|save|store|stick|drop)\s+(that|this|these|those)\s+(in|into|on|to|under|inside)\b
         | 它们?|(这个|那个|这样|那样|这些|那些)\s*([。，！,.!；]|$|(吧|了|呀|啊))
+        | (这个|那个|这些|那些)\p{Han} | (^|[，,。；])\s*(这|那)是
         | ^(这个|那个)
     ")
 });
@@ -394,10 +407,73 @@ pub(crate) fn named_things(text: &str) -> Vec<String> {
     out
 }
 
-/// Whether `clause` leans on a pronoun for its subject or object.
+/// Whether `clause` leans on a pronoun for its subject or object: a personal pronoun
+/// ([`PRONOUN`]), or a demonstrative as the object of a verb ("run that before you push", "never
+/// use that flag": [`points_out`]).
 pub fn has_pronoun(clause: &str) -> bool {
     let without = DUMMY_IT.replace_all(clause, "");
-    PRONOUN.is_match(&without)
+    PRONOUN.is_match(&without) || points_out(&without)
+}
+
+/// Verbs of what the agent does, before a demonstrative object ("use that flag").
+static DEMONSTRATIVE_OBJECT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(use|uses|run|runs|do|try|call|pass|apply|keep|skip|avoid|remove|touch|set|put|add|drop|push|commit|install|include|enable|disable)\s+(that|this|these|those)\b(\s+([\w-]+))?",
+    )
+});
+
+/// Whether a demonstrative is the object of a verb and points at something outside the clause
+/// ("run that before you push", "never use that flag", "don't touch those files"): the thing is
+/// named in an earlier turn or a tool call, if anywhere. (As a subject, "that dep is a
+/// leftover, the db has been postgres 15 …", it often opens a clause whose fact is elsewhere.) "this project" / "this repo" name the
+/// scope, not a thing ([`DUMMY_IT`] has the Chinese forms).
+fn points_out(clause: &str) -> bool {
+    const SCOPE_NOUNS: &[&str] = &[
+        "project",
+        "repo",
+        "repository",
+        "codebase",
+        "workspace",
+        "monorepo",
+        "team",
+        "company",
+        "org",
+        "app",
+        "application",
+        "service",
+        "site",
+        "library",
+        "package",
+        "crate",
+        "tool",
+        "game",
+    ];
+    DEMONSTRATIVE_OBJECT.captures_iter(clause).any(|c| {
+        c.get(4)
+            .is_none_or(|noun| !SCOPE_NOUNS.contains(&noun.as_str().to_lowercase().as_str()))
+    })
+}
+
+/// Whether `clause` goes on from a clause before it and says nothing alone: it opens with
+/// "which", "whereas", "hence" or "thus" ("which breaks the build"), or it is a
+/// report of what was done worded as a rule, `always`/`never` before a past tense at its start
+/// or after a subject ("never created the migration", "you never created it", "it always
+/// worked before"): a rule takes the base form.
+pub fn leans_on_context(clause: &str) -> bool {
+    static OPENS: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)^(which|whereas|hence|thus)\b[\s,]"));
+    static PAST: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)(?:^(?:please\s+)?|\b(?:you|we|i|it|they|he|she)\s+)(?:always|never)\s+([a-z]+ed)\b",
+        )
+    });
+    /// Base forms ending in "ed": "never embed secrets" is a rule.
+    const BASE_ED: &[&str] = &["embed", "shed", "shred", "wed", "bed", "red", "bred"];
+    let clause = clause.trim();
+    OPENS.is_match(clause)
+        || PAST.captures(clause).is_some_and(|c| {
+            let verb = c[1].to_lowercase();
+            !verb.ends_with("eed") && !BASE_ED.contains(&verb.as_str())
+        })
 }
 
 /// The clause with its first pronoun replaced by the one named thing of `context` (the clauses
@@ -432,8 +508,11 @@ pub fn resolve_pronouns(clause: &str, contexts: &[&str]) -> Option<String> {
         LazyLock::new(|| re(r"(?i)\b(it|them|this|that|these|those)\b|它们?|这个|那个"));
     // The first pronoun only: a later one now has its antecedent inside the statement ("Never
     // touch legacy/, it is dead code.").
+    // "that's how tests run" → "`X` is how tests run", not "`X`'s how".
+    static IS: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)^(this|that|it)'s\b"));
+    let clause = IS.replace(clause, "$1 is");
     let replaced = REPLACEABLE
-        .replacen(clause, 1, referent.as_str())
+        .replacen(&clause, 1, referent.as_str())
         .into_owned();
     Some(replaced)
 }
@@ -702,6 +781,63 @@ mod tests {
         ] {
             assert_eq!(split_clauses(sentence), parts, "{sentence}");
         }
+    }
+
+    #[test]
+    fn a_reason_then_an_instruction_after_so_is_split() {
+        assert_eq!(
+            split_clauses("that's the setting in this repo, so keep lines under 120 here, not 88"),
+            [
+                "that's the setting in this repo",
+                "keep lines under 120 here, not 88"
+            ]
+        );
+        // The instruction leans on the reason ("them"): one clause.
+        assert_eq!(
+            split_clauses("CI is slow, so run them locally first").len(),
+            1
+        );
+    }
+
+    #[test]
+    fn demonstrative_objects_and_continuations_lean_on_context() {
+        for clause in [
+            "Never use that flag.",
+            "Run that before you push anything.",
+            "don't touch those files",
+            "that's how tests run in this project.",
+        ] {
+            assert!(has_pronoun(clause), "{clause}");
+        }
+        for clause in [
+            // "this repo" names the scope; `thiserror` is a word of its own.
+            "Use this repo's formatter settings.",
+            "Use thiserror in libraries.",
+            "Make sure that the tests pass before you push.",
+        ] {
+            assert!(!has_pronoun(clause), "{clause}");
+        }
+        for clause in [
+            "Never created the migration.",
+            "always worked before",
+            "which breaks the build",
+            "Hence the retry.",
+        ] {
+            assert!(leans_on_context(clause), "{clause}");
+        }
+        for clause in [
+            "Never embed secrets in the image.",
+            "Always proceed without asking.",
+            "Never push to main.",
+            "So we deploy on Fridays.",
+        ] {
+            assert!(!leans_on_context(clause), "{clause}");
+        }
+        // A resolved "that's" reads "X is".
+        assert_eq!(
+            resolve_pronouns("that's how tests run here.", &["run `make unit`"]).as_deref(),
+            Some("`make unit` is how tests run here.")
+        );
     }
 
     #[test]
