@@ -140,6 +140,24 @@ pub fn names_project_scope(text: &str) -> bool {
     {
         return false;
     }
+    // "here" right after the subject ("every SwiftUI view here needs …", "tests here run with
+    // …"): the things of this project. The subject's noun opens the sentence or has a
+    // determiner one to three words before "here"; a verb follows it.
+    const SUBJECT_VERBS: &[&str] = &[
+        "is", "are", "need", "needs", "must", "should", "use", "uses", "go", "goes", "live",
+        "lives", "run", "runs", "get", "gets", "have", "has",
+    ];
+    if w.iter().enumerate().any(|(i, word)| {
+        *word == "here"
+            && w.get(i + 1).is_some_and(|v| SUBJECT_VERBS.contains(v))
+            && (i == 1
+                || (2..=4).any(|back| {
+                    i >= back
+                        && ["every", "each", "all", "the", "our", "any"].contains(&w[i - back])
+                }))
+    }) {
+        return true;
+    }
     // "here" closing a clause: "use tabs here.", "here, always rebase" is not counted.
     let closes = |c: char| matches!(c, '.' | '!' | ';' | ',' | ')' | '。' | '，' | '；');
     lower.match_indices("here").any(|(i, _)| {
@@ -365,6 +383,8 @@ mod tests {
     #[test]
     fn scope_words_name_the_project() {
         for t in [
+            "every SwiftUI view here needs a `#Preview` block at the bottom.",
+            "Tests here run with `just test`.",
             "From now on always use uv, never pip, in this project.",
             "In this repo we squash merge.",
             "Always use tabs in this codebase",
@@ -394,6 +414,9 @@ mod tests {
             "这个 reporter 的输出太长了。",
             "In this old repo we used tabs, use spaces in the new one.",
             "Use rg for every project, not just this repo.",
+            // A phrase naming this project, widened to every project.
+            "Don't reformat whole files, in this project or any other.",
+            "Here the tests are slow.",
             "pnpm 应该 workspace 级别安装",
             "升级到新版本 repository 工具",
             "因此 project 的名字要小写",
@@ -429,6 +452,9 @@ mod tests {
             "Use and/or sparingly in docs.",
             "See https://x.dev/a/b/c for the style guide.",
             "以后提交信息用英文。",
+            // "we" of wherever the user works; the user's own way.
+            "Please always make a new commit instead, wherever we're working.",
+            "I squash my WIP commits before review, that's how I work in our repos too.",
         ] {
             assert!(!states_project_fact(t), "{t}");
         }

@@ -956,7 +956,8 @@ static NOT_A_STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
         | \b(he|she|they)('s|'re|\ is|\ are)\ (on|using|running)\b
         | ^(what\ if|suppose|imagine|假如|假设|要是)
         | \b(he|she|they|someone|somebody|people|colleague|coworker|co-worker|teammate|boss|manager|lead|reviewer|docs?|article|blog|friend|cto)\s+([a-z]+\s+)?(said|says|say|told\ me|thinks?|insists?|wants?|suggest(s|ed)?|claims?|believes?|argues?|prefers?|recommends?|mentioned|keeps\ saying)\b
-        | \bsaid\ (that\ )?we\b | \baccording\ to\b | 他说|她说|同事说|听说|据说|(同事|领导|老板|有人|他|她|他们)(觉得|认为|坚持|建议|说)
+        | \bsaid\ (that\ )?we\b | \baccording\ to\b
+        | \b(a|an|the|some|one|our|their)\ [a-z]+\ (just\ )?(asked|said|told\ (me|us)|mentioned|suggested|wanted)\b | 他说|她说|同事说|听说|据说|(同事|领导|老板|有人|他|她|他们)(觉得|认为|坚持|建议|说)
     ")
 });
 
@@ -996,6 +997,7 @@ static TASK_WITH_SPEC: LazyLock<Regex> = LazyLock::new(|| {
         ^((now|then|next|so|ok|okay|alright|first|pls|please)[,\s]+)*(please\ )?(can\ you\ |could\ you\ )?
         (write|add|create|implement|build|make|generate|scaffold|give|code\ up|put\ together|set\ up)\ (me\ |us\ )?
         (a|an|the|one|two|three|some|another)\ 
+        | ^(请|麻烦|帮我|给我)?(写|加|建|做|实现|生成)(个|一个|一下)
     ")
 });
 
@@ -1046,6 +1048,7 @@ static PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
         | ^(from\ now\ on|going\ forward|in\ the\ future|for\ future\ reference|for\ the\ future|as\ a\ rule|from\ here\ on|whenever\ you|when\ you|every\ time\ you|each\ time\ you|remember\ (to|that))\b
         | (^|[,;:]\s*|\b(you|we|please|should|must|to|and)\s+)(always|never)\s+\w
         | \b(i|we)(\ prefer|'d\ prefer|\ would\ prefer|'d\ rather|\ would\ rather|\ like\ to|\ like\ using)\b | \bmy\ preference\b
+        | \bi\ (always\ |only\ |just\ )?use\ \S+(\ \S+)?\ (for\ (every|all|any)\b|for\ everything\b|on\ (every|all|any)\ (of\ )?(my\ )?\w+|in\ (all|every|any)\ (of\ )?(my\ )?\w+|everywhere\b)
         | \bi\ (hate|dislike|don't\ like|can't\ stand)\ (it\ )?when\ you\b | \bit\ (annoys|bothers)\ me\ when\ you\b
         | ^(please\ )?(don't|do\ not|dont)\ (ever|use|add|commit|push|touch|write|put|leave|create|run|edit|modify|include|mock|import|call|install|bump|hardcode|log|print|catch|swallow|wrap|force|skip|disable|reformat|explain|summarize|apologize)\b
         | ^(please\ )?(make|be)\ sure\ (to|that|you\ (always|never|use|run|write|add|keep|don't))\b | ^(please\ )?avoid\ \w+
@@ -2528,6 +2531,18 @@ mod tests {
             "the release failed because you never created the migration.",
             // A rule whose object points at a tool call: nothing named to stand for it.
             "never use that flag. I want to read the plan and type yes myself.",
+            "Don't create one.",
+            // Status reports, measurements, a third party's question, steps of the task.
+            "`manage.py check` is complaining about conflicting migrations.",
+            "anyway, the Airflow scheduler is still restarting, check `logs/scheduler/latest`.",
+            "The training container keeps dying with `OSError: [Errno 28] No space left on device` when it writes checkpoints to /workspace/ckpt.",
+            "so the `RateLimiter` GenServer's p99 goes from 2ms to 400ms under the load test.",
+            "I'm not planning anything, a publisher just asked on a call and I didn't know what to say.",
+            "Never mind, let's move on, I need to look at the failing celery beat first.",
+            "Then run the plan for `stacks/staging`.",
+            "Next task is a tagging sweep: every AWS resource needs a `cost-center` tag, finance is chasing us.",
+            "yarn dev 起不来，说 5173 端口被占了。",
+            "写个 formatAmount(cents)，返回两位小数的字符串，负数总是用括号包起来。",
         ] {
             assert_eq!(
                 extract(&[Message::user(text)], "").to_markdown(),
@@ -2553,6 +2568,14 @@ mod tests {
             vec![Message::user("hm, no, use pnpm instead of npm.")],
             "",
             "### 纠正反馈\n- Use pnpm instead of npm.\n",
+        );
+        // "I use X for every / on every …": the user's own way of working.
+        check(
+            vec![Message::user(
+                "I use fish on every machine, `export FOO=bar` just doesn't work for me.",
+            )],
+            "",
+            "### 用户偏好\n- I use fish on every machine, `export FOO=bar` just doesn't work for me.\n",
         );
         // A task request that says its rule holds beyond the task.
         check(

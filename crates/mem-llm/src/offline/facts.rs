@@ -91,6 +91,11 @@ static CLAUSE_START: LazyLock<Regex> = LazyLock::new(|| {
 static STRONG_START: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?xi)^(please\s+)?(always|never|don't|do\ not|dont|make\ sure)\b"));
 
+/// A clause spoken to or by the people at work ("you …", "we …", "please …"), not about a third
+/// party: "designers review screens in previews and never run the app" shares its subject.
+static ADDRESSED: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)^(you|u|i|i'm|we|we're|please|pls|also|then|and)\b"));
+
 /// A sentence opening with a subordinate clause ("when you fix a bug, add a test", "to run the
 /// app, use…", "from now on, …"): its comma does not end a fact.
 static SUBORDINATE: LazyLock<Regex> = LazyLock::new(|| {
@@ -184,7 +189,8 @@ pub fn split_clauses(sentence: &str) -> Vec<String> {
                     && sentence[..i].split_whitespace().count() >= 2
                     && CLAUSE_START.is_match(after)
                     && !CONTINUES.is_match(after)
-                    && (CLAUSE_START.is_match(left) || STRONG_START.is_match(after))
+                    && (CLAUSE_START.is_match(left)
+                        || (STRONG_START.is_match(after) && ADDRESSED.is_match(left)))
                 {
                     cuts.push((i, next + 4));
                 }
@@ -356,6 +362,7 @@ static PRONOUN: LazyLock<Regex> = LazyLock::new(|| {
         | ^(this|that)(\s+(is|was)|'s)\b
         | \b(these|those)\s+(against|in|into|on|to|from|for|with|and|or|are|were|get|gets)\b
         | \b(put|move|add|copy|paste|save|store|stick|drop)\s+(that|this|these|those)\s+(in|into|on|to|under|inside)\b
+        | \b(create|add|make|write|open|build|use|need)\s+(one|ones)\s*([.,;!]|$)
         | 它们?|(这个|那个|这样|那样|这些|那些)\s*([。，！,.!；]|$|(吧|了|呀|啊))
         | (这个|那个|这些|那些)\p{Han} | (^|[，,。；])\s*(这|那)是
         | ^(这个|那个)
@@ -792,6 +799,15 @@ mod tests {
                 "keep lines under 120 here, not 88"
             ]
         );
+        // "and never …" splits after an instruction, not after a third party's statement.
+        assert_eq!(
+            split_clauses("use tabs and never commit to main"),
+            ["use tabs", "never commit to main"]
+        );
+        assert_eq!(
+            split_clauses("designers review screens in Xcode previews and never run the app").len(),
+            1
+        );
         // The instruction leans on the reason ("them"): one clause.
         assert_eq!(
             split_clauses("CI is slow, so run them locally first").len(),
@@ -806,6 +822,8 @@ mod tests {
             "Run that before you push anything.",
             "don't touch those files",
             "that's how tests run in this project.",
+            "Don't create one.",
+            "好，这个项目以后跑测试都带上这个参数。",
         ] {
             assert!(has_pronoun(clause), "{clause}");
         }

@@ -174,6 +174,7 @@ static STATUS: LazyLock<Regex> = LazyLock::new(|| {
         | ^(i|i've|i'm|i\ just|we\ just)\b.*\b(ran|upgraded|changed|installed|deleted|pushed|merged|tried|updated|moved|saw|noticed|found|added|removed|fixed)\b
         | \b(still|keeps?)\s+(failing|broken|red|crashing|timing\ out|flaky)\b
         | \b(is|are|was|were|'s|'re)\s+still\s+[a-z]+ing\b | \b(keeps|kept)\s+[a-z]+ing\b
+        | \b(goes|went|jumped|jumps|dropped|drops|rose|grew|fell)\ from\ \S+\ to\b
         | \b(is|are|'s|'re)\s+(taking|complaining|throwing|erroring|crashing|hanging|dying|timing\ out|restarting|flapping|leaking|spiking|acting\ up|blowing\ up)\b
         | \b(crashes|hangs|freezes|segfaults|dies)\s+(on|when|after|with|in|at|every|whenever|if)\b
         | \b\w+(error|exception):\s | \b(finished|completed)\b
