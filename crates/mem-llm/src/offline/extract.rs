@@ -436,9 +436,17 @@ fn facts_of(sentence: &str, contexts: &[&str]) -> Vec<String> {
         // A trailing clause leaning on a pronoun with nothing named to stand for ("…, it makes
         // my PRs unreviewable", "…, finish it or tell me what's missing") goes; the statement
         // before it stays when it is a rule of its own.
-        let Some(resolved) = facts::resolve_pronouns(&rewritten, &ctx).or_else(|| {
-            facts::before_unresolved_pronoun(&rewritten).filter(|h| classify_sentence(h).is_some())
-        }) else {
+        let Some(resolved) = facts::resolve_pronouns(&rewritten, &ctx)
+            .or_else(|| {
+                facts::before_unresolved_pronoun(&rewritten)
+                    .filter(|h| classify_sentence(h).is_some())
+            })
+            .or_else(|| {
+                facts::after_unresolved_reason(&rewritten)
+                    .and_then(|a| facts::rewrite(&a))
+                    .filter(|a| classify_sentence(a).is_some())
+            })
+        else {
             continue;
         };
         if facts::is_fragment(&resolved)

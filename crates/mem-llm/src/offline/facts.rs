@@ -91,11 +91,6 @@ static CLAUSE_START: LazyLock<Regex> = LazyLock::new(|| {
 static STRONG_START: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?xi)^(please\s+)?(always|never|don't|do\ not|dont|make\ sure)\b"));
 
-/// A clause spoken to or by the people at work ("you …", "we …", "please …"), not about a third
-/// party: "designers review screens in previews and never run the app" shares its subject.
-static ADDRESSED: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i)^(you|u|i|i'm|we|we're|please|pls|also|then|and)\b"));
-
 /// A sentence opening with a subordinate clause ("when you fix a bug, add a test", "to run the
 /// app, use…", "from now on, …"): its comma does not end a fact.
 static SUBORDINATE: LazyLock<Regex> = LazyLock::new(|| {
@@ -147,17 +142,6 @@ pub fn split_clauses(sentence: &str) -> Vec<String> {
                     .unwrap_or(rest);
                 let left = sentence[..i].trim();
                 let start = sentence.len() - rest.len();
-                // "that's the setting in this repo, so keep lines under 120": a reason, then
-                // an instruction of its own ("tests are slow, so run them in parallel" leans
-                // on the reason and stays whole).
-                if let Some(after) = rest.strip_prefix("so ")
-                    && CLAUSE_START.is_match(after)
-                    && !has_pronoun(after)
-                    && !inside(&spans, start)
-                {
-                    cuts.push((i, start + "so ".len()));
-                    continue;
-                }
                 if CONTINUES.is_match(rest)
                     || (left.split_whitespace().count() < 2 && left.is_ascii())
                     || SUBORDINATE.is_match(left)
@@ -189,8 +173,7 @@ pub fn split_clauses(sentence: &str) -> Vec<String> {
                     && sentence[..i].split_whitespace().count() >= 2
                     && CLAUSE_START.is_match(after)
                     && !CONTINUES.is_match(after)
-                    && (CLAUSE_START.is_match(left)
-                        || (STRONG_START.is_match(after) && ADDRESSED.is_match(left)))
+                    && (CLAUSE_START.is_match(left) || STRONG_START.is_match(after))
                 {
                     cuts.push((i, next + 4));
                 }
@@ -546,6 +529,19 @@ pub fn before_unresolved_pronoun(clause: &str) -> Option<String> {
     Some(format!("{head}{}", if cjk { '。' } else { '.' }))
 }
 
+/// The instruction after ", so" when only the reason before it leans on a pronoun ("that's
+/// the setting in this repo, so keep lines under 120 here" → "keep lines under 120 here."); `None`
+/// otherwise. The caller keeps it only when it is a rule itself.
+pub fn after_unresolved_reason(clause: &str) -> Option<String> {
+    let (reason, rest) = clause.split_once(", so ")?;
+    let rest = rest.trim();
+    if !has_pronoun(reason) || has_pronoun(rest) || !CLAUSE_START.is_match(rest) {
+        return None;
+    }
+    let body = rest.trim_end_matches(['.', '!']);
+    Some(format!("{body}."))
+}
+
 /// Whether the first pronoun of `clause` (English) comes after six words or more holding a
 /// noun phrase ("the stripe-rust crate", a named thing, a capitalised name) and a clause break
 /// (a comma or "and"): the pronoun points back into the statement.
@@ -791,28 +787,19 @@ mod tests {
     }
 
     #[test]
-    fn a_reason_then_an_instruction_after_so_is_split() {
+    fn the_instruction_after_a_reason_leaning_on_a_pronoun_stands_alone() {
         assert_eq!(
-            split_clauses("that's the setting in this repo, so keep lines under 120 here, not 88"),
-            [
-                "that's the setting in this repo",
-                "keep lines under 120 here, not 88"
-            ]
+            after_unresolved_reason(
+                "that's the setting in this repo, so keep lines under 120 here, not 88"
+            )
+            .as_deref(),
+            Some("keep lines under 120 here, not 88.")
         );
-        // "and never …" splits after an instruction, not after a third party's statement.
-        assert_eq!(
-            split_clauses("use tabs and never commit to main"),
-            ["use tabs", "never commit to main"]
-        );
-        assert_eq!(
-            split_clauses("designers review screens in Xcode previews and never run the app").len(),
-            1
-        );
-        // The instruction leans on the reason ("them"): one clause.
-        assert_eq!(
-            split_clauses("CI is slow, so run them locally first").len(),
-            1
-        );
+        // A reason without a pronoun keeps the statement whole (the caller never asks); an
+        // instruction leaning on the reason, or no instruction, gives nothing.
+        assert!(after_unresolved_reason("tests are slow, so run them in parallel").is_none());
+        assert!(after_unresolved_reason("that's slow, so it times out").is_none());
+        assert!(after_unresolved_reason("that's it, so we are done").is_none());
     }
 
     #[test]
