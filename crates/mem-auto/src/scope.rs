@@ -58,12 +58,13 @@ const PROJECT_PHRASES_ZH: &[&str] = &[
 ];
 
 /// Whether `text` says it holds for the current project only (never when it widens the scope:
-/// `BEYOND_THIS`): a phrase of
-/// `PROJECT_PHRASES` or `PROJECT_PHRASES_ZH`, or a clause ending in "here" ("use tabs
-/// here."). Such an entry goes to `<project>/.mewcode/memories.md` whatever its category.
+/// `BEYOND_THIS`, "in this project or any other"): a phrase of `PROJECT_PHRASES` or
+/// `PROJECT_PHRASES_ZH`, "here" right after the subject ("every view here needs …", "tests here
+/// run with …"), or a clause ending in "here" ("use tabs here."). Such an entry goes to
+/// `<project>/.mewcode/memories.md` whatever its category.
 pub fn names_project_scope(text: &str) -> bool {
     let lower = text.to_lowercase();
-    if BEYOND_THIS.iter().any(|w| lower.contains(w)) {
+    if widens_scope(&lower) {
         return false;
     }
     // "项目里" after 所有 / 每个 / 任何 / 哪个 ("我所有项目里都用 rg") is every project, not this one.
@@ -144,11 +145,19 @@ pub fn names_project_scope(text: &str) -> bool {
     // …"): the things of this project. The subject's noun opens the sentence or has a
     // determiner one to three words before "here"; a verb follows it.
     const SUBJECT_VERBS: &[&str] = &[
-        "is", "are", "need", "needs", "must", "should", "use", "uses", "go", "goes", "live",
-        "lives", "run", "runs", "get", "gets", "have", "has",
+        "need", "needs", "must", "should", "use", "uses", "go", "goes", "live", "lives", "run",
+        "runs", "get", "gets",
+    ];
+    // Words before "here" that are no subject of the project's ("the point here is", "ok here
+    // is my rule", "all I ask here is").
+    const NOT_SUBJECTS: &[&str] = &[
+        "ok", "okay", "so", "and", "then", "now", "point", "thing", "idea", "ask", "problem",
+        "question", "issue", "goal", "rule", "what", "i", "we", "you",
     ];
     if w.iter().enumerate().any(|(i, word)| {
         *word == "here"
+            && i >= 1
+            && !NOT_SUBJECTS.contains(&w[i - 1])
             && w.get(i + 1).is_some_and(|v| SUBJECT_VERBS.contains(v))
             && (i == 1
                 || (2..=4).any(|back| {
@@ -175,17 +184,46 @@ pub fn names_project_scope(text: &str) -> bool {
 /// Words widening a phrase naming this project to every project ("in this project or any
 /// other", "wherever we're working"): the entry is the user's, whatever phrase came before.
 const BEYOND_THIS: &[&str] = &[
-    "or any other",
-    "and any other",
+    "or any other project",
+    "or any other repo",
+    "or any other codebase",
+    "or any other one",
     "or anywhere else",
     "and everywhere else",
-    "or elsewhere",
     "wherever we",
+    "wherever we're",
     "wherever you",
     "wherever i",
+    "wherever i'm",
     "其他项目也",
     "别的项目也",
 ];
+
+/// Whether `lower` widens the scope to every project ([`BEYOND_THIS`], whole words, or "or any
+/// other" closing a clause: "in this project or any other.").
+fn widens_scope(lower: &str) -> bool {
+    let padded = format!(
+        " {} ",
+        lower
+            .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '_' || c == '-'))
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    BEYOND_THIS.iter().any(|w| {
+        if w.is_ascii() {
+            padded.contains(&format!(" {w} "))
+        } else {
+            lower.contains(w)
+        }
+    }) || lower.match_indices("or any other").any(|(i, m)| {
+        lower[i + m.len()..]
+            .trim_start()
+            .chars()
+            .next()
+            .is_none_or(|c| matches!(c, '.' | ',' | ';' | '!' | ')' | '。' | '，'))
+    })
+}
 
 /// Words saying an entry holds for all of the user's projects ("for all my projects", 所有项目):
 /// such an entry stays in the user's file whatever else it names.
@@ -294,11 +332,7 @@ fn is_project_path(token: &str) -> bool {
 /// we're working"). A preference or correction stating such a fact goes to `<project>/.mewcode/memories.md`.
 pub fn states_project_fact(text: &str) -> bool {
     let lower = text.to_lowercase();
-    if USER_WIDE
-        .iter()
-        .chain(BEYOND_THIS)
-        .any(|w| lower.contains(w))
-    {
+    if USER_WIDE.iter().any(|w| lower.contains(w)) || widens_scope(&lower) {
         return false;
     }
     // A value of the project and a project topic ("PRs go against `staging`, not main").
@@ -385,6 +419,10 @@ mod tests {
         for t in [
             "every SwiftUI view here needs a `#Preview` block at the bottom.",
             "Tests here run with `just test`.",
+            // Words near the widening phrases that do not widen.
+            "In this repo, prefer `anyhow` wherever it fits.",
+            "Put fixtures in `tests/fixtures` in this repo, not in `src/` or elsewhere.",
+            "In this project, wrap `reqwest` and any other HTTP client in `net::Client`.",
             "From now on always use uv, never pip, in this project.",
             "In this repo we squash merge.",
             "Always use tabs in this codebase",
@@ -417,6 +455,10 @@ mod tests {
             // A phrase naming this project, widened to every project.
             "Don't reformat whole files, in this project or any other.",
             "Here the tests are slow.",
+            // "here" after a word that is no subject of the project's.
+            "Ok here is my rule: always rebase, never merge.",
+            "The point here is to always write the test first.",
+            "All I ask here is that you run the tests.",
             "pnpm 应该 workspace 级别安装",
             "升级到新版本 repository 工具",
             "因此 project 的名字要小写",

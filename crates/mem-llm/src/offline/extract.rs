@@ -965,7 +965,7 @@ static NOT_A_STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
         | ^(what\ if|suppose|imagine|假如|假设|要是)
         | \b(he|she|they|someone|somebody|people|colleague|coworker|co-worker|teammate|boss|manager|lead|reviewer|docs?|article|blog|friend|cto)\s+([a-z]+\s+)?(said|says|say|told\ me|thinks?|insists?|wants?|suggest(s|ed)?|claims?|believes?|argues?|prefers?|recommends?|mentioned|keeps\ saying)\b
         | \bsaid\ (that\ )?we\b | \baccording\ to\b
-        | \b(a|an|the|some|one|our|their)\ [a-z]+\ (just\ )?(asked|said|told\ (me|us)|mentioned|suggested|wanted)\b | 他说|她说|同事说|听说|据说|(同事|领导|老板|有人|他|她|他们)(觉得|认为|坚持|建议|说)
+        | (^|[,;]\s*)(a|an|the|some|one|our|their)\ [a-z]+\ (just\ )?(asked|said|told\ (me|us)|mentioned|suggested)\b | 他说|她说|同事说|听说|据说|(同事|领导|老板|有人|他|她|他们)(觉得|认为|坚持|建议|说)
     ")
 });
 
@@ -998,13 +998,16 @@ static THAT_CONJUNCTION: LazyLock<Regex> = LazyLock::new(|| {
     re(r"\b(remember|note|know|sure|ensure|mean|means|say|said|agree|given) that\b")
 });
 
-/// A request to make one thing ("write me a fetch_with_retry function …", "add a script
-/// that …", "create the migration …"): what follows describes that thing.
+/// A request to make one thing for the user ("write me a fetch_with_retry function …") or to
+/// make a thing described after it ("add a cron job that never runs on weekends", "create the
+/// script: it should always …", 写个 formatAmount…): what follows is that thing's spec. "Add a
+/// changelog entry to every PR you open" describes no thing made now.
 static TASK_WITH_SPEC: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         ^((now|then|next|so|ok|okay|alright|first|pls|please)[,\s]+)*(please\ )?(can\ you\ |could\ you\ )?
-        (write|add|create|implement|build|make|generate|scaffold|give|code\ up|put\ together|set\ up)\ (me\ |us\ )?
-        (a|an|the|one|two|three|some|another)\ 
+        (write|add|create|implement|build|make|generate|scaffold|give|code\ up|put\ together|set\ up)\ 
+        ( (me|us)\ (a|an|the|one|two|three|some|another)\ 
+        | (a|an|the|one|two|three|some|another)\ [^:;]{1,80}?(:|\ (that|which)\ |\ it\ (should|must|will)\ ) )
         | ^(请|麻烦|帮我|给我)?(写|加|建|做|实现|生成)(个|一个|一下)
     ")
 });
@@ -1016,6 +1019,7 @@ static BEYOND_TASK: LazyLock<Regex> = LazyLock::new(|| {
         \b(from\ now\ on|going\ forward|in\ (the\ )?future|from\ here\ on|every\ time|each\ time|whenever|as\ a\ rule|in\ general|by\ default)\b
         | \b(any|every|all)\ ([\w-]+\ ){0,2}(you|u)\ (write|create|make|add|generate)\b
         | \b(every|all|any)\ (project|repo)s?\b | \b(for|in)\ (all|every)\ (my|our)\b
+        | ,\s*(always|every\ time)\s*[.!]?$
         | 以后|今后|每次|所有
     ")
 });
@@ -1026,7 +1030,7 @@ static TASK_REQUEST: LazyLock<Regex> = LazyLock::new(|| {
         ^((now|then|next|so|ok|okay|alright|cool|great|first|pls|please)[,\s]+)*(please\ )?(fix|add|create|implement|update|write|refactor|rename|remove|delete|look|check|review|move|merge|push|commit|revert|install|investigate|debug|help|make|change|set\ up|setup|try|find|show|tell|explain|read|open|let's|lets|finish|build|get|hook\ up|wire|port|convert|replace|clean\ up|go\ ahead|continue|parse|wrap|split|extract|document|optimi[sz]e|migrate|handle|validate|print|compute|generate|summari[sz]e|translate|draft|compare|list|load|save|send|fetch|download|upload|scaffold|patch|rebase|squash|give\ me|write\ me|get\ me|show\ me)\b
         | \b(i'd\ like\ (you|your\ help)|i\ would\ like\ (you|your\ help)|i\ want\ you\ to|i\ need\ you\ to|can\ you|could\ you|would\ you|help\ me|your\ help|hey\ claude|hey\ codex)\b
         | ^((now|so|ok|okay)[,\s]+)?i\ (need|want)\ (a|an|some|the)\ 
-        | ^(then|next|now|after\ that|afterwards)[,\s]+(run|apply|deploy|execute|use|do|push)\b
+        | ^(then|next|after\ that|afterwards)[,\s]+(run|apply|deploy|execute|do|push)\b
         | ^(请)?(帮我|帮忙|修复|实现|添加|删除|看一下|看看|检查|把|给|改一下|提交|合并)
     ")
 });
@@ -2553,6 +2557,34 @@ mod tests {
             "写个 formatAmount(cents)，返回两位小数的字符串，负数总是用括号包起来。",
         ] {
             assert_eq!(
+                extract(&[Message::user(text)], "").to_markdown(),
+                "",
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn look_alikes_of_the_stop_45_guards_are_still_read() {
+        // Standing rules and facts worded like a task request, a report, a status or a
+        // pointing pronoun (a review of the stop-45 rules found each dropped by a first draft).
+        for text in [
+            "Add a changelog entry to every PR you open.",
+            "Write the commit message in English, always.",
+            "Make a new branch for each task, never commit to main directly.",
+            "Don't add features beyond what the issue asked for.",
+            "Never do more than the user asked.",
+            "We use thiserror: anyhow only in binaries.",
+            "Every change goes from `dev` to `staging` to `main`.",
+            "Our release script keeps everything under `dist/`.",
+            "The first step of every deploy is `make migrate`.",
+            "如果端口被占用，就用 `PORT=3001 pnpm dev`。",
+            "Now use pnpm, not npm.",
+            "Always do this before committing: run the formatter and the linter.",
+            "Keep PRs small, as we always discussed.",
+            "这些脚本都用 bash 写，不要用 zsh。",
+        ] {
+            assert_ne!(
                 extract(&[Message::user(text)], "").to_markdown(),
                 "",
                 "{text}"

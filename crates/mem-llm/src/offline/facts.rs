@@ -347,7 +347,7 @@ static PRONOUN: LazyLock<Regex> = LazyLock::new(|| {
         | \b(put|move|add|copy|paste|save|store|stick|drop)\s+(that|this|these|those)\s+(in|into|on|to|under|inside)\b
         | \b(create|add|make|write|open|build|use|need)\s+(one|ones)\s*([.,;!]|$)
         | 它们?|(这个|那个|这样|那样|这些|那些)\s*([。，！,.!；]|$|(吧|了|呀|啊))
-        | (这个|那个|这些|那些)\p{Han} | (^|[，,。；])\s*(这|那)是
+        | (这个|那个)\p{Han} | (^|[，,。；])\s*(这|那)是
         | ^(这个|那个)
     ")
 });
@@ -397,9 +397,9 @@ pub(crate) fn named_things(text: &str) -> Vec<String> {
     out
 }
 
-/// Whether `clause` leans on a pronoun for its subject or object: a personal pronoun
-/// ([`PRONOUN`]), or a demonstrative as the object of a verb ("run that before you push", "never
-/// use that flag": [`points_out`]).
+/// Whether `clause` leans on a pronoun for its subject or object: one of [`PRONOUN`] ("it",
+/// "them", a bare "this"/"that", "create one", 它, 这个 + a noun, 这是), or a demonstrative as the
+/// object of a verb ("run that before you push", "never use that flag": [`points_out`]).
 pub fn has_pronoun(clause: &str) -> bool {
     let without = DUMMY_IT.replace_all(clause, "");
     PRONOUN.is_match(&without) || points_out(&without)
@@ -412,11 +412,13 @@ static DEMONSTRATIVE_OBJECT: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-/// Whether a demonstrative is the object of a verb and points at something outside the clause
-/// ("run that before you push", "never use that flag", "don't touch those files"): the thing is
-/// named in an earlier turn or a tool call, if anywhere. (As a subject, "that dep is a
-/// leftover, the db has been postgres 15 …", it often opens a clause whose fact is elsewhere.) "this project" / "this repo" name the
-/// scope, not a thing ([`DUMMY_IT`] has the Chinese forms).
+/// Whether a demonstrative is the object of a verb and points back at something outside the
+/// clause ("run that before you push", "never use that flag", "don't touch those files"): the
+/// thing is named in an earlier turn or a tool call, if anywhere. Not when a colon follows it
+/// (it points forward: "always do this before committing: run the formatter"), nor before a
+/// noun naming the scope ("this repo", "this app"; [`DUMMY_IT`] has the Chinese forms). As a
+/// subject ("that dep is a leftover, the db has been postgres 15 …") it is not counted: it
+/// often opens a clause whose fact is elsewhere.
 fn points_out(clause: &str) -> bool {
     const SCOPE_NOUNS: &[&str] = &[
         "project",
@@ -439,21 +441,24 @@ fn points_out(clause: &str) -> bool {
         "game",
     ];
     DEMONSTRATIVE_OBJECT.captures_iter(clause).any(|c| {
-        c.get(4)
-            .is_none_or(|noun| !SCOPE_NOUNS.contains(&noun.as_str().to_lowercase().as_str()))
+        let forward = clause[c.get(0).map_or(0, |m| m.end())..].contains([':', '：']);
+        !forward
+            && c.get(4)
+                .is_none_or(|noun| !SCOPE_NOUNS.contains(&noun.as_str().to_lowercase().as_str()))
     })
 }
 
 /// Whether `clause` goes on from a clause before it and says nothing alone: it opens with
 /// "which", "whereas", "hence" or "thus" ("which breaks the build"), or it is a
-/// report of what was done worded as a rule, `always`/`never` before a past tense at its start
-/// or after a subject ("never created the migration", "you never created it", "it always
-/// worked before"): a rule takes the base form.
+/// report of what was done worded as a rule, `always`/`never` before a past tense at its start,
+/// after a pronoun subject opening it, or after "because"/"since" and a pronoun ("never created
+/// the migration", "it always worked before", "failed because you never created it"); a rule
+/// takes the base form, and "keep PRs small, as we always discussed" stays one.
 pub fn leans_on_context(clause: &str) -> bool {
     static OPENS: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)^(which|whereas|hence|thus)\b[\s,]"));
     static PAST: LazyLock<Regex> = LazyLock::new(|| {
         re(
-            r"(?i)(?:^(?:please\s+)?|\b(?:you|we|i|it|they|he|she)\s+)(?:always|never)\s+([a-z]+ed)\b",
+            r"(?i)(?:^(?:please\s+)?|^(?:you|we|i|it|they|he|she)\s+|\b(?:because|since)\s+(?:you|we|i|it|they|he|she)\s+)(?:always|never)\s+([a-z]+ed)\b",
         )
     });
     /// Base forms ending in "ed": "never embed secrets" is a rule.

@@ -138,7 +138,7 @@ static PLAN: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?xi)
         \b(i|we)\s+(want|wanna|need\ to|should|will|'ll|plan|are\ going\ to|'re\ going\ to|could|might)\b
         | \b(i'll|we'll|i'd\ like|we'd\ like)\b | ^(let's|lets|here's|here\ is|here\ are|attached)\b
-        | ^(the\ |my\ |our\ )?(next|first)\ (task|step|thing|job|up)\b
+        | ^(the\ |my\ |our\ )?next\ (task|step|thing|job|up)\b
         | ^(when|once|after)\b[^,]{0,80}\b(is|are|has\ been|have\ been)\s+(complete|completed|done|finished|merged|ready|over)\b.*\byou\s+(can|should|will)\b
         | \bread\s+(this|these|that|it)\b
         | 我想|我们要|我们需要|打算|准备|计划|帮我|帮忙|麻烦你|等.{1,12}再|再看看
@@ -173,11 +173,12 @@ static STATUS: LazyLock<Regex> = LazyLock::new(|| {
         | \b(failed|broke|crashed|passed|succeeded)\b
         | ^(i|i've|i'm|i\ just|we\ just)\b.*\b(ran|upgraded|changed|installed|deleted|pushed|merged|tried|updated|moved|saw|noticed|found|added|removed|fixed)\b
         | \b(still|keeps?)\s+(failing|broken|red|crashing|timing\ out|flaky)\b
-        | \b(is|are|was|were|'s|'re)\s+still\s+[a-z]+ing\b | \b(keeps|kept)\s+[a-z]+ing\b
-        | \b(goes|went|jumped|jumps|dropped|drops|rose|grew|fell)\ from\ \S+\ to\b
+        | \b(is|are|was|were|'s|'re)\s+still\s+[a-z]+ing\b
+        | \b(keeps|kept)\s+([a-z]*[^h\s]ing|[a-z]*[^t\s]hing)\b
+        | \b(goes|went|jumped|jumps|dropped|drops|rose|grew|fell)\ from\ \S*\d\S*\ to\ \S*\d
         | \b(is|are|'s|'re)\s+(taking|complaining|throwing|erroring|crashing|hanging|dying|timing\ out|restarting|flapping|leaking|spiking|acting\ up|blowing\ up)\b
         | \b(crashes|hangs|freezes|segfaults|dies)\s+(on|when|after|with|in|at|every|whenever|if)\b
-        | \b\w+(error|exception):\s | \b(finished|completed)\b
+        | \b(has|have|had|just|was|were)\s+(finished|completed)\b | \b(finished|completed)\s*[.!]?$
         | \bfails?\s+(on|with|at|in)\b | \bcrashloopbackoff\b | \booms?\b | \boom(ed|ing)\b
         | \b(returns?|returning|gives?|giving|throws?|throwing)\s+(an?\s+)?[45]\d\d\b
         | \b(isn't|aren't|wasn't|weren't|is\ not|are\ not)\s+being\b
@@ -192,7 +193,7 @@ static STATUS: LazyLock<Regex> = LazyLock::new(|| {
         | \b(started|stopped|began)\s+(to\s+)?(fail|failing|erroring|breaking|crashing|timing\ out|throwing|returning|hanging|flaking)\b
         | \bmy\s+(pr|mr|branch|change|commit|patch|diff|run|job|build)\s+(just\s+)?[a-z]+ed\b
         | 挂了|坏了|失败了|报错了|通过了|为什么|为啥|报\s*\S{0,8}\s*了|出错了|崩了|一直挂|还是挂|还在挂|一直失败|一直报错
-        | 启动不了|连不上|打不开|卡住了|卡死了|被占
+        | 启动不了|连不上|打不开|卡住了|卡死了|被占了|被占用了
     ")
 });
 
@@ -332,7 +333,11 @@ pub fn is_event_or_task(sentence: &str) -> bool {
         .replace_all(&sentence.to_lowercase(), "rejects")
         .into_owned();
     let lower = lower.trim_start_matches(['-', '*', '>', ' ']);
+    // A pasted error ("ImportError: cannot import …"), by its CamelCase name.
+    static ERROR_NAME: LazyLock<Regex> =
+        LazyLock::new(|| re(r"\b[A-Z][A-Za-z]*(Error|Exception):\s"));
     ONE_OFF.is_match(lower)
+        || ERROR_NAME.is_match(sentence)
         || STATUS.is_match(lower)
         || PLAN.is_match(lower)
         || LOG_LINE.is_match(lower)
