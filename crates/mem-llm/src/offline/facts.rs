@@ -397,9 +397,10 @@ pub(crate) fn named_things(text: &str) -> Vec<String> {
     out
 }
 
-/// Whether `clause` leans on a pronoun for its subject or object: one of [`PRONOUN`] ("it",
-/// "them", a bare "this"/"that", "create one", 它, 这个 + a noun, 这是), or a demonstrative as the
-/// object of a verb ("run that before you push", "never use that flag": [`points_out`]).
+/// Whether `clause` leans on a pronoun for its subject or object: a pronoun ("it", "them", a
+/// bare "this"/"that", "create one", 它, 这个 + a noun, 这是), or a demonstrative as the object
+/// of a verb pointing back ("run that before you push", "never use that flag"; not before a
+/// colon, nor "this repo").
 pub fn has_pronoun(clause: &str) -> bool {
     let without = DUMMY_IT.replace_all(clause, "");
     PRONOUN.is_match(&without) || points_out(&without)
