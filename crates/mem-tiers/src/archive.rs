@@ -181,34 +181,138 @@ pub fn to_markdown(a: &Archive, h: &Headings) -> String {
     out
 }
 
-/// Parses an archive's JSON text; `path` names the file in errors.
+/// Parses an archive's JSON text; `path` names the file in errors. Every field must be one the
+/// archive defines (a misspelt `contxt` would otherwise be dropped and its value lost), and
+/// every learning must be one [`import`] takes (a title, content within
+/// [`MAX_CONTENT_BYTES`]), so an archive that parses imports whole.
 ///
 /// # Errors
-/// [`Error::Malformed`] with the line of a JSON error, or for a wrong `format` / `version`.
+/// [`Error::Malformed`] with the file and 1-based line: a JSON error, an unknown field (its
+/// path, `learnings.3.contxt`), a wrong `format` / `version`, or a learning [`import`] would
+/// refuse (`learnings[3]`).
 pub fn parse(text: &str, path: &std::path::Path) -> Result<Archive> {
-    let a: Archive = serde_json::from_str(text).map_err(|e| Error::Malformed {
+    let malformed = |line: usize, message: String| Error::Malformed {
         path: path.to_path_buf(),
-        line: e.line(),
-        message: e.to_string(),
-    })?;
+        line,
+        message,
+    };
+    let mut ignored = Vec::new();
+    let mut de = serde_json::Deserializer::from_str(text);
+    let a: Archive = serde_ignored::deserialize(&mut de, |field| ignored.push(field.to_string()))
+        .and_then(|a| de.end().map(|()| a))
+        .map_err(|e| malformed(e.line(), e.to_string()))?;
+    if let Some(field) = ignored.first() {
+        let name = field.rsplit('.').next().unwrap_or(field);
+        return Err(malformed(
+            line_of_key(text, name),
+            format!(
+                "unknown field `{field}` (nothing was imported; a misspelt field would lose its value)"
+            ),
+        ));
+    }
     if a.format != ARCHIVE_FORMAT {
-        return Err(Error::Malformed {
-            path: path.to_path_buf(),
-            line: 0,
-            message: format!("format is {:?}, expected {ARCHIVE_FORMAT:?}", a.format),
-        });
+        return Err(malformed(
+            line_of_key(text, "format"),
+            format!("format is {:?}, expected {ARCHIVE_FORMAT:?}", a.format),
+        ));
     }
     if !(1..=ARCHIVE_VERSION).contains(&a.version) {
-        return Err(Error::Malformed {
-            path: path.to_path_buf(),
-            line: 0,
-            message: format!(
+        return Err(malformed(
+            line_of_key(text, "version"),
+            format!(
                 "version {} is not supported (this mewmem reads 1 to {ARCHIVE_VERSION})",
                 a.version
             ),
-        });
+        ));
+    }
+    let lines = element_lines(text, "learnings");
+    for (i, l) in a.learnings.iter().enumerate() {
+        if let Some(problem) = learning_problem(l) {
+            return Err(malformed(
+                lines.get(i).copied().unwrap_or(0),
+                format!("learnings[{i}] (L{}): {problem}", l.id),
+            ));
+        }
     }
     Ok(a)
+}
+
+/// Why [`import`] refuses a learning: an empty title (as stored, control characters stripped)
+/// or one over [`MAX_TITLE_CHARS`] characters, content over [`MAX_CONTENT_BYTES`] bytes.
+fn learning_problem(l: &LearningEntry) -> Option<String> {
+    let title = mem_core::secrets::strip_controls(&l.title);
+    if title.trim().is_empty() || l.title.chars().count() > MAX_TITLE_CHARS {
+        Some(format!(
+            "the title is empty or longer than {MAX_TITLE_CHARS} characters"
+        ))
+    } else if l.content.len() > MAX_CONTENT_BYTES {
+        Some(format!(
+            "the content is larger than {MAX_CONTENT_BYTES} bytes"
+        ))
+    } else {
+        None
+    }
+}
+
+/// The 1-based line of the first `"key":` in `text` (1 when there is none).
+fn line_of_key(text: &str, key: &str) -> usize {
+    let quoted = format!("\"{key}\"");
+    text.match_indices(&quoted)
+        .find(|(i, q)| text[i + q.len()..].trim_start().starts_with(':'))
+        .map_or(1, |(i, _)| text[..i].matches('\n').count() + 1)
+}
+
+/// The 1-based line where each element of the array under the top-level key `key` starts, in
+/// order (a small scan of the JSON text: strings and escapes skipped, nesting counted).
+fn element_lines(text: &str, key: &str) -> Vec<usize> {
+    let bytes = text.as_bytes();
+    let (mut i, mut depth, mut line) = (0, 0usize, 1);
+    let (mut after_key, mut in_array) = (false, false);
+    let mut out = Vec::new();
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\n' => line += 1,
+            b'"' => {
+                if in_array && depth == 2 {
+                    out.push(line);
+                }
+                let start = i + 1;
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    if bytes[i] == b'\\' {
+                        i += 1;
+                    }
+                    if bytes.get(i) == Some(&b'\n') {
+                        line += 1;
+                    }
+                    i += 1;
+                }
+                if depth == 1 && text.get(start..i) == Some(key) {
+                    after_key = true;
+                }
+            }
+            b'[' | b'{' => {
+                if in_array && depth == 2 {
+                    out.push(line);
+                }
+                if depth == 1 && after_key && bytes[i] == b'[' {
+                    in_array = true;
+                }
+                after_key = false;
+                depth += 1;
+            }
+            b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 1 {
+                    in_array = false;
+                }
+            }
+            b',' => after_key = false,
+            _ => {}
+        }
+        i += 1;
+    }
+    out
 }
 
 /// What [`import`] did.
@@ -293,24 +397,10 @@ pub fn import<S: MemoryStore + ?Sized>(store: &S, a: &Archive) -> Result<ImportR
         r.text
     };
     for l in &a.learnings {
-        // As stored: control characters and escape sequences stripped.
-        let title = mem_core::secrets::strip_controls(&l.title);
-        if title.trim().is_empty() || l.title.chars().count() > MAX_TITLE_CHARS {
+        if let Some(problem) = learning_problem(l) {
             return Err(Error::Invalid {
                 what: "archive learning",
-                reason: format!(
-                    "L{}: the title is empty or longer than {MAX_TITLE_CHARS} characters",
-                    l.id
-                ),
-            });
-        }
-        if l.content.len() > MAX_CONTENT_BYTES {
-            return Err(Error::Invalid {
-                what: "archive learning",
-                reason: format!(
-                    "L{}: the content is larger than {MAX_CONTENT_BYTES} bytes",
-                    l.id
-                ),
+                reason: format!("L{}: {problem}", l.id),
             });
         }
     }

@@ -496,6 +496,64 @@ fn archive_round_trips_and_import_twice_adds_nothing() {
 }
 
 #[test]
+fn an_archive_that_parses_imports_whole_and_errors_name_the_line() {
+    let learning = |title: &str, extra: &str| {
+        let title = serde_json::to_string(title).unwrap();
+        format!(
+            "    {{\n      \"id\": 7,\n      \"title\": {title},\n      \"content\": \"c\",\n      \"category\": \"general\",\n      \"tags\": [],\n      \"project_key\": null,\n      \"created_ms\": 1,\n      \"last_used_ms\": 1{extra}\n    }}"
+        )
+    };
+    let archive = |learnings: &[String], top: &str| {
+        format!(
+            "{{\n  \"format\": \"mewmem-memory-archive\",\n  \"version\": 2,{top}\n  \"learnings\": [\n{}\n  ]\n}}\n",
+            learnings.join(",\n")
+        )
+    };
+    let path = Path::new("a.json");
+    let good = archive(&[learning("One", ""), learning("Two", "")], "");
+    assert_eq!(archive::parse(&good, path).unwrap().learnings.len(), 2);
+    // A misspelt field of the second learning (line 24): refused, with its path and line, not
+    // dropped with its value.
+    let typo = archive(
+        &[
+            learning("One", ""),
+            learning("Two", ",\n      \"contxt\": \"x\""),
+        ],
+        "",
+    );
+    let e = archive::parse(&typo, path).unwrap_err().to_string();
+    assert!(
+        e.starts_with("a.json:24: unknown field `learnings.1.contxt`"),
+        "{e}"
+    );
+    // At the top level too.
+    let e = archive::parse(&archive(&[], "\n  \"learning\": [],"), path)
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("a.json:4: unknown field `learning`"), "{e}");
+    // A learning import would refuse (a title of escape codes only), at the line it starts.
+    let e = archive::parse(
+        &archive(&[learning("One", ""), learning("\u{1b}[0m", "")], ""),
+        path,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.starts_with("a.json:15: learnings[1] (L7): the title is empty"),
+        "{e}"
+    );
+    // A wrong format or version at its own line.
+    let e = archive::parse(&good.replace("mewmem-memory-archive", "other"), path)
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("a.json:2: format is \"other\""), "{e}");
+    let e = archive::parse(&good.replace("\"version\": 2", "\"version\": 9"), path)
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("a.json:3: version 9"), "{e}");
+}
+
+#[test]
 fn short_term_is_a_view_over_the_latest_session() {
     let e = env();
     let m = manager(&e);
