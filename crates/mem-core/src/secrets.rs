@@ -157,7 +157,9 @@ pub fn contains_secret(text: &str) -> bool {
 /// again (issue 27 item 14): whole escape sequences (CSI `ESC [ … final`, OSC `ESC ] … BEL` or
 /// `… ESC \`, DCS/SOS/PM/APC strings, two- and three-byte escapes, and their C1 forms
 /// U+009B / U+009D / U+0090…), every other C0 and C1 control, DEL, and the Unicode bidi
-/// controls (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C). Kept: `\n`, `\t`, and
+/// controls (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C), the line and paragraph
+/// separators and the invisible characters of [`crate::terminal::is_unsafe_char`] (U+2028,
+/// U+2029, U+200B, U+FEFF, U+2060–U+2064, U+180E). Kept: `\n`, `\t`, and
 /// `\r` when it ends a line (`\r\n`). Borrowed when there was nothing to strip.
 ///
 /// An unterminated string sequence (an OSC without its BEL) ends at the next control

@@ -1,8 +1,10 @@
 //! Making text from transcripts, memories and models safe to print on a terminal.
 //!
 //! A session title, a memory entry or a model reply can hold ANSI escape sequences (`ESC [ 2 J`
-//! clears the screen), BEL, backspaces, or Unicode bidi controls (U+202E turns the rest of a line
-//! around). None of that may reach a terminal raw. These functions replace each such character
+//! clears the screen), BEL, backspaces, Unicode bidi controls (U+202E turns the rest of a line
+//! around), the line and paragraph separators (U+2028, U+2029: a line break where one line was
+//! promised) or invisible characters that hide text (U+200B zero width space, U+FEFF, U+2060
+//! word joiner and the invisible operators, U+180E). None of that may reach a terminal raw. These functions replace each such character
 //! with a visible `\u{..}` escape and leave every other character as it is: accents, emoji, CJK
 //! and zero-width joiners inside emoji sequences print normally.
 
@@ -25,9 +27,19 @@ pub fn safe_line(text: &str) -> Cow<'_, str> {
     escape(text, |_| false)
 }
 
-/// Whether printing `c` raw could move the cursor, change colours, ring the bell or reorder text.
+/// Whether printing `c` raw could move the cursor, change colours, ring the bell, reorder text,
+/// break the line or hide what is next to it.
 pub fn is_unsafe_char(c: char) -> bool {
-    c.is_control() || is_bidi_control(c)
+    c.is_control() || is_bidi_control(c) || is_separator_or_invisible(c)
+}
+
+/// The line and paragraph separators, and the invisible characters that are no part of a
+/// script or an emoji sequence (U+200C / U+200D, the joiners, print as they are).
+fn is_separator_or_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{2028}' | '\u{2029}' | '\u{200B}' | '\u{FEFF}' | '\u{2060}'..='\u{2064}' | '\u{180E}'
+    )
 }
 
 /// The Unicode bidirectional formatting characters (UAX #9): embeddings, overrides, isolates,
@@ -66,6 +78,16 @@ mod tests {
         assert_eq!(safe("a\u{1b}[2Jb\u{7}"), "a\\u{1b}[2Jb\\u{7}");
         assert_eq!(safe("evil\u{202E}txt.exe"), "evil\\u{202e}txt.exe");
         assert_eq!(safe("del\u{7f} c1\u{9b}"), "del\\u{7f} c1\\u{9b}");
+    }
+
+    #[test]
+    fn escapes_separators_and_invisible_characters() {
+        assert_eq!(
+            safe_line("a\u{2028}b\u{2029}c\u{200B}d\u{FEFF}e\u{2060}f"),
+            "a\\u{2028}b\\u{2029}c\\u{200b}d\\u{feff}e\\u{2060}f"
+        );
+        // Joiners belong to scripts and emoji.
+        assert_eq!(safe("\u{200C}\u{200D}"), "\u{200C}\u{200D}");
     }
 
     #[test]
