@@ -450,3 +450,61 @@ async fn a_notes_folder_symlinked_out_of_the_project_is_never_written_or_deleted
     assert!(String::from_utf8_lossy(&out.stderr).contains("warning"));
     assert!(outside.join("release.md").is_file());
 }
+
+/// `mem memory add TITLE -` with `input` on standard input.
+fn add_from_stdin(project: &Path, home: &Path, input: &[u8]) -> Output {
+    use std::io::Write as _;
+    let mut child = mem(project, home)
+        .args(["memory", "add", "Long lesson", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn: {e}"));
+    let mut stdin = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
+    // A writer that stops early (the limit) closes the pipe: not an error here.
+    let _ = stdin.write_all(input);
+    drop(stdin);
+    child
+        .wait_with_output()
+        .unwrap_or_else(|e| panic!("output: {e}"))
+}
+
+#[test]
+fn content_from_standard_input_is_whole_up_to_the_limit_and_refused_over_it() {
+    let (_root, project, home) = dirs();
+    // 512 KiB: four times what an argument may hold on this system.
+    let lesson: String = "Retry the socket test once before bisecting. ".repeat(12_000);
+    let out = add_from_stdin(&project, &home, lesson.as_bytes());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Read while it runs (`run` waits first, and half a megabyte fills the pipe).
+    let shown = mem(&project, &home)
+        .args(["memory", "show", "L1"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("show: {e}"));
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        shown.contains(lesson.trim_end()),
+        "the lesson came back whole"
+    );
+    // Over 1 MiB: refused with its size, nothing stored.
+    let big = vec![b'x'; (1 << 20) + 10];
+    let out = add_from_stdin(&project, &home, &big);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("at most 1048576"),
+        "{err}"
+    );
+    // Empty standard input, and bytes that are not UTF-8: refused.
+    let err = String::from_utf8_lossy(&add_from_stdin(&project, &home, b"").stderr).into_owned();
+    assert!(err.contains("content") && err.contains("empty"), "{err}");
+    let err = String::from_utf8_lossy(&add_from_stdin(&project, &home, b"ok \xff\xfe").stderr)
+        .into_owned();
+    assert!(err.contains("not UTF-8"), "{err}");
+    assert!(fails(&project, &home, &["memory", "show", "L2"]).contains("L2"));
+}

@@ -444,6 +444,10 @@ impl<S: MemoryStore> MemoryManager<S> {
                 format!("{n} characters; at most {MAX_TITLE_CHARS}"),
             ));
         }
+        // An empty lesson is a slip (an unset shell variable, an empty file), not a learning.
+        if content.trim().is_empty() {
+            return Err(invalid("content", "it is empty"));
+        }
         for (what, text) in [("content", Some(content)), ("context", context)] {
             if let Some(t) = text
                 && t.len() > MAX_CONTENT_BYTES

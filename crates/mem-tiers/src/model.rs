@@ -101,7 +101,8 @@ impl LearningEntry {
 pub struct NewLearning {
     /// Short title (1..=[`MAX_TITLE_CHARS`] characters).
     pub title: String,
-    /// The lesson (at most [`MAX_CONTENT_BYTES`] bytes; may be empty).
+    /// The lesson (at most [`MAX_CONTENT_BYTES`] bytes; [`crate::MemoryManager::add_learning`]
+    /// refuses an empty one, an archive may hold one).
     pub content: String,
     /// Category, lowercase.
     pub category: String,

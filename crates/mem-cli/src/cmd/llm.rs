@@ -60,7 +60,7 @@ enum LlmCommand {
         #[arg(long, value_name = "DIR")]
         dir: Vec<PathBuf>,
         /// The most files to choose (at least 1).
-        #[arg(long, default_value_t = mem_llm::DEFAULT_SELECT_LIMIT, value_parser = parse_limit)]
+        #[arg(long, default_value_t = mem_llm::DEFAULT_SELECT_LIMIT, value_parser = super::parse_limit)]
         limit: usize,
         /// Also print the offline engine's BM25 score of every matching file.
         #[arg(long)]
@@ -73,14 +73,6 @@ enum LlmCommand {
 }
 
 /// `--limit`: a whole number of at least 1.
-fn parse_limit(s: &str) -> std::result::Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(0) => Err("the limit must be at least 1".to_owned()),
-        Ok(n) => Ok(n),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
 /// Runs `mem llm ...`.
 pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
     match args.command {

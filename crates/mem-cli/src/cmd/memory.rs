@@ -14,6 +14,8 @@ use mem_tiers::{LearningScope, MemoryConfig, MemoryId};
 use mewmem::ops::tiers::{NewLearning, SearchRequest, Tiers};
 use serde_json::json;
 
+use crate::render::plural;
+
 use crate::open::{env, lib_error, pg_options, print_warnings, store_section};
 use crate::render::{age, hit_json};
 use crate::settings::Settings;
@@ -66,14 +68,14 @@ enum StoreCommand {
         #[arg(required = true, num_args = 1.., value_name = "QUERY")]
         query: Vec<String>,
         /// The most results.
-        #[arg(long, default_value_t = 10)]
+        #[arg(long, default_value_t = 10, value_parser = super::parse_limit)]
         limit: usize,
     },
     /// Add a learning (secrets are withheld).
     Add {
         /// Short title.
         title: String,
-        /// The lesson.
+        /// The lesson; `-` reads it from standard input (for long text, up to 1 MiB).
         content: String,
         /// Category (`error`, `best-practice`...).
         #[arg(long, default_value = "general")]
@@ -109,8 +111,8 @@ enum StoreCommand {
     },
     /// Rebuild the index of memories.md entries and notes from the files.
     Reindex,
-    /// User preferences: list them, show one, or set one (model, workflow, theme, editor,
-    /// shell, or any other key).
+    /// User preferences: list them (no key, or `list`), show one, or set one (model, workflow,
+    /// theme, editor, shell, or any other key).
     Pref {
         /// The preference key.
         key: Option<String>,
@@ -201,6 +203,11 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
                 (Some(ScopeArg::User), _) | (None, true) => LearningScope::User,
                 (Some(ScopeArg::Project), _) | (None, false) => LearningScope::Project,
             };
+            let content = if content == "-" {
+                read_stdin_content()?
+            } else {
+                content
+            };
             let added = tiers
                 .add(&NewLearning {
                     title: &title,
@@ -284,14 +291,17 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
             } else {
                 writeln!(
                     out,
-                    "imported {} learnings ({} already present), {} projects, {} preferences",
-                    r.learnings_added, r.learnings_skipped, r.projects, r.preferences
+                    "imported {} ({} already present), {}, {}",
+                    plural(r.learnings_added, "learning", "learnings"),
+                    r.learnings_skipped,
+                    plural(r.projects, "project", "projects"),
+                    plural(r.preferences, "preference", "preferences")
                 )?;
                 writeln!(
                     out,
-                    "memories.md: {} entries added ({} already there, {} evicted to keep the cap); \
+                    "memories.md: {} added ({} already there, {} evicted to keep the cap); \
                      notes: {} written ({} already there)",
-                    r.entries_added,
+                    plural(r.entries_added, "entry", "entries"),
                     r.entries_present,
                     r.entries_evicted,
                     r.notes_added,
@@ -316,6 +326,26 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// The content of `mem memory add TITLE -`: standard input, read up to one byte over the
+/// store's limit (1 MiB) so an oversized lesson is refused by the store's own check with its
+/// size, never cut.
+fn read_stdin_content() -> Result<String> {
+    use std::io::Read as _;
+    let limit = mem_tiers::MAX_CONTENT_BYTES as u64 + 1;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(limit)
+        .read_to_end(&mut bytes)
+        .context("cannot read the content from standard input")?;
+    String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "the content on standard input is not UTF-8 (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })
 }
 
 fn parse_id(id: &str) -> Result<MemoryId> {
@@ -469,10 +499,15 @@ fn stats(tiers: &Tiers<'_>, json: bool, out: &mut impl Write) -> Result<()> {
     let docs = |k: &str| s.store.documents.get(k).copied().unwrap_or(0);
     writeln!(
         out,
-        "indexed: {} memories.md entries, {} notes ({} files)",
+        "indexed: {} memories.md {}, {} ({})",
         docs("entry"),
-        docs("note"),
-        s.store.files
+        if docs("entry") == 1 {
+            "entry"
+        } else {
+            "entries"
+        },
+        plural(docs("note"), "note", "notes"),
+        plural(s.store.files, "file", "files")
     )?;
     writeln!(out, "short-term: {} messages", s.short_term_messages)?;
     writeln!(
@@ -548,6 +583,18 @@ fn pref(
     json: bool,
     out: &mut impl Write,
 ) -> Result<()> {
+    // `mem memory pref list` lists them, unless a preference is named "list".
+    let key = match key {
+        Some(k)
+            if k == "list"
+                && value.is_none()
+                && !unset
+                && tiers.preference(&k).map_err(lib_error)?.is_none() =>
+        {
+            None
+        }
+        k => k,
+    };
     match (key, value) {
         (None, _) => {
             let prefs = tiers.preferences().map_err(lib_error)?;
@@ -620,13 +667,17 @@ fn archive_cmd(
             mem_tiers::index::write_atomic(&path, text.as_bytes())?;
             writeln!(
                 io::stderr(),
-                "wrote {} learnings, {} projects, {} preferences, {} memories.md entries, {} notes \
-                 to {}",
-                a.learnings.len(),
-                a.projects.len(),
-                a.user_preferences.len(),
+                "wrote {}, {}, {}, {} memories.md {}, {} to {}",
+                plural(a.learnings.len(), "learning", "learnings"),
+                plural(a.projects.len(), "project", "projects"),
+                plural(a.user_preferences.len(), "preference", "preferences"),
                 a.entries.len(),
-                a.notes.len(),
+                if a.entries.len() == 1 {
+                    "entry"
+                } else {
+                    "entries"
+                },
+                plural(a.notes.len(), "note", "notes"),
                 path.display()
             )?;
         }

@@ -61,3 +61,16 @@ async fn run_async(command: Command, settings: &Settings) -> Result<()> {
         }
     }
 }
+
+/// The value of a `--limit` option: a whole number of at least 1 (`--limit 0` would ask for
+/// nothing and then report that nothing matched).
+///
+/// # Errors
+/// A message for clap when the value is 0 or not a number.
+pub fn parse_limit(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("the limit must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}

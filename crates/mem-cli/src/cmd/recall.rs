@@ -30,7 +30,7 @@ pub struct RecallArgs {
     #[arg(long, value_name = "DIR")]
     dir: Vec<PathBuf>,
     /// The most notes to choose.
-    #[arg(long, default_value_t = mem_llm::DEFAULT_SELECT_LIMIT)]
+    #[arg(long, default_value_t = mem_llm::DEFAULT_SELECT_LIMIT, value_parser = super::parse_limit)]
     limit: usize,
     /// Use the offline selector whatever the configuration says (embeddings, when configured,
     /// still apply: see `--no-embeddings`).

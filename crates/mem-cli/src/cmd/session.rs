@@ -65,7 +65,7 @@ enum SessionCommand {
         #[arg(long, value_name = "DATE")]
         since: Option<String>,
         /// The most hits to show (at most 200).
-        #[arg(long, default_value_t = 20)]
+        #[arg(long, default_value_t = 20, value_parser = super::parse_limit)]
         limit: usize,
     },
     /// Show the conversation a resume replays: from the last compact boundary, validated.

@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 
 use crate::args::EngineArgs;
 use crate::open::{engine_for, lib_error};
+use crate::render::plural;
 use crate::settings::Settings;
 
 /// The default skills folder, relative to the project: where Claude Code looks.
@@ -48,7 +49,7 @@ enum SkillCommand {
         #[command(flatten)]
         grouping: GroupingArgs,
         /// Most groups listed.
-        #[arg(long, default_value_t = 20)]
+        #[arg(long, default_value_t = 20, value_parser = super::parse_limit)]
         limit: usize,
     },
     /// Write <dir>/<name>/SKILL.md from a suggested group (its id or name) or from memory ids.
@@ -198,10 +199,6 @@ fn group_json(g: &Group) -> Value {
         "cohesion": (g.cohesion * 1000.0).round() / 1000.0,
         "members": g.members.iter().map(member_json).collect::<Vec<_>>(),
     })
-}
-
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Runs `mem skill ...`.

@@ -15,6 +15,12 @@ use serde_json::{Value, json};
 /// DEL, bidi controls; serde_json already escapes the C0 controls) is written as a `\uXXXX`
 /// escape. The JSON means exactly the same: such characters only occur inside strings.
 ///
+/// `n` with the noun that agrees with it: `1 note`, `2 notes`, `0 notes`.
+pub fn plural<N: std::fmt::Display + PartialEq + From<u8>>(n: N, one: &str, many: &str) -> String {
+    let noun = if n == N::from(1) { one } else { many };
+    format!("{n} {noun}")
+}
+
 /// Errors: serialisation's (a map with non-string keys).
 pub fn json_pretty<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
     Ok(escape_json(serde_json::to_string_pretty(value)?))
