@@ -4,9 +4,10 @@
 //! clears the screen), BEL, backspaces, Unicode bidi controls (U+202E turns the rest of a line
 //! around), the line and paragraph separators (U+2028, U+2029: a line break where one line was
 //! promised) or invisible characters that hide text (U+200B zero width space, U+FEFF, U+2060
-//! word joiner and the invisible operators, U+180E). None of that may reach a terminal raw. These functions replace each such character
-//! with a visible `\u{..}` escape and leave every other character as it is: accents, emoji, CJK
-//! and zero-width joiners inside emoji sequences print normally.
+//! word joiner and the invisible operators, U+180E). None of that may reach a terminal raw.
+//! These functions replace each such character with a visible `\u{..}` escape and leave every
+//! other character as it is: accents, emoji, CJK and zero-width joiners inside emoji sequences
+//! print normally.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;

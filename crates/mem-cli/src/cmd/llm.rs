@@ -72,7 +72,6 @@ enum LlmCommand {
     Prompts,
 }
 
-/// `--limit`: a whole number of at least 1.
 /// Runs `mem llm ...`.
 pub async fn run(args: LlmArgs, settings: &Settings) -> Result<()> {
     match args.command {

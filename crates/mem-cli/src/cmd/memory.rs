@@ -14,10 +14,8 @@ use mem_tiers::{LearningScope, MemoryConfig, MemoryId};
 use mewmem::ops::tiers::{NewLearning, SearchRequest, Tiers};
 use serde_json::json;
 
-use crate::render::plural;
-
 use crate::open::{env, lib_error, pg_options, print_warnings, store_section};
-use crate::render::{age, hit_json};
+use crate::render::{age, hit_json, plural};
 use crate::settings::Settings;
 
 /// `mem memory ...`
@@ -499,13 +497,8 @@ fn stats(tiers: &Tiers<'_>, json: bool, out: &mut impl Write) -> Result<()> {
     let docs = |k: &str| s.store.documents.get(k).copied().unwrap_or(0);
     writeln!(
         out,
-        "indexed: {} memories.md {}, {} ({})",
-        docs("entry"),
-        if docs("entry") == 1 {
-            "entry"
-        } else {
-            "entries"
-        },
+        "indexed: {}, {} ({})",
+        plural(docs("entry"), "memories.md entry", "memories.md entries"),
         plural(docs("note"), "note", "notes"),
         plural(s.store.files, "file", "files")
     )?;
@@ -667,16 +660,11 @@ fn archive_cmd(
             mem_tiers::index::write_atomic(&path, text.as_bytes())?;
             writeln!(
                 io::stderr(),
-                "wrote {}, {}, {}, {} memories.md {}, {} to {}",
+                "wrote {}, {}, {}, {}, {} to {}",
                 plural(a.learnings.len(), "learning", "learnings"),
                 plural(a.projects.len(), "project", "projects"),
                 plural(a.user_preferences.len(), "preference", "preferences"),
-                a.entries.len(),
-                if a.entries.len() == 1 {
-                    "entry"
-                } else {
-                    "entries"
-                },
+                plural(a.entries.len(), "memories.md entry", "memories.md entries"),
                 plural(a.notes.len(), "note", "notes"),
                 path.display()
             )?;

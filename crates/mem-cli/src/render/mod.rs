@@ -11,16 +11,11 @@ use mem_core::{ContentBlock, Message, ToolResultContent};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-/// `value` as pretty-printed JSON in which every character a terminal would act on (C1 controls,
-/// DEL, bidi controls; serde_json already escapes the C0 controls) is written as a `\uXXXX`
-/// escape. The JSON means exactly the same: such characters only occur inside strings.
+/// `value` as pretty-printed JSON in which every character a terminal would act on
+/// ([`is_unsafe_char`]: C1 controls, DEL, bidi controls, line separators, invisible characters;
+/// serde_json already escapes the C0 controls) is written as a `\uXXXX` escape. The JSON means
+/// exactly the same: such characters only occur inside strings.
 ///
-/// `n` with the noun that agrees with it: `1 note`, `2 notes`, `0 notes`.
-pub fn plural<N: std::fmt::Display + PartialEq + From<u8>>(n: N, one: &str, many: &str) -> String {
-    let noun = if n == N::from(1) { one } else { many };
-    format!("{n} {noun}")
-}
-
 /// Errors: serialisation's (a map with non-string keys).
 pub fn json_pretty<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
     Ok(escape_json(serde_json::to_string_pretty(value)?))
@@ -39,6 +34,12 @@ pub fn json_line<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<String>
 pub fn write_json<T: Serialize + ?Sized>(out: &mut impl Write, value: &T) -> io::Result<()> {
     let text = json_pretty(value).map_err(io::Error::other)?;
     writeln!(out, "{text}")
+}
+
+/// `n` with the noun that agrees with it: `1 note`, `2 notes`, `0 notes`.
+pub fn plural<N: std::fmt::Display + PartialEq + From<u8>>(n: N, one: &str, many: &str) -> String {
+    let noun = if n == N::from(1) { one } else { many };
+    format!("{n} {noun}")
 }
 
 /// [`safe`] for multi-line text that may have Windows line ends: `\r\n` prints as `\n` (a CR
