@@ -4,6 +4,8 @@
 //! not MySQL", "the project is Python", "fixtures go in crates/parser/test_data", 我们的主分支是
 //! main): it would be wrong in every other project.
 
+use mem_llm::offline::PROJECT_NOUNS;
+
 /// English phrases naming the current project (matched on lowercased text at word boundaries).
 const PROJECT_PHRASES: &[&str] = &[
     "in this project",
@@ -29,16 +31,6 @@ const PROJECT_PHRASES: &[&str] = &[
     "around here",
     "this project's",
     "this repo's",
-];
-
-/// English nouns for the project itself (after "this", "our", 这个, 本).
-const PROJECT_NOUNS: &[&str] = &[
-    "project",
-    "repo",
-    "repository",
-    "codebase",
-    "workspace",
-    "monorepo",
 ];
 
 /// Chinese phrases naming the current project (matched as substrings).
@@ -101,16 +93,7 @@ pub fn names_project_scope(text: &str) -> bool {
     }) {
         return true;
     }
-    let words: Vec<&str> = lower
-        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '_' || c == '-'))
-        .collect();
-    let joined = words
-        .iter()
-        .filter(|w| !w.is_empty())
-        .copied()
-        .collect::<Vec<_>>()
-        .join(" ");
-    let padded = format!(" {joined} ");
+    let padded = padded_words(&lower);
     if PROJECT_PHRASES
         .iter()
         .any(|p| padded.contains(&format!(" {p} ")))
@@ -119,7 +102,7 @@ pub fn names_project_scope(text: &str) -> bool {
     }
     // "for this platform repo", "in our main codebase": the phrases with one word between the
     // demonstrative and the noun.
-    let w: Vec<&str> = joined.split(' ').collect();
+    let w: Vec<&str> = padded.split_whitespace().collect();
     if w.windows(4).any(|x| {
         ["in", "for", "on", "about"].contains(&x[0])
             && ["this", "our"].contains(&x[1])
@@ -181,6 +164,16 @@ pub fn names_project_scope(text: &str) -> bool {
     })
 }
 
+/// The words of `lower` (letters, digits, `'`, `_`, `-`) joined by one space, with a space
+/// before and after, so a phrase is found as whole words by `contains(" {phrase} ")`.
+fn padded_words(lower: &str) -> String {
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '_' || c == '-'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    format!(" {} ", words.join(" "))
+}
+
 /// Words widening a phrase naming this project to every project ("in this project or any
 /// other", "wherever we're working"): the entry is the user's, whatever phrase came before.
 const BEYOND_THIS: &[&str] = &[
@@ -202,14 +195,7 @@ const BEYOND_THIS: &[&str] = &[
 /// Whether `lower` widens the scope to every project ([`BEYOND_THIS`], whole words, or "or any
 /// other" closing a clause: "in this project or any other.").
 fn widens_scope(lower: &str) -> bool {
-    let padded = format!(
-        " {} ",
-        lower
-            .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '_' || c == '-'))
-            .filter(|w| !w.is_empty())
-            .collect::<Vec<_>>()
-            .join(" ")
-    );
+    let padded = padded_words(lower);
     BEYOND_THIS.iter().any(|w| {
         if w.is_ascii() {
             padded.contains(&format!(" {w} "))
@@ -329,7 +315,8 @@ fn is_project_path(token: &str) -> bool {
 /// naming a value only this project has ([`mem_llm::offline::is_project_rule`]: "PRs go
 /// against `staging`, not main"), or (Chinese) 我们 / 项目 / 仓库 / 主分支 / 目录 / 端口;
 /// `false` when it says it holds for all the user's projects ("for all my projects", "wherever
-/// we're working"). A preference or correction stating such a fact goes to `<project>/.mewcode/memories.md`.
+/// we're working"). A preference or correction stating such a fact goes to
+/// `<project>/.mewcode/memories.md`.
 pub fn states_project_fact(text: &str) -> bool {
     let lower = text.to_lowercase();
     if USER_WIDE.iter().any(|w| lower.contains(w)) || widens_scope(&lower) {

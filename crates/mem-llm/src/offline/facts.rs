@@ -406,6 +406,17 @@ pub fn has_pronoun(clause: &str) -> bool {
     PRONOUN.is_match(&without) || points_out(&without)
 }
 
+/// English nouns for the project itself (after "this", "our", "in this …"): "this repo" names
+/// the scope, it points at nothing. Shared with mem-auto's scope words.
+pub const PROJECT_NOUNS: &[&str] = &[
+    "project",
+    "repo",
+    "repository",
+    "codebase",
+    "workspace",
+    "monorepo",
+];
+
 /// Verbs of what the agent does, before a demonstrative object ("use that flag").
 static DEMONSTRATIVE_OBJECT: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -421,13 +432,8 @@ static DEMONSTRATIVE_OBJECT: LazyLock<Regex> = LazyLock::new(|| {
 /// subject ("that dep is a leftover, the db has been postgres 15 …") it is not counted: it
 /// often opens a clause whose fact is elsewhere.
 fn points_out(clause: &str) -> bool {
-    const SCOPE_NOUNS: &[&str] = &[
-        "project",
-        "repo",
-        "repository",
-        "codebase",
-        "workspace",
-        "monorepo",
+    // The project itself, and what else "this" names as a whole rather than points at.
+    const OTHER_WHOLES: &[&str] = &[
         "team",
         "company",
         "org",
@@ -441,11 +447,13 @@ fn points_out(clause: &str) -> bool {
         "tool",
         "game",
     ];
+    let whole = |noun: &str| {
+        let noun = noun.to_lowercase();
+        PROJECT_NOUNS.contains(&noun.as_str()) || OTHER_WHOLES.contains(&noun.as_str())
+    };
     DEMONSTRATIVE_OBJECT.captures_iter(clause).any(|c| {
         let forward = clause[c.get(0).map_or(0, |m| m.end())..].contains([':', '：']);
-        !forward
-            && c.get(4)
-                .is_none_or(|noun| !SCOPE_NOUNS.contains(&noun.as_str().to_lowercase().as_str()))
+        !forward && c.get(4).is_none_or(|noun| !whole(noun.as_str()))
     })
 }
 
@@ -463,7 +471,7 @@ pub fn leans_on_context(clause: &str) -> bool {
         )
     });
     /// Base forms ending in "ed": "never embed secrets" is a rule.
-    const BASE_ED: &[&str] = &["embed", "shed", "shred", "wed", "bed", "red", "bred"];
+    const BASE_ED: &[&str] = &["embed", "shed", "shred", "wed"];
     let clause = clause.trim();
     OPENS.is_match(clause)
         || PAST.captures(clause).is_some_and(|c| {

@@ -5,6 +5,7 @@
 
 mod extract;
 pub mod facts;
+pub use facts::PROJECT_NOUNS;
 mod knowledge;
 mod select;
 pub mod skill;
