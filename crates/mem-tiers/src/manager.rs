@@ -458,6 +458,14 @@ impl<S: MemoryStore> MemoryManager<S> {
                 ));
             }
         }
+        // As stored, like the title: a lesson of escape codes alone would be stored empty.
+        let content = redact(content, &mut withheld);
+        if content.trim().is_empty() {
+            return Err(invalid(
+                "content",
+                "it holds only control characters or escape sequences, which are not kept",
+            ));
+        }
         let category = validate_name("category", category, &mut withheld)?;
         let mut clean_tags: Vec<String> = Vec::new();
         for t in tags {
@@ -480,7 +488,7 @@ impl<S: MemoryStore> MemoryManager<S> {
         }
         let new = NewLearning {
             title: title.to_owned(),
-            content: redact(content, &mut withheld),
+            content,
             category,
             tags: clean_tags,
             context: context

@@ -369,6 +369,15 @@ fn bad_input_is_refused_clearly() {
             "{t:?}"
         );
     }
+    // The lesson likewise: empty, or empty once escape codes are stripped.
+    assert!(
+        err(m.add_learning("t", " \n", "general", &[], None, false))
+            .contains("content: it is empty")
+    );
+    assert!(
+        err(m.add_learning("t", "\u{1b}[2J\u{7}", "general", &[], None, false))
+            .contains("content: it holds only control characters")
+    );
     assert!(m.get_tier2_archive().unwrap().learnings.is_empty());
     m.add_learning("kept", "x", "general", &[], None, false)
         .unwrap();
