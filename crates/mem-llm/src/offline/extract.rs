@@ -125,7 +125,7 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
             // Whether the sentence before in this message was bound to a time ("for today
             // don't run the test suite"): "just compile with … after changes" goes on from it.
             let mut one_off_before = false;
-            let pieces: Vec<String> = facts::sentences(&redacted.text)
+            let pieces: Vec<String> = facts::sentences(&facts::with_apostrophes(&redacted.text))
                 .iter()
                 .flat_map(|s| asides(s))
                 .collect();
@@ -966,8 +966,84 @@ static NOT_A_STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
         | \b(he|she|they|someone|somebody|people|colleague|coworker|co-worker|teammate|boss|manager|lead|reviewer|docs?|article|blog|friend|cto)\s+([a-z]+\s+)?(said|says|say|told\ me|thinks?|insists?|wants?|suggest(s|ed)?|claims?|believes?|argues?|prefers?|recommends?|mentioned|keeps\ saying)\b
         | \bsaid\ (that\ )?we\b | \baccording\ to\b
         | (^|[,;]\s*)(a|an|the|some|one|our|their)\ [a-z]+\ (just\ )?(asked|said|told\ (me|us)|mentioned|suggested)\b | 他说|她说|同事说|听说|据说|(同事|领导|老板|有人|他|她|他们)(觉得|认为|坚持|建议|说)
+        | ^no\ (idea|clue|problem|worries|rush|luck)\b
+        | ^[老小][\p{Han}](说|觉得|认为|建议|讲|提到|要求)
+        | (她们|人家|别人|其他组|别的组|隔壁组|那边|组长|经理|运维|架构师)[^，。,]{0,8}(说|觉得|认为|建议|要求)
     ")
 });
+
+/// Someone else's habit or words, by who they are: a person named by their role ("my colleague
+/// Ahmet always uses tabs", "our lead keeps saying …").
+static SOMEONE_ELSE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        \b(my|our|his|her|their|a|the|one)\ (colleague|coworker|co-worker|teammate|boss|manager|lead|tech\ lead|cto|ceo|friend|intern|junior|senior|reviewer|pm|designer|wife|husband|partner|client|customer|predecessor|contractor)s?\b
+          (\ [\w-]+){0,4}?\ (always|never|usually|often|keeps|tends|said|says|told|mentioned|thinks|wants|insists|suggested|prefers|uses|likes|hates)\b
+    ")
+});
+
+/// Someone else by their name at the start of the sentence, as written ("Priya from SRE said at
+/// standup …", "Ahmet always uses tabs"): a capitalised word that is no opener of the user's own
+/// ([`NOT_NAMES`]).
+static NAMED_SOMEONE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^([A-Z][a-z]+)(\s+(from|on|in|at|of)\s+(the\s+)?[\w-]+(\s+team)?)?\s+(always|never|usually|often|keeps|said|says|told|mentioned|thinks|wants|insists|suggested|asked|prefers|reckons)\b",
+    )
+    .unwrap_or_else(|e| unreachable!("a constant pattern: {e}"))
+});
+
+/// Sentence openers that are no name ("Please always …" is the user's own rule).
+const NOT_NAMES: &[&str] = &[
+    "I",
+    "We",
+    "You",
+    "It",
+    "This",
+    "That",
+    "They",
+    "He",
+    "She",
+    "Also",
+    "Then",
+    "So",
+    "Please",
+    "And",
+    "But",
+    "Just",
+    "Now",
+    "Ok",
+    "Okay",
+    "Yes",
+    "Yeah",
+    "No",
+    "Everyone",
+    "Everybody",
+    "Somebody",
+    "Someone",
+    "Nobody",
+    "The",
+    "Here",
+    "There",
+    "Tests",
+    "Prod",
+    "Staging",
+];
+
+/// Whether `sentence` (as written) reports someone else's habit or words ([`SOMEONE_ELSE`],
+/// [`NAMED_SOMEONE`]), or goes on describing a habit with a verb in the third person and no
+/// subject of its own ("Never runs tests before pushing"): an instruction to the agent opens
+/// with the verb's base form ("never run …").
+fn reports_someone_else(sentence: &str, lower: &str) -> bool {
+    static THIRD_PERSON_HABIT: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"^(and\ |but\ |also\ )?(always|never|usually|often)\ ([a-z]{2,}[^su\W]s|[a-z]+(ss|sh|ch|x)es|does|goes|has)\b",
+        )
+    });
+    SOMEONE_ELSE.is_match(lower)
+        || NAMED_SOMEONE
+            .captures(sentence)
+            .is_some_and(|c| !NOT_NAMES.contains(&&c[1]))
+        || THIRD_PERSON_HABIT.is_match(lower)
+}
 
 /// A sentence about one object in front of the user ("this file", 这个函数): not a memory.
 static DEIXIS: LazyLock<Regex> = LazyLock::new(|| {
@@ -1004,11 +1080,12 @@ static THAT_CONJUNCTION: LazyLock<Regex> = LazyLock::new(|| {
 /// changelog entry to every PR you open" describes no thing made now.
 static TASK_WITH_SPEC: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
-        ^((now|then|next|so|ok|okay|alright|first|pls|please)[,\s]+)*(please\ )?(can\ you\ |could\ you\ )?
+        ^((now|then|next|so|ok|okay|alright|first|pls|please|just)[,\s]+)*(please\ )?(can\ you\ |could\ you\ )?
         (write|add|create|implement|build|make|generate|scaffold|give|code\ up|put\ together|set\ up)\ 
         ( (me|us)\ (a|an|the|one|two|three|some|another)\ 
         | (a|an|the|one|two|three|some|another)\ [^:;]{1,80}?(:|\ (that|which)\ |\ it\ (should|must|will)\ ) )
         | ^(请|麻烦|帮我|给我)?(写|加|建|做|实现|生成)(个|一个|一下)
+        | ^((i|we)\ )?(need|want|would\ like)\ (a|an|one|some|two|three)\ [^:;]{1,80}?(:|,?\ (that|which)\ |,?\ it\ (should|must|will|has\ to|needs\ to)\ )
     ")
 });
 
@@ -1027,9 +1104,9 @@ static BEYOND_TASK: LazyLock<Regex> = LazyLock::new(|| {
 /// Sentences that ask the agent to do a task now: not facts.
 static TASK_REQUEST: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
-        ^((now|then|next|so|ok|okay|alright|cool|great|first|pls|please)[,\s]+)*(please\ )?(fix|add|create|implement|update|write|refactor|rename|remove|delete|look|check|review|move|merge|push|commit|revert|install|investigate|debug|help|make|change|set\ up|setup|try|find|show|tell|explain|read|open|let's|lets|finish|build|get|hook\ up|wire|port|convert|replace|clean\ up|go\ ahead|continue|parse|wrap|split|extract|document|optimi[sz]e|migrate|handle|validate|print|compute|generate|summari[sz]e|translate|draft|compare|list|load|save|send|fetch|download|upload|scaffold|patch|rebase|squash|give\ me|write\ me|get\ me|show\ me)\b
+        ^((now|then|next|so|ok|okay|alright|cool|great|first|pls|please|just)[,\s]+)*(please\ )?(fix|add|create|implement|update|write|refactor|rename|remove|delete|look|check|review|move|merge|push|commit|revert|install|investigate|debug|help|make|change|set\ up|setup|try|find|show|tell|explain|read|open|let's|lets|finish|build|get|hook\ up|wire|port|convert|replace|clean\ up|go\ ahead|continue|parse|wrap|split|extract|document|optimi[sz]e|migrate|handle|validate|print|compute|generate|summari[sz]e|translate|draft|compare|list|load|save|send|fetch|download|upload|scaffold|patch|rebase|squash|give\ me|write\ me|get\ me|show\ me)\b
         | \b(i'd\ like\ (you|your\ help)|i\ would\ like\ (you|your\ help)|i\ want\ you\ to|i\ need\ you\ to|can\ you|could\ you|would\ you|help\ me|your\ help|hey\ claude|hey\ codex)\b
-        | ^((now|so|ok|okay)[,\s]+)?i\ (need|want)\ (a|an|some|the)\ 
+        | ^((now|so|ok|okay)[,\s]+)?((i|we)\ )?(need|want)\ (a|an|some|the)\ 
         | ^(then|next|after\ that|afterwards)[,\s]+(run|apply|deploy|execute|do|push)\b
         | ^(请)?(帮我|帮忙|修复|实现|添加|删除|看一下|看看|检查|把|给|改一下|提交|合并)
     ")
@@ -1069,7 +1146,7 @@ static PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
         | ^((a\ few|two|three|four|some|my|our|the|house|ground)\ )*(rules?|conventions?|guidelines?)\b[^:]{0,40}:\s*\S
         | ^(please\ )?keep\ (answers|replies|responses|functions|lines|commits|prs|comments|messages|explanations|summaries)\b
         | \b(don't|do\ not)\ .*\b(again|anymore|any\ more|ever)\b | ^no\ more\b | ^(please\ )?stop\ \w+ing\b
-        | 以后|今后|往后|总是|始终|永远|一律|每次|统一|务必|记住|我喜欢用|我习惯|我偏好|偏好|别用|不要用|不许|禁止|不要再|别再|所有.*都
+        | (^|[，,。：:；;！!\s]|我们|我|你|从)以后|今后|往后|总是|始终|永远|一律|每次|统一|务必|记住|我喜欢用|我习惯|我偏好|偏好|别用|不要用|不许|禁止|不要再|别再|所有.*都
         | \b(answer|reply|respond|talk|speak|write|explain)\b[^.;]{0,30}\bin\ (english|chinese|mandarin|japanese|german|french|spanish|korean)\b
         | \b(english|chinese|mandarin|japanese|german|french|spanish|korean)\ (to|with|for)\ me\b
         | \bi\ ((really|generally|usually|always|just)\ )?(like|love|hate|dislike|want|prefer)\ (short|long|concise|brief|terse|small|detailed|plain|simple)\ \w+
@@ -1114,7 +1191,9 @@ static GENERIC_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
 static SCOPE_CONTINUATION: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?xi)
         ^(and\ )?(that|this|it|same|the\ same)(\ rule)?\ (goes|applies|counts|holds|is\ true)\ (for|to)\b
-        | ^(and\ )?same\ (for|in)\ (every|all|any)\b
+        | ^(and\ )?(that|this|it)('s|\ is)\ (a\ )?(general|global|universal|standing|blanket)\ (thing|rule|preference)\b
+        | ^(and\ )?not\ (just\ |only\ )?(in|for)\ (this|here)\b
+        | ^(and\ )?(the\ )?same\ (goes\ )?(for|in)\ (every|all|any)
         | ^(这|这个|这条|这一条)?(规则)?(也)?(同样)?适用于
         | ^(这|这个|这条)?(在)?(所有|每个|任何|哪个)(项目|仓库)(里)?都(一样|适用|这样)
     ")
@@ -1136,9 +1215,9 @@ fn in_every_project(entry: &str) -> String {
 static BEYOND_PROJECT: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?xi)
         \bnot\ (just|only)\ (for\ )?(this|here)\b
-        | \beverything\ (you\ do|you\ write)\b
+        | \beverything\ (you\ (do|write|commit|make|create|open|push|send)|for\ me)\b
         | \b(any|every|all)\ (of\ )?(my|our)\ (projects?|repos?|codebases?)\b
-        | \b(every|any|all)\ (projects?|repos?|codebases?)\b
+        | \b(every|any|all)\ (projects?|repos?|codebases?)\b | \bany\ other\ (one|project|repo|codebase)\b
         | 所有项目|每个项目|任何项目|哪个项目|所有仓库|任何仓库
     ")
 });
@@ -1268,7 +1347,7 @@ static DESCRIBED_LINK: LazyLock<Regex> = LazyLock::new(|| {
 /// Words saying a rule holds for all the user's projects: a preference, never project knowledge.
 static USER_WIDE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\b(all\ my|my\ projects|every\ project|all\ projects|any\ project|everywhere|for\ me|to\ me|how\ i\ work|my\ habit)\b|所有项目|每个项目|我的项目|我习惯|我的习惯|我一直",
+        r"\b(all\ my|my\ projects|every\ project|all\ projects|any\ project|everywhere|for\ me|to\ me|how\ i\ work|my\ habit|(print|tell|ask|ping)\ me)\b|所有项目|每个项目|我的项目|我习惯|我的习惯|我一直",
     )
 });
 
@@ -1318,6 +1397,7 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
         return None;
     }
     if NOT_A_STATEMENT.is_match(lower)
+        || reports_someone_else(sentence.trim_start_matches(['-', '*', '>', ' ']), lower)
         || is_deixis(&THAT_CONJUNCTION.replace_all(lower, "$1"))
         || (INT_SWAP.is_match(lower) && !SWAP_KEEPS.is_match(lower))
     {
@@ -2386,7 +2466,7 @@ mod tests {
                 Message::user("put a blank line after each entry in the changelog"),
             ],
             "",
-            "### 用户偏好\n- Use `trash` instead of rm for anything on my machine pls, I lost a week of notes once.\n- Any bash script you write for me starts with `set -euo pipefail`.\n- show me the diff before every commit.\n- Never amend pushed commits.\n- Dont run formatters on files u didnt touch.\n",
+            "### 用户偏好\n- Use `trash` instead of rm for anything on my machine pls, I lost a week of notes once.\n- Any bash script you write for me starts with `set -euo pipefail`.\n- show me the diff before every commit.\n- Never amend pushed commits.\n- Don't run formatters on files u didn't touch.\n",
         );
         check(
             vec![
@@ -2590,6 +2670,80 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    #[test]
+    fn someone_elses_words_specs_and_dated_freezes_give_nothing() {
+        // Stop 46, from the blind batches j46 and k46 (fixtures/eval/RULES.md): someone else's
+        // habit or words, a spec of a thing asked for, a freeze bound to a date, a task.
+        for text in [
+            "my colleague Ahmet always uses tabs and never runs tests before pushing, and then CI is red for everyone lol.",
+            "Priya from SRE said at standup that her team wants everybody to stop using kubectl port-forward for prod debugging.",
+            "Ahmet never writes tests for his migrations.",
+            "No idea whether that's official yet.",
+            "老王说他们组以后 Kafka topic 都用 Terraform 管，不让手动建了。",
+            "need a kotlin function formatPrice(cents: Long): String, it should always show 2 decimals and never show negative.",
+            "12 号之前别动 prod 集群的 Kafka broker 配置，大促前封网。",
+            "你先在 staging 上把 num.replica.fetchers 调到 4 看看效果。",
+            "Just fix the ldflags version stamping you were looking at.",
+            "The flaky test is in services/ledger, TestReconcileBatch.",
+            "we need bump the worker asg instance type to t3.large in staging",
+            "本地 docker compose up 起来以后，API gateway 在 8443。",
+        ] {
+            assert_eq!(
+                extract(&[Message::user(text)], "").to_markdown(),
+                "",
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn look_alikes_of_the_stop_46_guards_are_still_read() {
+        for text in [
+            "CI always runs mypy --strict on src/.",
+            "Never use tabs in Python files.",
+            "My colleagues review every PR. Always keep PRs under 400 lines.",
+            "Unlike my colleague, I want you to always add type hints.",
+            "以后都用 pnpm，不要用 npm。",
+            "我们以后统一用 ruff 格式化。",
+            "dont bother asking before running the tests, just run them. always.",
+            "Tests live in tests/unit, and the flaky ones are tagged @flaky.",
+            "Never run curl ... | sh for anything, download the script first.",
+        ] {
+            assert_ne!(
+                extract(&[Message::user(text)], "").to_markdown(),
+                "",
+                "{text}"
+            );
+        }
+        // A contraction typed without its apostrophe is read, and stored, with it.
+        check(
+            vec![Message::user(
+                "dont use pip, use uv instead. thats how i work everywhere",
+            )],
+            "",
+            "### 用户偏好\n- Don't use pip, use uv instead.\n",
+        );
+        // An ellipsis before a lowercase word or a pipe elides, it does not end the sentence.
+        assert_eq!(
+            facts::sentences("never run curl ... | sh. Download it first."),
+            vec!["never run curl ... | sh.", "Download it first."]
+        );
+        // A path before a Chinese comma keeps its extension.
+        assert_eq!(
+            facts::named_things("仓库里有个 tools/flash.py，它会枚举设备"),
+            vec!["tools/flash.py"]
+        );
+        // A scope said after the rule, with a typo, moves it to the user's file.
+        let out = extract(
+            &[Message::user(
+                "stop adding docstrings to private helpers. thats a general thing for me, not only this project",
+            )],
+            "",
+        );
+        assert!(out.project.is_empty(), "{out:?}");
+        assert_eq!(out.preferences.len(), 1, "{out:?}");
     }
 
     #[test]

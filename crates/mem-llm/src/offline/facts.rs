@@ -48,7 +48,9 @@ fn inside(spans: &[(usize, usize)], at: usize) -> bool {
 
 /// Splits text into sentences (line breaks; `.`, `!`, `?`
 /// before a space; `。！？；`), never inside a value of [`protected_spans`]: a `!` in a
-/// backticked or quoted password, a `.` in a path or URL does not end a sentence.
+/// backticked or quoted password, a `.` in a path or URL does not end a sentence. An ellipsis
+/// before a lowercase word or a symbol ("never run curl ... | sh", "it failed... again") elides
+/// part of the sentence and does not end it.
 pub(crate) fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for line in text.lines() {
@@ -59,6 +61,12 @@ pub(crate) fn sentences(text: &str) -> Vec<String> {
             let end = i + c.len_utf8();
             let ends = match c {
                 '。' | '！' | '？' => true,
+                '.' if line[..i].ends_with("..") => {
+                    let next = line[end..].trim_start().chars().next();
+                    next.is_none_or(|n| {
+                        n.is_uppercase() || !(n.is_alphanumeric() || n.is_ascii_punctuation())
+                    })
+                }
                 '.' | '!' | '?' => chars.peek().is_none_or(|(_, n)| n.is_whitespace()),
                 _ => false,
             };
@@ -69,6 +77,77 @@ pub(crate) fn sentences(text: &str) -> Vec<String> {
         }
         push_clause_raw(&mut out, &line[from..]);
     }
+    out
+}
+
+/// Contractions written without their apostrophe, as typed in a hurry or by a non-native
+/// writer ("dont", "thats", "im"), with the apostrophe put back: the cues read "don't" and
+/// "that's". Words that are also words without one ("its", "lets", "ill", "were", "id") are
+/// left as they are.
+const BARE_CONTRACTIONS: &[(&str, &str)] = &[
+    ("dont", "don't"),
+    ("doesnt", "doesn't"),
+    ("didnt", "didn't"),
+    ("cant", "can't"),
+    ("wont", "won't"),
+    ("isnt", "isn't"),
+    ("arent", "aren't"),
+    ("wasnt", "wasn't"),
+    ("werent", "weren't"),
+    ("shouldnt", "shouldn't"),
+    ("wouldnt", "wouldn't"),
+    ("couldnt", "couldn't"),
+    ("havent", "haven't"),
+    ("hasnt", "hasn't"),
+    ("thats", "that's"),
+    ("whats", "what's"),
+    ("theres", "there's"),
+    ("im", "i'm"),
+    ("ive", "i've"),
+    ("youre", "you're"),
+    ("youve", "you've"),
+    ("theyre", "they're"),
+];
+
+/// `text` with the apostrophes of [`BARE_CONTRACTIONS`] put back, outside values
+/// ([`protected_spans`]: a `--dont-ask` flag or a backticked `im` stays as written). A word
+/// starting with a capital keeps it ("Dont" → "Don't", "im" → "I'm").
+pub(crate) fn with_apostrophes(text: &str) -> String {
+    static WORD: LazyLock<Regex> = LazyLock::new(|| re(r"\b[A-Za-z]{2,8}\b"));
+    let spans = protected_spans(text);
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut last = 0;
+    for m in WORD.find_iter(text) {
+        let word = m.as_str();
+        let lower = word.to_ascii_lowercase();
+        let Some(&(_, full)) = BARE_CONTRACTIONS.iter().find(|(bare, _)| *bare == lower) else {
+            continue;
+        };
+        // Part of a longer token ("dont-ask", "im.png", "o'dont"): not a word of the sentence.
+        let before = text[..m.start()].chars().next_back();
+        let after = text[m.end()..].chars().next();
+        if spans.iter().any(|&(s, e)| m.start() >= s && m.start() < e)
+            || before.is_some_and(|c| matches!(c, '-' | '_' | '\'' | '.' | '/'))
+            || after.is_some_and(|c| {
+                matches!(c, '-' | '_' | '\'' | '/')
+                    || c == '.' && text[m.end() + 1..].starts_with(|n: char| n.is_alphanumeric())
+            })
+        {
+            continue;
+        }
+        out.push_str(&text[last..m.start()]);
+        if lower == "im" || lower == "ive" {
+            out.push('I');
+            out.push_str(&full[1..]);
+        } else if word.starts_with(|c: char| c.is_ascii_uppercase()) {
+            out.push_str(&full[..1].to_ascii_uppercase());
+            out.push_str(&full[1..]);
+        } else {
+            out.push_str(full);
+        }
+        last = m.end();
+    }
+    out.push_str(&text[last..]);
     out
 }
 
@@ -365,7 +444,7 @@ pub(crate) fn named_things(text: &str) -> Vec<String> {
     static TICKED: LazyLock<Regex> = LazyLock::new(|| re(r"`([^`\n]{1,80})`"));
     static PATH: LazyLock<Regex> = LazyLock::new(|| {
         re(
-            r"(?:^|\s)((?:\.{0,2}/)?[\w.-]+/(?:[\w.-]+/?)*|[\w-]+\.(?:toml|json|ya?ml|lock|md|cfg|ini|env|txt|sh|py|rs|ts|js))(?:[\s,.;:!?]|$)",
+            r"(?:^|\s)((?:\.{0,2}/)?[\w.-]+/(?:[\w.-]+/?)*|[\w-]+\.(?:toml|json|ya?ml|lock|md|cfg|ini|env|txt|sh|py|rs|ts|js))(?:[\s,.;:!?，。；：！？、）)]|$)",
         )
     });
     let mut out: Vec<String> = TICKED

@@ -142,6 +142,8 @@ static PLAN: LazyLock<Regex> = LazyLock::new(|| {
         | ^(when|once|after)\b[^,]{0,80}\b(is|are|has\ been|have\ been)\s+(complete|completed|done|finished|merged|ready|over)\b.*\byou\s+(can|should|will)\b
         | \bread\s+(this|these|that|it)\b
         | 我想|我们要|我们需要|打算|准备|计划|帮我|帮忙|麻烦你|等.{1,12}再|再看看
+        | \b(i|we)\ need\ (bump|fix|add|change|update|move|upgrade|downgrade|migrate|remove|rename|revert|deploy|release|merge|rewrite|refactor|split|switch|raise|lower|increase|decrease)\b
+        | ^你?先(在|把|去|试|跑|看|用|改|拿|关|开|删) | 看看效果|试试看
     ")
 });
 
@@ -153,6 +155,7 @@ static ONE_OFF: LazyLock<Regex> = LazyLock::new(|| {
           |(over|for|through)\ the\ weekend|just\ so\ (we|i|it)|not\ permanent(ly)?
           |monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b
         | 这次|这一次|暂时|今天|先不|临时|刚才|一下|这周|本周|下周|周[一二三四五六日末]|星期[一二三四五六日天]
+        | \d{1,2}\s*[号日](之前|以前|前|之后|为止|起)|(月底|月初|年底|年前|节前|节后|大促)(之前|以前|前)|封网|封版|冻结期
     ")
 });
 
@@ -167,7 +170,7 @@ pub fn is_one_off(sentence: &str) -> bool {
 static STATUS: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?xi)
         \b(is|are|was|were|'s)\s+(broken|failing|red|down|flaky|stuck|green|passing|done|finished)\b
-        | ^status\b | \b(tests?|ci|build|checks?|pipeline|smoke\ tests?)\s+(are\s+|is\s+)?(green|red|passing|failing)\b
+        | ^status\b | ^the\ (flaky|failing|broken|failed|slow|crashing|hanging|buggy|offending|problematic)\ [\w-]+\ (is|was|are|were|lives|sits)\b | \b(tests?|ci|build|checks?|pipeline|smoke\ tests?)\s+(are\s+|is\s+)?(green|red|passing|failing)\b
         | \b(won't|can't|cannot|doesn't|does\ not|isn't|fails\ to|failed\ to)\s+(start|work|connect|build|compile|run|load|boot|deploy)\b
         | \balready\s+(merged|deployed|done|fixed|pushed|released|shipped)\b
         | \b(failed|broke|crashed|passed|succeeded)\b
