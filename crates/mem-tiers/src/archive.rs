@@ -322,6 +322,15 @@ pub struct ImportReport {
     pub learnings_added: usize,
     /// Learnings already present (same title, content, category and project) and skipped.
     pub learnings_skipped: usize,
+    /// Learnings added into the project imported into from an archived project taken as it,
+    /// moved ([`ImportReport::moved`]; see [`import`]).
+    pub learnings_moved: usize,
+    /// Learnings added to another project than the one imported into: they show in that
+    /// project, not here.
+    pub learnings_elsewhere: usize,
+    /// The last-seen paths of the archived projects taken as the project imported into, moved
+    /// (same name, a key this store did not know).
+    pub moved: Vec<String>,
     /// Projects inserted or updated.
     pub projects: usize,
     /// Preferences set.
@@ -386,11 +395,34 @@ pub fn entry_category(e: &ArchivedEntry) -> Result<mem_auto::MemoryCategory> {
 /// already present skipped (so importing twice adds nothing), creation times kept (learnings
 /// get new row ids).
 ///
+/// `here` is the project imported into. An archived project that this store does not know,
+/// with `here`'s name and another key, is `here` moved: the same repository checked out at
+/// another path or on another machine (a key is the canonical git dir). Its learnings are
+/// imported into `here` ([`ImportReport::learnings_moved`]), as the archive's `memories.md`
+/// entries and notes of scope `project` are; else they would be stored under a key no
+/// project here has and show nowhere. The learnings of the other projects keep theirs
+/// ([`ImportReport::learnings_elsewhere`]).
+///
 /// # Errors
 /// [`Error::Invalid`] for an empty or oversized learning (nothing is written then); store
 /// errors.
-pub fn import<S: MemoryStore + ?Sized>(store: &S, a: &Archive) -> Result<ImportReport> {
+pub fn import<S: MemoryStore + ?Sized>(
+    store: &S,
+    a: &Archive,
+    here: Option<&ProjectRecord>,
+) -> Result<ImportReport> {
     let mut report = ImportReport::default();
+    // Judged before the archive's project records are written: a moved project is one this
+    // store has never seen.
+    let mut moved_from = HashSet::new();
+    if let Some(here) = here {
+        for p in &a.projects {
+            if p.key != here.key && p.name == here.name && store.project(&p.key)?.is_none() {
+                moved_from.insert(p.key.clone());
+                report.moved.push(p.path.clone());
+            }
+        }
+    }
     let mut red = |t: &str| {
         let r = mem_core::secrets::redact(t);
         report.withheld += r.withheld();
@@ -430,23 +462,36 @@ pub fn import<S: MemoryStore + ?Sized>(store: &S, a: &Archive) -> Result<ImportR
     let mut oldest_first: Vec<_> = a.learnings.iter().rev().collect();
     oldest_first.sort_by_key(|l| l.created_ms);
     let mut learnings = Vec::new();
+    let mut moves = Vec::new();
     for l in oldest_first {
+        let moved = l
+            .project_key
+            .as_ref()
+            .is_some_and(|k| moved_from.contains(k));
+        let project_key = match here {
+            Some(here) if moved => Some(here.key.clone()),
+            _ => l.project_key.clone(),
+        };
         learnings.push(NewLearning {
             title: red(l.title.trim()),
             content: red(&l.content),
             category: crate::manager::lowercase_outside_markers(&red(l.category.trim())),
             tags: l.tags.iter().map(|t| red(t)).collect(),
             context: l.context.as_deref().map(&mut red),
-            project_key: l.project_key.clone(),
+            project_key,
             created_ms: l.created_ms,
             share_with_team: false,
         });
+        moves.push(moved);
     }
     for (k, v) in prefs {
         store.set_user_preference(&k, Some(&v))?;
         report.preferences += 1;
     }
-    for p in &projects {
+    // A moved project's record is this project's, which the store holds already (with what
+    // the project's files say now): it is not written under the old key, so the next import
+    // finds that key unknown again and skips what it added.
+    for p in projects.iter().filter(|p| !moved_from.contains(&p.key)) {
         store.upsert_project(p)?;
         report.projects += 1;
     }
@@ -456,7 +501,7 @@ pub fn import<S: MemoryStore + ?Sized>(store: &S, a: &Archive) -> Result<ImportR
         .into_iter()
         .map(|l| (l.title, l.content, l.category, l.project_key))
         .collect();
-    for n in learnings {
+    for (n, moved) in learnings.into_iter().zip(moves) {
         let key = (
             n.title.clone(),
             n.content.clone(),
@@ -468,8 +513,17 @@ pub fn import<S: MemoryStore + ?Sized>(store: &S, a: &Archive) -> Result<ImportR
             continue;
         }
         store.add_learning(&n)?;
-        have.insert(key);
         report.learnings_added += 1;
+        if moved {
+            report.learnings_moved += 1;
+        } else if n
+            .project_key
+            .as_deref()
+            .is_some_and(|k| here.is_none_or(|h| h.key != k))
+        {
+            report.learnings_elsewhere += 1;
+        }
+        have.insert(key);
     }
     Ok(report)
 }

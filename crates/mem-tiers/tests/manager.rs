@@ -1047,3 +1047,56 @@ fn a_project_expiry_never_deletes_user_level_learnings() {
     assert_eq!(titles(&m.clean(false).unwrap()), ["global one"]);
     assert_eq!(m.recall("one", 10).unwrap().len(), 1);
 }
+
+/// This project archived at another path or on another machine (the same repository name, a
+/// key the store here never saw): its learnings come into this project, as its `memories.md`
+/// entries and notes do; a user-wide learning stays user-wide; importing twice adds nothing.
+/// An archived project this store knows keeps its learnings, even with the same name.
+#[test]
+fn an_archive_of_this_project_moved_imports_into_it() {
+    let old = env();
+    let m = manager(&old);
+    m.add_learning(
+        "pool size",
+        "the pool holds 20 connections",
+        "tip",
+        &[],
+        None,
+        false,
+    )
+    .unwrap();
+    m.add_learning("editor", "helix everywhere", "tip", &[], None, true)
+        .unwrap();
+    let a = m.get_tier2_archive().unwrap();
+
+    // Another machine: a new home, the same repository name at another path.
+    let new = env();
+    assert_ne!(old.project, new.project);
+    let m2 = manager(&new);
+    let r = m2.import(&a).unwrap();
+    assert_eq!(
+        (r.learnings_added, r.learnings_moved, r.learnings_elsewhere),
+        (2, 1, 0),
+        "{r:?}"
+    );
+    assert_eq!(r.moved.len(), 1, "{r:?}");
+    let hits = m2.recall("pool connections", 5).unwrap();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0].title, "pool size");
+    let r = m2.import(&a).unwrap();
+    assert_eq!((r.learnings_added, r.learnings_skipped), (0, 2), "{r:?}");
+
+    // The same store, another checkout of the same name: the old project is known here, so
+    // its learnings stay its own.
+    let twin = tempfile::tempdir().unwrap();
+    let twin_project = twin.path().join("my-project");
+    std::fs::create_dir_all(twin_project.join(".git")).unwrap();
+    let m3 = MemoryManager::from_project(&twin_project, MemoryConfig::for_home(&old.home)).unwrap();
+    let mut b = a.clone();
+    b.learnings[0].content = "the pool holds 30 connections".into();
+    b.learnings[1].content = "the pool holds 30 connections".into();
+    let r = m3.import(&b).unwrap();
+    assert_eq!(r.learnings_moved, 0, "{r:?}");
+    assert!(r.moved.is_empty(), "{r:?}");
+    assert_eq!(r.learnings_elsewhere, 1, "{r:?}");
+}

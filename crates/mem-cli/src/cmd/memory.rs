@@ -305,6 +305,21 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
                     r.notes_added,
                     r.notes_present
                 )?;
+                if r.learnings_moved > 0 {
+                    writeln!(
+                        out,
+                        "{} of this project archived at {} came into this project",
+                        plural(r.learnings_moved, "learning", "learnings"),
+                        safe_line(&r.moved.join(", "))
+                    )?;
+                }
+                if r.learnings_elsewhere > 0 {
+                    writeln!(
+                        out,
+                        "{} of other projects show in those projects, not here",
+                        plural(r.learnings_elsewhere, "learning", "learnings")
+                    )?;
+                }
                 for id in &r.notes_kept_existing {
                     writeln!(
                         out,
