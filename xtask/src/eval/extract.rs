@@ -21,9 +21,11 @@
 //! The set is split into `dev/` (tuned against) and `test/` (never read by whoever tunes the
 //! extractor); each split is scored on its own and printed as its own table (dev, then test),
 //! then the dev − test gap per measure. Per-conversation lines (misses, `--verbose`) are printed
-//! for dev only: whoever tunes sees test's aggregate numbers, never its cases. `--split dev|test|all` runs one split or both (default
-//! all); `--filter TEXT` keeps the conversations whose id contains TEXT, `--sample N` N of each
-//! split spread evenly.
+//! for dev only: whoever tunes sees test's aggregate numbers, never its cases. `--split
+//! dev|test|all` runs one split or both (default all); `--split heldout` runs `heldout/`, blind
+//! batches kept to measure rules on text they were not made from (aggregates only, the test
+//! targets; never part of `all`). `--filter TEXT` keeps the conversations whose id contains
+//! TEXT, `--sample N` N of each split spread evenly.
 //!
 //! Targets (exit 1 when missed) are judged on **test**: precision ≥ 0.85, recall ≥ 0.60,
 //! silence ≥ 0.90, secrets written 0, no failed conversation (and at least one conversation).
@@ -309,15 +311,17 @@ pub fn run(args: &[String]) -> Result<bool> {
                 splits = match it.next().map(String::as_str) {
                     Some("dev") => vec!["dev"],
                     Some("test") => vec!["test"],
+                    // Never part of `all`: measured on purpose, aggregates only.
+                    Some("heldout") => vec!["heldout"],
                     Some("all") => SPLITS.to_vec(),
                     other => bail!(
-                        "--split needs dev, test or all (got {})",
+                        "--split needs dev, test, heldout or all (got {})",
                         other.unwrap_or("nothing")
                     ),
                 }
             }
             other => bail!(
-                "unknown argument `{other}` (known: --model, --verbose, --filter TEXT, --sample N, --split dev|test|all)"
+                "unknown argument `{other}` (known: --model, --verbose, --filter TEXT, --sample N, --split dev|test|heldout|all)"
             ),
         }
     }
@@ -354,8 +358,9 @@ pub fn run(args: &[String]) -> Result<bool> {
     for (split, cases, all_cases) in &sets {
         println!("--- {split}/");
         let started = std::time::Instant::now();
-        // Test cases are never shown case by case (fixtures/eval/extract/README.md).
-        let details = *split != "test";
+        // Test and held-out cases are never shown case by case
+        // (fixtures/eval/extract/README.md).
+        let details = *split == "dev";
         let scores = score_split(cases, llm.as_ref(), &runtime, verbose, details)?;
         results.push((*split, scores, *all_cases, started.elapsed()));
     }
@@ -387,9 +392,9 @@ pub fn run(args: &[String]) -> Result<bool> {
             elapsed.as_secs_f64()
         );
         print_table(scores);
-        if *split == "test" {
+        if *split == "test" || *split == "heldout" {
             println!(
-                "test targets (precision >= {:.2}, recall >= {:.2}, silence >= {:.2}, secrets 0): {}",
+                "{split} targets (precision >= {:.2}, recall >= {:.2}, silence >= {:.2}, secrets 0): {}",
                 TEST_TARGETS.0,
                 TEST_TARGETS.1,
                 TEST_TARGETS.2,
@@ -422,7 +427,10 @@ pub fn run(args: &[String]) -> Result<bool> {
             dev.secrets_written as i64 - test.secrets_written as i64,
         );
     }
-    let pass = match results.iter().find(|(s, ..)| *s == "test") {
+    let pass = match results
+        .iter()
+        .find(|(s, ..)| *s == "test" || *s == "heldout")
+    {
         Some((_, test, _, _)) => test_targets_met(test),
         None => results.iter().all(|(_, s, _, _)| dev_targets_met(s)),
     };

@@ -16,7 +16,7 @@ pub fn run(args: &[String]) -> Result<bool> {
         Some("recall") => recall::run(&args[1..]),
         Some(other) => bail!("unknown eval `{other}` (known: extract, recall)"),
         None => bail!(
-            "usage: cargo xtask eval extract [--model] [--verbose] [--filter TEXT] [--sample N] [--split dev|test|all]\n       cargo xtask eval recall [--split dev|test|all] [--live] [--verbose] [--set DIR] [--sample N]"
+            "usage: cargo xtask eval extract [--model] [--verbose] [--filter TEXT] [--sample N] [--split dev|test|heldout|all]\n       cargo xtask eval recall [--split dev|test|all] [--live] [--verbose] [--set DIR] [--sample N]"
         ),
     }
 }
