@@ -26,29 +26,6 @@ pub fn terms(query: &str) -> Vec<String> {
     out
 }
 
-/// Whether each of `terms` stands as a whole word (case aside, with no letter or digit right
-/// before or after it) in the title or snippet of one of `hits`: then the word matches hold
-/// what was typed. A term seen only inside longer words ("cach" in "caching", found by its
-/// porter stem) is a part of a word, which only the substring pass finds elsewhere
-/// ("Cachebusting").
-pub fn terms_whole_in(terms: &[String], hits: &[crate::model::SearchHit]) -> bool {
-    let texts: Vec<String> = hits
-        .iter()
-        .flat_map(|h| [h.title.to_lowercase(), h.snippet.to_lowercase()])
-        .collect();
-    terms.iter().all(|term| {
-        let term = term.to_lowercase();
-        texts.iter().any(|text| {
-            text.match_indices(&term).any(|(at, m)| {
-                let before = text[..at].chars().next_back();
-                let after = text[at + m.len()..].chars().next();
-                !before.is_some_and(char::is_alphanumeric)
-                    && !after.is_some_and(char::is_alphanumeric)
-            })
-        })
-    })
-}
-
 /// An FTS5 string literal: the text in double quotes, inner quotes doubled. Inside a literal no
 /// character is an operator.
 pub fn fts_string(text: &str) -> String {

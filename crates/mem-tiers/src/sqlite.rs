@@ -1171,17 +1171,11 @@ impl MemoryStore for SqliteStore {
             Some(m) => self.search_fts("docs_word", Some(&m), &[], q, q.limit)?,
             None => Vec::new(),
         };
-        // The substring index when words found nothing (punctuation, a part of a word), when a
-        // term is only a part of the words found ("cach" found "caching" by its stem and would
-        // hide "Cachebusting"), or when the query has CJK text (unicode61 keeps a CJK run as one
-        // token, so a part of it is only found by substring). It fills what the word matches
-        // left of the limit, after them. A query whose terms all stand whole in the word
-        // matches runs the word pass alone, as its floor does.
-        if hits.len() < q.limit
-            && (hits.is_empty()
-                || terms.iter().any(|t| query::has_cjk(t))
-                || !query::terms_whole_in(&terms, &hits))
-        {
+        // The substring index fills what the words left of the limit: a part of a word
+        // ("cach" in "Cachebusting", beside the stem match "caching"), punctuation, CJK text
+        // (unicode61 keeps a CJK run as one token, so a part of it is only found by substring).
+        // Word matches come first; PostgreSQL's search fills the same way.
+        if hits.len() < q.limit {
             let (tri, short) = query::trigram_query(&terms);
             let more = match tri {
                 Some(m) => self.search_fts("docs_trigram", Some(&m), &short, q, q.limit)?,

@@ -76,7 +76,7 @@ pub fn run_all<S: MemoryStore>(make: impl Fn() -> S) {
 pub fn a_word_match_leaves_room_for_parts_of_words<S: MemoryStore>(s: &S) {
     s.add_learning(&learning(
         "caching layer",
-        "responses are cached for an hour",
+        "we cach responses for an hour",
         "tip",
         None,
         1,
@@ -107,8 +107,6 @@ pub fn a_word_match_leaves_room_for_parts_of_words<S: MemoryStore>(s: &S) {
         .map(|h| h.title)
         .collect();
     assert_eq!(titles, ["caching layer", "assets"]);
-    // Terms that stand whole in what the words found need no substring pass.
-    assert_eq!(search(s, "cached hour", None).len(), 1);
 }
 
 /// A hit's snippet is cut between words, never inside one, and a learning's tags are not glued
