@@ -1171,11 +1171,10 @@ impl MemoryStore for SqliteStore {
             Some(m) => self.search_fts("docs_word", Some(&m), &[], q, q.limit)?,
             None => Vec::new(),
         };
-        // The substring index fills what the words left of the limit: a part of a word
-        // ("cach" in "Cachebusting", beside the stem match "caching"), punctuation, CJK text
-        // (unicode61 keeps a CJK run as one token, so a part of it is only found by substring).
-        // Word matches come first; PostgreSQL's search fills the same way.
-        if hits.len() < q.limit {
+        // The substring index when words found nothing (a partial identifier, punctuation) or
+        // the query has CJK text (unicode61 keeps a CJK run as one token, so a part of it is
+        // only found by substring).
+        if hits.len() < q.limit && (hits.is_empty() || terms.iter().any(|t| query::has_cjk(t))) {
             let (tri, short) = query::trigram_query(&terms);
             let more = match tri {
                 Some(m) => self.search_fts("docs_trigram", Some(&m), &short, q, q.limit)?,
