@@ -322,15 +322,16 @@ pub struct ImportReport {
     pub learnings_added: usize,
     /// Learnings already present (same title, content, category and project) and skipped.
     pub learnings_skipped: usize,
-    /// Learnings added into the project imported into from an archived project taken as it,
-    /// moved ([`ImportReport::moved`]; see [`import`]).
+    /// Learnings of the archived project taken as the one imported into, moved, added into it
+    /// (`--into-this-project`; see [`import`]).
     pub learnings_moved: usize,
-    /// Learnings added to another project than the one imported into: they show in that
-    /// project, not here.
+    /// Learnings added to another project than the one imported into (or, outside a project,
+    /// to any project): they are not shown here.
     pub learnings_elsewhere: usize,
-    /// The last-seen paths of the archived projects taken as the project imported into, moved
-    /// (same name, a key this store did not know).
-    pub moved: Vec<String>,
+    /// Archived projects this store has never seen with the name of the project imported
+    /// into, as (key, last-seen path): this project at another path or on another machine,
+    /// maybe (see [`import`]).
+    pub same_name: Vec<(String, String)>,
     /// Projects inserted or updated.
     pub projects: usize,
     /// Preferences set.
@@ -395,34 +396,71 @@ pub fn entry_category(e: &ArchivedEntry) -> Result<mem_auto::MemoryCategory> {
 /// already present skipped (so importing twice adds nothing), creation times kept (learnings
 /// get new row ids).
 ///
-/// `here` is the project imported into. An archived project that this store does not know,
-/// with `here`'s name and another key, is `here` moved: the same repository checked out at
-/// another path or on another machine (a key is the canonical git dir). Its learnings are
-/// imported into `here` ([`ImportReport::learnings_moved`]), as the archive's `memories.md`
-/// entries and notes of scope `project` are; else they would be stored under a key no
-/// project here has and show nowhere. The learnings of the other projects keep theirs
-/// ([`ImportReport::learnings_elsewhere`]).
+/// `here` is the project imported into. Learnings keep the project they were written in (a
+/// key: the canonical git dir), so those of this project archived at another path or on
+/// another machine would show nowhere. An archived project this store has never seen, with
+/// `here`'s name and another key, may be `here` moved; it is listed in
+/// [`ImportReport::same_name`], and only with `into_here` (the user saying so: `mem memory
+/// import --into-this-project`) are its learnings imported into `here`
+/// ([`ImportReport::learnings_moved`]) and its old record not written. A name alone does not
+/// say it: two repositories may share one.
 ///
 /// # Errors
-/// [`Error::Invalid`] for an empty or oversized learning (nothing is written then); store
-/// errors.
+/// [`Error::Invalid`] for an empty or oversized learning (nothing is written then); with
+/// `into_here`, when there is no project here, or no such archived project, or more than one
+/// (naming their paths; nothing is written then); store errors.
 pub fn import<S: MemoryStore + ?Sized>(
     store: &S,
     a: &Archive,
     here: Option<&ProjectRecord>,
+    into_here: bool,
 ) -> Result<ImportReport> {
     let mut report = ImportReport::default();
     // Judged before the archive's project records are written: a moved project is one this
     // store has never seen.
-    let mut moved_from = HashSet::new();
     if let Some(here) = here {
         for p in &a.projects {
             if p.key != here.key && p.name == here.name && store.project(&p.key)?.is_none() {
-                moved_from.insert(p.key.clone());
-                report.moved.push(p.path.clone());
+                report.same_name.push((p.key.clone(), p.path.clone()));
             }
         }
     }
+    let moved_from: HashSet<String> = if into_here {
+        let Some(here) = here else {
+            return Err(Error::Invalid {
+                what: "archive import",
+                reason: "--into-this-project needs a project to import into".into(),
+            });
+        };
+        match report.same_name.as_slice() {
+            [(key, _)] => [key.clone()].into(),
+            [] => {
+                return Err(Error::Invalid {
+                    what: "archive import",
+                    reason: format!(
+                        "no archived project named {:?} that this store does not know: nothing to import into this project (nothing was imported)",
+                        here.name
+                    ),
+                });
+            }
+            many => {
+                return Err(Error::Invalid {
+                    what: "archive import",
+                    reason: format!(
+                        "{} archived projects are named {:?} ({}): which one is this project is not clear (nothing was imported)",
+                        many.len(),
+                        here.name,
+                        many.iter()
+                            .map(|(_, p)| p.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                });
+            }
+        }
+    } else {
+        HashSet::new()
+    };
     let mut red = |t: &str| {
         let r = mem_core::secrets::redact(t);
         report.withheld += r.withheld();

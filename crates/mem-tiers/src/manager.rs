@@ -839,8 +839,8 @@ impl<S: MemoryStore> MemoryManager<S> {
     }
 
     /// Imports an archive written by `archive --format json`: the store's records (see
-    /// [`crate::archive::import`]: the learnings of this project archived at another path or
-    /// on another machine come into this project), then entries into the `memories.md` of their category's
+    /// [`crate::archive::import`]; with `into_here`, the learnings of this project archived at
+    /// another path or on another machine come into this project), then entries into the `memories.md` of their category's
     /// scope (merged: a near-duplicate is not added again; the token cap is kept) and notes
     /// into the note dir of their scope (a file of that name that exists is kept, never
     /// overwritten). Entries and notes of a scope with no file here (an `extra<K>` not
@@ -855,6 +855,7 @@ impl<S: MemoryStore> MemoryManager<S> {
     pub fn import(
         &self,
         archive: &crate::archive::Archive,
+        into_here: bool,
     ) -> Result<crate::archive::ImportReport> {
         // Everything is checked before anything is written.
         for e in &archive.entries {
@@ -863,7 +864,8 @@ impl<S: MemoryStore> MemoryManager<S> {
         for n in &archive.notes {
             crate::archive::check_note_file_name(&n.file)?;
         }
-        let mut report = crate::archive::import(&self.store, archive, self.project.as_ref())?;
+        let mut report =
+            crate::archive::import(&self.store, archive, self.project.as_ref(), into_here)?;
         let mut taken = std::collections::HashSet::new();
         for s in &self.sources {
             taken.extend(s.import(archive, &mut report)?);

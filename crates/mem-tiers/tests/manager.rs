@@ -346,7 +346,7 @@ fn every_write_goes_through_the_secret_filter() {
     archive.learnings[0].content = format!("imported {key}");
     let e2 = other_env();
     let m2 = manager(&e2);
-    let r = m2.import(&archive).unwrap();
+    let r = m2.import(&archive, false).unwrap();
     assert!(r.withheld >= 1);
     let dump = serde_json::to_string(&m2.get_tier2_archive().unwrap()).unwrap();
     assert!(!dump.contains(key));
@@ -385,7 +385,7 @@ fn bad_input_is_refused_clearly() {
     a.learnings[0].title = "\u{1b}[31m".into();
     assert!(
         manager(&other_env())
-            .import(&a)
+            .import(&a, false)
             .unwrap_err()
             .to_string()
             .contains("the title is empty")
@@ -467,12 +467,12 @@ fn archive_round_trips_and_import_twice_adds_nothing() {
     assert_eq!(parsed, a);
     let e2 = other_env();
     let m2 = manager(&e2);
-    let r = m2.import(&parsed).unwrap();
+    let r = m2.import(&parsed, false).unwrap();
     assert_eq!(
         (r.learnings_added, r.learnings_skipped, r.preferences),
         (2, 0, 1)
     );
-    let r = m2.import(&parsed).unwrap();
+    let r = m2.import(&parsed, false).unwrap();
     assert_eq!((r.learnings_added, r.learnings_skipped), (0, 2));
     let b = m2.get_tier2_archive().unwrap();
     let strip = |a: &archive::Archive| {
@@ -638,7 +638,7 @@ fn archive_holds_entries_and_notes_and_import_writes_them_back_to_their_files() 
     let parsed = archive::parse(&json, Path::new("a.json")).unwrap();
     let e2 = env();
     let m2 = manager(&e2);
-    let r = m2.import(&parsed).unwrap();
+    let r = m2.import(&parsed, false).unwrap();
     assert_eq!(
         (r.learnings_added, r.entries_added, r.notes_added),
         (1, 2, 1)
@@ -663,7 +663,7 @@ fn archive_holds_entries_and_notes_and_import_writes_them_back_to_their_files() 
         &e2.project.join(".mewcode/memory/deploy.md"),
         "edited by hand\n",
     );
-    let r = m2.import(&parsed).unwrap();
+    let r = m2.import(&parsed, false).unwrap();
     assert_eq!(
         (
             r.learnings_added,
@@ -684,17 +684,17 @@ fn archive_holds_entries_and_notes_and_import_writes_them_back_to_their_files() 
     let mut extra = parsed.clone();
     extra.notes[0].scope = "extra3".into();
     extra.notes[0].id = "N:extra3/deploy.md".into();
-    let r = m2.import(&extra).unwrap();
+    let r = m2.import(&extra, false).unwrap();
     assert_eq!(r.skipped, ["N:extra3/deploy.md"]);
     let mut bad = parsed.clone();
     bad.notes[0].file = "../escape.md".into();
     bad.learnings[0].title = "must not be written".into();
-    let err = m2.import(&bad).unwrap_err().to_string();
+    let err = m2.import(&bad, false).unwrap_err().to_string();
     assert!(err.contains("../escape.md"), "{err}");
     let mut bad = parsed.clone();
     bad.entries[0].category = "Nonsense".into();
     bad.learnings[0].title = "must not be written".into();
-    assert!(m2.import(&bad).is_err());
+    assert!(m2.import(&bad, false).is_err());
     assert!(
         !m2.get_tier2_archive()
             .unwrap()
@@ -846,7 +846,7 @@ fn archive_import_filters_every_string_field() {
     archive.learnings[0].content = format!("c {s9}");
     let e2 = other_env();
     let m2 = manager(&e2);
-    let r = m2.import(&archive).unwrap();
+    let r = m2.import(&archive, false).unwrap();
     let dump = serde_json::to_string(&m2.get_tier2_archive().unwrap())
         .unwrap()
         .to_lowercase();
@@ -1004,7 +1004,7 @@ fn writes_keep_the_search_index_merged() {
     assert!(archive.learnings.len() >= mem_tiers::BULK_IMPORT_DOCUMENTS);
     let e2 = other_env();
     let m2 = manager(&e2);
-    let r = m2.import(&archive).unwrap();
+    let r = m2.import(&archive, false).unwrap();
     assert_eq!(r.learnings_added, 7501);
     assert_eq!(m2.store().index_segments("docs_word", 1).unwrap(), 1);
     assert_eq!(m2.store().index_segments("docs_trigram", 1).unwrap(), 1);
@@ -1049,11 +1049,12 @@ fn a_project_expiry_never_deletes_user_level_learnings() {
 }
 
 /// This project archived at another path or on another machine (the same repository name, a
-/// key the store here never saw): its learnings come into this project, as its `memories.md`
-/// entries and notes do; a user-wide learning stays user-wide; importing twice adds nothing.
-/// An archived project this store knows keeps its learnings, even with the same name.
+/// key the store here never saw): named by the import, and only when the user says so
+/// (`into_here`) do its learnings come into this project; a user-wide learning stays
+/// user-wide; importing twice adds nothing. Two archived projects of that name, or one this
+/// store knows, move nothing.
 #[test]
-fn an_archive_of_this_project_moved_imports_into_it() {
+fn an_archive_of_this_project_moved_imports_into_it_when_asked() {
     let old = env();
     let m = manager(&old);
     m.add_learning(
@@ -1073,30 +1074,47 @@ fn an_archive_of_this_project_moved_imports_into_it() {
     let new = env();
     assert_ne!(old.project, new.project);
     let m2 = manager(&new);
-    let r = m2.import(&a).unwrap();
+    // Unasked, the learning keeps its project, and the import names the candidate.
+    let probe = env();
+    let r = manager(&probe).import(&a, false).unwrap();
+    assert_eq!(
+        (r.learnings_added, r.learnings_moved, r.learnings_elsewhere),
+        (2, 0, 1),
+        "{r:?}"
+    );
+    assert_eq!(r.same_name.len(), 1, "{r:?}");
+    let r = m2.import(&a, true).unwrap();
     assert_eq!(
         (r.learnings_added, r.learnings_moved, r.learnings_elsewhere),
         (2, 1, 0),
         "{r:?}"
     );
-    assert_eq!(r.moved.len(), 1, "{r:?}");
     let hits = m2.recall("pool connections", 5).unwrap();
     assert_eq!(hits.len(), 1, "{hits:?}");
     assert_eq!(hits[0].title, "pool size");
-    let r = m2.import(&a).unwrap();
+    let r = m2.import(&a, true).unwrap();
     assert_eq!((r.learnings_added, r.learnings_skipped), (0, 2), "{r:?}");
 
+    // Two archived projects of this name: which one is this is not clear; nothing written.
+    let mut two = a.clone();
+    let mut twin = two.projects[0].clone();
+    twin.key = format!("{}-twin", twin.key);
+    twin.path = format!("{}-twin", twin.path);
+    two.projects.push(twin);
+    let fresh = env();
+    let m4 = manager(&fresh);
+    let e = m4.import(&two, true).unwrap_err().to_string();
+    assert!(e.contains("2 archived projects"), "{e}");
+    assert!(m4.get_tier2_archive().unwrap().learnings.is_empty());
+
     // The same store, another checkout of the same name: the old project is known here, so
-    // its learnings stay its own.
+    // nothing is taken as this project moved.
     let twin = tempfile::tempdir().unwrap();
     let twin_project = twin.path().join("my-project");
     std::fs::create_dir_all(twin_project.join(".git")).unwrap();
     let m3 = MemoryManager::from_project(&twin_project, MemoryConfig::for_home(&old.home)).unwrap();
-    let mut b = a.clone();
-    b.learnings[0].content = "the pool holds 30 connections".into();
-    b.learnings[1].content = "the pool holds 30 connections".into();
-    let r = m3.import(&b).unwrap();
-    assert_eq!(r.learnings_moved, 0, "{r:?}");
-    assert!(r.moved.is_empty(), "{r:?}");
-    assert_eq!(r.learnings_elsewhere, 1, "{r:?}");
+    assert!(m3.import(&a, true).is_err());
+    let r = m3.import(&a, false).unwrap();
+    assert!(r.same_name.is_empty(), "{r:?}");
+    assert_eq!(r.learnings_added, 0, "{r:?}");
 }

@@ -124,6 +124,12 @@ enum StoreCommand {
     Import {
         /// The archive file.
         file: PathBuf,
+        /// The archive holds this project at another path or on another machine (the one
+        /// archived project with this project's name that this store has never seen): import
+        /// its learnings into this project. Without it they keep the old project, shown nowhere
+        /// here, and the import names that project.
+        #[arg(long)]
+        into_this_project: bool,
     },
 }
 
@@ -280,10 +286,15 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
             Ok(())
         }
         StoreCommand::Pref { key, value, unset } => pref(&tiers, key, value, unset, json, &mut out),
-        StoreCommand::Import { file } => {
+        StoreCommand::Import {
+            file,
+            into_this_project,
+        } => {
             let text = mem_core::fsread::read_to_string(&file)
                 .with_context(|| format!("cannot read {}", file.display()))?;
-            let r = tiers.import(&text, &file).map_err(lib_error)?;
+            let r = tiers
+                .import(&text, &file, into_this_project)
+                .map_err(lib_error)?;
             if json {
                 writeln!(out, "{}", crate::render::json_pretty(&r)?)?;
             } else {
@@ -310,15 +321,35 @@ pub fn run(args: MemoryArgs, settings: &Settings) -> Result<()> {
                         out,
                         "{} of this project archived at {} came into this project",
                         plural(r.learnings_moved, "learning", "learnings"),
-                        safe_line(&r.moved.join(", "))
+                        safe_line(
+                            &r.same_name
+                                .iter()
+                                .map(|(_, p)| p.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
                     )?;
                 }
                 if r.learnings_elsewhere > 0 {
                     writeln!(
                         out,
-                        "{} of other projects show in those projects, not here",
-                        plural(r.learnings_elsewhere, "learning", "learnings")
+                        "{} not shown here",
+                        plural(
+                            r.learnings_elsewhere,
+                            "learning of another project is",
+                            "learnings of other projects are"
+                        )
                     )?;
+                }
+                if !into_this_project {
+                    for (_, path) in &r.same_name {
+                        writeln!(
+                            out,
+                            "an archived project of this name was at {}: if it is this project, \
+                             import again with --into-this-project",
+                            safe_line(path)
+                        )?;
+                    }
                 }
                 for id in &r.notes_kept_existing {
                     writeln!(

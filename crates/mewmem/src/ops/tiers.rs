@@ -271,12 +271,16 @@ impl Tiers<'_> {
         archive::to_markdown(archive, &self.manager.config().headings)
     }
 
-    /// Reads an archive (the text of the JSON file at `path`) back into the store.
+    /// Reads an archive (the text of the JSON file at `path`) back into the store; with
+    /// `into_here`, the learnings of the one archived project that has this project's name and
+    /// a key this store has never seen (this project at another path or on another machine)
+    /// come into this project ([`mem_tiers::archive::import`]).
     ///
-    /// Errors: the archive does not parse (naming `path`), the store's.
-    pub fn import(&self, text: &str, path: &Path) -> Result<ImportReport> {
+    /// Errors: the archive does not parse (naming `path`); with `into_here`, no such archived
+    /// project or more than one; the store's.
+    pub fn import(&self, text: &str, path: &Path, into_here: bool) -> Result<ImportReport> {
         let a = archive::parse(text, path)?;
-        Ok(self.manager.import(&a)?)
+        Ok(self.manager.import(&a, into_here)?)
     }
 }
 
