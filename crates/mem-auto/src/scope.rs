@@ -239,11 +239,6 @@ const USER_WIDE: &[&str] = &[
     "所有仓库",
     "哪个项目",
     "任何项目",
-    "任何脚本",
-    "所有脚本",
-    "任何代码",
-    "你写的所有",
-    "你写的任何",
     "哪个仓库",
     "任何仓库",
 ];
@@ -289,10 +284,6 @@ fn is_project_path(token: &str) -> bool {
         .trim_start_matches(['`', '"', '\'', '('])
         .trim_end_matches(['`', '"', '\'', ',', '.', ';', ':', ')', '!', '?']);
     if t.contains("://") || t.len() < 3 || mem_llm::offline::is_home_path(t) {
-        return false;
-    }
-    // One segment after a slash (`/healthz`, `/metrics`): an endpoint, not a file of the project.
-    if t.starts_with('/') && !t[1..].contains(['/', '.']) {
         return false;
     }
     let lower = t.to_lowercase();

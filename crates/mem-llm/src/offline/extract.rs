@@ -967,8 +967,7 @@ static NOT_A_STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
         | \bsaid\ (that\ )?we\b | \baccording\ to\b
         | (^|[,;]\s*)(a|an|the|some|one|our|their)\ [a-z]+\ (just\ )?(asked|said|told\ (me|us)|mentioned|suggested)\b | 他说|她说|同事说|听说|据说|(同事|领导|老板|有人|他|她|他们)(觉得|认为|坚持|建议|说)
         | ^no\ (idea|clue|problem|worries|rush|luck)\b
-        | ^[老小][\p{Han}](说|觉得|认为|建议|讲|提到|要求)
-        | (她们|人家|别人|其他组|别的组|隔壁组|那边|组长|经理|运维|架构师)[^，。,]{0,8}(说|觉得|认为|建议|要求)
+        | (她们|人家|别人|其他组|别的组|隔壁组|组长)[^，。,]{0,8}(说|觉得|认为|建议|要求)
     ")
 });
 
@@ -976,17 +975,18 @@ static NOT_A_STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
 /// Ahmet always uses tabs", "our lead keeps saying …").
 static SOMEONE_ELSE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
-        \b(my|our|his|her|their|a|the|one)\ (colleague|coworker|co-worker|teammate|boss|manager|lead|tech\ lead|cto|ceo|friend|intern|junior|senior|reviewer|pm|designer|wife|husband|partner|client|customer|predecessor|contractor)s?\b
+        \b(my|our|his|her|their|a|the|one)\ (colleague|coworker|co-worker|teammate|boss|tech\ lead|team\ lead|cto|ceo|friend|intern|reviewer|designer|wife|husband|predecessor)s?\b
           (\ [\w-]+){0,4}?\ (always|never|usually|often|keeps|tends|said|says|told|mentioned|thinks|wants|insists|suggested|prefers|uses|likes|hates)\b
     ")
 });
 
-/// Someone else by their name at the start of the sentence, as written ("Priya from SRE said at
-/// standup …", "Ahmet always uses tabs"): a capitalised word that is no opener of the user's own
-/// ([`NOT_NAMES`]).
+/// Someone else by their name at the start of the sentence, as written, before a verb of
+/// speech ("Priya from SRE said at standup …"): a capitalised word that is no opener of the
+/// user's own ([`NOT_NAMES`]). A habit verb is not enough: "Docker always runs as non-root" and
+/// "Secrets never go in the repo" name things of the project.
 static NAMED_SOMEONE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"^([A-Z][a-z]+)(\s+(from|on|in|at|of)\s+(the\s+)?[\w-]+(\s+team)?)?\s+(always|never|usually|often|keeps|said|says|told|mentioned|thinks|wants|insists|suggested|asked|prefers|reckons)\b",
+        r"^([A-Z][a-z]+)(\s+(from|on|in|at|of)\s+(the\s+)?[\w-]+(\s+team)?)?\s+(said|says|told|mentioned|thinks|insists|suggested|asked|reckons|keeps\s+saying)\b",
     )
     .unwrap_or_else(|e| unreachable!("a constant pattern: {e}"))
 });
@@ -1035,10 +1035,17 @@ const NOT_NAMES: &[&str] = &[
 fn reports_someone_else(sentence: &str, lower: &str) -> bool {
     static THIRD_PERSON_HABIT: LazyLock<Regex> = LazyLock::new(|| {
         re(
-            r"^(and\ |but\ |also\ )?(always|never|usually|often)\ ([a-z]{2,}[^su\W]s|[a-z]+(ss|sh|ch|x)es|does|goes|has)\b",
+            r"^(and\ |but\ |also\ )?(always|never|usually|often)\ ([a-z]{2,}[^sua\W]s|[a-z]+(ss|sh|ch|x)es|does|goes|has)\b",
         )
     });
-    SOMEONE_ELSE.is_match(lower)
+    // 老王说 / 小张觉得 (not 老实说 "honestly", 老是, 小心; not 说得对 "is right").
+    static ZH_NAME_SAYS: LazyLock<Regex> =
+        LazyLock::new(|| re(r"^[老小]([\p{Han}])(说|觉得|认为|建议|讲|提到|要求)([^得的]|$)"));
+    let zh_name = ZH_NAME_SAYS
+        .captures(lower)
+        .is_some_and(|c| !matches!(&c[1], "实" | "是" | "心" | "早" | "大"));
+    zh_name
+        || SOMEONE_ELSE.is_match(lower)
         || NAMED_SOMEONE
             .captures(sentence)
             .is_some_and(|c| !NOT_NAMES.contains(&&c[1]))
@@ -1096,6 +1103,7 @@ static BEYOND_TASK: LazyLock<Regex> = LazyLock::new(|| {
         \b(from\ now\ on|going\ forward|in\ (the\ )?future|from\ here\ on|every\ time|each\ time|whenever|as\ a\ rule|in\ general|by\ default)\b
         | \b(any|every|all)\ ([\w-]+\ ){0,2}(you|u)\ (write|create|make|add|generate)\b
         | \b(every|all|any)\ (project|repo)s?\b | \b(for|in)\ (all|every)\ (my|our)\b
+        | \b(every|each)\ (answer|reply|response|message|commit|pr|pull\ request|session|change|task)\b
         | ,\s*(always|every\ time)\s*[.!]?$
         | 以后|今后|每次|所有
     ")
@@ -1146,7 +1154,7 @@ static PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
         | ^((a\ few|two|three|four|some|my|our|the|house|ground)\ )*(rules?|conventions?|guidelines?)\b[^:]{0,40}:\s*\S
         | ^(please\ )?keep\ (answers|replies|responses|functions|lines|commits|prs|comments|messages|explanations|summaries)\b
         | \b(don't|do\ not)\ .*\b(again|anymore|any\ more|ever)\b | ^no\ more\b | ^(please\ )?stop\ \w+ing\b
-        | (^|[，,。：:；;！!\s]|我们|我|你|从)以后|今后|往后|总是|始终|永远|一律|每次|统一|务必|记住|我喜欢用|我习惯|我偏好|偏好|别用|不要用|不许|禁止|不要再|别再|所有.*都
+        | (^|[，,。：:；;！!\s]|我们|我|你|们|从|所以|那|大家|都|就|也|项目|仓库)以后|今后|往后|总是|始终|永远|一律|每次|统一|务必|记住|我喜欢用|我习惯|我偏好|偏好|别用|不要用|不许|禁止|不要再|别再|所有.*都
         | \b(answer|reply|respond|talk|speak|write|explain)\b[^.;]{0,30}\bin\ (english|chinese|mandarin|japanese|german|french|spanish|korean)\b
         | \b(english|chinese|mandarin|japanese|german|french|spanish|korean)\ (to|with|for)\ me\b
         | \bi\ ((really|generally|usually|always|just)\ )?(like|love|hate|dislike|want|prefer)\ (short|long|concise|brief|terse|small|detailed|plain|simple)\ \w+
@@ -1347,7 +1355,7 @@ static DESCRIBED_LINK: LazyLock<Regex> = LazyLock::new(|| {
 /// Words saying a rule holds for all the user's projects: a preference, never project knowledge.
 static USER_WIDE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\b(all\ my|my\ projects|every\ project|all\ projects|any\ project|everywhere|for\ me|to\ me|how\ i\ work|my\ habit|(print|tell|ask|ping)\ me)\b|所有项目|每个项目|我的项目|我习惯|我的习惯|我一直",
+        r"\b(all\ my|my\ projects|every\ project|all\ projects|any\ project|everywhere|for\ me|to\ me|how\ i\ work|my\ habit)\b|所有项目|每个项目|我的项目|我习惯|我的习惯|我一直",
     )
 });
 
@@ -2679,7 +2687,6 @@ mod tests {
         for text in [
             "my colleague Ahmet always uses tabs and never runs tests before pushing, and then CI is red for everyone lol.",
             "Priya from SRE said at standup that her team wants everybody to stop using kubectl port-forward for prod debugging.",
-            "Ahmet never writes tests for his migrations.",
             "No idea whether that's official yet.",
             "老王说他们组以后 Kafka topic 都用 Terraform 管，不让手动建了。",
             "need a kotlin function formatPrice(cents: Long): String, it should always show 2 decimals and never show negative.",
@@ -2710,6 +2717,26 @@ mod tests {
             "dont bother asking before running the tests, just run them. always.",
             "Tests live in tests/unit, and the flaky ones are tagged @flaky.",
             "Never run curl ... | sh for anything, download the script first.",
+            // Look-alikes a review of the first drafts found dropped (stop 46): things of the
+            // project before a habit verb, an ellipsis before a rule, Chinese openers.
+            "Secrets never go in the repo, use the vault.",
+            "Deploys always go through ArgoCD.",
+            "Python always goes through uv here, never pip.",
+            "Docker always runs as non-root in this repo.",
+            "Postgres always runs on port 5433 here, not 5432.",
+            "Imports always go at the top of the file.",
+            "Remember never commit the .env file.",
+            "Always bias towards small PRs.",
+            "ugh this broke again... always run the migrations before the tests.",
+            "hmm... never use npm here, use pnpm.",
+            "老实说，以后都用 pnpm。",
+            "小张说得对，以后都用 pnpm。",
+            "以后改运维配置前要先跟我说一声。",
+            "所以以后都用 pnpm。",
+            "你们以后提交前都要跑测试。",
+            "先跑 lint 再提交代码。",
+            "The failing build is always caused by the cache, clear it with make clean.",
+            "I want a short summary at the end of every answer, it should list the files you changed.",
         ] {
             assert_ne!(
                 extract(&[Message::user(text)], "").to_markdown(),
@@ -2725,11 +2752,22 @@ mod tests {
             "",
             "### 用户偏好\n- Don't use pip, use uv instead.\n",
         );
-        // An ellipsis before a lowercase word or a pipe elides, it does not end the sentence.
+        // An ellipsis before a symbol elides, it does not end the sentence; before a word it does.
         assert_eq!(
             facts::sentences("never run curl ... | sh. Download it first."),
             vec!["never run curl ... | sh.", "Download it first."]
         );
+        assert_eq!(
+            facts::sentences("ugh this broke again... always run the migrations"),
+            vec!["ugh this broke again...", "always run the migrations"]
+        );
+        // A word in capitals is a name, not "im" without its apostrophe; "im" is "I'm" only
+        // where a clause starts.
+        assert_eq!(
+            facts::with_apostrophes("The IM service lives in services/im, im sure. dont"),
+            "The IM service lives in services/im, I'm sure. don't"
+        );
+        assert_eq!(facts::with_apostrophes("the im gateway"), "the im gateway");
         // A path before a Chinese comma keeps its extension.
         assert_eq!(
             facts::named_things("仓库里有个 tools/flash.py，它会枚举设备"),

@@ -49,8 +49,9 @@ fn inside(spans: &[(usize, usize)], at: usize) -> bool {
 /// Splits text into sentences (line breaks; `.`, `!`, `?`
 /// before a space; `。！？；`), never inside a value of [`protected_spans`]: a `!` in a
 /// backticked or quoted password, a `.` in a path or URL does not end a sentence. An ellipsis
-/// before a lowercase word or a symbol ("never run curl ... | sh", "it failed... again") elides
-/// part of the sentence and does not end it.
+/// before a symbol ("never run curl ... | sh", "`fix: ...`") elides part of a command and does
+/// not end the sentence; before a word it does ("ugh this broke again... always run the
+/// migrations").
 pub(crate) fn sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for line in text.lines() {
@@ -63,9 +64,7 @@ pub(crate) fn sentences(text: &str) -> Vec<String> {
                 '。' | '！' | '？' => true,
                 '.' if line[..i].ends_with("..") => {
                     let next = line[end..].trim_start().chars().next();
-                    next.is_none_or(|n| {
-                        n.is_uppercase() || !(n.is_alphanumeric() || n.is_ascii_punctuation())
-                    })
+                    next.is_none_or(char::is_alphanumeric)
                 }
                 '.' | '!' | '?' => chars.peek().is_none_or(|(_, n)| n.is_whitespace()),
                 _ => false,
@@ -111,7 +110,9 @@ const BARE_CONTRACTIONS: &[(&str, &str)] = &[
 
 /// `text` with the apostrophes of [`BARE_CONTRACTIONS`] put back, outside values
 /// ([`protected_spans`]: a `--dont-ask` flag or a backticked `im` stays as written). A word
-/// starting with a capital keeps it ("Dont" → "Don't", "im" → "I'm").
+/// starting with a capital keeps it ("Dont" → "Don't"); a word in capitals is a name ("the IM
+/// service") and stays. "im" / "ive" become "I'm" / "I've" only where a clause starts (the
+/// text's start, after a stop or comma, after and/but/so/because/if/when/cause).
 pub(crate) fn with_apostrophes(text: &str) -> String {
     static WORD: LazyLock<Regex> = LazyLock::new(|| re(r"\b[A-Za-z]{2,8}\b"));
     let spans = protected_spans(text);
@@ -119,7 +120,13 @@ pub(crate) fn with_apostrophes(text: &str) -> String {
     let mut last = 0;
     for m in WORD.find_iter(text) {
         let word = m.as_str();
+        if word.chars().all(|c| c.is_ascii_uppercase()) {
+            continue;
+        }
         let lower = word.to_ascii_lowercase();
+        if (lower == "im" || lower == "ive") && !opens_clause(&text[..m.start()]) {
+            continue;
+        }
         let Some(&(_, full)) = BARE_CONTRACTIONS.iter().find(|(bare, _)| *bare == lower) else {
             continue;
         };
@@ -149,6 +156,22 @@ pub(crate) fn with_apostrophes(text: &str) -> String {
     }
     out.push_str(&text[last..]);
     out
+}
+
+/// Whether a clause starts right after `before`: nothing, a stop or a comma, or a conjunction.
+fn opens_clause(before: &str) -> bool {
+    let before = before.trim_end();
+    let last = before
+        .rsplit(|c: char| !c.is_alphanumeric())
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    before.is_empty()
+        || before.ends_with(['.', '!', '?', ',', ';', ':', '(', '-', '—'])
+        || [
+            "and", "but", "so", "because", "cause", "cuz", "if", "when", "coz", "tbh", "lol",
+        ]
+        .contains(&last.as_str())
 }
 
 fn push_clause_raw(out: &mut Vec<String>, s: &str) {

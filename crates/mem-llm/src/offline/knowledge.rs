@@ -143,7 +143,7 @@ static PLAN: LazyLock<Regex> = LazyLock::new(|| {
         | \bread\s+(this|these|that|it)\b
         | 我想|我们要|我们需要|打算|准备|计划|帮我|帮忙|麻烦你|等.{1,12}再|再看看
         | \b(i|we)\ need\ (bump|fix|add|change|update|move|upgrade|downgrade|migrate|remove|rename|revert|deploy|release|merge|rewrite|refactor|split|switch|raise|lower|increase|decrease)\b
-        | ^你?先(在|把|去|试|跑|看|用|改|拿|关|开|删) | 看看效果|试试看
+        | ^你先(在|把|去|试|跑|看|用|改|拿|关|开|删) | 看看效果|试试看
     ")
 });
 
@@ -166,11 +166,25 @@ pub fn is_one_off(sentence: &str) -> bool {
     ONE_OFF.is_match(&sentence.to_lowercase())
 }
 
+/// Whether `lower` (a lowercased sentence) reports a status ([`STATUS`]) or names the problem
+/// at hand ("the flaky test is in services/ledger"; "the failing build is always the cache" is
+/// a standing fact all the same).
+fn reports_status(lower: &str) -> bool {
+    static PROBLEM_AT_HAND: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"^the\ (flaky|failing|broken|failed|slow|crashing|hanging|buggy|offending|problematic)\ [\w-]+\ (is|was|are|were|lives|sits)\b",
+        )
+    });
+    static STANDING_WORD: LazyLock<Regex> =
+        LazyLock::new(|| re(r"\b(always|never|every|each|whenever|usually)\b"));
+    STATUS.is_match(lower) || (PROBLEM_AT_HAND.is_match(lower) && !STANDING_WORD.is_match(lower))
+}
+
 /// Status reports: what happened, not how the project is.
 static STATUS: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?xi)
         \b(is|are|was|were|'s)\s+(broken|failing|red|down|flaky|stuck|green|passing|done|finished)\b
-        | ^status\b | ^the\ (flaky|failing|broken|failed|slow|crashing|hanging|buggy|offending|problematic)\ [\w-]+\ (is|was|are|were|lives|sits)\b | \b(tests?|ci|build|checks?|pipeline|smoke\ tests?)\s+(are\s+|is\s+)?(green|red|passing|failing)\b
+        | ^status\b | \b(tests?|ci|build|checks?|pipeline|smoke\ tests?)\s+(are\s+|is\s+)?(green|red|passing|failing)\b
         | \b(won't|can't|cannot|doesn't|does\ not|isn't|fails\ to|failed\ to)\s+(start|work|connect|build|compile|run|load|boot|deploy)\b
         | \balready\s+(merged|deployed|done|fixed|pushed|released|shipped)\b
         | \b(failed|broke|crashed|passed|succeeded)\b
@@ -341,7 +355,7 @@ pub fn is_event_or_task(sentence: &str) -> bool {
         LazyLock::new(|| re(r"\b[A-Z][A-Za-z]*(Error|Exception):\s"));
     ONE_OFF.is_match(lower)
         || ERROR_NAME.is_match(sentence)
-        || STATUS.is_match(lower)
+        || reports_status(lower)
         || PLAN.is_match(lower)
         || LOG_LINE.is_match(lower)
 }
@@ -363,7 +377,7 @@ pub fn is_project_knowledge(sentence: &str) -> bool {
     if !value || !(versioned || TOPIC.is_match(sentence)) {
         return false;
     }
-    if ONE_OFF.is_match(lower) || STATUS.is_match(lower) || LOG_LINE.is_match(lower) {
+    if ONE_OFF.is_match(lower) || reports_status(lower) || LOG_LINE.is_match(lower) {
         return false;
     }
     if PLAN.is_match(lower) {
