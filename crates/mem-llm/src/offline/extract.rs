@@ -972,7 +972,7 @@ static NOT_A_STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// Someone else's habit or words, by who they are: a person named by their role ("my colleague
-/// Ahmet always uses tabs", "our lead keeps saying …").
+/// Ahmet always uses tabs", "our tech lead keeps saying …").
 static SOMEONE_ELSE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         \b(my|our|his|her|their|a|the|one)\ (colleague|coworker|co-worker|teammate|boss|tech\ lead|team\ lead|cto|ceo|friend|intern|reviewer|designer|wife|husband|predecessor)s?\b
