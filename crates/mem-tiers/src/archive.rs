@@ -402,8 +402,9 @@ pub fn entry_category(e: &ArchivedEntry) -> Result<mem_auto::MemoryCategory> {
 /// `here`'s name and another key, may be `here` moved; it is listed in
 /// [`ImportReport::same_name`], and only with `into_here` (the user saying so: `mem memory
 /// import --into-this-project`) are its learnings imported into `here`
-/// ([`ImportReport::learnings_moved`]) and its old record not written. A name alone does not
-/// say it: two repositories may share one.
+/// ([`ImportReport::learnings_moved`]). Its old record is not written either way, so an import
+/// without `into_here` can be followed by one with it. A name alone does not say it: two
+/// repositories may share one.
 ///
 /// # Errors
 /// [`Error::Invalid`] for an empty or oversized learning (nothing is written then); with
@@ -526,10 +527,15 @@ pub fn import<S: MemoryStore + ?Sized>(
         store.set_user_preference(&k, Some(&v))?;
         report.preferences += 1;
     }
-    // A moved project's record is this project's, which the store holds already (with what
-    // the project's files say now): it is not written under the old key, so the next import
-    // finds that key unknown again and skips what it added.
-    for p in projects.iter().filter(|p| !moved_from.contains(&p.key)) {
+    // The record of an archived project that may be this one, moved, is not written, asked or
+    // not: moved, this project's record is the store's already (with what its files say now);
+    // unasked, the next import finds the key unknown again, so `--into-this-project` still
+    // can take it (its learnings stored under the old key by this import stay there).
+    let same_name: HashSet<&str> = report.same_name.iter().map(|(k, _)| k.as_str()).collect();
+    for p in projects
+        .iter()
+        .filter(|p| !same_name.contains(p.key.as_str()))
+    {
         store.upsert_project(p)?;
         report.projects += 1;
     }

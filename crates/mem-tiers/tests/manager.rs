@@ -1083,6 +1083,9 @@ fn an_archive_of_this_project_moved_imports_into_it_when_asked() {
         "{r:?}"
     );
     assert_eq!(r.same_name.len(), 1, "{r:?}");
+    // As the import says: again, asked this time, and the learning comes into the project.
+    let r = manager(&probe).import(&a, true).unwrap();
+    assert_eq!((r.learnings_added, r.learnings_moved), (1, 1), "{r:?}");
     let r = m2.import(&a, true).unwrap();
     assert_eq!(
         (r.learnings_added, r.learnings_moved, r.learnings_elsewhere),
