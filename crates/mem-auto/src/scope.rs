@@ -56,7 +56,8 @@ const PROJECT_PHRASES_ZH: &[&str] = &[
 /// `<project>/.mewcode/memories.md` whatever its category.
 pub fn names_project_scope(text: &str) -> bool {
     let lower = text.to_lowercase();
-    if widens_scope(&lower) {
+    let padded = padded_words(&lower);
+    if widens_scope(&lower, &padded) {
         return false;
     }
     // "项目里" after 所有 / 每个 / 任何 / 哪个 ("我所有项目里都用 rg") is every project, not this one.
@@ -93,7 +94,6 @@ pub fn names_project_scope(text: &str) -> bool {
     }) {
         return true;
     }
-    let padded = padded_words(&lower);
     if PROJECT_PHRASES
         .iter()
         .any(|p| padded.contains(&format!(" {p} ")))
@@ -193,9 +193,8 @@ const BEYOND_THIS: &[&str] = &[
 ];
 
 /// Whether `lower` widens the scope to every project ([`BEYOND_THIS`], whole words, or "or any
-/// other" closing a clause: "in this project or any other.").
-fn widens_scope(lower: &str) -> bool {
-    let padded = padded_words(lower);
+/// other" closing a clause: "in this project or any other."); `padded` is `padded_words(lower)`.
+fn widens_scope(lower: &str, padded: &str) -> bool {
     BEYOND_THIS.iter().any(|w| {
         if w.is_ascii() {
             padded.contains(&format!(" {w} "))
@@ -319,7 +318,7 @@ fn is_project_path(token: &str) -> bool {
 /// `<project>/.mewcode/memories.md`.
 pub fn states_project_fact(text: &str) -> bool {
     let lower = text.to_lowercase();
-    if USER_WIDE.iter().any(|w| lower.contains(w)) || widens_scope(&lower) {
+    if USER_WIDE.iter().any(|w| lower.contains(w)) || widens_scope(&lower, &padded_words(&lower)) {
         return false;
     }
     // A value of the project and a project topic ("PRs go against `staging`, not main").

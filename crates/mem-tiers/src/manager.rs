@@ -840,11 +840,12 @@ impl<S: MemoryStore> MemoryManager<S> {
 
     /// Imports an archive written by `archive --format json`: the store's records (see
     /// [`crate::archive::import`]; with `into_here`, the learnings of this project archived at
-    /// another path or on another machine come into this project), then entries into the `memories.md` of their category's
-    /// scope (merged: a near-duplicate is not added again; the token cap is kept) and notes
-    /// into the note dir of their scope (a file of that name that exists is kept, never
-    /// overwritten). Entries and notes of a scope with no file here (an `extra<K>` not
-    /// configured) are listed in [`crate::archive::ImportReport::skipped`]. The full-text
+    /// another path or on another machine come into this project), then entries into the
+    /// `memories.md` of their category's scope (merged: a near-duplicate is not added again;
+    /// the token cap is kept) and notes into the note dir of their scope (a file of that name
+    /// that exists is kept, never overwritten). Entries and notes of a scope with no file here
+    /// (an `extra<K>` not configured) are listed in [`crate::archive::ImportReport::skipped`].
+    /// The full-text
     /// indexes are then merged whole when the import added [`BULK_IMPORT_DOCUMENTS`] or more,
     /// else tidied ([`MemoryStore::tidy_search_index`]).
     ///
