@@ -487,6 +487,16 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             1,
             prose_secret,
         ),
+        // "the AES key for the export files is 3f7a9c…", "token 是 tkn_8Hq2Zx5Lm9Vt", "盐值是
+        // q8Zr3Lm+Vx7Np/2Kc9Tw4Yh1=": a key word, what it is for (up to four words), then the
+        // value; only a random-looking one ([`named_key_value`]), so "the sort key is
+        // created_at" or "the cache key is user:42" stay.
+        rule(
+            Assignment,
+            r#"(?i)(?:\b(?:key|salt|secret|token|iv|nonce|passphrase|credential|hmac)\b(?:\s+(?:for|of|to|on|in)(?:\s+[\w.@/-]+){1,4}?)?|盐值|盐|私钥|密钥|秘钥|令牌)\s*(?:is|was|=|:|是|为|：)\s*["'`“]?([A-Za-z0-9+/=_\-.~]{12,})"#,
+            1,
+            named_key_value,
+        ),
         // "user app_rw, password Vq7!rT2#mLx9", "login admin / pw hunter2!": a password word
         // right before a value with no "is" or `=` between: a literal only when it looks like
         // one ([`bare_prose_password`]), so "password reset" or "password field" are prose.
@@ -866,6 +876,22 @@ fn prose_secret(value: &str) -> bool {
                 .any(|b| b.is_ascii_punctuation() && b != b'-' && b != b'_'))
 }
 
+/// A value named as a key, salt or token (see the rule): 12 characters or more, letters and
+/// digits changing places four times or more (hex and base64 keys do; `created_at`,
+/// `orders_v2` and paths do not), not a placeholder; all-hex values count here, since the
+/// sentence names them a key.
+fn named_key_value(value: &str) -> bool {
+    let v = value.trim_end_matches(['.', ',', ';', ':']);
+    v.len() >= 12
+        && !is_placeholder(v)
+        && has_letter_and_digit(v)
+        && letter_digit_changes(v) >= 4
+        && !is_identifier_like(v)
+        && !v.contains("://")
+        && !v.starts_with(['/', '.', '~'])
+        && !has_file_extension(v)
+}
+
 /// A value right after a password word with nothing between (see the rule): three of lower
 /// case, upper case, digits and signs with a sign or letters and digits mixed twice
 /// (`Vq7!rT2#mLx9`, `hunter2!`), letters and digits changing places three times (`pa55w0rd`),
@@ -1059,7 +1085,7 @@ mod tests {
 
     #[test]
     fn every_rule_compiles() {
-        assert_eq!(RULES.len(), 26, "a rule failed to compile");
+        assert_eq!(RULES.len(), 27, "a rule failed to compile");
         assert!(CANDIDATE.is_some());
     }
 
@@ -1357,5 +1383,41 @@ mod tests {
         let big = "a".repeat(1 << 20);
         assert!(!contains_secret(&big));
         let _ = redact("\u{0}\u{1b}[2J-----BEGIN PRIVATE KEY-----");
+    }
+
+    #[test]
+    fn a_value_named_as_a_key_salt_or_token_is_withheld() {
+        for (text, expected) in [
+            (
+                "the AES key for the export files is 3f7a9c2e8b1d4f6a0c5e9b2d7f1a3c8e5b0d4f6a9c2e7b1d3f8a5c0e9b2d4f7a; exports go to exports/enc/.",
+                "the AES key for the export files is [REDACTED]; exports go to exports/enc/.",
+            ),
+            (
+                "token 是 tkn_8Hq2Zx5Lm9Vt ，凭证放 .env.local",
+                "token 是 [REDACTED] ，凭证放 .env.local",
+            ),
+            (
+                "盐值是 q8Zr3Lm+Vx7Np/2Kc9Tw4Yh1= ，帮我算一下",
+                "盐值是 [REDACTED] ，帮我算一下",
+            ),
+            (
+                "the HMAC secret: 9f2c4e6a8b0d1f3a5c7e",
+                "the HMAC secret: [REDACTED]",
+            ),
+        ] {
+            assert_eq!(redact(text).text, expected, "{text}");
+        }
+        // Names, paths, ids and hashes that a key word stands beside are no secrets.
+        for text in [
+            "the sort key is created_at",
+            "the cache key is user:42",
+            "the partition key for the events table is tenant_id_v2",
+            "the key is ~/.ssh/id_ed25519 on the build box",
+            "the key for the config is settings/v2/app2.yaml",
+            "the fix is in commit 3f7a9c2e8b1d4f6a0c5e9b2d7f1a3c8e5b0d4f6a",
+            "the token is read from $SEARCH_TOKEN",
+        ] {
+            assert_eq!(redact(text).text, text, "{text}");
+        }
     }
 }

@@ -507,13 +507,19 @@ fn message_text(message: &Message) -> String {
         .join(" ")
 }
 
-/// The entry with its secrets replaced; `None` when little is left without them.
+/// The entry with its secrets replaced; `None` when little is left without them, or when its
+/// value is a secret (withheld here or before).
 fn without_secrets(entry: &str) -> Option<String> {
+    // "The AES key for the export files is [REDACTED].": what the statement gives is the
+    // secret; without it nothing is left to keep.
+    static VALUE_WITHHELD: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"(?i)(\b(is|was|are)|[:=：]|是|为)\s*[`'\x22]?\[REDACTED\][`'\x22]?\s*[.。!！]?$")
+    });
     let r = redact(entry);
-    if r.withheld() == 0 || !mostly_secret(&r.text) {
-        return Some(r.text);
+    if VALUE_WITHHELD.is_match(&r.text) || (r.withheld() > 0 && mostly_secret(&r.text)) {
+        return None;
     }
-    None
+    Some(r.text)
 }
 
 /// Whether little is left of `redacted` once its `[REDACTED]` markers are taken out (fewer than
@@ -549,7 +555,12 @@ fn strip_filler(sentence: &str) -> String {
             "ok, ",
             "okay, ",
             "ok so ",
+            "ok ",
+            "okay ",
             "so, ",
+            "so ",
+            "anyway, ",
+            "anyway ",
             "in general: ",
             "in general, ",
             "oh and ",
@@ -1059,15 +1070,29 @@ static DEIXIS: LazyLock<Regex> = LazyLock::new(|| {
         | \bthe\ (other|second|first|third|last|previous|next|old|new|same)\ (one|approach|option|version|way|solution|file|branch|function|method)\b | \bthe\ [\w-]+\ one\b
         | \b(option|choice|variant|approach|plan|proposal)\ ([a-d]|\d|one|two|three)\b | 方案\s*[一二三ABCabc\d] | 选项\s*[ABCabc\d]
         | 这个(文件|函数|方法|变量|bug|类|接口|页面|按钮|组件|字段|请求|模块|脚本|测试|报错)|这一行|这里的
+        | \b(like|as)\ (this|that)\s*([.,!;]|$|\ (for|from|in|going|again|every|each|always|too|please)\b)
+        | \b(this|that)\ way\s*([.,!;]|$|\ (for|from|in|going|again|every|each|always|too|please)\b)
+        | (按|照|像)(上次|之前|刚才)?(那样|这样)|上次那样
     ")
 });
 
-/// Whether `lower` points at one object in front of the user ([`DEIXIS`]); "that branch" after
+/// Whether `lower` points at one object in front of the user ([`DEIXIS`]), or at a way shown
+/// before ("write tests like this for me from now on", 按上次那样处理); "that branch" after
 /// "a release/3.8 branch" in the same sentence points back into it (anaphora), not out.
 fn is_deixis(lower: &str) -> bool {
     DEIXIS.find_iter(lower).any(|m| {
         let noun = m.as_str().rsplit(' ').next().unwrap_or("");
         let before = &lower[..m.start()];
+        // "no rails 8 stuff like that": things of that kind, not a way shown before.
+        let word_before = before.split_whitespace().next_back().unwrap_or("");
+        if (m.as_str().starts_with("like ") || m.as_str().starts_with("as "))
+            && matches!(
+                word_before,
+                "stuff" | "things" | "anything" | "something" | "nothing" | "everything" | "or"
+            )
+        {
+            return false;
+        }
         !(m.as_str().starts_with("that ") || m.as_str().starts_with("those "))
             || noun.is_empty()
             || !before
@@ -1120,6 +1145,9 @@ static TASK_REQUEST: LazyLock<Regex> = LazyLock::new(|| {
     ")
 });
 
+/// "no more pip installs", "no longer …": a rule, not "no," answering the agent.
+static NO_MORE: LazyLock<Regex> = LazyLock::new(|| re(r"^no\s+(more|longer)\b"));
+
 static CORRECTION_OPENER: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         ^(no|nope|nah|actually|wrong|incorrect|not\ quite|that's\ (not|wrong|incorrect)|that\ is\ (not|wrong)|you're\ wrong)\b[,.!:\s—-]
@@ -1151,9 +1179,10 @@ static PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
         | ^(please\ )?(make|be)\ sure\ (to|that|you\ (always|never|use|run|write|add|keep|don't))\b | ^(please\ )?avoid\ \w+
         | ^(please\ )?prefer\ \S+.*\b(over|to|instead\ of)\b
         | \b(i|we)\ (don't|do\ not)\ want\ (you\ to|any|\w+s)\b | \bi\ want\ you\ to\ (always|never|use|write|keep|stop|avoid|answer|reply)\b
+        | \bi('d|\ would)\ (like|prefer|rather)\ (it\ if\ )?you\ (to\ )?(always|never|use|write|keep|stop|avoid|answer|reply|run|put|give|make|open|add|name|format|commit|push)\b
         | ^((a\ few|two|three|four|some|my|our|the|house|ground)\ )*(rules?|conventions?|guidelines?)\b[^:]{0,40}:\s*\S
         | ^(please\ )?keep\ (answers|replies|responses|functions|lines|commits|prs|comments|messages|explanations|summaries)\b
-        | \b(don't|do\ not)\ .*\b(again|anymore|any\ more|ever)\b | ^no\ more\b | ^(please\ )?stop\ \w+ing\b
+        | \b(don't|do\ not)\ .*\b(again|anymore|any\ more|ever)\b | ^no\ more\b | ^(please\ )?(stop|quit)\ \w+ing\b
         | (^|[，,。：:；;！!\s]|我们|我|你|们|从|所以|那|大家|都|就|也|项目|仓库)以后|今后|往后|总是|始终|永远|一律|每次|统一|务必|记住|我喜欢用|我习惯|我偏好|偏好|别用|不要用|不许|禁止|不要再|别再|所有.*都
         | \b(answer|reply|respond|talk|speak|write|explain)\b[^.;]{0,30}\bin\ (english|chinese|mandarin|japanese|german|french|spanish|korean)\b
         | \b(english|chinese|mandarin|japanese|german|french|spanish|korean)\ (to|with|for)\ me\b
@@ -1191,6 +1220,9 @@ static GENERIC_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
         | \bbefore\ you\ (commit|push|merge)\ anything\b
         | \bnot\ here,?\ not\ anywhere\b | \b(here|there)\ or\ anywhere\b | \bnot\ just\ (for\ )?(this|here|now)\b
         | \b(goes|holds)\ for\ (every|all|any)\ (project|repo)s?\b
+        | \b(from\ now\ on|going\ forward|from\ here\ on(\ out)?|in\ (the\ )?future|every\ single\ time)\b
+        | \b(in|for|across)\ (every|any|all)\ (of\ (my|our)\ )?(projects?|repos?|repositor(y|ies)|codebases?)\b
+        | [,;]\s*(every|any|all)\ (projects?|repos?|repositor(y|ies)|codebases?)\s*[.!]?$
     ")
 });
 
@@ -1202,6 +1234,8 @@ static SCOPE_CONTINUATION: LazyLock<Regex> = LazyLock::new(|| {
         | ^(and\ )?(that|this|it)('s|\ is)\ (a\ )?(general|global|universal|standing|blanket)\ (thing|rule|preference)\b
         | ^(and\ )?not\ (just\ |only\ )?(in|for)\ (this|here)\b
         | ^(and\ )?(the\ )?same\ (goes\ )?(for|in)\ (every|all|any)
+        | ^(in\ |for\ )?(any|every|all)\ (of\ my\ )?(repos?|repositor(y|ies)|projects?|codebases?)\s*[.!]?$
+        | ^(it\ |this\ |that\ )?(goes|applies)\ (for|to)\ (everything|every|all|any)\b
         | ^(这|这个|这条|这一条)?(规则)?(也)?(同样)?适用于
         | ^(这|这个|这条)?(在)?(所有|每个|任何|哪个)(项目|仓库)(里)?都(一样|适用|这样)
     ")
@@ -1225,7 +1259,8 @@ static BEYOND_PROJECT: LazyLock<Regex> = LazyLock::new(|| {
         \bnot\ (just|only)\ (for\ )?(this|here)\b
         | \beverything\ (you\ (do|write|commit|make|create|open|push|send)|for\ me)\b
         | \b(any|every|all)\ (of\ )?(my|our)\ (projects?|repos?|codebases?)\b
-        | \b(every|any|all)\ (projects?|repos?|codebases?)\b | \bany\ other\ (one|project|repo|codebase)\b
+        | \b(every|any|all)\ (projects?|repos?|repositor(y|ies)|codebases?)\b | \bany\ other\ (one|project|repo|codebase)\b
+        | \b(goes|applies)\ (for|to)\ everything\b
         | 所有项目|每个项目|任何项目|哪个项目|所有仓库|任何仓库
     ")
 });
@@ -1248,7 +1283,7 @@ static BROAD_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
 /// An instruction worded as a habit: a negative or always/stop/avoid in front, or a contrast.
 static HABIT: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
-        ^(please\ )?(don't|dont|do\ not|never|always|stop|avoid)\b
+        ^(please\ )?(don't|dont|do\ not|never|always|stop|quit|avoid)\b
         | \b(instead\ of|rather\ than)\b
     ")
 });
@@ -1258,7 +1293,7 @@ static HABIT: LazyLock<Regex> = LazyLock::new(|| {
 static INSTRUCTION: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         ^(please\ )?(don't|dont|do\ not|never|always)\ \w+
-        | ^(please\ )?(use|write|run|add|put|keep|drop|remove|skip|omit|include|prefer|avoid|stop|start|give|show|explain|answer|reply|respond|format|name|test|document|comment|leave|mention|ask|assume|follow|stick|wrap|sort|split|make|end|begin|default|target|pin|check|commit|push|install|quote|indent|prefix|type|declare|import|log|print|return|raise|throw|catch|handle|wait|read|open|pick|choose|go\ with|switch\ to)\b
+        | ^(please\ )?(use|write|run|add|put|keep|drop|remove|skip|omit|include|prefer|avoid|stop|quit|start|give|show|explain|answer|reply|respond|format|name|test|document|comment|leave|mention|ask|assume|follow|stick|wrap|sort|split|make|end|begin|default|target|pin|check|commit|push|install|quote|indent|prefix|type|declare|import|log|print|return|raise|throw|catch|handle|wait|read|open|pick|choose|go\ with|switch\ to)\b
     ")
 });
 
@@ -1267,10 +1302,23 @@ static INSTRUCTION: LazyLock<Regex> = LazyLock::new(|| {
 /// (`knowledge::is_event_or_task`). `without_idle` is `lower` with idle negatives taken out.
 fn generic_instruction(without_idle: &str, lower: &str) -> bool {
     let body = WHEN_YOU.replace(without_idle, "");
-    INSTRUCTION.is_match(&body)
+    // "fyi i'm on compose v2 everywhere so always write `docker compose`", "this goes for
+    // every repo you work in with me, do a git pull --rebase before you push": the instruction
+    // opens a later clause.
+    let opens_instruction = INSTRUCTION.is_match(&body)
+        || CLAUSE_OPENING
+            .split(&body)
+            .skip(1)
+            .any(|clause| INSTRUCTION.is_match(clause.trim_start()));
+    opens_instruction
         && (GENERIC_SCOPE.is_match(lower) || (BROAD_SCOPE.is_match(lower) && HABIT.is_match(&body)))
         && !knowledge::is_event_or_task(lower)
 }
+
+/// Where a clause may open inside a sentence: after a comma, a semicolon, a colon or a dash,
+/// or after "so" / "and" / "but" between clauses.
+static CLAUSE_OPENING: LazyLock<Regex> =
+    LazyLock::new(|| re(r"[,;:—]\s+(?:(?:so|and|but|then|pls|please)\s+)?|\s(?:so|and\ then)\s+"));
 
 /// A clause opening an instruction with when it applies ("before you commit anything, show me
 /// the diff"): taken off before [`INSTRUCTION`] is read.
@@ -1355,7 +1403,7 @@ static DESCRIBED_LINK: LazyLock<Regex> = LazyLock::new(|| {
 /// Words saying a rule holds for all the user's projects: a preference, never project knowledge.
 static USER_WIDE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\b(all\ my|my\ projects|every\ project|all\ projects|any\ project|everywhere|for\ me|to\ me|how\ i\ work|my\ habit)\b|所有项目|每个项目|我的项目|我习惯|我的习惯|我一直",
+        r"\b(all\ my|my\ projects|every\ project|all\ projects|any\ project|everywhere|for\ me|to\ me|how\ i\ work|my\ habit)\b|\b(any|every|all)\ (of\ (my|our)\ )?(repos?|repositor(y|ies)|codebases?)\b|所有项目|每个项目|任何项目|哪个项目|所有仓库|任何仓库|每个仓库|我的项目|我所有|我习惯|我的习惯|我一直",
     )
 });
 
@@ -1429,7 +1477,7 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
     if habitual_complaint(sentence).is_some() {
         return None;
     }
-    if CORRECTION_OPENER.is_match(lower) {
+    if CORRECTION_OPENER.is_match(lower) && !NO_MORE.is_match(lower) {
         // "No, thanks" / "actually, never mind": an opener needs a statement after it.
         let rest = CORRECTION_OPENER.replace(lower, "");
         let rest_words = rest.split_whitespace().count();

@@ -81,8 +81,9 @@ pub(crate) fn sentences(text: &str) -> Vec<String> {
 
 /// Contractions written without their apostrophe, as typed in a hurry or by a non-native
 /// writer ("dont", "thats", "im"), with the apostrophe put back: the cues read "don't" and
-/// "that's". Words that are also words without one ("its", "lets", "ill", "were", "id") are
-/// left as they are.
+/// "that's". Words that are also words without one ("its", "lets", "ill", "were") are left as
+/// they are; "id" is "I'd" only before rather / prefer / appreciate / like to / love you ("the
+/// issue id like MOB-123" stays).
 const BARE_CONTRACTIONS: &[(&str, &str)] = &[
     ("dont", "don't"),
     ("doesnt", "doesn't"),
@@ -102,6 +103,7 @@ const BARE_CONTRACTIONS: &[(&str, &str)] = &[
     ("whats", "what's"),
     ("theres", "there's"),
     ("im", "i'm"),
+    ("id", "i'd"),
     ("ive", "i've"),
     ("youre", "you're"),
     ("youve", "you've"),
@@ -115,6 +117,9 @@ const BARE_CONTRACTIONS: &[(&str, &str)] = &[
 /// text's start, after a stop or comma, after and/but/so/because/if/when/cause).
 pub(crate) fn with_apostrophes(text: &str) -> String {
     static WORD: LazyLock<Regex> = LazyLock::new(|| re(r"\b[A-Za-z]{2,8}\b"));
+    static WANTS_AFTER: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"^\s+(really\s+)?(rather|prefer|appreciate|(like|love)\s+(to|you|it)\b)\b")
+    });
     let spans = protected_spans(text);
     let mut out = String::with_capacity(text.len() + 8);
     let mut last = 0;
@@ -125,6 +130,10 @@ pub(crate) fn with_apostrophes(text: &str) -> String {
         }
         let lower = word.to_ascii_lowercase();
         if (lower == "im" || lower == "ive") && !opens_clause(&text[..m.start()]) {
+            continue;
+        }
+        // "id rather you use rg": "id" is "I'd" only before a verb of wanting.
+        if lower == "id" && !WANTS_AFTER.is_match(&text[m.end()..]) {
             continue;
         }
         let Some(&(_, full)) = BARE_CONTRACTIONS.iter().find(|(bare, _)| *bare == lower) else {
@@ -143,7 +152,7 @@ pub(crate) fn with_apostrophes(text: &str) -> String {
             continue;
         }
         out.push_str(&text[last..m.start()]);
-        if lower == "im" || lower == "ive" {
+        if lower == "im" || lower == "ive" || lower == "id" {
             out.push('I');
             out.push_str(&full[1..]);
         } else if word.starts_with(|c: char| c.is_ascii_uppercase()) {
