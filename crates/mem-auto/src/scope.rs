@@ -121,6 +121,7 @@ pub fn names_project_scope(text: &str) -> bool {
         .iter()
         .filter(|w| **w != "everywhere")
         .any(|w| lower.contains(w))
+        || all_projects_zh(&lower)
     {
         return false;
     }
@@ -207,6 +208,29 @@ fn widens_scope(lower: &str, padded: &str) -> bool {
             .chars()
             .next()
             .is_none_or(|c| matches!(c, '.' | ',' | ';' | '!' | ')' | '。' | '，'))
+    })
+}
+
+/// Whether `lower` says "all / any / every … project" in Chinese with words between
+/// (我所有 Go 项目, 任何前端项目, 每个 Python 仓库): 所有 / 任何 / 每个 / 全部 up to eight
+/// characters before 项目 or 仓库, no stop or comma between.
+fn all_projects_zh(lower: &str) -> bool {
+    lower.match_indices(['项', '仓']).any(|(i, _)| {
+        let rest = &lower[i..];
+        if !(rest.starts_with("项目") || rest.starts_with("仓库")) {
+            return false;
+        }
+        let before: Vec<char> = lower[..i].chars().rev().take(10).collect();
+        let window: String = before
+            .iter()
+            .take_while(|c| !matches!(c, '，' | ',' | '。' | '；' | ';' | '、'))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        ["所有", "任何", "每个", "全部"]
+            .iter()
+            .any(|q| window.contains(q))
     })
 }
 
@@ -318,7 +342,10 @@ fn is_project_path(token: &str) -> bool {
 /// `<project>/.mewcode/memories.md`.
 pub fn states_project_fact(text: &str) -> bool {
     let lower = text.to_lowercase();
-    if USER_WIDE.iter().any(|w| lower.contains(w)) || widens_scope(&lower, &padded_words(&lower)) {
+    if USER_WIDE.iter().any(|w| lower.contains(w))
+        || all_projects_zh(&lower)
+        || widens_scope(&lower, &padded_words(&lower))
+    {
         return false;
     }
     // A value of the project and a project topic ("PRs go against `staging`, not main").

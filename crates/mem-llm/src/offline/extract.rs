@@ -84,14 +84,18 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
         // how it's wired?"): after a report of work done it acknowledges it. "right, and we
         // don't bump it…" takes the statement up whatever its form.
         let put_as_question = previous_by_assistant && asks_to_confirm(&previous);
+        // "yep thats it": read with its apostrophes, as the sentences are.
+        let first_said = said.first().map(|s| facts::with_apostrophes(s));
         // An analysis written out as a document (headings, lists) is the assistant's report,
         // not a statement the user takes up with "yes".
         if message.role == Role::User
             && said.len() == 1
             && !previous.is_empty()
             && !knowledge::looks_like_document(&previous)
-            && ((put_as_question && facts::is_confirmation(&said[0]))
-                || (previous_by_assistant && facts::opens_with_confirmation(&said[0])))
+            && first_said.as_deref().is_some_and(|first| {
+                (put_as_question && facts::is_confirmation(first))
+                    || (previous_by_assistant && facts::opens_with_confirmation(first))
+            })
         {
             for statement in confirmed_statements(&previous) {
                 for fact in facts_of(&statement, &[]) {
@@ -465,7 +469,7 @@ fn facts_of(sentence: &str, contexts: &[&str]) -> Vec<String> {
 fn confirmed_statements(assistant: &str) -> Vec<String> {
     static TAG: LazyLock<Regex> = LazyLock::new(|| {
         re(
-            r"(?i)\s*[,—–-]*\s*(right|correct|is\ that\ right|is\ that\ correct|yes|no)\s*\?\s*$|[，,]?\s*(对吗|是吗|对吧|是吧|没错吧)\s*[？?]\s*$",
+            r"(?i)\s*[,—–-]*\s*(right|correct|is\ that\ right|is\ that\ correct|yes|no)\s*\?\s*$|[，,]?\s*(对吗|是吗|对吧|是吧|没错吧|吧|吗)\s*[？?]\s*$",
         )
     });
     static SO: LazyLock<Regex> = LazyLock::new(|| {
@@ -510,16 +514,47 @@ fn message_text(message: &Message) -> String {
 /// The entry with its secrets replaced; `None` when little is left without them, or when its
 /// value is a secret (withheld here or before).
 fn without_secrets(entry: &str) -> Option<String> {
-    // "The AES key for the export files is [REDACTED].": what the statement gives is the
-    // secret; without it nothing is left to keep.
+    // "The AES key for the export files is [REDACTED].", "SECRET_KEY = '[REDACTED]' is the
+    // production one": what the statement gives is the secret; without it nothing is left to
+    // keep. A URL's withheld password (`app:[REDACTED]@db`) leaves the URL to keep.
     static VALUE_WITHHELD: LazyLock<Regex> = LazyLock::new(|| {
         re(r"(?i)(\b(is|was|are)|[:=：]|是|为)\s*[`'\x22]?\[REDACTED\][`'\x22]?\s*[.。!！]?$")
     });
+    // `KEY=[REDACTED]`, "password: [REDACTED]" inside the entry: that clause goes, the
+    // others stay ("… repo1 is in /etc/pgbackrest.conf。凭证先给你：AWS_ACCESS_KEY_ID=[REDACTED]").
+    // "Always export API_KEY=[REDACTED] before running" says what to do; the clause stays.
+    static ASSIGNED_WITHHELD: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(=|:\s|：)\s*[`'\x22]?\[REDACTED\]([^@\w]|$)"));
+    static EXPORTED: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"(?i)\b(export|set|setx|setenv)\s+[\w.-]+\s*=\s*[`'\x22]?\[REDACTED\]")
+    });
     let r = redact(entry);
-    if VALUE_WITHHELD.is_match(&r.text) || (r.withheld() > 0 && mostly_secret(&r.text)) {
+    let withheld = r.withheld();
+    let mut text = r.text;
+    if ASSIGNED_WITHHELD.is_match(&text) {
+        let kept: String = text
+            .split_inclusive([',', '，', ';', '；', '。'])
+            .filter(|clause| !ASSIGNED_WITHHELD.is_match(clause) || EXPORTED.is_match(clause))
+            .collect();
+        let kept = kept.trim_end_matches([',', '，', ';', '；', ' ']).trim();
+        if kept.is_empty() {
+            return None;
+        }
+        text = if kept.ends_with(['.', '。', '!', '！', '?', '？']) {
+            kept.to_owned()
+        } else if kept.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)) {
+            format!("{kept}。")
+        } else {
+            format!("{kept}.")
+        };
+        if mostly_secret(&format!("{text} {REDACTED}")) {
+            return None;
+        }
+    }
+    if VALUE_WITHHELD.is_match(&text) || (withheld > 0 && mostly_secret(&text)) {
         return None;
     }
-    Some(r.text)
+    Some(text)
 }
 
 /// Whether little is left of `redacted` once its `[REDACTED]` markers are taken out (fewer than
@@ -1052,9 +1087,16 @@ fn reports_someone_else(sentence: &str, lower: &str) -> bool {
     // 老王说 / 小张觉得 (not 老实说 "honestly", 老是, 小心; not 说得对 "is right").
     static ZH_NAME_SAYS: LazyLock<Regex> =
         LazyLock::new(|| re(r"^[老小]([\p{Han}])(说|觉得|认为|建议|讲|提到|要求)([^得的]|$)"));
+    // 运维那边说…, 产品经理觉得…, 隔壁组建议…: a role or a team, not the user.
+    static ZH_ROLE_SAYS: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"^[^，,。；;]{0,4}?(运维|产品|测试|后端|前端|客户|老板|领导|经理|同事|组长|架构师|安全组|dba|sre|隔壁组|其他组|别的组|对方)(经理|那边|团队|组|的同学|的人|们)?也?(说|觉得|认为|建议|提到|要求|反馈|讲)",
+        )
+    });
     let zh_name = ZH_NAME_SAYS
         .captures(lower)
-        .is_some_and(|c| !matches!(&c[1], "实" | "是" | "心" | "早" | "大"));
+        .is_some_and(|c| !matches!(&c[1], "实" | "是" | "心" | "早" | "大"))
+        || ZH_ROLE_SAYS.is_match(lower);
     zh_name
         || SOMEONE_ELSE.is_match(lower)
         || NAMED_SOMEONE
@@ -1171,7 +1213,7 @@ static PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         ^(please\ )?(always|never)\b
         | ^(from\ now\ on|going\ forward|in\ the\ future|for\ future\ reference|for\ the\ future|as\ a\ rule|from\ here\ on|whenever\ you|when\ you|every\ time\ you|each\ time\ you|remember\ (to|that))\b
-        | (^|[,;:]\s*|\b(you|we|please|should|must|to|and)\s+)(always|never)\s+\w
+        | (^|[,;:]\s*|\b(you|we|please|should|must|to|and|so|then|just)\s+)(always|never)\s+\w
         | \b(i|we)(\ prefer|'d\ prefer|\ would\ prefer|'d\ rather|\ would\ rather|\ like\ to|\ like\ using)\b | \bmy\ preference\b
         | \bi\ (always\ |only\ |just\ )?use\ \S+(\ \S+)?\ (for\ (every|all|any)\b|for\ everything\b|on\ (every|all|any)\ (of\ )?(my\ )?\w+|in\ (all|every|any)\ (of\ )?(my\ )?\w+|everywhere\b)
         | \bi\ (hate|dislike|don't\ like|can't\ stand)\ (it\ )?when\ you\b | \bit\ (annoys|bothers)\ me\ when\ you\b
@@ -1195,6 +1237,15 @@ static PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
         | 尽量|优先用|优先使用|最好用|少用|不需要每次|我希望你|请用|请始终|请不要|不要(加|写|用|改|提交|推|删|在|把|给|直接)|别直接
         | (聊天|交流|沟通|说话|回答|回复|解释|注释|文档).{0,3}用(中文|英文|英语|汉语) | 用(中文|英文|英语|汉语)(写|回复|回答|交流|聊天|沟通)
         | [,;]\s*(always|ever|from\ now\ on|going\ forward)\s*[.!]?$
+    ")
+});
+
+/// Words saying a rule holds from now on, whatever the time words beside it.
+static STANDING: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        \b(always|never|ever|every|each|whenever|from\ now\ on|going\ forward|from\ here\ on|in\ (the\ )?future|any\ more|anymore|again)\b
+        | \b(usually|generally|habit|remember)\b
+        | 以后|今后|往后|永远|每次|一律|始终|总是|所有|任何|习惯|一般|记得
     ")
 });
 
@@ -1531,6 +1582,11 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
     // "write me a retry function: it should always back off": the always/never of a task
     // request is the spec of what is asked for, unless the sentence says it holds beyond it.
     if preference && TASK_WITH_SPEC.is_match(lower) && !BEYOND_TASK.is_match(lower) {
+        return None;
+    }
+    // "until the 2.4 release goes out on friday don't merge anything into main": bound to a
+    // time and saying nothing of after it, the rule ends with the moment.
+    if preference && knowledge::is_one_off(sentence) && !STANDING.is_match(lower) {
         return None;
     }
     if preference {
@@ -2830,6 +2886,85 @@ mod tests {
         );
         assert!(out.project.is_empty(), "{out:?}");
         assert_eq!(out.preferences.len(), 1, "{out:?}");
+    }
+
+    #[test]
+    fn a_scope_tag_or_sentence_makes_an_instruction_standing_and_time_or_others_do_not() {
+        // Read, and kept in the user's file: the scope said in a tag, a clause or a sentence of
+        // its own; quit/no more; "id rather" typed without its apostrophe.
+        for text in [
+            "use uv for python deps, every project",
+            "quit adding the Co-Authored-By line to my commits. any repo",
+            "no more --no-verify. if a hook fails you fix what it complains about. goes for everything",
+            "id rather you use rg than grep -r for searching from now on, any repo",
+            "fyi i'm on compose v2 everywhere so always write `docker compose` not `docker-compose`",
+            "so from now on whenever you leave a todo in anything you write for me, write it as TODO(marek): with my name",
+            "I'd like you to write all commit messages in conventional commit format from now on",
+            "每次改完 Go 代码都用 gofumpt 格式化，别只跑 gofmt，我所有 Go 项目都是这样。",
+        ] {
+            let out = extract(&[Message::user(text)], "");
+            assert!(out.project.is_empty(), "{text}: {out:?}");
+            assert_eq!(
+                out.preferences.len() + out.corrections.len(),
+                1,
+                "{text}: {out:?}"
+            );
+        }
+        // Nothing kept: a rule bound to a moment, a way shown before, a team's words.
+        for text in [
+            "until the 2.4 release goes out on friday don't merge anything into main without pinging me first",
+            "Please write tests like this for me from now on.",
+            "以后这种情况都按上次那样处理就行。",
+            "运维那边说他们以后都用 ArgoCD 部署，不再直接 helm install 了。",
+            "产品经理觉得以后所有按钮都要用圆角。",
+        ] {
+            assert_eq!(
+                extract(&[Message::user(text)], "").to_markdown(),
+                "",
+                "{text}"
+            );
+        }
+        // Their look-alikes are still read.
+        for text in [
+            "the app is on ruby 3.2.2 and rails 7.1, so no rails 8 stuff like that",
+            "我写代码一般都会先跑一下格式化再提交，所以你帮我改完也记得先格式化",
+            "Never deploy on a friday.",
+            "When you fix a bug put the issue id like MOB-123 in the commit, always.",
+        ] {
+            assert_ne!(
+                extract(&[Message::user(text)], "").to_markdown(),
+                "",
+                "{text}"
+            );
+        }
+        assert_eq!(
+            facts::with_apostrophes("id rather you ask. the issue id like MOB-123"),
+            "I'd rather you ask. the issue id like MOB-123"
+        );
+    }
+
+    #[test]
+    fn an_entry_whose_value_is_a_secret_is_not_written_and_other_clauses_stay() {
+        let out = extract(
+            &[Message::user(
+                "the AES key for the export files is 3f7a9c2e8b1d4f6a0c5e9b2d7f1a3c8e5b0d4f6a9c2e7b1d3f8a5c0e9b2d4f7a. \
+                 in this repo encrypted exports always go to exports/enc/.",
+            )],
+            "",
+        );
+        let all = out.to_markdown();
+        assert!(!all.contains("3f7a9c2e"), "{all}");
+        assert!(!all.contains("AES key"), "{all}");
+        assert!(all.contains("exports/enc/"), "{all}");
+        assert_eq!(
+            without_secrets("Deploy with `make deploy`, DEPLOY_TOKEN=[REDACTED], from main."),
+            Some("Deploy with `make deploy`, from main.".to_owned())
+        );
+        assert_eq!(
+            without_secrets("Connect with postgres://app:[REDACTED]@db.staging:5432/app."),
+            Some("Connect with postgres://app:[REDACTED]@db.staging:5432/app.".to_owned())
+        );
+        assert_eq!(without_secrets("The staging password is [REDACTED]."), None);
     }
 
     #[test]
