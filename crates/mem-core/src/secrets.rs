@@ -483,7 +483,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         // "the password is hunter2", "password was s3cr3t!"
         rule(
             Assignment,
-            r#"(?i)(?:\b(?:password|passphrase|passcode|pin|secret|token|api key)(?:\s+(?:for|of)\s+[\w.@-]+)?(?:\s+(?:is|was|=)\s+|'s\s+)|(?:密码|口令|令牌|密钥|秘钥)(?:\s*(?:是|为|[:：=])\s*|\s+))["'`“]?([^\s"'`”，。；]{4,})"#,
+            r#"(?i)(?:\b(?:password|passwd|passphrase|passcode|pw|pwd|pin|secret|token|api key)(?:\s+(?:for|of|on|to)(?:\s+[\w.@-]+){1,4}?)?(?:\s+(?:is|was|=)\s+|'s\s+)|(?:密码|口令|令牌|密钥|秘钥)(?:\s*(?:是|为|[:：=])\s*|\s+))["'`“]?([^\s"'`”，。；]{4,})"#,
             1,
             prose_secret,
         ),
@@ -496,6 +496,15 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             r#"(?i)(?:\b(?:key|salt|secret|token|iv|nonce|passphrase|credential|hmac)\b(?:\s+(?:for|of|to|on|in)(?:\s+[\w.@/-]+){1,4}?)?|盐值|盐|私钥|密钥|秘钥|令牌)\s*(?:is|was|=|:|是|为|：)\s*["'`“]?([A-Za-z0-9+/=_\-.~]{12,})"#,
             1,
             named_key_value,
+        ),
+        // "creds are admin/Adm1n2024!", "login with admin:admin123", "basic auth is
+        // ops:Sup3rS3cret", "the login for jenkins is deploy / J3nk!ns_pw": a user and a
+        // password after a word for credentials; the password is withheld ([`pair_password`]).
+        rule(
+            Assignment,
+            r#"(?i)\b(?:creds?|credentials|login|log\s?in|account|basic\s+auth|auth)\b(?:\s+(?:for|on|to|of)(?:\s+[\w.@-]+){1,4}?)?\s*(?:is|are|=|:|with)?\s*["'`]?[\w.@+-]{2,40}\s*[/:]\s*["'`]?([^\s"'`,;]{4,})"#,
+            1,
+            pair_password,
         ),
         // "user app_rw, password Vq7!rT2#mLx9", "login admin / pw hunter2!": a password word
         // right before a value with no "is" or `=` between: a literal only when it looks like
@@ -876,6 +885,18 @@ fn prose_secret(value: &str) -> bool {
                 .any(|b| b.is_ascii_punctuation() && b != b'-' && b != b'_'))
 }
 
+/// The password of a user/password pair (see the rule): a literal with a digit or a sign
+/// ([`prose_secret`]), not digits only (an account id: `us-east-1:123456789012`), not a path, a
+/// file name or a URL ("login: src/pages/login.tsx").
+fn pair_password(value: &str) -> bool {
+    let v = value.trim_end_matches(['.', ',', ';', ':', '!', '?', ')']);
+    prose_secret(value)
+        && !v.bytes().all(|b| b.is_ascii_digit())
+        && !v.contains('/')
+        && !v.contains("://")
+        && !has_file_extension(v)
+}
+
 /// A value named as a key, salt or token (see the rule): 12 characters or more, letters and
 /// digits changing places four times or more (hex and base64 keys do; `created_at`,
 /// `orders_v2` and paths do not), not a placeholder; all-hex values count here, since the
@@ -1085,7 +1106,7 @@ mod tests {
 
     #[test]
     fn every_rule_compiles() {
-        assert_eq!(RULES.len(), 27, "a rule failed to compile");
+        assert_eq!(RULES.len(), 28, "a rule failed to compile");
         assert!(CANDIDATE.is_some());
     }
 
@@ -1406,6 +1427,45 @@ mod tests {
             ),
         ] {
             assert_eq!(redact(text).text, expected, "{text}");
+        }
+        // A user and password after a word for credentials; a password word with a few words
+        // on what it is for.
+        for (text, expected) in [
+            (
+                "creds are admin/Adm1n2024! for grafana",
+                "creds are admin/[REDACTED] for grafana",
+            ),
+            (
+                "the login for jenkins is deploy / J3nk!ns_pw",
+                "the login for jenkins is deploy / [REDACTED]",
+            ),
+            (
+                "login with admin:admin123 on the router",
+                "login with admin:[REDACTED] on the router",
+            ),
+            (
+                "basic auth is ops:Sup3rS3cret",
+                "basic auth is ops:[REDACTED]",
+            ),
+            (
+                "the passcode for the door is 884213",
+                "the passcode for the door is [REDACTED]",
+            ),
+            (
+                "the staging db pw is stag1ng!",
+                "the staging db pw is [REDACTED]",
+            ),
+        ] {
+            assert_eq!(redact(text).text, expected, "{text}");
+        }
+        for text in [
+            "login: src/pages/login.tsx",
+            "the auth flow is oauth:pkce",
+            "account: us-east-1:123456789012",
+            "our pw policy is strict",
+            "the token for it is in vault",
+        ] {
+            assert_eq!(redact(text).text, text, "{text}");
         }
         // Names, paths, ids and hashes that a key word stands beside are no secrets.
         for text in [

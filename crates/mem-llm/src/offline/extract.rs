@@ -3077,3 +3077,56 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod trace_tmp {
+    use super::*;
+    #[test]
+    #[ignore]
+    fn trace() {
+        let text = std::env::var("T").unwrap();
+        for raw in facts::sentences(&facts::with_apostrophes(&text))
+            .iter()
+            .flat_map(|s| asides(s))
+        {
+            let s = strip_filler(&one_line(&raw));
+            let s = after_preamble(&s).unwrap_or(s);
+            let s = polite_rule(&s).unwrap_or(s);
+            let cue = classify_sentence(&s);
+            let lower = s.to_lowercase();
+            println!(
+                "S: {s}\n   cue={:?} pref={} know={} task={} spec={} contrast={} someone={} deixis={} notstmt={} oneoff={}",
+                cue.as_ref().map(|c| format!("{c:?}")),
+                PREFERENCE.is_match(&lower),
+                knowledge::is_project_knowledge(&s),
+                TASK_REQUEST.is_match(&lower),
+                TASK_WITH_SPEC.is_match(&lower),
+                CONTRAST.is_match(&lower),
+                reports_someone_else(&s, &lower),
+                is_deixis(&lower),
+                NOT_A_STATEMENT.is_match(&lower),
+                knowledge::is_one_off(&s)
+            );
+            println!("   facts={:?}", facts_of(&s, &[]));
+        }
+        if let Ok(p) = std::env::var("P") {
+            println!(
+                "asks={} confirm={} opens={} doc={}",
+                asks_to_confirm(&p),
+                facts::is_confirmation(&text),
+                facts::opens_with_confirmation(&text),
+                knowledge::looks_like_document(&p)
+            );
+            for st in confirmed_statements(&p) {
+                println!("  CS: {st} -> {:?}", facts_of(&st, &[]));
+            }
+            for raw in facts::sentences(&p) {
+                println!(
+                    "  AS: {raw} -> {:?} know={}",
+                    classify_sentence(&raw),
+                    knowledge::is_project_knowledge(&raw)
+                );
+            }
+        }
+    }
+}
