@@ -97,6 +97,21 @@ pub fn repeats_itself(text: &str) -> bool {
     })
 }
 
+/// Whether `phrase` is in `text` with no ASCII letter or digit right after it ("for this pr" in
+/// "for this pr, skip it", not in "for this project"); a Chinese phrase wherever it is.
+fn contains_phrase(text: &str, phrase: &str) -> bool {
+    // Chinese has no spaces between words: a phrase stands as it is found.
+    if !phrase.is_ascii() {
+        return text.contains(phrase);
+    }
+    text.match_indices(phrase).any(|(i, _)| {
+        !text[i + phrase.len()..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
+    })
+}
+
 /// Why `text` is a one-off detail rather than a memory, if it is: a commit hash, a time of day
 /// or a date-bound plan ("tomorrow", "明天"), a test count ("12 tests passed"), or a scope of
 /// "just this once" / "for now" / "这次".
@@ -119,7 +134,8 @@ pub fn one_off(text: &str) -> Option<&'static str> {
         "临时",
         "先这样",
     ];
-    if ONCE.iter().any(|c| lower.contains(c)) {
+    // As whole words: "for this pr" is not in "for this project".
+    if ONCE.iter().any(|c| contains_phrase(&lower, c)) {
         return Some("only for now");
     }
     const WHEN: &[&str] = &[
@@ -284,6 +300,7 @@ mod tests {
             "All 42 tests passed",
             "明天下午三点开会",
             "这次先不用写测试",
+            "For this PR, skip the changelog.",
         ] {
             assert!(one_off(t).is_some(), "{t}");
         }
@@ -295,6 +312,8 @@ mod tests {
             "以后提交信息用英文",
             "The staging db is reset every night at 3am UTC.",
             "备份每天 02:00 跑",
+            "Use http://localhost:8089 for this project from now on.",
+            "For this project, run tests with `make test`.",
         ] {
             assert_eq!(one_off(t), None, "{t}");
         }

@@ -103,6 +103,23 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                 }
             }
         }
+        // "I'll use http://localhost:8089 for this project from now on, correct?" / "Use this
+        // command for tests in this project from now on?" answered "yes": the rule the agent
+        // put to the user is the user's.
+        if message.role == Role::User
+            && said.len() == 1
+            && previous_by_assistant
+            && !knowledge::looks_like_document(&previous)
+            && first_said.as_deref().is_some_and(|first| {
+                facts::is_confirmation(first) || facts::opens_with_confirmation(first)
+            })
+        {
+            for (proposal, context) in confirmed_proposals(&previous) {
+                for fact in facts_of(&proposal, &[&context]) {
+                    add(&mut memories.preferences, fact);
+                }
+            }
+        }
         for text in &said {
             // Redacted before it is split: a password holding `! ` or `. ` would otherwise be
             // cut into sentences the filter no longer recognises.
@@ -489,6 +506,55 @@ fn confirmed_statements(assistant: &str) -> Vec<String> {
         let s = YES_NO.replace(&s, "").trim().to_owned();
         if matches!(classify_sentence(&s), Some(Cue::Project | Cue::Knowledge)) {
             out.push(s);
+        }
+    }
+    out
+}
+
+/// Standing rules the assistant put to the user as a question ("I'll use http://localhost:8089
+/// for this project from now on, correct?", "Use this command for tests in this project from
+/// now on?", "Should I always squash commits here?"), each as an instruction ("Use
+/// http://localhost:8089 for this project from now on.") with the sentences before it in the
+/// message, where "this command" finds what it stands for. Only a question with a word of a
+/// standing rule (from now on, always, every time, in this project): "Should I run the
+/// migration?" answered "yes" approves one step.
+fn confirmed_proposals(assistant: &str) -> Vec<(String, String)> {
+    static TAG: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)\s*[,—–-]*\s*(right|correct|ok|okay|is\ that\ (right|ok|okay|correct)|sound\ good|agreed)?\s*[?？]\s*$",
+        )
+    });
+    static PROPOSAL: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)^(?:so\s+|then\s+)?(?:i'll|i\s+will|i'm\s+going\s+to|should\s+i|shall\s+i|do\s+you\s+want\s+me\s+to|want\s+me\s+to)\s+(.+)$",
+        )
+    });
+    static STANDING_WORDS: LazyLock<Regex> = LazyLock::new(|| {
+        re(
+            r"(?i)\b(from\ now\ on|going\ forward|from\ here\ on|always|never|every\ time|each\ time|in\ this\ (project|repo|repository|codebase)|for\ this\ (project|repo|repository|codebase))\b",
+        )
+    });
+    let sentences = facts::sentences(assistant);
+    let mut out = Vec::new();
+    for (i, sentence) in sentences.iter().enumerate() {
+        let s = one_line(sentence);
+        if !s.trim_end().ends_with(['?', '？']) || !STANDING_WORDS.is_match(&s) {
+            continue;
+        }
+        let s = TAG.replace(&s, "").trim().to_owned();
+        let body = match PROPOSAL.captures(&s) {
+            Some(c) => c[1].to_owned(),
+            None if INSTRUCTION.is_match(&s.to_lowercase()) => s.clone(),
+            None => continue,
+        };
+        let mut chars = body.chars();
+        let Some(first) = chars.next() else { continue };
+        let body = format!("{}{}.", first.to_uppercase(), chars.as_str());
+        if matches!(
+            classify_sentence(&body),
+            Some(Cue::Preference | Cue::Correction | Cue::Knowledge | Cue::Project)
+        ) {
+            out.push((body, sentences[..i].join(" ")));
         }
     }
     out
@@ -1212,7 +1278,7 @@ static CONTRAST: LazyLock<Regex> = LazyLock::new(|| {
 static PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         ^(please\ )?(always|never)\b
-        | ^(from\ now\ on|going\ forward|in\ the\ future|for\ future\ reference|for\ the\ future|as\ a\ rule|from\ here\ on|whenever\ you|when\ you|every\ time\ you|each\ time\ you|remember\ (to|that))\b
+        | ^(from\ now\ on|going\ forward|in\ the\ future|in\ future|for\ future\ reference|for\ the\ future|as\ a\ rule|from\ here\ on|whenever\ you|when\ you|every\ time\ you|each\ time\ you|remember\ (to|that))\b
         | (^|[,;:]\s*|\b(you|we|please|should|must|to|and|so|then|just)\s+)(always|never)\s+\w
         | \b(i|we)(\ prefer|'d\ prefer|\ would\ prefer|'d\ rather|\ would\ rather|\ like\ to|\ like\ using)\b | \bmy\ preference\b
         | \bi\ (always\ |only\ |just\ )?use\ \S+(\ \S+)?\ (for\ (every|all|any)\b|for\ everything\b|on\ (every|all|any)\ (of\ )?(my\ )?\w+|in\ (all|every|any)\ (of\ )?(my\ )?\w+|everywhere\b)
@@ -1344,6 +1410,7 @@ static HABIT: LazyLock<Regex> = LazyLock::new(|| {
 static INSTRUCTION: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         ^(please\ )?(don't|dont|do\ not|never|always)\ \w+
+        | ^(please\ )?do\ (a|an|the)\ \w+
         | ^(please\ )?(use|write|run|add|put|keep|drop|remove|skip|omit|include|prefer|avoid|stop|quit|start|give|show|explain|answer|reply|respond|format|name|test|document|comment|leave|mention|ask|assume|follow|stick|wrap|sort|split|make|end|begin|default|target|pin|check|commit|push|install|quote|indent|prefix|type|declare|import|log|print|return|raise|throw|catch|handle|wait|read|open|pick|choose|go\ with|switch\ to)\b
     ")
 });
@@ -2944,6 +3011,48 @@ mod tests {
     }
 
     #[test]
+    fn a_standing_rule_the_agent_put_as_a_question_is_kept_once_confirmed() {
+        let asked = |assistant: &str, user: &str| {
+            extract(
+                &[
+                    Message::user("run the tests"),
+                    Message::assistant(assistant),
+                    Message::user(user),
+                ],
+                "",
+            )
+        };
+        let out = asked(
+            "The webserver is mapped to host port 8089 in docker-compose.yml, not 8080. I'll use http://localhost:8089 for this project from now on, correct?",
+            "yep. 8080 is jenkins",
+        );
+        assert_eq!(
+            out.preferences,
+            vec!["Use http://localhost:8089 for this project from now on."]
+        );
+        // "this command" stands for the one command named before it, however long.
+        let out = asked(
+            "I'll run tests with `xcodebuild test -scheme Ledger -destination 'platform=iOS Simulator,name=iPhone 15'`; the LedgerWidgets scheme has no test action. Use this command for tests in this project from now on?",
+            "yes",
+        );
+        assert_eq!(
+            out.preferences,
+            vec![
+                "Use `xcodebuild test -scheme Ledger -destination 'platform=iOS Simulator,name=iPhone 15'` for tests in this project from now on."
+            ]
+        );
+        // One step offered and approved, or a rule not put as a question: nothing.
+        for (assistant, user) in [
+            ("Should I run `bin/rails db:test:prepare` first?", "yes"),
+            ("I'll use rg for searches from now on.", "yep"),
+            ("I'll use pnpm from now on, correct?", "no, npm"),
+        ] {
+            let out = asked(assistant, user);
+            assert!(out.preferences.is_empty(), "{assistant} / {user}: {out:?}");
+        }
+    }
+
+    #[test]
     fn an_entry_whose_value_is_a_secret_is_not_written_and_other_clauses_stay() {
         let out = extract(
             &[Message::user(
@@ -3075,58 +3184,5 @@ mod tests {
             vec!["Never run deploy-prod from a laptop, in all my projects.".to_owned()],
             "{out:?}"
         );
-    }
-}
-
-#[cfg(test)]
-mod trace_tmp {
-    use super::*;
-    #[test]
-    #[ignore]
-    fn trace() {
-        let text = std::env::var("T").unwrap();
-        for raw in facts::sentences(&facts::with_apostrophes(&text))
-            .iter()
-            .flat_map(|s| asides(s))
-        {
-            let s = strip_filler(&one_line(&raw));
-            let s = after_preamble(&s).unwrap_or(s);
-            let s = polite_rule(&s).unwrap_or(s);
-            let cue = classify_sentence(&s);
-            let lower = s.to_lowercase();
-            println!(
-                "S: {s}\n   cue={:?} pref={} know={} task={} spec={} contrast={} someone={} deixis={} notstmt={} oneoff={}",
-                cue.as_ref().map(|c| format!("{c:?}")),
-                PREFERENCE.is_match(&lower),
-                knowledge::is_project_knowledge(&s),
-                TASK_REQUEST.is_match(&lower),
-                TASK_WITH_SPEC.is_match(&lower),
-                CONTRAST.is_match(&lower),
-                reports_someone_else(&s, &lower),
-                is_deixis(&lower),
-                NOT_A_STATEMENT.is_match(&lower),
-                knowledge::is_one_off(&s)
-            );
-            println!("   facts={:?}", facts_of(&s, &[]));
-        }
-        if let Ok(p) = std::env::var("P") {
-            println!(
-                "asks={} confirm={} opens={} doc={}",
-                asks_to_confirm(&p),
-                facts::is_confirmation(&text),
-                facts::opens_with_confirmation(&text),
-                knowledge::looks_like_document(&p)
-            );
-            for st in confirmed_statements(&p) {
-                println!("  CS: {st} -> {:?}", facts_of(&st, &[]));
-            }
-            for raw in facts::sentences(&p) {
-                println!(
-                    "  AS: {raw} -> {:?} know={}",
-                    classify_sentence(&raw),
-                    knowledge::is_project_knowledge(&raw)
-                );
-            }
-        }
     }
 }

@@ -473,7 +473,7 @@ static DUMMY_IT: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Named things of `text`: backticked values and URLs, then paths and commands written without them.
 pub(crate) fn named_things(text: &str) -> Vec<String> {
-    static TICKED: LazyLock<Regex> = LazyLock::new(|| re(r"`([^`\n]{1,80})`"));
+    static TICKED: LazyLock<Regex> = LazyLock::new(|| re(r"`([^`\n]{1,160})`"));
     static PATH: LazyLock<Regex> = LazyLock::new(|| {
         re(
             r"(?:^|\s)((?:\.{0,2}/)?[\w.-]+/(?:[\w.-]+/?)*|[\w-]+\.(?:toml|json|ya?ml|lock|md|cfg|ini|env|txt|sh|py|rs|ts|js))(?:[\s,.;:!?，。；：！？、）)]|$)",
@@ -514,8 +514,16 @@ pub(crate) fn named_things(text: &str) -> Vec<String> {
 /// colon, nor "this repo").
 pub fn has_pronoun(clause: &str) -> bool {
     let without = DUMMY_IT.replace_all(clause, "");
+    // "从 typing 里 import List、Dict 这些": 这些 / 那些 right after the things it sums up
+    // (a name in ASCII) points at nothing outside the clause.
+    let without = SUMMING_UP.replace_all(&without, "$1");
     PRONOUN.is_match(&without) || points_out(&without)
 }
+
+/// A Chinese demonstrative summing up the names just before it (`List、Dict 这些`,
+/// `pg_isready、curl 这种`).
+static SUMMING_UP: LazyLock<Regex> =
+    LazyLock::new(|| re(r"([A-Za-z0-9_\])`]\s*)(这些|那些|这种|这类|这样的)"));
 
 /// English nouns for the project itself (after "this", "our", "in this …"): "this repo" names
 /// the scope, it points at nothing. Shared with mem-auto's scope words.
@@ -607,6 +615,10 @@ pub fn resolve_pronouns(clause: &str, contexts: &[&str]) -> Option<String> {
     if antecedent_before_pronoun(clause) {
         return Some(clause.to_owned());
     }
+    // "use this command for tests": of several things named, the one command (a backticked
+    // span with a space in it) is what "this command" stands for.
+    static COMMAND_PRONOUN: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(?i)\b(this|that)\s+(command|invocation|command\s+line)\b"));
     let mut referent = None;
     for context in contexts {
         match named_things(context).as_slice() {
@@ -614,6 +626,18 @@ pub fn resolve_pronouns(clause: &str, contexts: &[&str]) -> Option<String> {
             [one] => {
                 referent = Some(one.clone());
                 break;
+            }
+            many if COMMAND_PRONOUN.is_match(clause) => {
+                let mut commands = many
+                    .iter()
+                    .filter(|t| t.starts_with('`') && t.trim_matches('`').contains(' '));
+                match (commands.next(), commands.next()) {
+                    (Some(command), None) => {
+                        referent = Some(command.clone());
+                        break;
+                    }
+                    _ => return None,
+                }
             }
             _ => return None,
         }
@@ -626,6 +650,13 @@ pub fn resolve_pronouns(clause: &str, contexts: &[&str]) -> Option<String> {
     // "that's how tests run" → "`X` is how tests run", not "`X`'s how".
     static IS: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)^(this|that|it)'s\b"));
     let clause = IS.replace(clause, "$1 is");
+    if COMMAND_PRONOUN.is_match(&clause) {
+        return Some(
+            COMMAND_PRONOUN
+                .replacen(&clause, 1, regex::NoExpand(&referent))
+                .into_owned(),
+        );
+    }
     let replaced = REPLACEABLE
         .replacen(&clause, 1, referent.as_str())
         .into_owned();
