@@ -146,6 +146,9 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
             // Whether the sentence before in this message was bound to a time ("for today
             // don't run the test suite"): "just compile with … after changes" goes on from it.
             let mut one_off_before = false;
+            // Whether a spec header opened in this message ("requirements:", 要求：): the
+            // sentences after it describe the thing asked for.
+            let mut in_spec = false;
             let pieces: Vec<String> = facts::sentences(&facts::with_apostrophes(&redacted.text))
                 .iter()
                 .flat_map(|s| asides(s))
@@ -198,6 +201,7 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                     continue;
                 }
                 complaint = habitual_complaint(&sentence);
+                in_spec |= SPEC_HEADER.is_match(sentence.trim().to_lowercase().as_str());
                 // Pasted output (a build log) holds no statement of the user's.
                 let mut cue = classify_sentence(&sentence).filter(|_| !pasted);
                 let mut sentence = sentence;
@@ -240,7 +244,7 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                             .collect(),
                         None => facts_of(&sentence, &[&context, &previous]),
                     };
-                    if foreign_document
+                    if (foreign_document || in_spec)
                         && matches!(cue, Some(Cue::Correction | Cue::Preference))
                         && !speaks_to_agent(&sentence)
                     {
@@ -374,12 +378,15 @@ fn speaks_to_agent(sentence: &str) -> bool {
 /// Whether the assistant's text puts something to the user to confirm: a sentence ending in a
 /// question mark that is not an offer or a request for more ("Want me to update the README?",
 /// "Should I also open the PR?", "Anything else?").
+/// A question offering a step or asking for more ("Should I run …?", "Want me to …?"): a "yes"
+/// to it approves the step, it confirms no statement.
+static OFFER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^(want\ me|do\ you\ want|would\ you\ like|should\ i|shall\ i|can\ i|may\ i|should\ we|shall\ we|anything\ else|need\ me|do\ you\ need|ok\ to|okay\ to|要不要|需要我|我来)",
+    )
+});
+
 fn asks_to_confirm(assistant: &str) -> bool {
-    static OFFER: LazyLock<Regex> = LazyLock::new(|| {
-        re(
-            r"(?i)^(want\ me|do\ you\ want|would\ you\ like|should\ i|shall\ i|can\ i|may\ i|should\ we|shall\ we|anything\ else|need\ me|do\ you\ need|ok\ to|okay\ to|要不要|需要我|我来)",
-        )
-    });
     // "Remove it?", "Restore the old value?": an action offered, put as a bare imperative.
     static IMPERATIVE_OFFER: LazyLock<Regex> = LazyLock::new(|| {
         re(
@@ -499,7 +506,17 @@ fn confirmed_statements(assistant: &str) -> Vec<String> {
     // The hedge may follow where the assistant read it ("From the config, it looks like …").
     static YES_NO: LazyLock<Regex> = LazyLock::new(|| re(r"[?？]\s*$"));
     let mut out = Vec::new();
-    for sentence in facts::sentences(assistant) {
+    let sentences = facts::sentences(assistant);
+    // A "yes" to an offer approves the step offered; the statements before it are what the
+    // agent saw ("I see both in tests/. Should I always use Pest …?"), not what was confirmed.
+    let offered = sentences.iter().any(|s| {
+        let s = s.trim();
+        s.ends_with(['?', '？']) && OFFER.is_match(s)
+    });
+    for sentence in sentences {
+        if offered && !sentence.trim_end().ends_with(['?', '？']) {
+            continue;
+        }
         let s = one_line(&sentence);
         let s = SO.replace(&s, "");
         let s = TAG.replace(&s, "").trim().to_owned();
@@ -1218,6 +1235,15 @@ static THAT_CONJUNCTION: LazyLock<Regex> = LazyLock::new(|| {
 /// make a thing described after it ("add a cron job that never runs on weekends", "create the
 /// script: it should always …", 写个 formatAmount…): what follows is that thing's spec. "Add a
 /// changelog entry to every PR you open" describes no thing made now.
+/// A spec of the work asked for, under its header ("requirements: the button must always …",
+/// 要求：导出的 CSV 永远用 UTF-8): what the thing being built does, not a rule for the agent.
+static SPEC_HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        ^((the|some|a\ few|my|our|functional|product)\ )?(requirements?|specs?|specification|acceptance\ criteria|constraints|user\ stor(y|ies))\s*[:：]
+        | ^(需求|要求|验收标准|功能要求|产品要求)\s*[:：]
+    ")
+});
+
 static TASK_WITH_SPEC: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         ^((now|then|next|so|ok|okay|alright|first|pls|please|just)[,\s]+)*(please\ )?(can\ you\ |could\ you\ )?
@@ -1271,6 +1297,14 @@ static CONTRAST: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         ,\s*not\ \S | \(not\ \S | \bnot\ \S+(\ \S+)?\ but\b | \binstead\ of\b | \brather\ than\b | —\s*not\ \S
         | 而不是|而非|，?不是.{1,30}[，,]\s*(而)?是|，\s*不是\S|，不用\S
+    ")
+});
+
+/// ", not happening any time soon", ", not yet", "not sure": "not" before no value, so no
+/// contrast of one thing with another.
+static NOT_A_VALUE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        \bnot\ (happening|yet|now|today|really|quite|sure|necessary|needed|urgent|important|planned|planning|going|a\ (big\ )?deal|a\ problem|an\ issue|worth|that|so|too|very|much|bad|great)\b
     ")
 });
 
@@ -1677,6 +1711,7 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
     }
     // A contrast alone corrects in a short statement; in a long one it describes a task.
     if CONTRAST.is_match(lower)
+        && !NOT_A_VALUE.is_match(lower)
         && !has_url
         && words <= MAX_CONTRAST_WORDS
         && !knowledge::is_event_or_task(sentence)
@@ -3050,6 +3085,54 @@ mod tests {
             let out = asked(assistant, user);
             assert!(out.preferences.is_empty(), "{assistant} / {user}: {out:?}");
         }
+    }
+
+    #[test]
+    fn specs_under_a_header_status_reports_and_not_happening_give_nothing() {
+        for text in [
+            "build the login screen. requirements: the login button must always be disabled while the request is in flight, never show the spinner under 300ms.",
+            "写个导出功能。要求：导出的 CSV 永远用 UTF-8 BOM 编码。金额列永远保留两位小数。不要导出已删除的订单。",
+            "good to know, not happening any time soon though.",
+            "just curious, not planning anything.",
+            "deployed v2.3.1 to prod 20 min ago, dashboards all green.",
+            "The `shelfctl import` command panics when the CSV has an empty trailing line, stack trace below.",
+            "dbt test 也全过了。",
+        ] {
+            assert_eq!(
+                extract(&[Message::user(text)], "").to_markdown(),
+                "",
+                "{text}"
+            );
+        }
+        // Look-alikes: a rule beside a requirement of the user's own, a real contrast.
+        for text in [
+            "Use pnpm, not npm.",
+            "requirements for every PR you open: always link the ticket.",
+            "Deploys go through `make deploy`, not by hand.",
+        ] {
+            assert_ne!(
+                extract(&[Message::user(text)], "").to_markdown(),
+                "",
+                "{text}"
+            );
+        }
+        // "yes please" to a rule put as a question keeps it; what the agent saw before the
+        // offer is not confirmed by it.
+        let out = extract(
+            &[
+                Message::user("write tests for the CouponValidator"),
+                Message::assistant(
+                    "I see both in tests/. Should I always use Pest syntax instead of PHPUnit classes for new tests in this repo?",
+                ),
+                Message::user("yes please, the PHPUnit ones are legacy"),
+            ],
+            "",
+        );
+        assert!(out.project.is_empty(), "{out:?}");
+        assert_eq!(
+            out.preferences,
+            vec!["Always use Pest syntax instead of PHPUnit classes for new tests in this repo."]
+        );
     }
 
     #[test]

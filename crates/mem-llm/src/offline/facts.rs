@@ -849,7 +849,8 @@ pub fn is_complaint(clause: &str) -> bool {
 pub fn opens_with_confirmation(text: &str) -> bool {
     static OPENS: LazyLock<Regex> = LazyLock::new(|| {
         re(r"(?xi)
-            ^(yes|yep|yeah|yup|right|correct|exactly|that's\ right|that's\ correct)[,.!—–-]+\s*(and\ |also\ |plus\ )?
+            ^(yes|yep|yeah|yup|right|correct|exactly|that's\ right|that's\ correct)[,.!—–-]*\s+please\b[,.!—–-]*\s*(and\ |also\ |plus\ )?
+            | ^(yes|yep|yeah|yup|right|correct|exactly|that's\ right|that's\ correct)[,.!—–-]+\s*(and\ |also\ |plus\ )?
             | ^(yes|yep|yeah|yup)\ (that's\ (right|correct|it)|exactly|correct)[,.!—–-]+\s*(and\ |also\ |plus\ )?
             | ^(对|对的|没错|是的)[，,。！!]\s*(而且|另外|并且)?
         ")
@@ -870,7 +871,7 @@ pub fn is_confirmation(text: &str) -> bool {
     static CONFIRM: LazyLock<Regex> = LazyLock::new(|| {
         re(r"(?xi)
             ^(yes|yep|yeah|yup|correct|exactly|right|that's\ right|that's\ correct|that\ is\ correct|indeed|precisely|confirmed|spot\ on|you\ got\ it)
-             ([\s,.!]+(exactly|correct|that's\ (exactly\ )?(right|correct|it)|exactly\ (right|it)|right|indeed|precisely|yes|spot\ on|you\ got\ it))*[\s.!]*$
+             ([\s,.!]+(exactly|correct|that's\ (exactly\ )?(right|correct|it)|exactly\ (right|it)|right|indeed|precisely|yes|please|spot\ on|you\ got\ it))*[\s.!]*$
             | ^(对|对的|是的|没错|正确|就是这样|对，就是这样|是的，没错|对，没错|嗯，对)[。！!.]*$
         ")
     });

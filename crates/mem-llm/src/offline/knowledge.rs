@@ -196,6 +196,10 @@ static STATUS: LazyLock<Regex> = LazyLock::new(|| {
         | \b(is|are|'s|'re)\s+(taking|complaining|throwing|erroring|crashing|hanging|dying|timing\ out|restarting|flapping|leaking|spiking|acting\ up|blowing\ up)\b
         | \b(crashes|hangs|freezes|segfaults|dies)\s+(on|when|after|with|in|at|every|whenever|if)\b
         | \b(has|have|had|just|was|were)\s+(finished|completed)\b | \b(finished|completed)\s*[.!]?$
+        | \b\d+\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hrs?|hours?|days?|weeks?)\s+ago\b
+        | \b(panics?|panicked|throws|threw|errors\ out|errored)\s+(when|on|if|with|after|because)\b
+        | \b(stack\ ?trace|traceback|backtrace|log|output)\s+(below|above|attached)\b
+        | (全|都)(过|通过|挂|失败)了|跑通了|报错了|挂掉了|不存在[。！!]?$
         | \bfails?\s+(on|with|at|in)\b | \bcrashloopbackoff\b | \booms?\b | \boom(ed|ing)\b
         | \b(returns?|returning|gives?|giving|throws?|throwing)\s+(an?\s+)?[45]\d\d\b
         | \b(isn't|aren't|wasn't|weren't|is\ not|are\ not)\s+being\b
