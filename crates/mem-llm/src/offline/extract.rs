@@ -152,6 +152,7 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
             let pieces: Vec<String> = facts::sentences(&facts::with_apostrophes(&redacted.text))
                 .iter()
                 .flat_map(|s| asides(s))
+                .flat_map(|s| rule_then_exception(&s))
                 .collect();
             // How many project entries there were before the sentence read last: the ones that
             // sentence added are `memories.project[last_start..]`.
@@ -652,6 +653,28 @@ fn mostly_secret(redacted: &str) -> bool {
         .filter(|w| w.chars().any(char::is_alphanumeric))
         .count();
     words < 3 || rest.chars().filter(|c| !c.is_whitespace()).count() < 12
+}
+
+/// "normally we always squash-merge in this repo, but for release branches do a merge commit",
+/// 平时都用 X，不过这次…: the usual rule, then the exception of the task at hand, as two
+/// sentences (the rule is read alone; the exception is a one-off or a pointer).
+fn rule_then_exception(sentence: &str) -> Vec<String> {
+    static USUAL: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(?i)^(normally|usually|generally|as\ a\ rule|平时|一般|通常)\b"));
+    static BUT: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(?i)[,;]\s+but\s+|[，；]\s*(但是|但|不过|可是)"));
+    let trimmed = sentence.trim_start();
+    if !USUAL.is_match(trimmed) {
+        return vec![sentence.to_owned()];
+    }
+    match BUT.find(trimmed) {
+        Some(m) => {
+            let head = &trimmed[..m.start()];
+            let stop = if head.is_ascii() { "." } else { "。" };
+            vec![format!("{head}{stop}"), trimmed[m.end()..].to_owned()]
+        }
+        None => vec![sentence.to_owned()],
+    }
 }
 
 /// Removes conversational openers: `also,`, `btw`, `ok,`, 另外，...
@@ -1315,6 +1338,7 @@ static PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
         | ^(from\ now\ on|going\ forward|in\ the\ future|in\ future|for\ future\ reference|for\ the\ future|as\ a\ rule|from\ here\ on|whenever\ you|when\ you|every\ time\ you|each\ time\ you|remember\ (to|that))\b
         | (^|[,;:]\s*|\b(you|we|please|should|must|to|and|so|then|just)\s+)(always|never)\s+\w
         | \b(i|we)(\ prefer|'d\ prefer|\ would\ prefer|'d\ rather|\ would\ rather|\ like\ to|\ like\ using)\b | \bmy\ preference\b
+        | ^(normally|usually|generally)\ (you|we)\ (always\ )?\w+
         | \bi\ (always\ |only\ |just\ )?use\ \S+(\ \S+)?\ (for\ (every|all|any)\b|for\ everything\b|on\ (every|all|any)\ (of\ )?(my\ )?\w+|in\ (all|every|any)\ (of\ )?(my\ )?\w+|everywhere\b)
         | \bi\ (hate|dislike|don't\ like|can't\ stand)\ (it\ )?when\ you\b | \bit\ (annoys|bothers)\ me\ when\ you\b
         | ^(please\ )?(don't|do\ not|dont)\ (ever|use|add|commit|push|touch|write|put|leave|create|run|edit|modify|include|mock|import|call|install|bump|hardcode|log|print|catch|swallow|wrap|force|skip|disable|reformat|explain|summarize|apologize)\b
@@ -1384,6 +1408,7 @@ static SCOPE_CONTINUATION: LazyLock<Regex> = LazyLock::new(|| {
         ^(and\ )?(that|this|it|same|the\ same)(\ rule)?\ (goes|applies|counts|holds|is\ true)\ (for|to)\b
         | ^(and\ )?(that|this|it)('s|\ is)\ (a\ )?(general|global|universal|standing|blanket)\ (thing|rule|preference)\b
         | ^(and\ )?not\ (just\ |only\ )?(in|for)\ (this|here)\b
+        | ^(and\ )?not\ here,?\ (and\ )?not\ (anywhere|in\ any\ other)\b
         | ^(and\ )?(the\ )?same\ (goes\ )?(for|in)\ (every|all|any)
         | ^(in\ |for\ )?(any|every|all)\ (of\ my\ )?(repos?|repositor(y|ies)|projects?|codebases?)\s*[.!]?$
         | ^(it\ |this\ |that\ )?(goes|applies)\ (for|to)\ (everything|every|all|any)\b
@@ -3133,6 +3158,38 @@ mod tests {
             out.preferences,
             vec!["Always use Pest syntax instead of PHPUnit classes for new tests in this repo."]
         );
+    }
+
+    #[test]
+    fn the_usual_rule_before_an_exception_is_kept_and_the_exception_is_not() {
+        let out = extract(
+            &[Message::user(
+                "commit the retry changes. normally you run `make lint` before every commit here, but skip it this time, the golangci config is broken on this branch",
+            )],
+            "",
+        );
+        let all = out.to_markdown();
+        assert!(
+            all.contains("you run `make lint` before every commit here."),
+            "{all}"
+        );
+        assert!(!all.contains("skip"), "{all}");
+        let out = extract(
+            &[Message::user(
+                "normally we always squash-merge in this repo, but for release branches like this one do a real merge commit",
+            )],
+            "",
+        );
+        assert_eq!(out.to_markdown().matches("\n- ").count(), 1, "{out:?}");
+        assert!(out.to_markdown().contains("squash-merge"), "{out:?}");
+        // A scope said as a sentence of its own is no rule of its own.
+        let out = extract(
+            &[Message::user(
+                "NEVER run terraform apply. not here, not in any other repo, ever.",
+            )],
+            "",
+        );
+        assert_eq!(out.preferences, vec!["NEVER run terraform apply."]);
     }
 
     #[test]
