@@ -702,6 +702,9 @@ fn strip_filler(sentence: &str) -> String {
             "so ",
             "anyway, ",
             "anyway ",
+            "sure, and ",
+            "sure, ",
+            "sure and ",
             "in general: ",
             "in general, ",
             "oh and ",
@@ -899,7 +902,7 @@ fn looks_like_command(line: &str) -> bool {
 fn after_preamble(sentence: &str) -> Option<String> {
     static PREAMBLE: LazyLock<Regex> = LazyLock::new(|| {
         re(
-            r"(?i)\b(say|said|mention|noticed|thing|things|note|reminder|request|psa|fyi|in general|heads up)\b",
+            r"(?i)\b(say|said|mention|noticed|thing|things|note|reminder|request|psa|fyi|in general|heads up|from me|my own)\b",
         )
     });
     static SPEAKER: LazyLock<Regex> = LazyLock::new(|| {
@@ -940,7 +943,12 @@ fn polite_rule(sentence: &str) -> Option<String> {
     // "will you always be this slow?", "could you never mind that": no rule; "could you not
     // commit yet?", "can you stop logging the body in the handler we just wrote?": the task at
     // hand, unless a generic scope says otherwise.
-    let standing = matches!(adverb.as_str(), "always" | "never") && !matches!(verb, "be" | "mind");
+    // "can you not use mocks ever?": the time word after the verb makes it standing too.
+    static EVER: LazyLock<Regex> =
+        LazyLock::new(|| re(r"\b(ever|anymore|any\ more|again|from\ now\ on)\s*$"));
+    let standing = (matches!(adverb.as_str(), "always" | "never")
+        || (adverb == "not" && EVER.is_match(&lower)))
+        && !matches!(verb, "be" | "mind");
     if !(standing || GENERIC_SCOPE.is_match(&lower)) || knowledge::is_event_or_task(&lower) {
         return None;
     }
@@ -1110,7 +1118,8 @@ fn re(pattern: &str) -> Regex {
 static NOT_A_STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         [?？]\s*$ | 吗[。.!！]?\s*$ | 呢[。.]?\s*$ | 是不是 | 要不要 | 能不能 | 可不可以 | 怎么
-        | ^(can|could|would|should|shall|do|does|did|is|are|was|were)(\s|$) | ^(what|why|how|where|which|who)('s|'re)?\b
+        | ^(can|could|would|should|shall|does|did|is|are|was|were)(\s|$) | ^do\ (you|we|i|they|he|she|u)\b | ^do$
+        | ^(what|why|how|where|which|who)('s|'re)?\b
         | \b(maybe|perhaps|probably|possibly|i\ think|i\ guess|i\ suppose|not\ sure|might|at\ some\ point|let\ me\ think|we\ could\ try|idk|dunno|i\ don't\ know|i\ bet|i\ suspect|i'd\ guess|my\ guess|i\ wonder|i'm\ pretty\ sure|hold\ off)\b
         | 也许|可能|或许|好像|不确定|考虑一下|(以后|回头|到时候|之后|下次)再说|我猜|估计|猜测|先别|等.{1,24}再(说|改|动|弄)
         | \b(he|she|they)('s|'re|\ is|\ are)\ (on|using|running)\b
@@ -1345,6 +1354,7 @@ static PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
         | ^(please\ )?(make|be)\ sure\ (to|that|you\ (always|never|use|run|write|add|keep|don't))\b | ^(please\ )?avoid\ \w+
         | ^(please\ )?prefer\ \S+.*\b(over|to|instead\ of)\b
         | \b(i|we)\ (don't|do\ not)\ want\ (you\ to|any|\w+s)\b | \bi\ want\ you\ to\ (always|never|use|write|keep|stop|avoid|answer|reply)\b
+        | \bi\ (don't|do\ not)\ want\b.*\b(in|for)\ (any|every|all)\ (of\ my\ )?(projects?|repos?|codebases?)\b
         | \bi('d|\ would)\ (like|prefer|rather)\ (it\ if\ )?you\ (to\ )?(always|never|use|write|keep|stop|avoid|answer|reply|run|put|give|make|open|add|name|format|commit|push)\b
         | ^((a\ few|two|three|four|some|my|our|the|house|ground)\ )*(rules?|conventions?|guidelines?)\b[^:]{0,40}:\s*\S
         | ^(please\ )?keep\ (answers|replies|responses|functions|lines|commits|prs|comments|messages|explanations|summaries)\b
@@ -1396,6 +1406,7 @@ static GENERIC_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
         | \bnot\ here,?\ not\ anywhere\b | \b(here|there)\ or\ anywhere\b | \bnot\ just\ (for\ )?(this|here|now)\b
         | \b(goes|holds)\ for\ (every|all|any)\ (project|repo)s?\b
         | \b(from\ now\ on|going\ forward|from\ here\ on(\ out)?|in\ (the\ )?future|every\ single\ time)\b
+        | \b(every\ time|each\ time|whenever)\ (you|u)\b | \b(every|each)\ time\s*(please|pls|[.,!]|$)
         | \b(in|for|across)\ (every|any|all)\ (of\ (my|our)\ )?(projects?|repos?|repositor(y|ies)|codebases?)\b
         | [,;]\s*(every|any|all)\ (projects?|repos?|repositor(y|ies)|codebases?)\s*[.!]?$
     ")
@@ -1410,7 +1421,7 @@ static SCOPE_CONTINUATION: LazyLock<Regex> = LazyLock::new(|| {
         | ^(and\ )?not\ (just\ |only\ )?(in|for)\ (this|here)\b
         | ^(and\ )?not\ here,?\ (and\ )?not\ (anywhere|in\ any\ other)\b
         | ^(and\ )?(the\ )?same\ (goes\ )?(for|in)\ (every|all|any)
-        | ^(in\ |for\ )?(any|every|all)\ (of\ my\ )?(repos?|repositor(y|ies)|projects?|codebases?)\s*[.!]?$
+        | ^(in\ |for\ )?(any|every|all)\ (of\ my\ )?(repos?|repositor(y|ies)|projects?|codebases?)(,?\ (always|ever|too|as\ well))?\s*[.!]?$
         | ^(it\ |this\ |that\ )?(goes|applies)\ (for|to)\ (everything|every|all|any)\b
         | ^(这|这个|这条|这一条)?(规则)?(也)?(同样)?适用于
         | ^(这|这个|这条)?(在)?(所有|每个|任何|哪个)(项目|仓库)(里)?都(一样|适用|这样)
@@ -1469,7 +1480,7 @@ static HABIT: LazyLock<Regex> = LazyLock::new(|| {
 static INSTRUCTION: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         ^(please\ )?(don't|dont|do\ not|never|always)\ \w+
-        | ^(please\ )?do\ (a|an|the)\ \w+
+        | ^(please\ )?do\ (a|an|the|that|this|it)\b
         | ^(please\ )?(use|write|run|add|put|keep|drop|remove|skip|omit|include|prefer|avoid|stop|quit|start|give|show|explain|answer|reply|respond|format|name|test|document|comment|leave|mention|ask|assume|follow|stick|wrap|sort|split|make|end|begin|default|target|pin|check|commit|push|install|quote|indent|prefix|type|declare|import|log|print|return|raise|throw|catch|handle|wait|read|open|pick|choose|go\ with|switch\ to)\b
     ")
 });
@@ -3190,6 +3201,49 @@ mod tests {
             "",
         );
         assert_eq!(out.preferences, vec!["NEVER run terraform apply."]);
+    }
+
+    #[test]
+    fn every_time_do_that_and_rules_asked_as_questions_are_read() {
+        for text in [
+            "give me PowerShell every time please",
+            "can you not use mocks ever?",
+            "I don't want unittest.mock or monkeypatched clients in my tests, in any project.",
+            "add a --json flag. and this one is from me, not the agents file: at the end of every task, in any project, give me a short table of the files you changed",
+            "run the formatter whenever you touch a Python file",
+        ] {
+            assert_ne!(
+                extract(&[Message::user(text)], "").to_markdown(),
+                "",
+                "{text}"
+            );
+        }
+        // "do that" finds what it stands for in the agent's turn before.
+        let out = extract(
+            &[
+                Message::assistant("I'll run `vale` on the files I changed."),
+                Message::user(
+                    "sure, and do that every time you touch docs, in any docs repo I work in",
+                ),
+            ],
+            "",
+        );
+        assert_eq!(
+            out.preferences,
+            vec!["Do `vale` every time you touch docs, in any docs repo I work in."]
+        );
+        // Questions and one-offs stay out: "do you …", an issue by its number.
+        for text in [
+            "do you always run the tests before pushing",
+            "close #812 as a duplicate of #790, and put needs-repro on #815.",
+            "every time I run it, it crashes",
+        ] {
+            assert_eq!(
+                extract(&[Message::user(text)], "").to_markdown(),
+                "",
+                "{text}"
+            );
+        }
     }
 
     #[test]

@@ -154,6 +154,7 @@ static ONE_OFF: LazyLock<Regex> = LazyLock::new(|| {
           |for\ this\ (task|pr|ticket|change|session|run|request|backfill|demo|release|migration|incident|hotfix|experiment)|until\ \w+|(this|next)\ (week|sprint|month)
           |(over|for|through)\ the\ weekend|just\ so\ (we|i|it)|not\ permanent(ly)?
           |monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b
+        | (^|[\s(])(issue\ |pr\ |pull\ request\ |ticket\ )?\#\d{2,}\b
         | 这次|这一次|暂时|今天|先不|临时|刚才|一下|这周|本周|下周|周[一二三四五六日末]|星期[一二三四五六日天]
         | \d{1,2}\s*[号日](之前|以前|前|之后|为止|起)|(月底|月初|年底|年前|节前|节后|大促)(之前|以前|前)|封网|封版|冻结期
     ")
