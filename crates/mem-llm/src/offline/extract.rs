@@ -149,6 +149,9 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
             // Whether a spec header opened in this message ("requirements:", 要求：): the
             // sentences after it describe the thing asked for.
             let mut in_spec = false;
+            // Whether a header of rules for this project opened the message ("Rules for this
+            // repo going forward:", 这个项目的规范：): its items hold here.
+            let mut rules_here = false;
             let pieces: Vec<String> = facts::sentences(&facts::with_apostrophes(&redacted.text))
                 .iter()
                 .flat_map(|s| asides(s))
@@ -203,6 +206,7 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                 }
                 complaint = habitual_complaint(&sentence);
                 in_spec |= SPEC_HEADER.is_match(sentence.trim().to_lowercase().as_str());
+                rules_here |= RULES_HERE_HEADER.is_match(sentence.trim().to_lowercase().as_str());
                 // Pasted output (a build log) holds no statement of the user's.
                 let mut cue = classify_sentence(&sentence).filter(|_| !pasted);
                 let mut sentence = sentence;
@@ -288,9 +292,12 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                             continue;
                         }
                     };
+                    let here = rules_here
+                        && matches!(cue, Some(Cue::Correction | Cue::Preference))
+                        && !names_own_scope(&sentence);
                     let had = list.len();
                     for entry in entries {
-                        add(list, entry);
+                        add(list, if here { in_this_project(&entry) } else { entry });
                     }
                     if list.len() > had {
                         rule_before = match cue {
@@ -1428,6 +1435,48 @@ static SCOPE_CONTINUATION: LazyLock<Regex> = LazyLock::new(|| {
     ")
 });
 
+/// A header of rules for this project, ending in a colon: "Rules for this repo going forward,
+/// …:", "conventions here:", 这个项目的规范：.
+static RULES_HERE_HEADER: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        ^[^:：]{0,20}\b(rules?|conventions?|guidelines?|ground\ rules)\b[^:：]{0,20}\b(for|in|of)\ (this|our)\ (project|repo|repository|codebase|service)\b[^:：]{0,80}[:：]\s*$
+        | ^[^:：]{0,20}\b(rules?|conventions?|guidelines?)\ here\s*[:：]\s*$
+        | ^(这个|本)(项目|仓库)[^:：]{0,10}(规则|规范|约定)[^:：]{0,20}[:：]\s*$
+    ")
+});
+
+/// "in this repo", "for this project", 这个项目, 本仓库: this project named as the scope.
+static THIS_PROJECT: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        \b(in|for|on)\ (this|our)\ (project|repo|repository|codebase|monorepo|workspace)\b
+        | 这个(项目|仓库|工程|代码库)|本(项目|仓库)|我们(项目|仓库)
+    ")
+});
+
+/// Whether `sentence` says where it holds (this project, every project) or speaks of the user
+/// ("me", "my", "I"): then it keeps its own scope.
+fn names_own_scope(sentence: &str) -> bool {
+    static USER: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(?i)\b(i|me|my|mine|i'm|i've|i'd)\b|我([^们]|$)"));
+    let lower = sentence.to_lowercase();
+    THIS_PROJECT.is_match(&lower)
+        || USER_WIDE.is_match(&lower)
+        || BEYOND_PROJECT.is_match(sentence)
+        || GENERIC_SCOPE.is_match(&lower)
+        || USER.is_match(sentence)
+}
+
+/// `entry` with this project said as its scope (", in this project"; （这个项目） for a Chinese
+/// one) before its final stop.
+fn in_this_project(entry: &str) -> String {
+    let body = entry.trim_end().trim_end_matches(['.', '。', '!', '！']);
+    if body.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)) {
+        format!("{body}（这个项目）。")
+    } else {
+        format!("{body}, in this project.")
+    }
+}
+
 /// `entry` with its scope said: ", in every project" (所有项目都适用 for a Chinese one) before its
 /// final stop.
 fn in_every_project(entry: &str) -> String {
@@ -1554,6 +1603,7 @@ static PROJECT: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         \b(lives?|sits?|goes|go|belongs?|(are|is)\ (kept|stored|located|defined|configured))\ (in|under|at|next\ to|inside)\b
         | \bwe(\ all)?\ (use|deploy|run|build|host|release|ship|target|support|pin|store|keep|follow|test|lint|format|manage|vendor|generate)\b
+        | \bwe(\ all)?\ [a-z]+\ (with|using|via|through)\ \S
         | \bwe('re|\ are)\ on\b
         | \b(project|repo|repository|codebase|app|application|service|server|backend|frontend|api|sdk|ci|build|monorepo|package|site|cli)\ (uses|is\ written\ in|is\ built\ (with|on)|runs\ on|runs\ in|is\ deployed|deploys|targets|requires|needs|depends\ on|is\ on|talks\ to|is\ hosted)\b
         | \bdeploy(s|ed|ment|ments)?\b.*\b(with|to|via|using|through|from|on)\b
@@ -3244,6 +3294,36 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    #[test]
+    fn rules_under_a_header_for_this_project_hold_here() {
+        let out = extract(
+            &[Message::user(
+                "Rules for this repo going forward, I'm tired of repeating them:\n1. never log request bodies, not even at debug level\n2. always answer me in English",
+            )],
+            "",
+        );
+        assert_eq!(
+            out.preferences,
+            vec![
+                "Never log request bodies, not even at debug level, in this project.",
+                "Always answer me in English."
+            ]
+        );
+        // A macro's `!` does not end a sentence; "we hash with argon2id here" is a fact.
+        assert_eq!(
+            facts::sentences(
+                "all SQL goes through sqlx's query! / query_as! macros. Great! now push"
+            ),
+            vec![
+                "all SQL goes through sqlx's query! / query_as! macros.",
+                "Great!",
+                "now push"
+            ]
+        );
+        let out = extract(&[Message::user("wrong, we hash with argon2id here.")], "");
+        assert_eq!(out.to_markdown().matches("argon2id").count(), 1, "{out:?}");
     }
 
     #[test]

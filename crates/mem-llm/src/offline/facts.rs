@@ -66,6 +66,14 @@ pub(crate) fn sentences(text: &str) -> Vec<String> {
                     let next = line[end..].trim_start().chars().next();
                     next.is_none_or(char::is_alphanumeric)
                 }
+                // A macro's `!` in prose ("sqlx's query! / query_as! macros"): the name goes
+                // on after it, the sentence does not end.
+                '!' if line[..i].ends_with(|p: char| p.is_alphanumeric() || p == '_')
+                    && line[end..].trim_start().starts_with(['/', ',', ')'])
+                    || line[end..].trim_start().starts_with("macro") =>
+                {
+                    false
+                }
                 '.' | '!' | '?' => chars.peek().is_none_or(|(_, n)| n.is_whitespace()),
                 _ => false,
             };
