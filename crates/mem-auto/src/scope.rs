@@ -220,7 +220,11 @@ fn all_projects_zh(lower: &str) -> bool {
         if !(rest.starts_with("项目") || rest.starts_with("仓库")) {
             return false;
         }
-        let before: Vec<char> = lower[..i].chars().rev().take(10).collect();
+        // 子项目 is a part of this one (每个子项目都有自己的 Makefile).
+        if lower[..i].ends_with('子') {
+            return false;
+        }
+        let before: Vec<char> = lower[..i].chars().rev().take(8).collect();
         let window: String = before
             .iter()
             .take_while(|c| !matches!(c, '，' | ',' | '。' | '；' | ';' | '、'))

@@ -877,6 +877,12 @@ fn pass_value(value: &str) -> bool {
 
 fn prose_secret(value: &str) -> bool {
     let v = value.trim_end_matches(['.', ',', ';', ':', '!', '?', ')']);
+    // "the version pin for react is 18.2.0", "alpine:3.19": a version, not a secret.
+    static VERSION: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r"^([A-Za-z][\w.-]*[:@])?v?\d+(\.\d+)+([-+][\w.]+)?$").ok());
+    if VERSION.as_ref().is_some_and(|r| r.is_match(v)) {
+        return false;
+    }
     // `password = get_password()`, `= self.password`: code, not a literal.
     password_value(v)
         && v.len() >= 4
@@ -886,15 +892,27 @@ fn prose_secret(value: &str) -> bool {
 }
 
 /// The password of a user/password pair (see the rule): a literal with a digit or a sign
-/// ([`prose_secret`]), not digits only (an account id: `us-east-1:123456789012`), not a path, a
-/// file name or a URL ("login: src/pages/login.tsx").
+/// ([`prose_secret`]) shaped like a password (a sign, three classes, or a word and three
+/// digits), not an account id (`us-east-1:123456789012`), a region, a version, a path, a file
+/// name or a URL ("login: src/pages/login.tsx").
 fn pair_password(value: &str) -> bool {
     let v = value.trim_end_matches(['.', ',', ';', ':', '!', '?', ')']);
-    prose_secret(value)
-        && !v.bytes().all(|b| b.is_ascii_digit())
-        && !v.contains('/')
-        && !v.contains("://")
-        && !has_file_extension(v)
+    if !prose_secret(value) || v.contains('/') || v.contains("://") || has_file_extension(v) {
+        return false;
+    }
+    let upper = v.bytes().any(|b| b.is_ascii_uppercase());
+    let lower = v.bytes().any(|b| b.is_ascii_lowercase());
+    let digits = v.bytes().filter(u8::is_ascii_digit).count();
+    let letters = v.bytes().filter(u8::is_ascii_alphabetic).count();
+    // A sign a name does not use (`Adm1n2024!`, `J3nk!ns_pw`), or three classes
+    // (`Sup3rS3cret`), or a word then three digits (`admin123`); never a region, a team or a
+    // version (`eu-west-1`, `team-42`, `RS256`, `oauth2`, `30:15`).
+    let sign = v
+        .bytes()
+        .any(|b| b.is_ascii_punctuation() && !matches!(b, b'-' | b'_' | b'.' | b':'));
+    (sign && (lower || upper))
+        || (upper && lower && digits > 0)
+        || (lower && !upper && letters >= 4 && digits >= 3 && !v.contains('-'))
 }
 
 /// A value named as a key, salt or token (see the rule): 12 characters or more, letters and
@@ -903,14 +921,26 @@ fn pair_password(value: &str) -> bool {
 /// sentence names them a key.
 fn named_key_value(value: &str) -> bool {
     let v = value.trim_end_matches(['.', ',', ';', ':']);
-    v.len() >= 12
-        && !is_placeholder(v)
-        && has_letter_and_digit(v)
+    if v.len() < 12 || is_placeholder(v) || v.contains("://") || v.starts_with(['/', '.', '~']) {
+        return false;
+    }
+    // A hex key or digest named as a key ("the AES key … is 3f7a9c…").
+    let hex = v.len() >= 16 && v.bytes().all(|b| b.is_ascii_hexdigit()) && has_letter_and_digit(v);
+    // Otherwise random in three classes (`tkn_8Hq2Zx5Lm9Vt`, base64 `q8Zr3Lm+Vx7Np/2Kc9…=`):
+    // versions, dates, paths and snake_case names with numbers (`node-modules-v18.17.1-linux`,
+    // `reports/2024/q1/summary`, `ts_2024q1_v3_shard7`) have no upper case or change class
+    // rarely.
+    let upper = v.bytes().any(|b| b.is_ascii_uppercase());
+    let lower = v.bytes().any(|b| b.is_ascii_lowercase());
+    let digit = v.bytes().any(|b| b.is_ascii_digit());
+    let path_like = v.contains('/') && !v.contains(['+', '=']);
+    hex || (upper
+        && lower
+        && digit
         && letter_digit_changes(v) >= 4
         && !is_identifier_like(v)
-        && !v.contains("://")
-        && !v.starts_with(['/', '.', '~'])
-        && !has_file_extension(v)
+        && !path_like
+        && !has_file_extension(v))
 }
 
 /// A value right after a password word with nothing between (see the rule): three of lower
@@ -1462,6 +1492,17 @@ mod tests {
             "login: src/pages/login.tsx",
             "the auth flow is oauth:pkce",
             "account: us-east-1:123456789012",
+            "the auth is jwt/RS256",
+            "account: acme-prod:eu-west-1",
+            "account is org:team-42",
+            "login with github:oauth2",
+            "the cache key is node-modules-v18.17.1-linux",
+            "the S3 key for the report is reports/2024/q1/summary",
+            "the idempotency key is req-2024-05-01-abc1",
+            "the sort key is ts_2024q1_v3_shard7",
+            "the release key is v2.14.3-rc1+build5",
+            "the pin for the base image is alpine:3.19",
+            "the version pin for react in this repo is 18.2.0",
             "our pw policy is strict",
             "the token for it is in vault",
         ] {

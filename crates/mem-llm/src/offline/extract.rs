@@ -111,7 +111,8 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
             && previous_by_assistant
             && !knowledge::looks_like_document(&previous)
             && first_said.as_deref().is_some_and(|first| {
-                facts::is_confirmation(first) || facts::opens_with_confirmation(first)
+                (facts::is_confirmation(first) || facts::opens_with_confirmation(first))
+                    && !knowledge::is_one_off(first)
             })
         {
             for (proposal, context) in confirmed_proposals(&previous) {
@@ -206,6 +207,11 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                 }
                 complaint = habitual_complaint(&sentence);
                 in_spec |= SPEC_HEADER.is_match(sentence.trim().to_lowercase().as_str());
+                // "… also, from now on always write the tests first for every project": a
+                // standing rule ends the spec.
+                if in_spec && STANDING_SCOPE.is_match(&sentence.to_lowercase()) {
+                    in_spec = false;
+                }
                 rules_here |= RULES_HERE_HEADER.is_match(sentence.trim().to_lowercase().as_str());
                 // Pasted output (a build log) holds no statement of the user's.
                 let mut cue = classify_sentence(&sentence).filter(|_| !pasted);
@@ -517,10 +523,12 @@ fn confirmed_statements(assistant: &str) -> Vec<String> {
     let sentences = facts::sentences(assistant);
     // A "yes" to an offer approves the step offered; the statements before it are what the
     // agent saw ("I see both in tests/. Should I always use Pest …?"), not what was confirmed.
-    let offered = sentences.iter().any(|s| {
-        let s = s.trim();
-        s.ends_with(['?', '？']) && OFFER.is_match(s)
-    });
+    let question = |s: &&String| s.trim_end().ends_with(['?', '？']);
+    let offered = sentences.iter().any(|s| question(&s))
+        && sentences
+            .iter()
+            .filter(question)
+            .all(|s| OFFER.is_match(s.trim()));
     for sentence in sentences {
         if offered && !sentence.trim_end().ends_with(['?', '？']) {
             continue;
@@ -613,11 +621,14 @@ fn without_secrets(entry: &str) -> Option<String> {
     });
     // `KEY=[REDACTED]`, "password: [REDACTED]" inside the entry: that clause goes, the
     // others stay ("… repo1 is in /etc/pgbackrest.conf。凭证先给你：AWS_ACCESS_KEY_ID=[REDACTED]").
-    // "Always export API_KEY=[REDACTED] before running" says what to do; the clause stays.
+    // "Always export API_KEY=[REDACTED] before running", "Put STRIPE_KEY=[REDACTED] in
+    // .env.local" say what to do; the clause stays.
     static ASSIGNED_WITHHELD: LazyLock<Regex> =
         LazyLock::new(|| re(r"(=|:\s|：)\s*[`'\x22]?\[REDACTED\]([^@\w]|$)"));
     static EXPORTED: LazyLock<Regex> = LazyLock::new(|| {
-        re(r"(?i)\b(export|set|setx|setenv)\s+[\w.-]+\s*=\s*[`'\x22]?\[REDACTED\]")
+        re(
+            r"(?i)\b(export|set|setx|setenv|put|add|store|write|keep|place)\s+[\w.-]+\s*=\s*[`'\x22]?\[REDACTED\]",
+        )
     });
     let r = redact(entry);
     let withheld = r.withheld();
@@ -631,6 +642,7 @@ fn without_secrets(entry: &str) -> Option<String> {
         if kept.is_empty() {
             return None;
         }
+        let cut = kept.len() + 1 < text.trim().len();
         text = if kept.ends_with(['.', '。', '!', '！', '?', '？']) {
             kept.to_owned()
         } else if kept.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)) {
@@ -638,7 +650,14 @@ fn without_secrets(entry: &str) -> Option<String> {
         } else {
             format!("{kept}.")
         };
-        if mostly_secret(&format!("{text} {REDACTED}")) {
+        // What is left must say something: three words, or six Chinese characters.
+        let words = text.split_whitespace().count();
+        let cjk = text
+            .chars()
+            .filter(|c| ('\u{4e00}'..='\u{9fff}').contains(c))
+            .count();
+        // …and lean on nothing the cut took away ("这是生产用的", "never commit it").
+        if cut && ((words < 3 && cjk < 6) || facts::has_pronoun(&text)) {
             return None;
         }
     }
@@ -667,7 +686,7 @@ fn mostly_secret(redacted: &str) -> bool {
 /// sentences (the rule is read alone; the exception is a one-off or a pointer).
 fn rule_then_exception(sentence: &str) -> Vec<String> {
     static USUAL: LazyLock<Regex> =
-        LazyLock::new(|| re(r"(?i)^(normally|usually|generally|as\ a\ rule|平时|一般|通常)\b"));
+        LazyLock::new(|| re(r"(?i)^((normally|usually|generally|as\ a\ rule)\b|平时|一般|通常)"));
     static BUT: LazyLock<Regex> =
         LazyLock::new(|| re(r"(?i)[,;]\s+but\s+|[，；]\s*(但是|但|不过|可是)"));
     let trimmed = sentence.trim_start();
@@ -675,12 +694,18 @@ fn rule_then_exception(sentence: &str) -> Vec<String> {
         return vec![sentence.to_owned()];
     }
     match BUT.find(trimmed) {
-        Some(m) => {
+        // The exception is the task's own ("this time", "like this one"): a standing
+        // exception ("but hotfixes always go out from the release branch") stays in the rule.
+        Some(m)
+            if TIME_BOUND.is_match(&trimmed[m.end()..].to_lowercase())
+                || is_deixis(&trimmed[m.end()..].to_lowercase()) =>
+        {
             let head = &trimmed[..m.start()];
-            let stop = if head.is_ascii() { "." } else { "。" };
+            let cjk = head.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
+            let stop = if cjk { "。" } else { "." };
             vec![format!("{head}{stop}"), trimmed[m.end()..].to_owned()]
         }
-        None => vec![sentence.to_owned()],
+        _ => vec![sentence.to_owned()],
     }
 }
 
@@ -703,12 +728,8 @@ fn strip_filler(sentence: &str) -> String {
             "ok, ",
             "okay, ",
             "ok so ",
-            "ok ",
-            "okay ",
             "so, ",
-            "so ",
             "anyway, ",
-            "anyway ",
             "sure, and ",
             "sure, ",
             "sure and ",
@@ -726,9 +747,22 @@ fn strip_filler(sentence: &str) -> String {
         ]
         .iter()
         .find(|f| lower.starts_with(*f)) else {
-            break;
+            // "so from now on …", "ok always …", "anyway never …": a filler before a word of
+            // a standing rule ("so far …", "ok to use …" keep their first word).
+            match FILLER_BEFORE_RULE.captures(s).and_then(|c| c.get(1)) {
+                Some(filler) => {
+                    s = s[filler.end()..].trim_start();
+                    continue;
+                }
+                None => break,
+            }
         };
-        s = s[f.len()..].trim_start();
+        // The prefix is ASCII or CJK: the same length in `s`, unless a character of `s`
+        // lowercases to another length ("oK" with a Kelvin sign); then it is no filler.
+        match s.get(..f.len()) {
+            Some(head) if head.to_lowercase() == *f => s = s[f.len()..].trim_start(),
+            _ => break,
+        }
     }
     // "remember our default branch is trunk": the statement after it.
     let s = match s.split_once(' ') {
@@ -771,6 +805,13 @@ fn strip_filler(sentence: &str) -> String {
         _ => s.into_owned(),
     }
 }
+
+/// "so" / "ok" / "okay" / "anyway" before a word opening a standing rule.
+static FILLER_BEFORE_RULE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)^((?:so|ok|okay|anyway)\s+)(?:from\ now\ on|going\ forward|in\ (?:the\ )?future|always|never|whenever|every\ time|please|pls|don't|do\ not|remember)\b",
+    )
+});
 
 /// "I hate it when you put emojis in commit messages, please don't": a dislike of what the
 /// agent does is the rule not to do it ("Don't put emojis in commit messages."). The word
@@ -1212,7 +1253,7 @@ fn reports_someone_else(sentence: &str, lower: &str) -> bool {
     // 运维那边说…, 产品经理觉得…, 隔壁组建议…: a role or a team, not the user.
     static ZH_ROLE_SAYS: LazyLock<Regex> = LazyLock::new(|| {
         re(
-            r"^[^，,。；;]{0,4}?(运维|产品|测试|后端|前端|客户|老板|领导|经理|同事|组长|架构师|安全组|dba|sre|隔壁组|其他组|别的组|对方)(经理|那边|团队|组|的同学|的人|们)?也?(说|觉得|认为|建议|提到|要求|反馈|讲)",
+            r"^[^，,。；;我]{0,4}?(运维|产品|测试|后端|前端|客户|老板|领导|经理|同事|组长|架构师|安全组|dba|sre|隔壁组|其他组|别的组|对方)(经理|那边|团队|组|的同学|的人|们)?也?(说|觉得|认为|建议|提到|反馈|讲)([^明究法]|$)",
         )
     });
     let zh_name = ZH_NAME_SAYS
@@ -1247,7 +1288,8 @@ fn is_deixis(lower: &str) -> bool {
     DEIXIS.find_iter(lower).any(|m| {
         let noun = m.as_str().rsplit(' ').next().unwrap_or("");
         let before = &lower[..m.start()];
-        // "no rails 8 stuff like that": things of that kind, not a way shown before.
+        // "no rails 8 stuff like that": things of that kind, not a way shown before; "keep it
+        // that way" keeps what the sentence said; 像这样写：… shows the way after its colon.
         let word_before = before.split_whitespace().next_back().unwrap_or("");
         if (m.as_str().starts_with("like ") || m.as_str().starts_with("as "))
             && matches!(
@@ -1256,6 +1298,17 @@ fn is_deixis(lower: &str) -> bool {
             )
         {
             return false;
+        }
+        if m.as_str().contains(" way")
+            && (before.ends_with("keep it ") || before.ends_with("stay "))
+        {
+            return false;
+        }
+        if m.as_str().ends_with("这样") || m.as_str().ends_with("那样") {
+            let after: String = lower[m.end()..].chars().take(3).collect();
+            if after.contains([':', '：']) {
+                return false;
+            }
         }
         !(m.as_str().starts_with("that ") || m.as_str().starts_with("those "))
             || noun.is_empty()
@@ -1274,11 +1327,20 @@ static THAT_CONJUNCTION: LazyLock<Regex> = LazyLock::new(|| {
 /// make a thing described after it ("add a cron job that never runs on weekends", "create the
 /// script: it should always …", 写个 formatAmount…): what follows is that thing's spec. "Add a
 /// changelog entry to every PR you open" describes no thing made now.
+/// Words that make a rule outlast the task: "from now on", "for every project", 以后, 所有项目.
+static STANDING_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        \b(from\ now\ on|going\ forward|in\ (the\ )?future|from\ here\ on)\b
+        | \b(every|any|all)\ (of\ my\ )?(projects?|repos?|codebases?)\b
+        | 以后|今后|所有项目|每个项目|任何项目
+    ")
+});
+
 /// A spec of the work asked for, under its header ("requirements: the button must always …",
 /// 要求：导出的 CSV 永远用 UTF-8): what the thing being built does, not a rule for the agent.
 static SPEC_HEADER: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
-        ^((the|some|a\ few|my|our|functional|product)\ )?(requirements?|specs?|specification|acceptance\ criteria|constraints|user\ stor(y|ies))\s*[:：]
+        ^((the|some|a\ few|functional|product)\ )?(requirements?|specs?|specification|acceptance\ criteria|user\ stor(y|ies))\s*[:：]
         | ^(需求|要求|验收标准|功能要求|产品要求)\s*[:：]
     ")
 });
@@ -1343,7 +1405,7 @@ static CONTRAST: LazyLock<Regex> = LazyLock::new(|| {
 /// contrast of one thing with another.
 static NOT_A_VALUE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
-        \bnot\ (happening|yet|now|today|really|quite|sure|necessary|needed|urgent|important|planned|planning|going|a\ (big\ )?deal|a\ problem|an\ issue|worth|that|so|too|very|much|bad|great)\b
+        ,\s*not\ (happening|yet|now|today|sure|necessary|needed|urgent|important|planned|planning|going\ to|a\ (big\ )?deal|a\ problem|an\ issue|worth)\b
     ")
 });
 
@@ -1352,9 +1414,10 @@ static PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         ^(please\ )?(always|never)\b
         | ^(from\ now\ on|going\ forward|in\ the\ future|in\ future|for\ future\ reference|for\ the\ future|as\ a\ rule|from\ here\ on|whenever\ you|when\ you|every\ time\ you|each\ time\ you|remember\ (to|that))\b
-        | (^|[,;:]\s*|\b(you|we|please|should|must|to|and|so|then|just)\s+)(always|never)\s+\w
+        | (^|[,;:]\s*|\b(you|we|please|should|must|to|and)\s+)(always|never)\s+\w
+        | \b(so|then|just)\s+(always|never)\s+(use|write|run|add|put|keep|ask|check|commit|push|give|make|do|call|pin|install|test|format|name|include|avoid|prefer|go\ with|stick|wrap|log|print|pick|choose|switch|set|leave|mention|read|open|merge|rebase|deploy|create|delete|remove|edit|touch|change)\b
         | \b(i|we)(\ prefer|'d\ prefer|\ would\ prefer|'d\ rather|\ would\ rather|\ like\ to|\ like\ using)\b | \bmy\ preference\b
-        | ^(normally|usually|generally)\ (you|we)\ (always\ )?\w+
+        | ^(normally|usually|generally)\ you\ (always\ )?(run|use|do|write|add|put|keep|ask|check|commit|push|make|call|test|format|lint|build|deploy|merge|rebase|squash)\b
         | \bi\ (always\ |only\ |just\ )?use\ \S+(\ \S+)?\ (for\ (every|all|any)\b|for\ everything\b|on\ (every|all|any)\ (of\ )?(my\ )?\w+|in\ (all|every|any)\ (of\ )?(my\ )?\w+|everywhere\b)
         | \bi\ (hate|dislike|don't\ like|can't\ stand)\ (it\ )?when\ you\b | \bit\ (annoys|bothers)\ me\ when\ you\b
         | ^(please\ )?(don't|do\ not|dont)\ (ever|use|add|commit|push|touch|write|put|leave|create|run|edit|modify|include|mock|import|call|install|bump|hardcode|log|print|catch|swallow|wrap|force|skip|disable|reformat|explain|summarize|apologize)\b
@@ -1362,10 +1425,10 @@ static PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
         | ^(please\ )?prefer\ \S+.*\b(over|to|instead\ of)\b
         | \b(i|we)\ (don't|do\ not)\ want\ (you\ to|any|\w+s)\b | \bi\ want\ you\ to\ (always|never|use|write|keep|stop|avoid|answer|reply)\b
         | \bi\ (don't|do\ not)\ want\b.*\b(in|for)\ (any|every|all)\ (of\ my\ )?(projects?|repos?|codebases?)\b
-        | \bi('d|\ would)\ (like|prefer|rather)\ (it\ if\ )?you\ (to\ )?(always|never|use|write|keep|stop|avoid|answer|reply|run|put|give|make|open|add|name|format|commit|push)\b
+        | \bi('d|\ would)\ (like|prefer|rather)\ (it\ if\ )?you\ (to\ )?(always|never)\b
         | ^((a\ few|two|three|four|some|my|our|the|house|ground)\ )*(rules?|conventions?|guidelines?)\b[^:]{0,40}:\s*\S
         | ^(please\ )?keep\ (answers|replies|responses|functions|lines|commits|prs|comments|messages|explanations|summaries)\b
-        | \b(don't|do\ not)\ .*\b(again|anymore|any\ more|ever)\b | ^no\ more\b | ^(please\ )?(stop|quit)\ \w+ing\b
+        | \b(don't|do\ not)\ .*\b(again|anymore|any\ more|ever)\b | ^no\ (more|longer)\b | ^(please\ )?(stop|quit)\ \w+ing\b
         | (^|[，,。：:；;！!\s]|我们|我|你|们|从|所以|那|大家|都|就|也|项目|仓库)以后|今后|往后|总是|始终|永远|一律|每次|统一|务必|记住|我喜欢用|我习惯|我偏好|偏好|别用|不要用|不许|禁止|不要再|别再|所有.*都
         | \b(answer|reply|respond|talk|speak|write|explain)\b[^.;]{0,30}\bin\ (english|chinese|mandarin|japanese|german|french|spanish|korean)\b
         | \b(english|chinese|mandarin|japanese|german|french|spanish|korean)\ (to|with|for)\ me\b
@@ -1380,6 +1443,29 @@ static PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
         | [,;]\s*(always|ever|from\ now\ on|going\ forward)\s*[.!]?$
     ")
 });
+
+/// "I'd like you to …", "I would rather you …", "I'd prefer it if you …".
+static WISH: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\bi('d|\ would)\ (like|prefer|rather)\ (it\ if\ )?you\b"));
+
+/// A rule's end in time: "for now", "this time", "until the 2.4 release goes out", "until
+/// friday", 这次, 暂时, "12 号之前". Narrower than `knowledge::is_one_off`: "until the tests pass"
+/// is a condition, "on a Friday afternoon" a habit, 一下 softens a verb.
+static TIME_BOUND: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        \b(for\ now|just\ this\ once|this\ once|for\ today|today|tonight|this\ time|temporarily|for\ the\ moment|right\ now
+          |for\ this\ (task|pr|ticket|change|session|run|request|branch|release|sprint|week)|(this|next)\ (week|sprint|month)|over\ the\ weekend)\b
+        | \buntil\ (the\ )?[\w.-]+\ (release|launch|demo|freeze|deadline)\b | \buntil\ [^,.;]{0,30}\b(goes\ out|ships|is\ out|lands|is\ merged)\b
+        | \buntil\ (monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|next\ \w+|the\ end\ of\ \w+)\b
+        | 这次|这一次|暂时|今天|临时|这周|本周|\d{1,2}\s*[号日](之前|以前|前)|封网|封版|冻结期
+    ")
+});
+
+/// `text` without its backticked spans: "`date.today()`" names code, not a day.
+fn without_ticks(text: &str) -> String {
+    static TICKED: LazyLock<Regex> = LazyLock::new(|| re(r"`[^`]*`"));
+    TICKED.replace_all(text, " ").into_owned()
+}
 
 /// Words saying a rule holds from now on, whatever the time words beside it.
 static STANDING: LazyLock<Regex> = LazyLock::new(|| {
@@ -1414,7 +1500,7 @@ static GENERIC_SCOPE: LazyLock<Regex> = LazyLock::new(|| {
         | \b(goes|holds)\ for\ (every|all|any)\ (project|repo)s?\b
         | \b(from\ now\ on|going\ forward|from\ here\ on(\ out)?|in\ (the\ )?future|every\ single\ time)\b
         | \b(every\ time|each\ time|whenever)\ (you|u)\b | \b(every|each)\ time\s*(please|pls|[.,!]|$)
-        | \b(in|for|across)\ (every|any|all)\ (of\ (my|our)\ )?(projects?|repos?|repositor(y|ies)|codebases?)\b
+        | \b(in|for|across)\ (every|any|all)\ (of\ (my|our)\ )?(projects?|repos?|repositor(y|ies)|codebases?)\b(\s*[,.;!:]|\s*$|\ (you|i|we)\b|\ (in\ which|that)\ you\b|\ of\ mine\b)
         | [,;]\s*(every|any|all)\ (projects?|repos?|repositor(y|ies)|codebases?)\s*[.!]?$
     ")
 });
@@ -1641,7 +1727,7 @@ static DESCRIBED_LINK: LazyLock<Regex> = LazyLock::new(|| {
 /// Words saying a rule holds for all the user's projects: a preference, never project knowledge.
 static USER_WIDE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\b(all\ my|my\ projects|every\ project|all\ projects|any\ project|everywhere|for\ me|to\ me|how\ i\ work|my\ habit)\b|\b(any|every|all)\ (of\ (my|our)\ )?(repos?|repositor(y|ies)|codebases?)\b|所有项目|每个项目|任何项目|哪个项目|所有仓库|任何仓库|每个仓库|我的项目|我所有|我习惯|我的习惯|我一直",
+        r"\b(all\ my|my\ projects|every\ project|all\ projects|any\ project|everywhere|for\ me|to\ me|how\ i\ work|my\ habit)\b|\b(any|every|all)\ (of\ (my|our)\ )?(repos?|repositor(y|ies)|codebases?)\b(\s*[,.;!]|\s*$|\ (you|i)\ (work|touch|open)|\ (in\ which|that)\ (you|i)\b|\ of\ mine)|所有项目|每个项目|任何项目|哪个项目|所有仓库|任何仓库|每个仓库|我的项目|我所有|我习惯|我的习惯|我一直",
     )
 });
 
@@ -1763,7 +1849,11 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
     let without_idle = IDLE_NEGATIVE.replace_all(lower, "");
     let preference = (PREFERENCE.is_match(&without_idle)
         || generic_instruction(&without_idle, lower)
-        || (GENERIC_SUBJECT.is_match(lower) && !knowledge::is_event_or_task(lower)))
+        || (GENERIC_SUBJECT.is_match(lower) && !knowledge::is_event_or_task(lower))
+        // "I'd like you to write all commit messages in conventional format from now on":
+        // a wish about how the agent works, with a word of a standing rule ("I'd like you to
+        // add a retry to fetchUser" is the task).
+        || (WISH.is_match(lower) && STANDING.is_match(lower)))
         && !CODE_SPEC.is_match(lower)
         && !NOT_A_RULE.is_match(lower);
     // "write me a retry function: it should always back off": the always/never of a task
@@ -1773,7 +1863,7 @@ fn classify_sentence(sentence: &str) -> Option<Cue> {
     }
     // "until the 2.4 release goes out on friday don't merge anything into main": bound to a
     // time and saying nothing of after it, the rule ends with the moment.
-    if preference && knowledge::is_one_off(sentence) && !STANDING.is_match(lower) {
+    if preference && TIME_BOUND.is_match(&without_ticks(lower)) && !STANDING.is_match(lower) {
         return None;
     }
     if preference {
@@ -3324,6 +3414,93 @@ mod tests {
         );
         let out = extract(&[Message::user("wrong, we hash with argon2id here.")], "");
         assert_eq!(out.to_markdown().matches("argon2id").count(), 1, "{out:?}");
+    }
+
+    #[test]
+    fn look_alikes_of_the_stop_47_guards_found_by_the_review() {
+        // Still read: conditions that look like deadlines, real contrasts, the user speaking,
+        // 说明 / 讲究 / 要求 as words of their own, "keep it that way", a way shown after a
+        // colon, a standing exception, a rule after a spec, facts of a monorepo.
+        for text in [
+            "Don't push until the tests pass.",
+            "Don't push to prod on a Friday afternoon.",
+            "改完代码别直接提交，先让我看一下 diff。",
+            "Prefer `date.today()` over `datetime.now().date()` in this codebase.",
+            "Use the new `api/v2` client, not that legacy `ApiWrapper` class.",
+            "Keep PR descriptions short, not too formal.",
+            "Use ruff, not flake8 - flake8 is not really maintained here.",
+            "测试说明在 docs/testing.md 里。",
+            "前端要求 Node 18 以上，用 pnpm 装依赖。",
+            "我跟运维说了，以后部署统一走 ArgoCD，你也按这个来。",
+            "Use 4 spaces, never tabs, and keep it that way.",
+            "以后提交信息都像这样写：feat(scope): 描述。",
+            "Normally we deploy from main, but hotfixes always go out from the release branch.",
+            "build the signup form. requirements: the button is blue. also, from now on always write the tests first for every project.",
+            "no longer use moment.js, use date-fns",
+            "The shared eslint config in packages/eslint-config is used by every codebase in this monorepo.",
+        ] {
+            assert_ne!(
+                extract(&[Message::user(text)], "").to_markdown(),
+                "",
+                "{text}"
+            );
+        }
+        // Not kept: one-off tasks worded as a wish, stories with "so/then always", a story
+        // opening with "normally".
+        for text in [
+            "I'd like you to add a retry to the fetchUser function.",
+            "I restarted the container and then always got a 502.",
+            "we hit the rate limit, so never got the full export.",
+            "Normally you would see a 200 here, but the proxy strips it.",
+            "run npm audit in every repo and send me the report",
+        ] {
+            assert_eq!(
+                extract(&[Message::user(text)], "").to_markdown(),
+                "",
+                "{text}"
+            );
+        }
+        // Words that are no fillers keep their place; "id" as a noun stays.
+        let out = extract(
+            &[Message::user(
+                "Always look users up by id rather than by email. So far this repo only deploys to eu-west-1, via `make deploy`.",
+            )],
+            "",
+        )
+        .to_markdown();
+        assert!(out.contains("by id rather than by email"), "{out}");
+        assert!(!out.contains("I'd"), "{out}");
+        // A character that lowercases to another length is no filler and no panic.
+        let _ = extract(&[Message::user("o\u{212a} run the tests every time")], "");
+        // A limit said with the "yes" keeps the proposal from becoming a rule.
+        let out = extract(
+            &[
+                Message::assistant("Should I use `make test-fast` for this repo from now on?"),
+                Message::user("yes please, for this PR"),
+            ],
+            "",
+        );
+        assert!(out.preferences.is_empty(), "{out:?}");
+        // A confirmed statement stays confirmed beside an offer.
+        let out = extract(
+            &[
+                Message::assistant(
+                    "From the config, it looks like staging deploys from the `release/*` branches. Is that right? Should I also add that to the README?",
+                ),
+                Message::user("yes, that's right"),
+            ],
+            "",
+        );
+        assert!(out.to_markdown().contains("release/*"), "{out:?}");
+        // The clause cut keeps Chinese facts and instructions that put the secret somewhere.
+        assert_eq!(
+            without_secrets("数据库密码：[REDACTED]，连接串在 config/db.yaml，别提交到仓库。"),
+            Some("连接串在 config/db.yaml，别提交到仓库。".to_owned())
+        );
+        assert_eq!(
+            without_secrets("Put STRIPE_KEY=[REDACTED] in .env.local, never commit it."),
+            Some("Put STRIPE_KEY=[REDACTED] in .env.local, never commit it.".to_owned())
+        );
     }
 
     #[test]

@@ -90,8 +90,8 @@ pub(crate) fn sentences(text: &str) -> Vec<String> {
 /// Contractions written without their apostrophe, as typed in a hurry or by a non-native
 /// writer ("dont", "thats", "im"), with the apostrophe put back: the cues read "don't" and
 /// "that's". Words that are also words without one ("its", "lets", "ill", "were") are left as
-/// they are; "id" is "I'd" only before rather / prefer / appreciate / like to / love you ("the
-/// issue id like MOB-123" stays).
+/// they are; "id" is "I'd" only where a clause starts and before rather / prefer / appreciate /
+/// like to / love you ("the issue id like MOB-123", "the session id rather than" stay).
 const BARE_CONTRACTIONS: &[(&str, &str)] = &[
     ("dont", "don't"),
     ("doesnt", "doesn't"),
@@ -141,7 +141,9 @@ pub(crate) fn with_apostrophes(text: &str) -> String {
             continue;
         }
         // "id rather you use rg": "id" is "I'd" only before a verb of wanting.
-        if lower == "id" && !WANTS_AFTER.is_match(&text[m.end()..]) {
+        if lower == "id"
+            && !(opens_clause(&text[..m.start()]) && WANTS_AFTER.is_match(&text[m.end()..]))
+        {
             continue;
         }
         let Some(&(_, full)) = BARE_CONTRACTIONS.iter().find(|(bare, _)| *bare == lower) else {
