@@ -483,7 +483,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         // "the password is hunter2", "password was s3cr3t!"
         rule(
             Assignment,
-            r#"(?i)(?:\b(?:password|passwd|passphrase|passcode|pw|pwd|pin|secret|token|api key)(?:\s+(?:for|of|on|to)(?:\s+[\w.@-]+){1,4}?)?(?:\s+(?:is|was|=)\s+|'s\s+)|(?:密码|口令|令牌|密钥|秘钥)(?:\s*(?:是|为|[:：=])\s*|\s+))["'`“]?([^\s"'`”，。；]{4,})"#,
+            r#"(?i)(?:\b(?:password|passwd|passphrase|passcode|pw|pwd|pin|secret|token|api key|(?:the|my|db|admin|root|wifi|user)\s+pass)(?:\s+(?:for|of|on|to)(?:\s+[\w.@-]+){1,4}?)?(?:\s+(?:is|was|=)\s+|'s\s+)|(?:密码|口令|令牌|密钥|秘钥)(?:\s*(?:是|为|[:：=])\s*|\s+))["'`“]?([^\s"'`”，。；]{4,})"#,
             1,
             prose_secret,
         ),
@@ -502,7 +502,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         // password after a word for credentials; the password is withheld ([`pair_password`]).
         rule(
             Assignment,
-            r#"(?i)\b(?:creds?|credentials|login|log\s?in|account|basic\s+auth|auth)\b(?:\s+(?:for|on|to|of)(?:\s+[\w.@-]+){1,4}?)?\s*(?:is|are|=|:|with)?\s*["'`]?[\w.@+-]{2,40}\s*[/:]\s*["'`]?([^\s"'`,;]{4,})"#,
+            r#"(?i)(?:\b(?:creds?|credentials|login|log\s?in|account|basic\s+auth|auth)\b|登录|登陆|账号|帐号|凭证|认证)(?:\s+(?:for|on|to|of)(?:\s+[\w.@-]+){1,4}?)?\s*(?:is|are|=|:|：|with|as|用|是)?\s*(?:basic\s+|user\s+)?["'`]?[\w.@+-]{2,40}["'`]?\s*[/:]\s*["'`]?([^\s"'`,;，。]{4,})"#,
             1,
             pair_password,
         ),
@@ -1485,6 +1485,23 @@ mod tests {
                 "the staging db pw is stag1ng!",
                 "the staging db pw is [REDACTED]",
             ),
+            (
+                "login: `admin` / `Adm1n!2024`",
+                "login: `admin` / `[REDACTED]`",
+            ),
+            (
+                "creds are \"admin\"/\"Adm1n!2024\"",
+                "creds are \"admin\"/\"[REDACTED]\"",
+            ),
+            ("auth: basic admin:Pa55w0rd", "auth: basic admin:[REDACTED]"),
+            (
+                "登录用 admin:Adm1n2024! 就行",
+                "登录用 admin:[REDACTED] 就行",
+            ),
+            (
+                "the db user is app and the pass is s3cret!",
+                "the db user is app and the pass is [REDACTED]",
+            ),
         ] {
             assert_eq!(redact(text).text, expected, "{text}");
         }
@@ -1503,6 +1520,8 @@ mod tests {
             "the release key is v2.14.3-rc1+build5",
             "the pin for the base image is alpine:3.19",
             "the version pin for react in this repo is 18.2.0",
+            "the first pass is 2x faster",
+            "登录页面在 src/pages/login.vue",
             "our pw policy is strict",
             "the token for it is in vault",
         ] {
