@@ -661,7 +661,29 @@ fn without_secrets(entry: &str) -> Option<String> {
             return None;
         }
     }
-    if VALUE_WITHHELD.is_match(&text) || (withheld > 0 && mostly_secret(&text)) {
+    if VALUE_WITHHELD.is_match(&text) {
+        // "Always ssh as deploy@staging.example.com, the password is [REDACTED].": the clause
+        // giving the secret goes; a statement before it stays when it says something.
+        let head = text
+            .trim_end_matches(['.', '。', '!', '！'])
+            .rsplit_once([',', '，', ';', '；'])
+            .map(|(head, _)| head.trim());
+        let says_something = |h: &str| {
+            h.split_whitespace().count() >= 3
+                || h.chars()
+                    .filter(|c| ('\u{4e00}'..='\u{9fff}').contains(c))
+                    .count()
+                    >= 6
+        };
+        match head {
+            Some(h) if says_something(h) && !h.contains(REDACTED) && !facts::has_pronoun(h) => {
+                let cjk = h.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
+                text = format!("{h}{}", if cjk { "。" } else { "." });
+            }
+            _ => return None,
+        }
+    }
+    if withheld > 0 && mostly_secret(&text) {
         return None;
     }
     Some(text)
@@ -3525,6 +3547,12 @@ mod tests {
             Some("Connect with postgres://app:[REDACTED]@db.staging:5432/app.".to_owned())
         );
         assert_eq!(without_secrets("The staging password is [REDACTED]."), None);
+        assert_eq!(
+            without_secrets(
+                "Always ssh as deploy@staging.example.com, the password is [REDACTED]."
+            ),
+            Some("Always ssh as deploy@staging.example.com.".to_owned())
+        );
     }
 
     #[test]
