@@ -514,8 +514,18 @@ mod tests {
             // "we" of wherever the user works; the user's own way.
             "Please always make a new commit instead, wherever we're working.",
             "I squash my WIP commits before review, that's how I work in our repos too.",
+            // 所有 / 任何 … 项目 with words between is every project (stop 47).
+            "每次改完 Go 代码都用 gofumpt 格式化，别只跑 gofmt，我所有 Go 项目都是这样。",
+            "任何前端项目都用 pnpm，npm 会生成 package-lock.json。",
         ] {
             assert!(!states_project_fact(t), "{t}");
+            assert!(!names_project_scope(t), "{t}");
         }
+        // 子项目 is a part of this project; a stop between 所有 and 项目 ends the phrase.
+        assert!(!all_projects_zh(
+            "每个子项目都有自己的 Makefile，根目录的 make 会依次调用。"
+        ));
+        assert!(!all_projects_zh("所有测试都要过，项目里的 CI 会检查。"));
+        assert!(all_projects_zh("我所有 Go 项目都是这样"));
     }
 }
