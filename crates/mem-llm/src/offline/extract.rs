@@ -11,7 +11,9 @@ use mem_core::secrets::{REDACTED, redact};
 use mem_core::{ContentBlock, Message, Role};
 use regex::Regex;
 
-use super::text::{already_known, normalise, one_line, shorten, urls, user_text};
+use super::text::{
+    already_known, closed, han_count, is_han, normalise, one_line, shorten, urls, user_text,
+};
 use super::tools::{ToolKind, classify_tool, command_of, touched_file};
 use super::{facts, knowledge};
 use crate::types::Memories;
@@ -206,13 +208,14 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
                     continue;
                 }
                 complaint = habitual_complaint(&sentence);
-                in_spec |= SPEC_HEADER.is_match(sentence.trim().to_lowercase().as_str());
+                let read = sentence.trim().to_lowercase();
+                in_spec |= SPEC_HEADER.is_match(&read);
                 // "… also, from now on always write the tests first for every project": a
                 // standing rule ends the spec.
-                if in_spec && STANDING_SCOPE.is_match(&sentence.to_lowercase()) {
+                if in_spec && STANDING_SCOPE.is_match(&read) {
                     in_spec = false;
                 }
-                rules_here |= RULES_HERE_HEADER.is_match(sentence.trim().to_lowercase().as_str());
+                rules_here |= RULES_HERE_HEADER.is_match(&read);
                 // Pasted output (a build log) holds no statement of the user's.
                 let mut cue = classify_sentence(&sentence).filter(|_| !pasted);
                 let mut sentence = sentence;
@@ -645,19 +648,12 @@ fn without_secrets(entry: &str) -> Option<String> {
         let cut = kept.len() + 1 < text.trim().len();
         text = if kept.ends_with(['.', '。', '!', '！', '?', '？']) {
             kept.to_owned()
-        } else if kept.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)) {
-            format!("{kept}。")
         } else {
-            format!("{kept}.")
+            closed(kept)
         };
-        // What is left must say something: three words, or six Chinese characters.
-        let words = text.split_whitespace().count();
-        let cjk = text
-            .chars()
-            .filter(|c| ('\u{4e00}'..='\u{9fff}').contains(c))
-            .count();
-        // …and lean on nothing the cut took away ("这是生产用的", "never commit it").
-        if cut && ((words < 3 && cjk < 6) || facts::has_pronoun(&text)) {
+        // What is left must say something and lean on nothing the cut took away ("这是生产用的",
+        // "never commit it").
+        if cut && !stands_alone(&text) {
             return None;
         }
     }
@@ -668,18 +664,8 @@ fn without_secrets(entry: &str) -> Option<String> {
             .trim_end_matches(['.', '。', '!', '！'])
             .rsplit_once([',', '，', ';', '；'])
             .map(|(head, _)| head.trim());
-        let says_something = |h: &str| {
-            h.split_whitespace().count() >= 3
-                || h.chars()
-                    .filter(|c| ('\u{4e00}'..='\u{9fff}').contains(c))
-                    .count()
-                    >= 6
-        };
         match head {
-            Some(h) if says_something(h) && !h.contains(REDACTED) && !facts::has_pronoun(h) => {
-                let cjk = h.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
-                text = format!("{h}{}", if cjk { "。" } else { "." });
-            }
+            Some(h) if stands_alone(h) && !h.contains(REDACTED) => text = closed(h),
             _ => return None,
         }
     }
@@ -687,6 +673,12 @@ fn without_secrets(entry: &str) -> Option<String> {
         return None;
     }
     Some(text)
+}
+
+/// Whether what is left of an entry once a secret's clause is cut says something by itself:
+/// three words or six Chinese characters, and no pronoun leaning on the clause cut.
+fn stands_alone(text: &str) -> bool {
+    (text.split_whitespace().count() >= 3 || han_count(text) >= 6) && !facts::has_pronoun(text)
 }
 
 /// Whether little is left of `redacted` once its `[REDACTED]` markers are taken out (fewer than
@@ -722,10 +714,7 @@ fn rule_then_exception(sentence: &str) -> Vec<String> {
             if TIME_BOUND.is_match(&trimmed[m.end()..].to_lowercase())
                 || is_deixis(&trimmed[m.end()..].to_lowercase()) =>
         {
-            let head = &trimmed[..m.start()];
-            let cjk = head.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
-            let stop = if cjk { "。" } else { "." };
-            vec![format!("{head}{stop}"), trimmed[m.end()..].to_owned()]
+            vec![closed(&trimmed[..m.start()]), trimmed[m.end()..].to_owned()]
         }
         _ => vec![sentence.to_owned()],
     }
@@ -1577,22 +1566,23 @@ fn names_own_scope(sentence: &str) -> bool {
 /// `entry` with this project said as its scope (", in this project"; （这个项目） for a Chinese
 /// one) before its final stop.
 fn in_this_project(entry: &str) -> String {
-    let body = entry.trim_end().trim_end_matches(['.', '。', '!', '！']);
-    if body.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)) {
-        format!("{body}（这个项目）。")
-    } else {
-        format!("{body}, in this project.")
-    }
+    with_scope(entry, ", in this project", "（这个项目）")
 }
 
 /// `entry` with its scope said: ", in every project" (所有项目都适用 for a Chinese one) before its
 /// final stop.
 fn in_every_project(entry: &str) -> String {
+    with_scope(entry, ", in every project", "（所有项目都适用）")
+}
+
+/// `entry` with a scope said before its final stop: `english` after an English entry, `chinese`
+/// after a Chinese one.
+fn with_scope(entry: &str, english: &str, chinese: &str) -> String {
     let body = entry.trim_end().trim_end_matches(['.', '。', '!', '！']);
-    if body.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)) {
-        format!("{body}（所有项目都适用）。")
+    if body.chars().any(is_han) {
+        format!("{body}{chinese}。")
     } else {
-        format!("{body}, in every project.")
+        format!("{body}{english}.")
     }
 }
 

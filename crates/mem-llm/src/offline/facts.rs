@@ -69,8 +69,8 @@ pub(crate) fn sentences(text: &str) -> Vec<String> {
                 // A macro's `!` in prose ("sqlx's query! / query_as! macros"): the name goes
                 // on after it, the sentence does not end.
                 '!' if line[..i].ends_with(|p: char| p.is_alphanumeric() || p == '_')
-                    && line[end..].trim_start().starts_with(['/', ',', ')'])
-                    || line[end..].trim_start().starts_with("macro") =>
+                    && (line[end..].trim_start().starts_with(['/', ',', ')'])
+                        || line[end..].trim_start().starts_with("macro")) =>
                 {
                     false
                 }

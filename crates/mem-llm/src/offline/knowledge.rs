@@ -18,6 +18,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::text::han_count;
+
 fn re(pattern: &str) -> Regex {
     Regex::new(pattern).unwrap_or_else(|e| unreachable!("a constant pattern: {e}"))
 }
@@ -223,10 +225,7 @@ static STATUS: LazyLock<Regex> = LazyLock::new(|| {
 /// path, a version, a tool... (or an ASCII term in Chinese text).
 pub fn names_value(text: &str) -> bool {
     let text = &*without_home_paths(text);
-    let cjk = text
-        .chars()
-        .filter(|c| ('\u{4e00}'..='\u{9fff}').contains(c))
-        .count();
+    let cjk = han_count(text);
     names_runtime_version(text) || VALUE.is_match(text) || (cjk >= 4 && ASCII_TERM.is_match(text))
 }
 
@@ -372,10 +371,7 @@ pub fn is_project_knowledge(sentence: &str) -> bool {
     let sentence = &*without_home_paths(sentence);
     let lower = sentence.to_lowercase();
     let lower = lower.trim_start_matches(['-', '*', '>', ' ']);
-    let cjk = lower
-        .chars()
-        .filter(|c| ('\u{4e00}'..='\u{9fff}').contains(c))
-        .count();
+    let cjk = han_count(lower);
     let versioned = names_runtime_version(sentence);
     let value =
         versioned || VALUE.is_match(sentence) || (cjk >= 4 && ASCII_TERM.is_match(sentence));

@@ -2,6 +2,25 @@
 
 use mem_core::Message;
 
+/// Whether `c` is a CJK unified ideograph (U+4E00–U+9FFF), a Han character of Chinese text.
+pub(crate) fn is_han(c: char) -> bool {
+    ('\u{4e00}'..='\u{9fff}').contains(&c)
+}
+
+/// How many Han characters ([`is_han`]) `text` holds.
+pub(crate) fn han_count(text: &str) -> usize {
+    text.chars().filter(|&c| is_han(c)).count()
+}
+
+/// `body` closed as a sentence: with 。 when it holds Chinese, else with a full stop.
+pub(crate) fn closed(body: &str) -> String {
+    if body.chars().any(is_han) {
+        format!("{body}。")
+    } else {
+        format!("{body}.")
+    }
+}
+
 /// Tags whose whole element is harness noise, not something the user wrote.
 const NOISE_TAGS: &[&str] = &[
     "system-reminder",
