@@ -1521,11 +1521,7 @@ mod tests {
             "登录页面在 src/pages/login.vue",
             "our pw policy is strict",
             "the token for it is in vault",
-        ] {
-            assert_eq!(redact(text).text, text, "{text}");
-        }
-        // Names, paths, ids and hashes that a key word stands beside are no secrets.
-        for text in [
+            // Names, paths, ids and hashes that a key word stands beside are no secrets.
             "the sort key is created_at",
             "the cache key is user:42",
             "the partition key for the events table is tenant_id_v2",
