@@ -28,6 +28,7 @@ mod fsutil;
 mod id;
 mod load;
 mod merge;
+mod retire;
 mod scope;
 mod store;
 

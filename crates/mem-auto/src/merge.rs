@@ -449,6 +449,35 @@ pub fn merge_with_changes(
         }
     }
 
+    // Retirements next: an entry stating a value that a new entry of this file says is no
+    // longer used ("the dev server isn't on 8000 anymore") goes, when the two are about the
+    // same thing (crate::retire).
+    for candidate in candidates {
+        for term in crate::retire::retired_terms(&candidate.text) {
+            let superseded: Vec<_> = file
+                .doc
+                .entries()
+                .into_iter()
+                .filter(|e| {
+                    states(&e.text, &term)
+                        && crate::retire::shares_topic(&e.text, &candidate.text, &term)
+                        && !near_duplicate(&e.text, &candidate.text)
+                        && !crate::retire::retired_terms(&e.text).contains(&term)
+                })
+                .collect();
+            for e in superseded {
+                if file.doc.remove(e.id).is_some() {
+                    file.meta.entries.remove(&e.id.to_string());
+                    report.removed.push(Change {
+                        id: e.id,
+                        category: e.category,
+                        text: e.text,
+                    });
+                }
+            }
+        }
+    }
+
     // Each entry's normalised text and word set computed once for all candidates.
     let mut words = Words::default();
     let mut existing: Vec<(crate::doc::Entry, String, Vec<u32>)> = file

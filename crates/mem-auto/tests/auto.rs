@@ -549,3 +549,52 @@ fn the_report_counts_the_secrets_that_were_withheld() {
     assert_eq!(r.secret_entries, 1, "{r:?}\n{all}");
     assert_eq!(r.withheld, written + 1, "{r:?}\n{all}");
 }
+
+/// A new entry saying a value is retired ("not neovim anymore", "develop 分支已经废弃了", "isn't
+/// on 8000 anymore") removes the older entry stating it, in the same file; an entry naming the
+/// value for something else ("The metrics exporter listens on 8000.") stays.
+#[test]
+fn an_entry_retiring_a_value_replaces_the_entry_stating_it() {
+    let p = Project::new();
+    std::fs::create_dir_all(p.root.join(".mewcode")).unwrap();
+    std::fs::create_dir_all(p.home.join(".mewcode")).unwrap();
+    std::fs::write(
+        p.project_file(),
+        "### 项目知识\n- 开发分支是 `develop`，功能分支从它切出。\n- The dev server runs on port 8000.\n- The metrics exporter listens on 8000.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p.user_file(),
+        "### 用户偏好\n- I use neovim.\n- My shell is zsh.\n",
+    )
+    .unwrap();
+    let id = p.session(&[
+        Message::user("develop 分支已经废弃了，现在都是直接从 main 切分支，PR 也提到 main。"),
+        Message::user(
+            "The dev server isn't on 8000 anymore, we moved it to 5173 when we switched to vite.",
+        ),
+        Message::user("fyi I'm on Helix these days, not neovim anymore."),
+    ]);
+    let r = p.extract(&id);
+    let removed: Vec<&str> = r
+        .files
+        .iter()
+        .flat_map(|f| f.removed.iter().map(|c| c.text.as_str()))
+        .collect();
+    assert!(
+        removed.contains(&"开发分支是 `develop`，功能分支从它切出。"),
+        "{removed:?}"
+    );
+    assert!(
+        removed.contains(&"The dev server runs on port 8000."),
+        "{removed:?}"
+    );
+    assert!(removed.contains(&"I use neovim."), "{removed:?}");
+    assert_eq!(removed.len(), 3, "{removed:?}");
+    let project = read(&p.project_file());
+    assert!(
+        project.contains("The metrics exporter listens on 8000."),
+        "{project}"
+    );
+    assert!(read(&p.user_file()).contains("My shell is zsh."));
+}

@@ -16,7 +16,9 @@
 //! - silence: conversations without `expect` labels where no wrong entry was written.
 //! - secrets written: `secret` strings found in any file of the temp project or home outside
 //!   the session transcripts (`.mewcode/sessions/`); superseded entries kept: `gone` texts still
-//!   in a `memories.md` after the extraction.
+//!   in a `memories.md` after the extraction; entries removed wrongly: entries that were in a
+//!   `memories.md` before and that the extraction removed (a correction or a retirement
+//!   superseding them, a model's DELETE) without a `gone` label naming them.
 //!
 //! The set is split into `dev/` (tuned against) and `test/` (never read by whoever tunes the
 //! extractor); each split is scored on its own and printed as its own table (dev, then test),
@@ -215,6 +217,7 @@ struct Scores {
     silent_ok: usize,
     secrets_written: usize,
     superseded_kept: usize,
+    removed_wrongly: usize,
     fallbacks: usize,
     errors: usize,
 }
@@ -561,6 +564,20 @@ fn score_split(
         s.secrets_written += leaks.len();
         s.superseded_kept += kept.len();
         missed.extend(kept);
+        // An entry that was there before and is gone now without a label saying it should be:
+        // a good memory lost. (Eviction under the cap is not counted: the set's files are small.)
+        for f in &report.files {
+            for r in &f.removed {
+                if !case.gone.iter().any(|g| r.text.contains(g.as_str())) {
+                    s.removed_wrongly += 1;
+                    case_wrong.push(format!(
+                        "removed without a `gone` label ({}): {}",
+                        file_name(f.scope == Scope::User),
+                        r.text
+                    ));
+                }
+            }
+        }
         let ok = case_wrong.is_empty() && missed.is_empty() && leaks.is_empty();
         if details && (verbose || !ok) {
             println!(
@@ -636,6 +653,10 @@ fn print_table(s: &Scores) {
     println!(
         "superseded entries kept after a correction: {}",
         s.superseded_kept
+    );
+    println!(
+        "entries removed without a `gone` label: {}",
+        s.removed_wrongly
     );
 }
 

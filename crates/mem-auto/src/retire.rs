@@ -1,0 +1,417 @@
+//! Retired values: what a new entry says is no longer used ("the dev server isn't on 8000
+//! anymore", "tabs are out", "we renamed `master`", "我们已经放弃 3.8 了"), so that the older
+//! entry stating it can be removed when the new one is merged (seed 001 §2.3: a memory that a
+//! later statement contradicts is replaced, not kept next to it).
+//!
+//! Precision first: a stale entry kept is a wrong memory, but a good entry removed is a memory
+//! lost. So an older entry is superseded only when all of these hold:
+//!
+//! - the new entry names a value as retired in one of the forms of [`retired_terms`] (a negation
+//!   with "anymore", "no longer …", "retired / dropped / renamed / switched from …", "… is
+//!   gone / out / deprecated", "… doesn't exist", 放弃 / 不再用 / 废弃 … or … 不用了);
+//! - the older entry states that value as a whole word, not negated ([`crate::merge`]'s
+//!   `states`);
+//! - the two entries share a content word besides the value ([`shares_topic`]): "The dev server
+//!   runs on port 8000." and "The dev server isn't on 8000 anymore" share "server"; an entry
+//!   naming 8000 for something else is left alone.
+
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+fn re(pattern: &str) -> Regex {
+    Regex::new(pattern).unwrap_or_else(|e| unreachable!("a constant pattern: {e}"))
+}
+
+/// One character of a clause, or a `.` / `:` inside a word (`3.8`, `app:bundle`): a term never
+/// runs over a clause's end.
+const CLAUSE_END: &str =
+    r"(?:[^,.;:!?()\[\]，。；：！？（）]|[.:][^\s,.;:!?()\[\]，。；：！？（）])";
+
+/// "… isn't on 8000 anymore", "don't use --release for dev anymore", "never pip install
+/// anything anymore": the words between a negation and "anymore".
+static NEGATED_ANYMORE: LazyLock<Regex> = LazyLock::new(|| {
+    re(&format!(
+        r"\b(?:isn't|isnt|is not|aren't|arent|are not|not|don't|dont|do not|doesn't|doesnt|does not|never|no)\s+(?P<t>{CLAUSE_END}{{1,60}}?)\s+any ?more\b"
+    ))
+});
+
+/// "no longer use X", "retired X", "dropped X", "renamed X (to Y)", "replaced X (with Y)",
+/// "switched from X (to Y)", "moved (the docs) off X", "got rid of X", "stopped using X".
+static RETIRED_BEFORE: LazyLock<Regex> = LazyLock::new(|| {
+    re(&format!(
+        r"\b(?:no longer (?:use|uses|using|run|runs|need|needs|support|supports)|stopped using|retired|dropped|ditched|deprecated|removed|renamed|replaced|got rid of|moved (?:(?:the|our) [a-z]+ )?(?:off(?: of)?|away from)|switched (?:away )?from|migrated (?:away )?from|moved from)\s+(?P<t>{CLAUSE_END}{{1,60}})"
+    ))
+});
+
+/// "X is gone", "X was removed", "X has been deprecated", "X is no longer supported", "X doesn't
+/// even exist". ("X is out" is left out: it says as often that X was released.)
+static RETIRED_AFTER: LazyLock<Regex> = LazyLock::new(|| {
+    re(&format!(
+        r"(?P<t>{CLAUSE_END}{{1,60}}?)\s+(?:(?:is|are|was|were|has been|have been)\s+(?:now\s+)?(?:gone|dead|retired|deprecated|obsolete|removed|dropped|history|no longer (?:supported|used|needed|in use))\b|(?:doesn't|doesnt|does not|don't|dont|do not)\s+(?:even\s+)?exist)"
+    ))
+});
+
+/// 放弃 / 弃用 / 废弃 / 淘汰 / 不再用 / 换掉 X: an ASCII value (a tool, a version, a port) after
+/// the marker. (Bare 不用 is left out: it says "no need to" as often.)
+static RETIRED_BEFORE_ZH: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?:放弃|弃用|废弃|淘汰|不再用|不再使用|换掉)了?\s*(?P<t>[a-z0-9][a-z0-9._/:@+-]*)")
+});
+
+/// 从 X 改成 / 换成 / 迁移到 / 切到 / 升级到 Y: X. (从 alone is "from": 从 main 发布.)
+static CHANGED_FROM_ZH: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"从\s*(?P<t>[a-z0-9][a-z0-9._/:@+-]*)\s*(?:改成|改为|改到|换成|换到|迁移到|迁到|切到|切换到|升级到|升到)",
+    )
+});
+
+/// X 不用了 / X 已经废弃 / X 弃用了, also with up to three Han characters naming what X is
+/// (develop 分支已经废弃): an ASCII value before the marker. (Not across 的: "npm 的缓存不用了"
+/// retires the cache, not npm.)
+static RETIRED_AFTER_ZH: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?P<t>[a-z0-9][a-z0-9._/:@+-]*)\s*[\p{Han}&&[^的了是也都就还]]{0,3}?(?:已经|已)?(?:不用了|不再用了|废弃|弃用|淘汰)",
+    )
+});
+
+/// A value that names something exactly: a number or version (`8000`, `3.8`), a flag
+/// (`--release`), a path or dotted name (`app/build`, `docker-compose.yml`), an identifier with
+/// `_`, `-`, `:`, `@`.
+static VALUE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?:^|\s)(?P<v>--?[a-z0-9][a-z0-9-]*|[a-z0-9]*[0-9][a-z0-9]*(?:[._:/-][a-z0-9]+)*|[a-z0-9]+(?:[._:/@-][a-z0-9]+)+)(?:\s|$)",
+    )
+});
+
+/// Words that end a term: what follows them says when, why, to what or for whom.
+const TERM_STOPS: &[&str] = &[
+    "to",
+    "with",
+    "for",
+    "in",
+    "because",
+    "since",
+    "when",
+    "and",
+    "but",
+    "ago",
+    "now",
+    "last",
+    "months",
+    "weeks",
+    "years",
+    "yesterday",
+    "recently",
+    "already",
+    "entirely",
+    "completely",
+    "everywhere",
+    "by",
+    "from",
+    "so",
+    "as",
+    "after",
+    "before",
+    "anymore",
+    "any",
+];
+
+/// Leading words of a term that are not the value: verbs and prepositions of "not on 8000",
+/// "don't use --release", "never run X", articles.
+const TERM_LEADS: &[&str] = &[
+    "use", "using", "uses", "run", "running", "runs", "on", "at", "in", "the", "a", "an", "our",
+    "my", "your", "its", "their", "that", "this", "need", "needs", "have", "having", "be", "even",
+    "want", "support", "do", "going", "call", "called", "old", "former", "previous", "legacy",
+];
+
+/// Trailing filler of a term: "pip install anything", "X stuff".
+const TERM_TAILS: &[&str] = &[
+    "anything",
+    "everything",
+    "things",
+    "stuff",
+    "at",
+    "all",
+    "here",
+    "there",
+    "it",
+    "them",
+    "either",
+    "too",
+];
+
+/// Words that never make a term alone.
+const NOT_A_TERM: &[&str] = &[
+    "it",
+    "that",
+    "this",
+    "those",
+    "these",
+    "them",
+    "one",
+    "ones",
+    "thing",
+    "things",
+    "which",
+    "what",
+    "way",
+    "anything",
+    "everything",
+    "something",
+    "nothing",
+    "more",
+    "longer",
+    "there",
+    "here",
+    "he",
+    "she",
+    "they",
+    "we",
+    "you",
+    "i",
+    "old",
+    "new",
+    "too",
+    "so",
+];
+
+/// The values `text` says are retired, lowercase, each 1–3 words (or one exact value, see
+/// [`VALUE`]); empty when the text retires nothing. Forms: a negation + "anymore", "no longer
+/// use X", "retired / dropped / deprecated / removed / renamed / got rid of / moved off / switched
+/// from / migrated from X", "X is gone / dead / out / retired / deprecated / obsolete / removed",
+/// "X doesn't (even) exist", "X is no longer supported", 放弃 / 弃用 / 废弃 / 淘汰 / 不再用 / 换掉 X,
+/// 从 X 改成 / 换成 / 迁移到 Y, X 不用了 / 已经废弃 (the Chinese forms take an ASCII value only).
+pub fn retired_terms(text: &str) -> Vec<String> {
+    let lower = text.to_lowercase().replace(['`', '"', '“', '”', '\''], " ");
+    // The quotes are gone, but "isn't" needs its apostrophe: read the text once more with only
+    // the code quotes blanked for the English forms.
+    let english = text.to_lowercase().replace(['`', '"', '“', '”'], " ");
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |t: Option<String>| {
+        if let Some(t) = t
+            && !out.contains(&t)
+        {
+            out.push(t);
+        }
+    };
+    for c in NEGATED_ANYMORE.captures_iter(&english) {
+        push(term(&c["t"], false));
+    }
+    for c in RETIRED_BEFORE.captures_iter(&english) {
+        push(term(&c["t"], false));
+    }
+    for c in RETIRED_AFTER.captures_iter(&english) {
+        push(term(&c["t"], true));
+    }
+    for re in [&*RETIRED_BEFORE_ZH, &*CHANGED_FROM_ZH, &*RETIRED_AFTER_ZH] {
+        for c in re.captures_iter(&lower) {
+            push(term(&c["t"], false));
+        }
+    }
+    out
+}
+
+/// The term of a captured phrase: an exact value in it when there is one; else its leading
+/// words up to a stop word (`from_end`: its last words, for "X is gone"), at most three.
+fn term(phrase: &str, from_end: bool) -> Option<String> {
+    let words: Vec<&str> = phrase.split_whitespace().collect();
+    // The phrase up to its first stop word ("--release for dev" -> "--release").
+    let end = if from_end {
+        words.len()
+    } else {
+        words
+            .iter()
+            .position(|w| TERM_STOPS.contains(w))
+            .unwrap_or(words.len())
+    };
+    let mut kept: &[&str] = &words[..end];
+    if from_end {
+        // "…, the deploy script is gone": the last words after a stop word.
+        let start = kept
+            .iter()
+            .rposition(|w| TERM_STOPS.contains(w))
+            .map_or(0, |p| p + 1);
+        kept = &kept[start..];
+        if kept.len() > 3 {
+            kept = &kept[kept.len() - 3..];
+        }
+    }
+    while let Some((first, rest)) = kept.split_first()
+        && TERM_LEADS.contains(first)
+    {
+        kept = rest;
+    }
+    while let Some((last, rest)) = kept.split_last()
+        && TERM_TAILS.contains(last)
+    {
+        kept = rest;
+    }
+    let joined = kept.join(" ");
+    if let Some(v) = VALUE.captures(&joined) {
+        let v = v["v"].trim_end_matches(['.', '/', ':']);
+        return (v.len() >= 2).then(|| v.to_owned());
+    }
+    if kept.is_empty() || kept.len() > 3 || kept.iter().any(|w| NOT_A_TERM.contains(w)) {
+        return None;
+    }
+    (joined.chars().count() >= 2).then_some(joined)
+}
+
+/// Stop words left out of [`content_words`].
+const STOP: &[&str] = &[
+    "the", "and", "for", "with", "are", "was", "were", "has", "have", "had", "not", "now", "our",
+    "you", "your", "this", "that", "its", "from", "into", "any", "anymore", "all", "but", "use",
+    "uses", "used", "using", "don", "doesn", "isn", "aren", "never", "longer", "more", "also",
+    "just", "only", "still", "them", "they", "their", "there", "here", "when", "then", "than",
+    "what", "which", "will", "would", "should", "can", "could", "been", "being", "out", "off",
+    "over", "via", "per", "one", "ago", "last", "new", "old",
+];
+
+/// Content words of a text: lowercase ASCII words of three or more letters outside [`STOP`]
+/// (a trailing `s` dropped, so "tests" and "test" meet), and each pair of adjacent Han
+/// characters.
+fn content_words(text: &str) -> HashSet<String> {
+    let lower = text.to_lowercase();
+    let mut out = HashSet::new();
+    for w in lower.split(|c: char| !c.is_ascii_alphanumeric()) {
+        if w.len() >= 3 && !STOP.contains(&w) && !w.bytes().all(|b| b.is_ascii_digit()) {
+            let w = if w.len() > 3 {
+                w.strip_suffix('s').unwrap_or(w)
+            } else {
+                w
+            };
+            out.insert(w.to_owned());
+        }
+    }
+    let han: Vec<char> = lower.chars().collect();
+    for pair in han.windows(2) {
+        if pair.iter().all(|c| ('\u{4e00}'..='\u{9fff}').contains(c)) {
+            out.insert(pair.iter().collect());
+        }
+    }
+    out
+}
+
+/// `true` when the older entry `old` may be superseded by `new`, which retires `term`: `term`
+/// names one thing exactly (letters with a `.`, `/`, `-`, `_`, `:` or `@`: `deploy.sh`,
+/// `--release`, `registry.example.com`); or `old` is about nothing but `term` ("I use neovim":
+/// no content word besides it); or the two share a content word ([`content_words`]) that is not
+/// a word of `term`, so they are about the same thing ("The dev server runs on port 8000." and
+/// "The dev server isn't on 8000 anymore" share "server"; "The metrics exporter listens on
+/// 8000." is left alone). A number or version (`8000`, `3.8`) or a plain word needs the shared
+/// topic.
+pub fn shares_topic(old: &str, new: &str, term: &str) -> bool {
+    let exact = term.chars().any(|c| c.is_ascii_alphabetic())
+        && term
+            .chars()
+            .any(|c| matches!(c, '.' | '/' | '-' | '_' | ':' | '@'))
+        && !term.contains(' ');
+    if exact {
+        return true;
+    }
+    let term_words = content_words(term);
+    let a = content_words(old);
+    if a.iter().all(|w| term_words.contains(w)) {
+        return true;
+    }
+    let b = content_words(new);
+    a.intersection(&b).any(|w| !term_words.contains(w))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retired_values_in_their_forms() {
+        let check = |text: &str, want: &[&str]| {
+            assert_eq!(retired_terms(text), want, "{text}");
+        };
+        check(
+            "The dev server isn't on 8000 anymore, we moved it to 5173 when we switched to vite.",
+            &["8000"],
+        );
+        check(
+            "We don't use --release for dev anymore, it's `cargo run --features bevy/dynamic_linking` now.",
+            &["--release"],
+        );
+        check(
+            "Never pip install anything anymore, i moved all my python stuff over to uv.",
+            &["pip install"],
+        );
+        check(
+            "I use 2-space indentation everywhere now, tabs are out.",
+            &[],
+        );
+        check(
+            "We renamed `master` months ago, the default branch is trunk now.",
+            &["master"],
+        );
+        check("We switched from npm to pnpm.", &["npm"]);
+        check(
+            "Python 3.8 is no longer supported; the floor is 3.10.",
+            &["3.8"],
+        );
+        check("We no longer support Python 3.8.", &["3.8"]);
+        check("The old deploy script is gone.", &["deploy script"]);
+        check("我们从 mysql 迁移到了 postgres。", &["mysql"]);
+        check("从 main 分支发布。", &[]);
+        check("The 2.0 release is out now.", &[]);
+        check(
+            "可以，而且我们已经放弃 3.8 了，最低版本现在是 3.10。",
+            &["3.8"],
+        );
+        check("现在不再用 npm 了，统一用 pnpm。", &["npm"]);
+        check("yarn 已经不用了。", &["yarn"]);
+        check(
+            "develop 分支已经废弃了，现在都是直接从 main 切分支。",
+            &["develop"],
+        );
+        check("npm 的缓存不用了。", &[]);
+        check("We replaced eslint with biome for linting.", &["eslint"]);
+        check(
+            "We moved the docs off Sphinx to MkDocs Material.",
+            &["sphinx"],
+        );
+        check("Deploy.sh is deprecated, don't use it.", &["deploy.sh"]);
+        check("Always run the tests before committing.", &[]);
+        check("Don't use port 8000 for the metrics exporter.", &[]);
+        check("It doesn't exist yet.", &[]);
+    }
+
+    #[test]
+    fn a_retirement_supersedes_only_an_entry_on_the_same_topic() {
+        let new = "The dev server isn't on 8000 anymore, we moved it to 5173.";
+        assert!(shares_topic(
+            "The dev server runs on port 8000.",
+            new,
+            "8000"
+        ));
+        assert!(!shares_topic(
+            "The metrics exporter listens on 8000.",
+            new,
+            "8000"
+        ));
+        assert!(shares_topic(
+            "项目支持 Python 3.8 及以上。",
+            "我们已经放弃 3.8 了，pyproject 里 requires-python 也改了。",
+            "3.8"
+        ));
+        assert!(shares_topic(
+            "I use neovim",
+            "I'm on Helix these days, not neovim anymore.",
+            "neovim"
+        ));
+        assert!(!shares_topic(
+            "Redis runs on port 6379 in docker compose.",
+            "We don't use Redis for sessions anymore.",
+            "redis"
+        ));
+        assert!(shares_topic(
+            "Deploy with `./scripts/deploy.sh prod`",
+            "Deploy.sh is deprecated, don't use it.",
+            "deploy.sh"
+        ));
+    }
+}
