@@ -104,11 +104,16 @@ fn contains_phrase(text: &str, phrase: &str) -> bool {
     if !phrase.is_ascii() {
         return text.contains(phrase);
     }
+    // Whole words at both ends: "right now" is not in "playwright now".
     text.match_indices(phrase).any(|(i, _)| {
-        !text[i + phrase.len()..]
+        !text[..i]
             .chars()
-            .next()
+            .next_back()
             .is_some_and(|c| c.is_ascii_alphanumeric())
+            && !text[i + phrase.len()..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphanumeric())
     })
 }
 
@@ -314,6 +319,7 @@ mod tests {
             "备份每天 02:00 跑",
             "Use http://localhost:8089 for this project from now on.",
             "For this project, run tests with `make test`.",
+            "e2e is Playwright now, `npx playwright test`.",
         ] {
             assert_eq!(one_off(t), None, "{t}");
         }

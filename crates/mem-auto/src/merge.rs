@@ -450,30 +450,32 @@ pub fn merge_with_changes(
     }
 
     // Retirements next: an entry stating a value that a new entry of this file says is no
-    // longer used ("the dev server isn't on 8000 anymore") goes, when the two are about the
+    // longer used ("the dev server isn't on 8000 anymore"), or giving a key the new entry gives
+    // another number ("minSdk is 24" / "minSdk went up to 26"), goes when the two are about the
     // same thing (crate::retire).
     for candidate in candidates {
-        for term in crate::retire::retired_terms(&candidate.text) {
-            let superseded: Vec<_> = file
-                .doc
-                .entries()
-                .into_iter()
-                .filter(|e| {
-                    states(&e.text, &term)
-                        && crate::retire::shares_topic(&e.text, &candidate.text, &term)
-                        && !near_duplicate(&e.text, &candidate.text)
-                        && !crate::retire::retired_terms(&e.text).contains(&term)
-                })
-                .collect();
-            for e in superseded {
-                if file.doc.remove(e.id).is_some() {
-                    file.meta.entries.remove(&e.id.to_string());
-                    report.removed.push(Change {
-                        id: e.id,
-                        category: e.category,
-                        text: e.text,
-                    });
-                }
+        let terms = crate::retire::retired_terms(&candidate.text);
+        let superseded: Vec<_> = file
+            .doc
+            .entries()
+            .into_iter()
+            .filter(|e| !near_duplicate(&e.text, &candidate.text))
+            .filter(|e| {
+                terms.iter().any(|term| {
+                    states(&e.text, term)
+                        && crate::retire::shares_topic(&e.text, &candidate.text, term)
+                        && !crate::retire::retired_terms(&e.text).contains(term)
+                }) || crate::retire::changed_value(&e.text, &candidate.text)
+            })
+            .collect();
+        for e in superseded {
+            if file.doc.remove(e.id).is_some() {
+                file.meta.entries.remove(&e.id.to_string());
+                report.removed.push(Change {
+                    id: e.id,
+                    category: e.category,
+                    text: e.text,
+                });
             }
         }
     }

@@ -14,6 +14,12 @@
 //! - the two entries share a content word besides the value ([`shares_topic`]): "The dev server
 //!   runs on port 8000." and "The dev server isn't on 8000 anymore" share "server"; an entry
 //!   naming 8000 for something else is left alone.
+//!
+//! A second, narrower form needs no retiring words ([`changed_value`]): the older entry gives a
+//! number or version to a key ("minSdk is 24", "The dev server runs on port 8000", "Node 版本固定为
+//! 18"), the new one gives the same key another number with a word of change ("minSdk went up to
+//! 26", "we moved the dev server to port 3000", "迁移到 Node 22 了"), and every word naming what
+//! the older entry is about ("dev server") is in the new one.
 
 use std::collections::HashSet;
 use std::sync::LazyLock;
@@ -319,6 +325,90 @@ pub fn shares_topic(old: &str, new: &str, term: &str) -> bool {
     a.intersection(&b).any(|w| !term_words.contains(w))
 }
 
+/// A key given a number or version: `port 8000`, `minsdk is 24`, `python 3.8`, `node 版本固定为
+/// 18`, `minsdk went up to 26` (the key, words of change or of being between, up to six Han
+/// characters, then the value).
+static KEYED_NUMBER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?P<k>[a-z][a-z0-9_]{2,})(?:\s+(?:is|are|was|were|on|at|to|of|from|version|now|went|up|down|moved|bumped|raised|lowered|changed|set))*\s*[:=]?\s*(?:\p{Han}{1,6}\s*)?v?(?P<v>\d+(?:\.\d+)*)(?:[^0-9a-z.]|\.(?:[^0-9]|$)|$)",
+    )
+});
+
+/// A word of change in the new entry: without one, two values of a key are two facts.
+static CHANGE_WORD: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:now|anymore|no longer|moved|changed|switched|bumped|went up|went down|raised|lowered|upgraded|downgraded|migrated|updated)\b|现在|改成|改为|换成|迁移|升级|升到|换了|改了",
+    )
+});
+
+/// Words that are never a key or a word naming what an entry is about.
+const NOT_A_KEY: &[&str] = &[
+    "the", "and", "with", "for", "from", "run", "runs", "running", "use", "uses", "using", "went",
+    "moved", "bumped", "set", "now", "was", "are", "been", "has", "have", "only", "just", "also",
+    "still", "last", "since", "about", "than", "over", "under", "every", "after", "before",
+    "until", "live", "lives", "listen", "listens", "serve", "serves", "need", "needs", "require",
+    "requires", "support", "supports", "pin", "pinned", "target", "targets", "raised", "lowered",
+    "changed", "version", "our", "its", "this", "that", "day", "days", "week", "weeks", "month",
+    "months", "year", "years", "ago", "min", "max", "minute", "minutes", "second", "seconds",
+];
+
+/// (key, value, the words before the value in its clause) of each [`KEYED_NUMBER`] in `text`.
+fn keyed_numbers(text: &str) -> Vec<(String, String, String)> {
+    let lower = text.to_lowercase().replace(['`', '"', '“', '”'], " ");
+    let mut out = Vec::new();
+    for c in KEYED_NUMBER.captures_iter(&lower) {
+        let k = &c["k"];
+        if NOT_A_KEY.contains(&k) {
+            continue;
+        }
+        let at = c.name("v").map_or(0, |m| m.start());
+        let clause_start = lower[..at]
+            .rfind([',', ';', '(', '，', '；', '（', '。'])
+            .map_or(0, |p| p + 1);
+        out.push((
+            k.to_owned(),
+            c["v"].to_owned(),
+            lower[clause_start..at].to_owned(),
+        ));
+    }
+    out
+}
+
+/// `true` when `new` gives a key of `old` another number or version ("minSdk is 24" → "minSdk
+/// went up to 26"): the same key, a different value and not the old one for that key, a word of
+/// change ([`CHANGE_WORD`]) in `new`, and every ASCII word naming what `old`'s value is of (its
+/// clause before the value, less the key, stop words and the verbs of [`NOT_A_KEY`]: "dev
+/// server" of "The dev server runs on port 8000") found in `new`. "The staging server runs on
+/// port 8001 now" does not replace "The dev server runs on port 8000": "dev" is missing.
+pub fn changed_value(old: &str, new: &str) -> bool {
+    if !CHANGE_WORD.is_match(&new.to_lowercase()) {
+        return false;
+    }
+    let new_pairs = keyed_numbers(new);
+    let new_words = content_words(new);
+    keyed_numbers(old).iter().any(|(key, value, before)| {
+        let same_key: Vec<&String> = new_pairs
+            .iter()
+            .filter(|(k, _, _)| k == key)
+            .map(|(_, v, _)| v)
+            .collect();
+        if same_key.is_empty() || same_key.contains(&value) {
+            return false;
+        }
+        before
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| w.len() >= 3 && w != key && !STOP.contains(w) && !NOT_A_KEY.contains(w))
+            .all(|w| {
+                let w = if w.len() > 3 {
+                    w.strip_suffix('s').unwrap_or(w)
+                } else {
+                    w
+                };
+                new_words.contains(w)
+            })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -412,6 +502,43 @@ mod tests {
             "Deploy with `./scripts/deploy.sh prod`",
             "Deploy.sh is deprecated, don't use it.",
             "deploy.sh"
+        ));
+    }
+
+    #[test]
+    fn a_key_given_another_number_with_a_word_of_change() {
+        assert!(changed_value(
+            "minSdk is 24",
+            "quick update: minSdk went up to 26 in the last release."
+        ));
+        assert!(changed_value(
+            "The dev server runs on port 8000 (`npm run dev`).",
+            "We moved the dev server to port 3000 last week, it's the vite default now."
+        ));
+        assert!(changed_value(
+            "Node 版本固定为 18",
+            "我们已经迁移到 Node 22 了，.nvmrc 也改了，别再按 18 来。"
+        ));
+        // Another server, no word of change, the same value, another key.
+        assert!(!changed_value(
+            "The dev server runs on port 8000.",
+            "The staging server runs on port 8001 now."
+        ));
+        assert!(!changed_value(
+            "The dev server runs on port 8000.",
+            "We also have a dev server for the admin on port 8001."
+        ));
+        assert!(!changed_value(
+            "The dev server runs on port 8000.",
+            "Don't use port 8000 for the metrics exporter now, the dev server has it."
+        ));
+        assert!(!changed_value(
+            "The project supports Python 3.8 and up.",
+            "The new service now uses Python 3.12."
+        ));
+        assert!(!changed_value(
+            "Timeouts are 30 seconds.",
+            "Retries now wait 5 seconds."
         ));
     }
 }

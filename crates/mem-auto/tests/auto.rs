@@ -589,12 +589,41 @@ fn an_entry_retiring_a_value_replaces_the_entry_stating_it() {
         removed.contains(&"The dev server runs on port 8000."),
         "{removed:?}"
     );
-    assert!(removed.contains(&"I use neovim."), "{removed:?}");
-    assert_eq!(removed.len(), 3, "{removed:?}");
+    assert_eq!(removed.len(), 2, "{removed:?}");
     let project = read(&p.project_file());
     assert!(
         project.contains("The metrics exporter listens on 8000."),
         "{project}"
     );
-    assert!(read(&p.user_file()).contains("My shell is zsh."));
+    // "I use neovim." says nothing but the retired value: the sentence retiring it takes its
+    // place (an update, mem_llm::offline::update).
+    let user = read(&p.user_file());
+    assert!(!user.contains("I use neovim."), "{user}");
+    assert!(user.contains("not neovim anymore"), "{user}");
+    assert!(user.contains("My shell is zsh."), "{user}");
+}
+
+/// The offline engine's UPDATE: a sentence saying a stored fact changed ("e2e is Playwright
+/// now") replaces that entry where it stands; an entry on a neighbouring topic stays.
+#[test]
+fn a_sentence_changing_a_stored_fact_updates_the_entry_in_place() {
+    let p = Project::new();
+    std::fs::create_dir_all(p.root.join(".mewcode")).unwrap();
+    std::fs::write(
+        p.project_file(),
+        "### 项目知识\n- E2E tests: `npx cypress run`.\n- Unit tests: `npm test`.\n",
+    )
+    .unwrap();
+    let id = p.session(&[Message::user(
+        "e2e is Playwright now, `npx playwright test`. unit tests unchanged.",
+    )]);
+    let r = p.extract(&id);
+    let project = r.files.iter().find(|f| f.scope == Scope::Project).unwrap();
+    assert_eq!(project.updated.len(), 1, "{project:?}");
+    assert_eq!(project.updated[0].old.text, "E2E tests: `npx cypress run`.");
+    assert!(project.added.is_empty(), "{project:?}");
+    assert_eq!(
+        read(&p.project_file()),
+        "### 项目知识\n- e2e is Playwright now, `npx playwright test`.\n- Unit tests: `npm test`.\n"
+    );
 }

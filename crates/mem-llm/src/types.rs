@@ -183,7 +183,8 @@ pub struct Memories {
     /// 参考资料.
     pub references: Vec<String>,
     /// Changes to the request's current entries (a model's UPDATE / DELETE answers, ids checked
-    /// against the request). Empty from the offline engine, which merges by similarity instead.
+    /// against the request). From the offline engine: UPDATEs only, of entries a sentence of the
+    /// user says have changed (`offline::update::updates`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<EntryChange>,
 }

@@ -6,7 +6,7 @@
 //! `OPENAI_*` / `ANTHROPIC_*` variables), and what was added to the two `memories.md` files is
 //! compared with the labels:
 //!
-//! - an entry is **correct** when it contains every keyword of an `expect` label of the same file
+//! - an entry (added, or the new text of an entry the extraction updated) is **correct** when it contains every keyword of an `expect` label of the same file
 //!   (user's file: preference, correction; project's file: project, reference,
 //!   project-preference, project-correction), **neutral** when it matches
 //!   only an `allow` label, **wrong** otherwise. Precision per category (the entry's category) =
@@ -17,8 +17,9 @@
 //! - secrets written: `secret` strings found in any file of the temp project or home outside
 //!   the session transcripts (`.mewcode/sessions/`); superseded entries kept: `gone` texts still
 //!   in a `memories.md` after the extraction; entries removed wrongly: entries that were in a
-//!   `memories.md` before and that the extraction removed (a correction or a retirement
-//!   superseding them, a model's DELETE) without a `gone` label naming them.
+//!   `memories.md` before and that the extraction removed or replaced (a correction or a
+//!   retirement superseding them, an UPDATE, a model's DELETE) without a `gone` label naming
+//!   them.
 //!
 //! The set is split into `dev/` (tuned against) and `test/` (never read by whoever tunes the
 //! extractor); each split is scored on its own and printed as its own table (dev, then test),
@@ -491,7 +492,8 @@ fn score_split(
         if report.fallback.is_some() {
             s.fallbacks += 1;
         }
-        // (entry category, written to the user's file, text)
+        // (entry category, written to the user's file, text): the new entries, and the new
+        // texts of entries the extraction updated (written by it all the same).
         let added: Vec<(MemoryCategory, bool, String)> = report
             .files
             .iter()
@@ -499,6 +501,7 @@ fn score_split(
                 let user = f.scope == Scope::User;
                 f.added
                     .iter()
+                    .chain(f.updated.iter().map(|u| &u.new))
                     .map(move |c| (c.category, user, c.text.clone()))
             })
             .collect();
@@ -564,10 +567,10 @@ fn score_split(
         s.secrets_written += leaks.len();
         s.superseded_kept += kept.len();
         missed.extend(kept);
-        // An entry that was there before and is gone now without a label saying it should be:
-        // a good memory lost. (Eviction under the cap is not counted: the set's files are small.)
+        // An entry that was there before and is gone now (removed, or replaced by an update)
+        // without a label saying it should be: a good memory lost. (Eviction under the cap is not counted: the set's files are small.)
         for f in &report.files {
-            for r in &f.removed {
+            for r in f.removed.iter().chain(f.updated.iter().map(|u| &u.old)) {
                 if !case.gone.iter().any(|g| r.text.contains(g.as_str())) {
                     s.removed_wrongly += 1;
                     case_wrong.push(format!(

@@ -13,6 +13,7 @@ mod summarize;
 mod synonyms;
 mod text;
 mod tools;
+pub mod update;
 
 pub use extract::extract;
 pub use knowledge::{
@@ -65,8 +66,8 @@ pub(crate) fn salient_words(messages: &[mem_core::Message]) -> std::collections:
 use crate::engine::{BoxFuture, Llm};
 use crate::error::Result;
 use crate::types::{
-    ExtractRequest, Job, Memories, Reply, SelectRequest, Selection, SkillDraft, SkillRequest,
-    SummarizeRequest, Summary,
+    EntryChange, ExtractRequest, Job, Memories, Reply, SelectRequest, Selection, SkillDraft,
+    SkillRequest, SummarizeRequest, Summary,
 };
 
 /// The offline engine. Stateless and cheap to copy.
@@ -81,9 +82,26 @@ impl OfflineEngine {
         }
     }
 
-    /// Extracts without a model (see [`extract`]).
+    /// Extracts without a model (see [`extract`]), and updates the request's current entries
+    /// that the user's sentences say have changed ([`update::updates`]). A sentence read both
+    /// ways is kept once, as the update.
     pub fn extract_now(&self, request: &ExtractRequest) -> Memories {
-        extract(&request.messages, &request.current_memories)
+        let mut memories = extract(&request.messages, &request.current_memories);
+        memories.changes = update::updates(&request.messages, &request.entries);
+        for change in &memories.changes {
+            if let EntryChange::Update { text, .. } = change {
+                let update = text::normalise(text);
+                for list in [
+                    &mut memories.preferences,
+                    &mut memories.corrections,
+                    &mut memories.project,
+                    &mut memories.references,
+                ] {
+                    list.retain(|e| !update.contains(&text::normalise(e)));
+                }
+            }
+        }
+        memories
     }
 
     /// Selects without a model (see [`select`]).
