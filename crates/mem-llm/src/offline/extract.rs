@@ -720,8 +720,8 @@ fn rule_then_exception(sentence: &str) -> Vec<String> {
     }
 }
 
-/// Removes conversational openers: `also,`, `btw`, `ok,`, 另外，...
-fn strip_filler(sentence: &str) -> String {
+/// Removes conversational openers: `also,`, `btw`, `ok,`, `heads up:`, 另外，...
+pub(crate) fn strip_filler(sentence: &str) -> String {
     let mut s = without_list_marker(sentence.trim());
     loop {
         let lower = s.to_lowercase();
@@ -732,7 +732,14 @@ fn strip_filler(sentence: &str) -> String {
             "btw, ",
             "by the way, ",
             "fyi, ",
+            "fyi: ",
             "fyi ",
+            "heads up, ",
+            "heads up: ",
+            "heads up ",
+            "quick update: ",
+            "quick update, ",
+            "update: ",
             "note that ",
             "btw ",
             "oh, ",

@@ -267,7 +267,9 @@ pub fn updates(messages: &[Message], entries: &[CurrentEntry]) -> Vec<EntryChang
                 continue;
             }
             let entry = &entries[index];
-            let body = sentence.trim();
+            // Said as "fyi I'm on Helix …", "quick update: minSdk …": stored without the opener.
+            let body = super::extract::strip_filler(&sentence);
+            let body = body.trim();
             let text = if body.ends_with(['.', '!', '。', '！']) {
                 body.to_owned()
             } else {
