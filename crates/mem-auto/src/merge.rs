@@ -464,6 +464,7 @@ pub fn merge_with_changes(
                 terms.iter().any(|term| {
                     states(&e.text, term)
                         && crate::retire::shares_topic(&e.text, &candidate.text, term)
+                        && !crate::retire::other_subject(&candidate.text, &e.text, term)
                         && !crate::retire::retired_terms(&e.text).contains(term)
                 }) || crate::retire::changed_value(&e.text, &candidate.text)
             })

@@ -121,6 +121,11 @@ const TERM_STOPS: &[&str] = &[
     "before",
     "anymore",
     "any",
+    "inside",
+    "of",
+    "within",
+    "into",
+    "upstream",
 ];
 
 /// Leading words of a term that are not the value: verbs and prepositions of "not on 8000",
@@ -193,6 +198,10 @@ pub fn retired_terms(text: &str) -> Vec<String> {
     // The quotes are gone, but "isn't" needs its apostrophe: read the text once more with only
     // the code quotes blanked for the English forms.
     let english = text.to_lowercase().replace(['`', '"', '“', '”'], " ");
+    // A question or a suggestion ("放弃 rebase 吧", "should we drop 3.8?") retires nothing.
+    if NOT_A_CHANGE.is_match(&english) {
+        return Vec::new();
+    }
     let mut out: Vec<String> = Vec::new();
     let mut push = |t: Option<String>| {
         if let Some(t) = t
@@ -254,7 +263,14 @@ fn term(phrase: &str, from_end: bool) -> Option<String> {
         kept = rest;
     }
     let joined = kept.join(" ");
-    if let Some(v) = VALUE.captures(&joined) {
+    // "Node 16 actions are deprecated": the actions are, not Node 16; a value is the term only
+    // as the last word of what is said to be gone.
+    let value_in = if from_end {
+        kept.last().copied().unwrap_or("")
+    } else {
+        joined.as_str()
+    };
+    if let Some(v) = VALUE.captures(value_in) {
         let v = v["v"].trim_end_matches(['.', '/', ':']);
         return (v.len() >= 2).then(|| v.to_owned());
     }
@@ -299,26 +315,93 @@ fn content_words(text: &str) -> HashSet<String> {
     out
 }
 
-/// `true` when the older entry `old` may be superseded by `new`, which retires `term`: `term`
-/// names one thing exactly (letters with a `.`, `/`, `-`, `_`, `:` or `@`: `deploy.sh`,
-/// `--release`, `registry.example.com`); or `old` is about nothing but `term` ("I use neovim":
-/// no content word besides it); or the two share a content word ([`content_words`]) that is not
-/// a word of `term`, so they are about the same thing ("The dev server runs on port 8000." and
-/// "The dev server isn't on 8000 anymore" share "server"; "The metrics exporter listens on
-/// 8000." is left alone). A number or version (`8000`, `3.8`) or a plain word needs the shared
-/// topic.
+/// Words that end what a clause is about: its verb, a negation, a word of change.
+const HEAD_END: &[&str] = &[
+    "is",
+    "are",
+    "was",
+    "were",
+    "isn't",
+    "aren't",
+    "wasn't",
+    "doesn't",
+    "don't",
+    "didn't",
+    "no",
+    "not",
+    "never",
+    "now",
+    "has",
+    "have",
+    "had",
+    "got",
+    "moved",
+    "switched",
+    "migrated",
+    "dropped",
+    "retired",
+    "renamed",
+    "replaced",
+    "removed",
+    "deprecated",
+    "ditched",
+    "stopped",
+    "went",
+    "uses",
+    "use",
+    "runs",
+    "run",
+    "lives",
+    "goes",
+    "go",
+    "posts",
+    "points",
+    "needs",
+    "requires",
+    "will",
+    "should",
+    "can",
+    "must",
+];
+
+/// `true` when the clause of `new` that names `term` is about something `old` does not name:
+/// before its verb it has an ASCII content word `old` lacks ("The docs package switched from
+/// npm to bun" against "Package manager: npm"; "Tests don't hit the dev server on 8000 anymore"
+/// against "The dev server runs on port 8000").
+pub fn other_subject(new: &str, old: &str, term: &str) -> bool {
+    let lower = new.to_lowercase().replace(['`', '"'], " ");
+    let at = lower.find(term).unwrap_or(0);
+    let start = lower[..at]
+        .char_indices()
+        .rev()
+        .find(|(_, c)| matches!(c, ',' | ';' | '，' | '；' | '。' | '.'))
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let old_words = content_words(old);
+    lower[start..]
+        .split_whitespace()
+        // Chinese runs on without spaces: the head is read in ASCII words only.
+        .take_while(|w| !HEAD_END.contains(w) && w.is_ascii())
+        .flat_map(|w| w.split(|c: char| !c.is_ascii_alphanumeric()))
+        .filter(|w| w.len() >= 3 && !STOP.contains(w) && !NOT_A_KEY.contains(w))
+        .any(|w| {
+            let w = if w.len() > 3 {
+                w.strip_suffix('s').unwrap_or(w)
+            } else {
+                w
+            };
+            !old_words.contains(w) && !content_words(term).contains(w)
+        })
+}
+
+/// `true` when the older entry `old` may be superseded by `new`, which retires `term`: `old` is
+/// about nothing but `term` ("I use neovim": no content word besides it), or the two share a
+/// content word ([`content_words`]) that is not a word of `term`, so they are about the same
+/// thing ("The dev server runs on port 8000." and "The dev server isn't on 8000 anymore" share
+/// "server"; "The metrics exporter listens on 8000." is left alone).
 pub fn shares_topic(old: &str, new: &str, term: &str) -> bool {
-    let exact = term.chars().any(|c| c.is_ascii_alphabetic())
-        && term
-            .chars()
-            .any(|c| matches!(c, '.' | '/' | '-' | '_' | ':' | '@'))
-        && !term.contains(' ');
-    if exact {
-        return true;
-    }
     let term_words = content_words(term);
     let a = content_words(old);
-    if a.iter().all(|w| term_words.contains(w)) {
+    if !a.is_empty() && a.iter().all(|w| term_words.contains(w)) {
         return true;
     }
     let b = content_words(new);
@@ -337,7 +420,7 @@ static KEYED_NUMBER: LazyLock<Regex> = LazyLock::new(|| {
 /// A word of change in the new entry: without one, two values of a key are two facts.
 static CHANGE_WORD: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\b(?:now|anymore|no longer|moved|changed|switched|bumped|went up|went down|raised|lowered|upgraded|downgraded|migrated|updated)\b|现在|改成|改为|换成|迁移|升级|升到|换了|改了",
+        r"\b(?:now|anymore|no longer|moved|changed|switched|bumped|went|raised|lowered|upgraded|downgraded|migrated)\b|现在|改成|改为|换成|迁移|升级|升到|换了|改了",
     )
 });
 
@@ -352,8 +435,9 @@ const NOT_A_KEY: &[&str] = &[
     "months", "year", "years", "ago", "min", "max", "minute", "minutes", "second", "seconds",
 ];
 
-/// (key, value, the words before the value in its clause) of each [`KEYED_NUMBER`] in `text`.
-fn keyed_numbers(text: &str) -> Vec<(String, String, String)> {
+/// (key, value, the words before the key in its clause, the whole clause) of each
+/// [`KEYED_NUMBER`] in `text`.
+fn keyed_numbers(text: &str) -> Vec<(String, String, String, String)> {
     let lower = text.to_lowercase().replace(['`', '"', '“', '”'], " ");
     let mut out = Vec::new();
     for c in KEYED_NUMBER.captures_iter(&lower) {
@@ -363,12 +447,19 @@ fn keyed_numbers(text: &str) -> Vec<(String, String, String)> {
         }
         let at = c.name("v").map_or(0, |m| m.start());
         let clause_start = lower[..at]
-            .rfind([',', ';', '(', '，', '；', '（', '。'])
-            .map_or(0, |p| p + 1);
+            .char_indices()
+            .rev()
+            .find(|(_, c)| matches!(c, ',' | ';' | '(' | '，' | '；' | '（' | '。'))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        let key_at = c.name("k").map_or(at, |m| m.start()).max(clause_start);
+        let clause_end = lower[at..]
+            .find([',', ';', '，', '；', '。'])
+            .map_or(lower.len(), |p| at + p);
         out.push((
             k.to_owned(),
             c["v"].to_owned(),
-            lower[clause_start..at].to_owned(),
+            lower[clause_start..key_at].to_owned(),
+            lower[clause_start..clause_end].to_owned(),
         ));
     }
     out
@@ -381,34 +472,76 @@ fn keyed_numbers(text: &str) -> Vec<(String, String, String)> {
 /// server" of "The dev server runs on port 8000") found in `new`. "The staging server runs on
 /// port 8001 now" does not replace "The dev server runs on port 8000": "dev" is missing.
 pub fn changed_value(old: &str, new: &str) -> bool {
-    if !CHANGE_WORD.is_match(&new.to_lowercase()) {
+    if NOT_A_CHANGE.is_match(&new.to_lowercase()) {
         return false;
     }
     let new_pairs = keyed_numbers(new);
-    let new_words = content_words(new);
-    keyed_numbers(old).iter().any(|(key, value, before)| {
-        let same_key: Vec<&String> = new_pairs
-            .iter()
-            .filter(|(k, _, _)| k == key)
-            .map(|(_, v, _)| v)
-            .collect();
-        if same_key.is_empty() || same_key.contains(&value) {
+    keyed_numbers(old).iter().any(|(key, value, before, _)| {
+        let same_key: Vec<&(String, String, String, String)> =
+            new_pairs.iter().filter(|(k, ..)| k == key).collect();
+        if same_key.is_empty() || same_key.iter().any(|(_, v, ..)| v == value) {
             return false;
         }
-        before
-            .split(|c: char| !c.is_ascii_alphanumeric())
-            .filter(|w| w.len() >= 3 && w != key && !STOP.contains(w) && !NOT_A_KEY.contains(w))
-            .all(|w| {
-                let w = if w.len() > 3 {
-                    w.strip_suffix('s').unwrap_or(w)
-                } else {
-                    w
-                };
-                new_words.contains(w)
-            })
+        // What the old value is of: the old entry's words outside the key and its value.
+        let about: Vec<String> = content_words(&ASIDE.replace_all(old, " "))
+            .into_iter()
+            // ASCII words only: Han pairs are too many and too loose to be all said again.
+            .filter(|w| w.is_ascii() && w != key && !NOT_A_KEY.contains(&w.as_str()))
+            .collect();
+        let _ = before;
+        // The new value's own clause says the change, names what the old value was of, and
+        // names nothing else before the key ("Redis moved to port 6380, the dev server stays"
+        // gives Redis a port; "The test database runs Postgres 16" is another database).
+        let old_words = content_words(old);
+        same_key.iter().any(|(_, _, new_before, clause)| {
+            let words = content_words(clause);
+            CHANGE_WORD.is_match(clause)
+                && about.iter().all(|w| words.contains(w))
+                && STRONG_CHANGE.is_match(clause)
+                && content_words(new_before).iter().all(|w| {
+                    old_words.contains(w)
+                        || NOT_A_KEY.contains(&w.as_str())
+                        || FILLER.contains(&w.as_str())
+                        || is_function_bigram(w)
+                })
+        })
     })
 }
 
+/// Openers before what a clause is about: "quick update: minSdk …", "fyi the port …".
+const FILLER: &[&str] = &[
+    "quick", "update", "fyi", "btw", "heads", "okay", "yes", "yeah", "note", "actually", "well",
+    "anyway", "just", "also", "and",
+];
+
+/// A change said strongly enough to replace a key's number: a verb of change, or a state with
+/// "now" ("minSdk is 26 now"); not a bare "now" ("dev server running now at port 5173", a log).
+static STRONG_CHANGE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:moved|changed|switched|bumped|went|raised|lowered|upgraded|downgraded|migrated|anymore|no longer)\b|\b(?:is|are|'s|'re)\b[^,;]{0,40}\bnow\b|\bnow\s+(?:is|are)\b|现在|改成|改为|换成|迁移|升级|升到|换了|改了",
+    )
+});
+
+/// Code spans and parenthesised asides of an entry: its values and details, not what it is
+/// about.
+static ASIDE: LazyLock<Regex> = LazyLock::new(|| re(r"`[^`]*`|\([^)]*\)|（[^）]*）"));
+
+/// A pair of Han characters holding a function character (我们, 已经, 迁移到, 现在是 …): no topic.
+fn is_function_bigram(w: &str) -> bool {
+    w.chars().all(|c| !c.is_ascii())
+        && w.chars()
+            .any(|c| "我们你他她它的了是在已经现迁移到改成换为把从也都就还要用这那个让".contains(c))
+}
+
+/// Not a change, whatever the words: a question, a plan or suggestion, a negation or "still",
+/// an addition ("also"), reported speech (lowercase text).
+static NOT_A_CHANGE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        [?？]\s*$ | 吗[。.!！]?\s*$ | 吧[，,。.!！]|吧\s*$ | 要不 | 想 | 打算 | 说
+        | ^(is|are|does|do|did|can|could|should|would|will|what|which|why|how|whether)\b
+        | \b(maybe|might|if|let's|lets|should|will|going\ to|plan|want|still|stays|unchanged|also|too|another|said|says|mentioned|apparently|according\ to|didn't|hasn't|wasn't|weren't|haven't)\b
+    ")
+});
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -466,6 +599,10 @@ mod tests {
         );
         check("Deploy.sh is deprecated, don't use it.", &["deploy.sh"]);
         check("Always run the tests before committing.", &[]);
+        check(
+            "I got rid of the prod flag check inside deploy.sh.",
+            &["prod flag check"],
+        );
         check("Don't use port 8000 for the metrics exporter.", &[]);
         check("It doesn't exist yet.", &[]);
     }
@@ -498,9 +635,9 @@ mod tests {
             "We don't use Redis for sessions anymore.",
             "redis"
         ));
-        assert!(shares_topic(
+        assert!(!shares_topic(
             "Deploy with `./scripts/deploy.sh prod`",
-            "Deploy.sh is deprecated, don't use it.",
+            "I renamed a variable inside deploy.sh.",
             "deploy.sh"
         ));
     }

@@ -75,7 +75,9 @@ pub fn extract(messages: &[Message], current_memories: &str) -> Memories {
     for message in messages {
         let mut said = Vec::new();
         if let Some(text) = user_text(message).filter(|t| t.chars().count() <= MAX_MESSAGE_CHARS) {
-            said.push(without_pasted_blocks(&without_code_blocks(&text)));
+            said.push(without_quoted_lines(&without_pasted_blocks(
+                &without_code_blocks(&text),
+            )));
         }
         if message.role == Role::User {
             said.extend(message.content.iter().filter_map(rejection_feedback));
@@ -718,6 +720,15 @@ fn rule_then_exception(sentence: &str) -> Vec<String> {
         }
         _ => vec![sentence.to_owned()],
     }
+}
+
+/// `text` without its quoted lines (`> …`): what the user quotes (the assistant's words, a
+/// document) is not what the user says.
+fn without_quoted_lines(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with('>'))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Removes conversational openers: `also,`, `btw`, `ok,`, `heads up:`, 另外，...

@@ -88,16 +88,30 @@ impl OfflineEngine {
     pub fn extract_now(&self, request: &ExtractRequest) -> Memories {
         let mut memories = extract(&request.messages, &request.current_memories);
         memories.changes = update::updates(&request.messages, &request.entries);
+        // Words only, padded: "the package manager is pnpm now." is read in "The package
+        // manager is pnpm now, always use pnpm for installs." as whole words.
+        let words = |t: &str| {
+            let w: Vec<String> = t
+                .to_lowercase()
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(str::to_owned)
+                .collect();
+            format!(" {} ", w.join(" "))
+        };
         for change in &memories.changes {
             if let EntryChange::Update { text, .. } = change {
-                let update = text::normalise(text);
+                let update = words(text);
                 for list in [
                     &mut memories.preferences,
                     &mut memories.corrections,
                     &mut memories.project,
                     &mut memories.references,
                 ] {
-                    list.retain(|e| !update.contains(&text::normalise(e)));
+                    list.retain(|e| {
+                        let e = words(e);
+                        e.trim().is_empty() || !update.contains(&e)
+                    });
                 }
             }
         }

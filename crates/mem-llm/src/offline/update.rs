@@ -4,17 +4,25 @@
 //! replaces that entry, in its file and category.
 //!
 //! A sentence updates an entry only when all of these hold (precision first: a wrong update
-//! loses a good memory):
+//! loses a good memory; a review's ~240 look-alikes shaped them, `mem-auto`'s
+//! `tests/changes.rs`):
 //!
-//! - it is the user's statement: not a question, hedge, hypothetical, reported speech, plan or
-//!   one-off ("just for today run it on 8001", "we might move off Postgres");
-//! - it says a change ([`CHANGE`]: "now", "anymore", "no longer", "moved", "renamed", "dropped",
-//!   "replaced", "switched", "migrated", "went (up) to", "is gone", 现在, 改成, 换成, 迁移, 不再用…),
-//!   not negated ("we're not moving it now");
-//! - it is about the entry: the two share at least half of the entry's content words, or three
-//!   of them ([`about`]), and the entry is the only one that close;
-//! - it brings something the entry does not have (a word or value of its own) and is not the
-//!   entry said again.
+//! - it is what the user says: not inside a code fence, not a quoted (`> `), grep or commit
+//!   message line (`PASTED`);
+//! - it says a change as a statement (`CHANGE`: "X is Y now", "now uses", "anymore", "no
+//!   longer", "moved / switched / migrated … to", "renamed … to", "replaced … with", "is gone",
+//!   现在是, 改成, 换成, 迁移到 …), and is none of `NOT_A_CHANGE`: a negation or "still", an
+//!   addition ("also", "another"), a question (with or without "?"), a plan, a hedge, reported
+//!   speech, a failure report, a branch or a PR; nor a one-off;
+//! - it is about exactly one entry (`about`: at least half of the entry's content words, or
+//!   three), and names every word of that entry's subject (its words outside values:
+//!   `subject_words`), and nothing else before its verb (`names_another_subject`), nor a part
+//!   or a narrower scope ("the dev server proxy", "… for the e2e suite":
+//!   `names_a_compound_or_scope`);
+//! - an instruction or a first-person event ("now run …", "I moved the config test") changes only
+//!   the user's own habits ("I switched to …"), and a sentence about this repository never
+//!   rewrites the user's file;
+//! - it brings a word or value the entry lacks (not a confirmation said again).
 
 use std::collections::HashSet;
 use std::sync::LazyLock;
@@ -31,36 +39,61 @@ fn re(pattern: &str) -> Regex {
     Regex::new(pattern).unwrap_or_else(|e| unreachable!("a constant pattern: {e}"))
 }
 
-/// Words saying that something changed (lowercase text).
+/// A change said as a statement (lowercase text): a state with "now" ("e2e is Playwright now",
+/// "alerts now post to #pay-alerts"), "anymore" / "no longer", "moved / switched / migrated /
+/// changed / upgraded / bumped / went (up) … to", "switched from", "renamed … to", "replaced …
+/// with", "is gone", 现在是 / 现在用, 改成, 换成, 迁移到, 升级到, 不再用. Bare "now" is not one
+/// ("Now run the dev server", "the tests are failing now").
 static CHANGE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
-        \b(now|anymore|any\ more|no\ longer|moved|renamed|dropped|replaced|switched|migrated|retired
-          |deprecated|went\ (up\ |down\ )?to|bumped|is\ gone|are\ gone|got\ archived|was\ archived
-          |left\ the\ company|moved\ teams)\b
-        | 现在 | 改成 | 改为 | 换成 | 迁移 | 迁到 | 已经不用 | 不再用 | 废弃 | 调去 | 换了 | 改了
+        \b(is|are|'s|'re|uses|runs|lives|goes|go|posts|points|defaults|targets|requires)\b[^,;:]{1,40}?\bnow\b
+        | \bnow\s+(is|are|uses|use|runs|run|lives|live|goes|go|posts|post|points|requires|targets|defaults)\b
+        | \b(anymore|any\ more|no\ longer)\b
+        | \b(moved|switched|migrated|changed|upgraded|bumped|went(\ up|\ down)?)\s+(\S+\s+){0,4}?(to|over\ to)\b
+        | \b(switched|migrated|moved)\s+(away\ )?from\b | \brenamed\b.{1,40}\bto\b | \breplaced\b.{1,40}\bwith\b
+        | \b(is|are)\ gone\b
+        | 现在(是|用|改|在|跑|归) | 改成 | 改为 | 换成 | 迁移到 | 迁到 | 升级到 | 升到 | 不再用 | 已经不用
     ")
 });
 
-/// A change word negated ("we're not moving it now", "minSdk didn't change"): no change said.
-/// "not … anymore" and "no longer" say one.
-static NEGATED_CHANGE: LazyLock<Regex> = LazyLock::new(|| {
+/// Not a change of a stored fact, whatever the words of change: a negation or "still" ("we
+/// didn't move it, it's still on 8000"), an addition ("also", "too", "another", "as well"), a
+/// question (also without "?": "is the dev server on 3000 now"), a plan or wish ("let's", "I want",
+/// "we should", 想, 打算, 要不 … 吧), a hedge, reported speech ("Tomasz mentioned", "apparently",
+/// "according to", 说), a report of a failure ("failing now", "doesn't start anymore", 报错), or
+/// something bound to a branch or a moment ("on this branch", "for this PR").
+static NOT_A_CHANGE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
-        \b(not|n't|never)\s+(\w+\s+){0,3}?(now|moved|moving|renamed|dropped|replaced|switched|migrated|changed|changing)\b
-        | (没|不|别)(有)?(改|换|迁移|动)
+        \b(not|never|didn't|hasn't|haven't|wasn't|weren't|isn't\ moving|aren't\ moving|nothing)\s+(\w+\s+){0,3}?(moved|changed|renamed|switched|migrated|now|gone)\b
+        | \b(still|stays|stay|unchanged|also|too|another|second|as\ well|additionally|both)\b
+        | [?？]\s*$ | 吗[。.!！]?\s*$ | 呢 | 哪 | 什么 | 还是 | 怎么 | 吧[。.!！]?\s*$
+        | ^(is|are|does|do|did|can|could|should|would|will|has|have|was|were|what|which|why|how|where|who|whether)\b
+        | \b(maybe|perhaps|probably|possibly|might|i\ think|i\ guess|not\ sure|what\ if|suppose|if|once|wonder|whether)\b
+        | \b(let's|lets|i\ want|we\ want|i'd\ like|we\ should|should\ we|we'll|i'll|will|going\ to|plan|planning|proposal|propose|suggest|suggested|next\ (year|month|quarter|sprint|week)|eventually)\b
+        | \b(said|says|say|told|mentioned|mentions|thinks|think|apparently|according\ to|heard|claims?|the\ (ticket|docs|readme|doc|wiki)\s+says?)\b
+        | \b(fail|fails|failing|failed|broken|breaks|error|errors|crash|crashes|crashing|flaky|slow|hangs|timeout|times\ out|forever|eaddrinuse)\b
+        | \b(doesn't|does\ not|won't|can't|cannot)\s+(work|start|compile|build|run|load|connect)\b
+        | \bno\ longer\s+(compiles|works|builds|starts|runs|loads|connects|passes)\b
+        | \bon\ (this|my|that|the\ feature)\ branch\b | \bfor\ this\ (pr|task|ticket|change|branch)\b
+        | 也许|可能|或许|打算|准备|计划|如果|假如|要是|以后再|下个月|明年|说|想|要不|报错|失败|挂了|不行|还在|仍然|依然|也
     ")
 });
 
-/// Statements that are not the user's standing word: questions, hedges, hypotheticals, plans
-/// ("we might", "we're going to", "next year", 打算, 准备, 计划).
-static NOT_STANDING: LazyLock<Regex> = LazyLock::new(|| {
+/// An instruction or an event in the first person (lowercase): "now run the dev server", "ok
+/// now lint everything", "I moved the config test into …". A person's own change ("I switched to
+/// Helix") still updates the user's file.
+static TASK_OR_EVENT: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
-        [?？]\s*$ | 吗[。.!！]?\s*$ | \b(maybe|perhaps|probably|possibly|might|i\ think|i\ guess|not\ sure|what\ if|suppose|if\ we|if\ you|once\ we|when\ we)\b
-        | \b(i|we)\s*('ll|\ will|\ want|\ plan|'re\ going\ to|\ are\ going\ to|\ could|\ should|\ need\ to)\b
-        | \bnext\ (year|month|quarter|sprint|week)\b | \beventually\b
-        | \b(said|says|told\ me|suggested|suggests)\b
-        | 也许|可能|或许|打算|准备|计划|如果|假如|要是|以后再|下个月|明年
+        ^(now|ok|okay|so|then|please|pls|just)\b
+        | ^(run|use|move|switch|rename|replace|bump|upgrade|change|lint|deploy|start|stop|check|fix|add|remove|drop)\b
+        | ^(i|i've|i\ just|we\ just)\s+(\w+\s+)?(moved|renamed|replaced|bumped|dropped|changed|updated|patched|fixed|added|removed|got\ rid\ of)\b
     ")
 });
+
+/// Where a sentence comes from pasted text: a quoted line ("> …"), a commit message, a grep or
+/// log line (`src/a.ts:12:`).
+static PASTED: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?x) ^\s*> | \bcommit\ message\b | \S+:\d+: | ^\s*//|^\s*\#\ "));
 
 /// Words left out of [`content_words`].
 const STOP: &[&str] = &[
@@ -148,6 +181,24 @@ const STOP: &[&str] = &[
     "btw",
     "fyi",
     "heads",
+    "yes",
+    "yeah",
+    "yep",
+    "right",
+    "correct",
+    "exactly",
+    "indeed",
+    "always",
+    "is",
+    "a",
+    "an",
+    "to",
+    "of",
+    "in",
+    "on",
+    "at",
+    "it",
+    "be",
 ];
 
 /// Content words of a text: lowercase ASCII words of three or more characters outside [`STOP`]
@@ -194,27 +245,6 @@ fn about(entry: &HashSet<String>, sentence: &HashSet<String>) -> Option<usize> {
     (shared > 0 && (shared * 2 >= entry.len() || shared >= 3)).then_some(shared)
 }
 
-/// `true` when `lower` has "X's Y" with X a word of the entry and Y not one: the sentence is
-/// about a part of the entry's subject (the admin frontend's storybook), not about the subject.
-fn names_a_part(lower: &str, entry: &HashSet<String>) -> bool {
-    let words: Vec<&str> = lower.split_whitespace().collect();
-    words.windows(2).any(|pair| {
-        let Some(owner) = pair[0].strip_suffix("'s") else {
-            return false;
-        };
-        let part: String = pair[1]
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric())
-            .collect();
-        let part = if part.len() > 3 {
-            part.strip_suffix('s').unwrap_or(&part).to_owned()
-        } else {
-            part
-        };
-        entry.contains(owner) && !part.is_empty() && !entry.contains(&part)
-    })
-}
-
 /// The updates the user's sentences in `messages` make to `entries` (see the module doc): one
 /// [`EntryChange::Update`] per entry at most, its text the sentence (one line, closed), the
 /// latest sentence winning.
@@ -232,54 +262,249 @@ pub fn updates(messages: &[Message], entries: &[CurrentEntry]) -> Vec<EntryChang
         if knowledge::looks_like_log(&text) || knowledge::looks_like_document(&text) {
             continue;
         }
-        for sentence in facts::sentences(&facts::with_apostrophes(&text)) {
-            let sentence = one_line(&sentence);
-            let lower = sentence.to_lowercase();
-            if sentence.chars().count() > 300
-                || !CHANGE.is_match(&lower)
-                || NEGATED_CHANGE.is_match(&lower)
-                || NOT_STANDING.is_match(&lower)
-                || knowledge::is_one_off(&sentence)
-            {
-                continue;
+        let text = without_fences(&text);
+        for line in text.lines().filter(|l| !PASTED.is_match(l)) {
+            for sentence in facts::sentences(&facts::with_apostrophes(line)) {
+                // Read without its opener: "quick update: minSdk went up to 26".
+                let sentence = super::extract::strip_filler(&one_line(&sentence));
+                let lower = sentence.to_lowercase();
+                if sentence.chars().count() > 300
+                    || !CHANGE.is_match(&lower)
+                    || NOT_A_CHANGE.is_match(&lower)
+                    || knowledge::is_one_off(&sentence)
+                {
+                    continue;
+                }
+                if let Some(change) = update_of(&sentence, &lower, entries, &entry_words) {
+                    out.retain(|c| c.id() != change.id());
+                    out.push(change);
+                }
             }
-            let words = content_words(&sentence);
-            let scored: Vec<(usize, usize)> = entry_words
-                .iter()
-                .enumerate()
-                .filter_map(|(i, ew)| about(ew, &words).map(|s| (s, i)))
-                .collect();
-            // About two entries ("tests moved into the package, and we run them through nox
-            // now" against where the package lives and how tests run): which one changed is
-            // not known.
-            let [(_, index)] = scored[..] else {
-                continue;
-            };
-            // "the admin frontend's storybook": a part of what the entry is about, named by a
-            // word the entry does not have, is another thing.
-            if names_a_part(&lower, &entry_words[index]) {
-                continue;
-            }
-            // Nothing of its own (no word, number or value the entry lacks): the entry said
-            // again (a confirmation), not a change.
-            let entry_tokens = tokens(&entries[index].text);
-            if tokens(&sentence).is_subset(&entry_tokens) {
-                continue;
-            }
-            let entry = &entries[index];
-            // Said as "fyi I'm on Helix …", "quick update: minSdk …": stored without the opener.
-            let body = super::extract::strip_filler(&sentence);
-            let body = body.trim();
-            let text = if body.ends_with(['.', '!', '。', '！']) {
-                body.to_owned()
-            } else {
-                closed(body)
-            };
-            out.retain(|c| c.id() != entry.id);
-            out.push(EntryChange::Update { id: entry.id, text });
         }
     }
     out
+}
+
+/// `text` without fenced code blocks (```` ``` ```` or `~~~`): code and logs pasted, not said.
+fn without_fences(text: &str) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    for line in text.lines() {
+        let t = line.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            inside = !inside;
+            continue;
+        }
+        if !inside {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The update `sentence` (a change said, see [`CHANGE`]) makes to one of `entries`, if any.
+fn update_of(
+    sentence: &str,
+    lower: &str,
+    entries: &[CurrentEntry],
+    entry_words: &[HashSet<String>],
+) -> Option<EntryChange> {
+    {
+        let words = content_words(sentence);
+        let scored: Vec<(usize, usize)> = entry_words
+            .iter()
+            .enumerate()
+            .filter_map(|(i, ew)| about(ew, &words).map(|s| (s, i)))
+            .collect();
+        // About two entries ("tests moved into the package, and we run them through nox now"
+        // against where the package lives and how tests run): which one changed is not known.
+        let [(_, index)] = scored[..] else {
+            return None;
+        };
+        let entry = &entries[index];
+        // Every word naming what the entry is about, outside its values, is in the sentence:
+        // "The API server runs on port 9000 now" is not about "The dev server runs on port
+        // 8000".
+        let subject = subject_words(&entry.text);
+        if subject.is_empty() || !subject.is_subset(&words) {
+            return None;
+        }
+        // What the sentence's clause is about, before its first verb, holds no word the entry
+        // lacks: "My zsh prompt is starship now" is about the prompt, not the shell; "the admin
+        // frontend's storybook", "the HMR websocket of the dev server" are parts.
+        if names_another_subject(lower, &entry_words[index])
+            || names_a_compound_or_scope(lower, &entry_words[index], &subject)
+        {
+            return None;
+        }
+        // A first-person event or an instruction changes only the user's own habits ("I
+        // switched to Helix"), never a fact of the project ("I moved the config test").
+        if TASK_OR_EVENT.is_match(lower)
+            && (!entry.category.is_user_level() || !lower.starts_with("i "))
+        {
+            return None;
+        }
+        // A fact of this repository does not rewrite the user's own habits.
+        if entry.category.is_user_level() && SAYS_PROJECT.is_match(lower) {
+            return None;
+        }
+        // Nothing of its own (no word, number or value the entry lacks): the entry said again
+        // (a confirmation), not a change.
+        if tokens(&super::extract::strip_filler(sentence)).is_subset(&tokens(&entry.text)) {
+            return None;
+        }
+        // Said as "fyi I'm on Helix …", "quick update: minSdk …": stored without the opener.
+        let body = super::extract::strip_filler(sentence);
+        let body = body.trim();
+        let text = if body.ends_with(['.', '!', '。', '！']) {
+            body.to_owned()
+        } else {
+            closed(body)
+        };
+        Some(EntryChange::Update { id: entry.id, text })
+    }
+}
+
+/// "in this repo / project", "here", 这个项目 / 仓库 (lowercase).
+static SAYS_PROJECT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(in|for)\ (this|the|our)\ (repo|repository|project|codebase|monorepo|service|app)\b|\bhere\b|这个(项目|仓库|库)|本项目",
+    )
+});
+
+/// Values in an entry: backticked spans, parenthesised asides, URLs, @handles, #channels,
+/// paths and numbers; what is left names what the entry is about.
+static ENTRY_VALUE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"`[^`]*`|\([^)]*\)|（[^）]*）|https?://\S+|[@#][\w.-]+|\S*/\S*|\b\d+(\.\d+)*\b")
+});
+
+/// Verbs and generic words that do not name what an entry is about.
+const NOT_SUBJECT: &[&str] = &[
+    "run",
+    "runs",
+    "use",
+    "uses",
+    "live",
+    "lives",
+    "listen",
+    "listens",
+    "serve",
+    "serves",
+    "need",
+    "needs",
+    "require",
+    "requires",
+    "support",
+    "supports",
+    "pinned",
+    "pin",
+    "called",
+    "install",
+    "with",
+    "via",
+    "prefer",
+    "prefers",
+    "like",
+    "likes",
+    "always",
+    "never",
+    "should",
+    "must",
+    "port",
+    "version",
+    "command",
+    "before",
+    "after",
+    "committing",
+    "commit",
+    "ask",
+    "give",
+    "hint",
+    "hints",
+    "relevant",
+    "when",
+];
+
+/// The content words of `entry` outside its values ([`ENTRY_VALUE`]) and [`NOT_SUBJECT`]:
+/// "dev", "server" of "The dev server runs on port 8000 (`npm run dev`)".
+fn subject_words(entry: &str) -> HashSet<String> {
+    let bare = ENTRY_VALUE.replace_all(entry, " ");
+    content_words(&bare)
+        .into_iter()
+        .filter(|w| !NOT_SUBJECT.contains(&w.as_str()))
+        .collect()
+}
+
+/// `true` when `lower` narrows what the entry is about: a word of the entry's subject followed
+/// by a noun the entry lacks ("the dev server proxy", "the neovim LSP"), or a qualifier "for /
+/// in (the) X" with X a word the entry lacks ("… 60 seconds now for the e2e suite").
+fn names_a_compound_or_scope(
+    lower: &str,
+    entry: &HashSet<String>,
+    subject: &HashSet<String>,
+) -> bool {
+    let bare = ENTRY_VALUE.replace_all(lower, " ");
+    let words: Vec<&str> = bare
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let stem = |w: &str| -> String {
+        if w.len() > 3 {
+            w.strip_suffix('s').unwrap_or(w).to_owned()
+        } else {
+            w.to_owned()
+        }
+    };
+    let new_noun = |w: &str| {
+        w.len() >= 3
+            && w.is_ascii()
+            && !STOP.contains(&w)
+            && !SUBJECT_END.contains(&w)
+            && !NOT_SUBJECT.contains(&w)
+            && !entry.contains(&stem(w))
+    };
+    words.windows(2).any(|pair| {
+        (subject.contains(&stem(pair[0])) && new_noun(pair[1]))
+            || (matches!(pair[0], "for" | "in") && new_noun(pair[1]))
+    }) || words.windows(3).any(|t| {
+        matches!(t[0], "for" | "in")
+            && matches!(t[1], "the" | "our" | "this" | "all")
+            && new_noun(t[2])
+    })
+}
+
+/// Words that end what a clause is about (its verb or a word of change).
+const SUBJECT_END: &[&str] = &[
+    "is", "are", "'s", "'re", "was", "were", "now", "runs", "run", "uses", "use", "lives", "live",
+    "goes", "go", "posts", "post", "points", "moved", "switched", "migrated", "changed", "went",
+    "upgraded", "bumped", "renamed", "replaced", "isn't", "aren't", "doesn't", "don't", "has",
+    "have", "got", "needs", "requires", "defaults", "targets",
+];
+
+/// `true` when the clause of `lower` holding its word of change names, before its verb, a
+/// content word that `entry` (its content words) lacks, or a part ("X's Y", "Y of X").
+fn names_another_subject(lower: &str, entry: &HashSet<String>) -> bool {
+    let at = CHANGE.find(lower).map_or(0, |m| m.start());
+    let start = lower[..at]
+        .char_indices()
+        .rev()
+        .find(|(_, c)| matches!(c, ',' | ';' | '，' | '；' | '。'))
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let clause = &lower[start..];
+    let mut head = Vec::new();
+    for w in clause.split_whitespace() {
+        if SUBJECT_END.contains(&w) {
+            break;
+        }
+        head.push(w);
+    }
+    let head = head.join(" ");
+    if head.contains("'s ") || head.contains(" of ") {
+        return true;
+    }
+    let bare = ENTRY_VALUE.replace_all(&head, " ");
+    content_words(&bare).iter().any(|w| !entry.contains(w))
 }
 
 #[cfg(test)]
