@@ -306,6 +306,24 @@ fn find_word(haystack: &str, needle: &str) -> Option<usize> {
     None
 }
 
+/// Removes `superseded` entries from `file` (and their dates), each reported as removed.
+fn remove_superseded(
+    file: &mut OpenFile,
+    report: &mut FileReport,
+    superseded: Vec<crate::doc::Entry>,
+) {
+    for e in superseded {
+        if file.doc.remove(e.id).is_some() {
+            file.meta.entries.remove(&e.id.to_string());
+            report.removed.push(Change {
+                id: e.id,
+                category: e.category,
+                text: e.text,
+            });
+        }
+    }
+}
+
 /// One extracted entry, cleaned (one line, secrets removed), ready to merge.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Candidate {
@@ -437,16 +455,7 @@ pub fn merge_with_changes(
             .into_iter()
             .filter(|e| normalise(&e.text) != normalise(correction) && states(&e.text, &term))
             .collect();
-        for e in superseded {
-            if file.doc.remove(e.id).is_some() {
-                file.meta.entries.remove(&e.id.to_string());
-                report.removed.push(Change {
-                    id: e.id,
-                    category: e.category,
-                    text: e.text,
-                });
-            }
-        }
+        remove_superseded(file, &mut report, superseded);
     }
 
     // Retirements next: an entry stating a value that a new entry of this file says is no
@@ -469,16 +478,7 @@ pub fn merge_with_changes(
                 }) || crate::retire::changed_value(&e.text, &candidate.text)
             })
             .collect();
-        for e in superseded {
-            if file.doc.remove(e.id).is_some() {
-                file.meta.entries.remove(&e.id.to_string());
-                report.removed.push(Change {
-                    id: e.id,
-                    category: e.category,
-                    text: e.text,
-                });
-            }
-        }
+        remove_superseded(file, &mut report, superseded);
     }
 
     // Each entry's normalised text and word set computed once for all candidates.

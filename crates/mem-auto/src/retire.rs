@@ -21,9 +21,9 @@
 //! 26", "we moved the dev server to port 3000", "迁移到 Node 22 了"), and every word naming what
 //! the older entry is about ("dev server") is in the new one.
 
-use std::collections::HashSet;
 use std::sync::LazyLock;
 
+use mem_llm::offline::update::{STOP, content_words};
 use regex::Regex;
 
 fn re(pattern: &str) -> Regex {
@@ -278,41 +278,6 @@ fn term(phrase: &str, from_end: bool) -> Option<String> {
         return None;
     }
     (joined.chars().count() >= 2).then_some(joined)
-}
-
-/// Stop words left out of [`content_words`].
-const STOP: &[&str] = &[
-    "the", "and", "for", "with", "are", "was", "were", "has", "have", "had", "not", "now", "our",
-    "you", "your", "this", "that", "its", "from", "into", "any", "anymore", "all", "but", "use",
-    "uses", "used", "using", "don", "doesn", "isn", "aren", "never", "longer", "more", "also",
-    "just", "only", "still", "them", "they", "their", "there", "here", "when", "then", "than",
-    "what", "which", "will", "would", "should", "can", "could", "been", "being", "out", "off",
-    "over", "via", "per", "one", "ago", "last", "new", "old",
-];
-
-/// Content words of a text: lowercase ASCII words of three or more letters outside [`STOP`]
-/// (a trailing `s` dropped, so "tests" and "test" meet), and each pair of adjacent Han
-/// characters.
-fn content_words(text: &str) -> HashSet<String> {
-    let lower = text.to_lowercase();
-    let mut out = HashSet::new();
-    for w in lower.split(|c: char| !c.is_ascii_alphanumeric()) {
-        if w.len() >= 3 && !STOP.contains(&w) && !w.bytes().all(|b| b.is_ascii_digit()) {
-            let w = if w.len() > 3 {
-                w.strip_suffix('s').unwrap_or(w)
-            } else {
-                w
-            };
-            out.insert(w.to_owned());
-        }
-    }
-    let han: Vec<char> = lower.chars().collect();
-    for pair in han.windows(2) {
-        if pair.iter().all(|c| ('\u{4e00}'..='\u{9fff}').contains(c)) {
-            out.insert(pair.iter().collect());
-        }
-    }
-    out
 }
 
 /// Words that end what a clause is about: its verb, a negation, a word of change.

@@ -95,8 +95,9 @@ static TASK_OR_EVENT: LazyLock<Regex> = LazyLock::new(|| {
 static PASTED: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?x) ^\s*> | \bcommit\ message\b | \S+:\d+: | ^\s*//|^\s*\#\ "));
 
-/// Words left out of [`content_words`].
-const STOP: &[&str] = &[
+/// Words left out of [`content_words`]: function words, words of change and conversational
+/// openers (lowercase).
+pub const STOP: &[&str] = &[
     "the",
     "and",
     "for",
@@ -203,7 +204,7 @@ const STOP: &[&str] = &[
 
 /// Content words of a text: lowercase ASCII words of three or more characters outside [`STOP`]
 /// (a trailing `s` dropped: "tests" and "test" meet), and each pair of adjacent Han characters.
-fn content_words(text: &str) -> HashSet<String> {
+pub fn content_words(text: &str) -> HashSet<String> {
     let lower = text.to_lowercase();
     let mut out = HashSet::new();
     for w in lower.split(|c: char| !c.is_ascii_alphanumeric()) {
