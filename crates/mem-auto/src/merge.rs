@@ -306,6 +306,20 @@ fn find_word(haystack: &str, needle: &str) -> Option<usize> {
     None
 }
 
+/// The lowercase text of `text` after the first `term` in it ("" when it has none).
+fn after_term<'a>(text: &'a str, term: &str) -> &'a str {
+    // Lowercasing may change byte lengths: find the term in a lowercase copy only when the
+    // lengths agree, else read nothing after it.
+    let lower = text.to_lowercase();
+    if lower.len() != text.len() {
+        return "";
+    }
+    lower
+        .find(term)
+        .and_then(|p| text.get(p + term.len()..))
+        .unwrap_or("")
+}
+
 /// Removes `superseded` entries from `file` (and their dates), each reported as removed.
 fn remove_superseded(
     file: &mut OpenFile,
@@ -474,6 +488,10 @@ pub fn merge_with_changes(
                     states(&e.text, term)
                         && crate::retire::shares_topic(&e.text, &candidate.text, term)
                         && !crate::retire::other_subject(&candidate.text, &e.text, term)
+                        && !crate::retire::narrower_after(
+                            after_term(&candidate.text, term),
+                            &e.text,
+                        )
                         && !crate::retire::retired_terms(&e.text).contains(term)
                 }) || crate::retire::changed_value(&e.text, &candidate.text)
             })

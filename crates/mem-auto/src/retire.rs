@@ -280,6 +280,48 @@ fn term(phrase: &str, from_end: bool) -> Option<String> {
     (joined.chars().count() >= 2).then_some(joined)
 }
 
+/// A limit after a value ("… anymore, only locally", "… for the analytics replica", "… in the
+/// mobile SDK docs", "… from the nightly matrix", "… to the internet"): `only`, or a preposition
+/// before a word the old entry does not have ("to" only with an article: "… off Sphinx to
+/// MkDocs" names what replaced it). Read up to the clause's end.
+static LIMIT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\bonly\b|\bto\s+(?:the|our|a|an)\s+(?P<t>[a-z][a-z0-9_-]{2,})|\b(?:for|in|from|on|within|inside|at)\s+(?:the\s+|our\s+|a\s+|an\s+|all\s+)?(?P<w>[a-z][a-z0-9_-]{2,})",
+    )
+});
+
+/// `true` when `rest` (lowercase text after a retired or changed value, up to its clause's end
+/// or the sentence's) narrows the statement to something `old` does not name (see [`LIMIT`]).
+pub fn narrower_after(rest: &str, old: &str) -> bool {
+    let rest = rest.to_lowercase();
+    let rest = rest.as_str();
+    let old_words = content_words(old);
+    let end = rest.find([',', ';', '.', '，', '；', '。']);
+    let clause = &rest[..end.unwrap_or(rest.len())];
+    // "…, only locally": an "only" just after the clause still limits it.
+    let next = end.map_or("", |e| &rest[e..]);
+    if next
+        .trim_start_matches([',', ';', '，', '；', ' '])
+        .starts_with("only ")
+    {
+        return true;
+    }
+    LIMIT
+        .captures_iter(clause)
+        .any(|c| match c.name("w").or_else(|| c.name("t")) {
+            None => true,
+            Some(w) => {
+                let w = w.as_str();
+                let stem = if w.len() > 3 {
+                    w.strip_suffix('s').unwrap_or(w)
+                } else {
+                    w
+                };
+                !STOP.contains(&w) && !old_words.contains(stem) && !old_words.contains(w)
+            }
+        })
+}
+
 /// Words that end what a clause is about: its verb, a negation, a word of change.
 const HEAD_END: &[&str] = &[
     "is",
@@ -458,9 +500,12 @@ pub fn changed_value(old: &str, new: &str) -> bool {
         // names nothing else before the key ("Redis moved to port 6380, the dev server stays"
         // gives Redis a port; "The test database runs Postgres 16" is another database).
         let old_words = content_words(old);
-        same_key.iter().any(|(_, _, new_before, clause)| {
+        same_key.iter().any(|(_, new_value, new_before, clause)| {
             let words = content_words(clause);
-            CHANGE_WORD.is_match(clause)
+            // "We're on Java 8 now for the legacy payments module": a narrower scope.
+            let after = clause.split_once(new_value.as_str()).map_or("", |(_, a)| a);
+            !narrower_after(after, old)
+                && CHANGE_WORD.is_match(clause)
                 && about.iter().all(|w| words.contains(w))
                 && STRONG_CHANGE.is_match(clause)
                 && content_words(new_before).iter().all(|w| {
@@ -505,6 +550,7 @@ static NOT_A_CHANGE: LazyLock<Regex> = LazyLock::new(|| {
         [?？]\s*$ | 吗[。.!！]?\s*$ | 吧[，,。.!！]|吧\s*$ | 要不 | 想 | 打算 | 说
         | ^(is|are|does|do|did|can|could|should|would|will|what|which|why|how|whether)\b
         | \b(maybe|might|if|let's|lets|should|will|going\ to|plan|want|still|stays|unchanged|also|too|another|said|says|mentioned|apparently|according\ to|didn't|hasn't|wasn't|weren't|haven't)\b
+        | \b(is|are|'s|'re)\s+(\w+\s+){0,2}?(out|stable|released|available|live|ready|faster|slower|better|worse|nicer|broken|fixed|done|great|nice|cool|awesome)\b
     ")
 });
 #[cfg(test)]

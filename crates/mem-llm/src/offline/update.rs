@@ -74,6 +74,8 @@ static NOT_A_CHANGE: LazyLock<Regex> = LazyLock::new(|| {
         | \b(fail|fails|failing|failed|broken|breaks|error|errors|crash|crashes|crashing|flaky|slow|hangs|timeout|times\ out|forever|eaddrinuse)\b
         | \b(doesn't|does\ not|won't|can't|cannot)\s+(work|start|compile|build|run|load|connect)\b
         | \bno\ longer\s+(compiles|works|builds|starts|runs|loads|connects|passes)\b
+        | \b(is|are|'s|'re)\s+(\w+\s+){0,2}?(out|stable|released|available|live|ready|faster|slower|better|worse|nicer|broken|fixed|done|great|nice|cool|awesome|huge|bigger|smaller)\b
+        | \b(same\ as\ (before|always|ever)|as\ before|as\ always)\b
         | \bon\ (this|my|that|the\ feature)\ branch\b | \bfor\ this\ (pr|task|ticket|change|branch)\b
         | 也许|可能|或许|打算|准备|计划|如果|假如|要是|以后再|下个月|明年|说|想|要不|报错|失败|挂了|不行|还在|仍然|依然|也
     ")
@@ -346,6 +348,12 @@ fn update_of(
         {
             return None;
         }
+        // An instruction ("Use pnpm.") is replaced by another way of working ("we use bun now",
+        // "switched to bun"), not by a remark about its tool ("pnpm is so much faster now").
+        if IMPERATIVE_ENTRY.is_match(&entry.text.to_lowercase()) && !WAY_OF_WORKING.is_match(lower)
+        {
+            return None;
+        }
         // A fact of this repository does not rewrite the user's own habits.
         if entry.category.is_user_level() && SAYS_PROJECT.is_match(lower) {
             return None;
@@ -366,6 +374,17 @@ fn update_of(
         Some(EntryChange::Update { id: entry.id, text })
     }
 }
+
+/// An entry that is an instruction: "Use pnpm.", "Always run …", "Prefer …" (lowercase).
+static IMPERATIVE_ENTRY: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^(use|always|never|prefer|run|do|don't|avoid|keep|write|put)\b"));
+
+/// Words of a way of working replacing another (lowercase).
+static WAY_OF_WORKING: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(use|uses|using|switched|moved|migrated|instead|replaced|prefer|run|runs|anymore|no\ longer)\b|用|换成|改成",
+    )
+});
 
 /// "in this repo / project", "here", 这个项目 / 仓库 (lowercase).
 static SAYS_PROJECT: LazyLock<Regex> = LazyLock::new(|| {
