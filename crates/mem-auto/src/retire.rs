@@ -1,25 +1,29 @@
 //! Retired values: what a new entry says is no longer used ("the dev server isn't on 8000
-//! anymore", "tabs are out", "we renamed `master`", "我们已经放弃 3.8 了"), so that the older
-//! entry stating it can be removed when the new one is merged (seed 001 §2.3: a memory that a
-//! later statement contradicts is replaced, not kept next to it).
+//! anymore", "we no longer support Python 3.8", "we renamed `master`", "我们已经放弃 3.8 了"), so
+//! that the older entry stating it can be removed when the new one is merged. (Seed 000 §3 gives
+//! the extraction the current `memories.md` with the new messages; an entry that a later
+//! statement contradicts is replaced, not kept next to it.)
 //!
 //! Precision first: a stale entry kept is a wrong memory, but a good entry removed is a memory
-//! lost. So an older entry is superseded only when all of these hold:
+//! lost. So an older entry is superseded only when all of these hold (two reviews' look-alikes
+//! are pinned in `tests/changes.rs`):
 //!
 //! - the new entry names a value as retired in one of the forms of [`retired_terms`] (a negation
-//!   with "anymore", "no longer …", "retired / dropped / renamed / switched from …", "… is
-//!   gone / out / deprecated", "… doesn't exist", 放弃 / 不再用 / 废弃 … or … 不用了);
+//!   with "anymore", "no longer …", "retired / dropped / renamed / replaced / switched from …",
+//!   "… is gone / deprecated / no longer supported", "… doesn't exist", 放弃 / 不再用 / 废弃 … or
+//!   … 不用了), and is not a question, plan, suggestion, negated change or report (`NOT_A_CHANGE`);
 //! - the older entry states that value as a whole word, not negated ([`crate::merge`]'s
 //!   `states`);
-//! - the two entries share a content word besides the value ([`shares_topic`]): "The dev server
-//!   runs on port 8000." and "The dev server isn't on 8000 anymore" share "server"; an entry
-//!   naming 8000 for something else is left alone.
+//! - the two entries share a content word besides the value, or the older entry says nothing
+//!   else ([`shares_topic`]); the new one names no other subject before its verb
+//!   ([`other_subject`]: "the docs package switched from npm") and no limit after the value
+//!   ([`narrower_after`]: "…anymore, only locally", "…for the analytics replica").
 //!
 //! A second, narrower form needs no retiring words ([`changed_value`]): the older entry gives a
-//! number or version to a key ("minSdk is 24", "The dev server runs on port 8000", "Node 版本固定为
-//! 18"), the new one gives the same key another number with a word of change ("minSdk went up to
-//! 26", "we moved the dev server to port 3000", "迁移到 Node 22 了"), and every word naming what
-//! the older entry is about ("dev server") is in the new one.
+//! number or version to a key ("minSdk is 24", "Node 版本固定为 18"), the new one gives the same
+//! key another number with a strong word of change in the same clause ("minSdk went up to 26",
+//! "迁移到 Node 22 了"), every other ASCII word of the older entry is in that clause, nothing else
+//! is named before the key, and no limit follows the value.
 
 use std::sync::LazyLock;
 
