@@ -478,6 +478,7 @@ pub fn merge_with_changes(
     // same thing (crate::retire).
     for candidate in candidates {
         let terms = crate::retire::retired_terms(&candidate.text);
+        let keyed = crate::retire::KeyedChange::of(&candidate.text);
         let superseded: Vec<_> = file
             .doc
             .entries()
@@ -493,7 +494,7 @@ pub fn merge_with_changes(
                             &e.text,
                         )
                         && !crate::retire::retired_terms(&e.text).contains(term)
-                }) || crate::retire::changed_value(&e.text, &candidate.text)
+                }) || keyed.as_ref().is_some_and(|k| k.replaces(&e.text))
             })
             .collect();
         remove_superseded(file, &mut report, superseded);

@@ -19,7 +19,7 @@
 //!   ([`other_subject`]: "the docs package switched from npm") and no limit after the value
 //!   ([`narrower_after`]: "…anymore, only locally", "…for the analytics replica").
 //!
-//! A second, narrower form needs no retiring words ([`changed_value`]): the older entry gives a
+//! A second, narrower form needs no retiring words ([`KeyedChange`]): the older entry gives a
 //! number or version to a key ("minSdk is 24", "Node 版本固定为 18"), the new one gives the same
 //! key another number with a strong word of change in the same clause ("minSdk went up to 26",
 //! "迁移到 Node 22 了"), every other ASCII word of the older entry is in that clause, nothing else
@@ -27,7 +27,7 @@
 
 use std::sync::LazyLock;
 
-use mem_llm::offline::update::{STOP, content_words};
+use mem_llm::offline::update::{STOP, clause_start, content_words, stem};
 use regex::Regex;
 
 fn re(pattern: &str) -> Regex {
@@ -316,12 +316,7 @@ pub fn narrower_after(rest: &str, old: &str) -> bool {
             None => true,
             Some(w) => {
                 let w = w.as_str();
-                let stem = if w.len() > 3 {
-                    w.strip_suffix('s').unwrap_or(w)
-                } else {
-                    w
-                };
-                !STOP.contains(&w) && !old_words.contains(stem) && !old_words.contains(w)
+                !STOP.contains(&w) && !old_words.contains(stem(w)) && !old_words.contains(w)
             }
         })
 }
@@ -382,26 +377,17 @@ const HEAD_END: &[&str] = &[
 pub fn other_subject(new: &str, old: &str, term: &str) -> bool {
     let lower = new.to_lowercase().replace(['`', '"'], " ");
     let at = lower.find(term).unwrap_or(0);
-    let start = lower[..at]
-        .char_indices()
-        .rev()
-        .find(|(_, c)| matches!(c, ',' | ';' | '，' | '；' | '。' | '.'))
-        .map_or(0, |(i, c)| i + c.len_utf8());
+    let start = clause_start(&lower, at, &[',', ';', '，', '；', '。', '.']);
     let old_words = content_words(old);
+    let term_words = content_words(term);
     lower[start..]
         .split_whitespace()
         // Chinese runs on without spaces: the head is read in ASCII words only.
         .take_while(|w| !HEAD_END.contains(w) && w.is_ascii())
         .flat_map(|w| w.split(|c: char| !c.is_ascii_alphanumeric()))
         .filter(|w| w.len() >= 3 && !STOP.contains(w) && !NOT_A_KEY.contains(w))
-        .any(|w| {
-            let w = if w.len() > 3 {
-                w.strip_suffix('s').unwrap_or(w)
-            } else {
-                w
-            };
-            !old_words.contains(w) && !content_words(term).contains(w)
-        })
+        .map(stem)
+        .any(|w| !old_words.contains(w) && !term_words.contains(w))
 }
 
 /// `true` when the older entry `old` may be superseded by `new`, which retires `term`: `old` is
@@ -428,13 +414,6 @@ static KEYED_NUMBER: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-/// A word of change in the new entry: without one, two values of a key are two facts.
-static CHANGE_WORD: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"\b(?:now|anymore|no longer|moved|changed|switched|bumped|went|raised|lowered|upgraded|downgraded|migrated)\b|现在|改成|改为|换成|迁移|升级|升到|换了|改了",
-    )
-});
-
 /// Words that are never a key or a word naming what an entry is about.
 const NOT_A_KEY: &[&str] = &[
     "the", "and", "with", "for", "from", "run", "runs", "running", "use", "uses", "using", "went",
@@ -446,80 +425,101 @@ const NOT_A_KEY: &[&str] = &[
     "months", "year", "years", "ago", "min", "max", "minute", "minutes", "second", "seconds",
 ];
 
-/// (key, value, the words before the key in its clause, the whole clause) of each
-/// [`KEYED_NUMBER`] in `text`.
-fn keyed_numbers(text: &str) -> Vec<(String, String, String, String)> {
+/// A key given a number in a text ([`KEYED_NUMBER`]), lowercase.
+struct KeyedNumber {
+    key: String,
+    value: String,
+    /// The words of its clause before the key.
+    head: String,
+    /// Its whole clause.
+    clause: String,
+}
+
+/// Each [`KeyedNumber`] of `text`.
+fn keyed_numbers(text: &str) -> Vec<KeyedNumber> {
     let lower = text.to_lowercase().replace(['`', '"', '“', '”'], " ");
     let mut out = Vec::new();
     for c in KEYED_NUMBER.captures_iter(&lower) {
-        let k = &c["k"];
-        if NOT_A_KEY.contains(&k) {
+        let key = &c["k"];
+        if NOT_A_KEY.contains(&key) {
             continue;
         }
         let at = c.name("v").map_or(0, |m| m.start());
-        let clause_start = lower[..at]
-            .char_indices()
-            .rev()
-            .find(|(_, c)| matches!(c, ',' | ';' | '(' | '，' | '；' | '（' | '。'))
-            .map_or(0, |(i, c)| i + c.len_utf8());
-        let key_at = c.name("k").map_or(at, |m| m.start()).max(clause_start);
-        let clause_end = lower[at..]
+        let start = clause_start(&lower, at, &[',', ';', '(', '，', '；', '（', '。']);
+        let key_at = c.name("k").map_or(at, |m| m.start()).max(start);
+        let end = lower[at..]
             .find([',', ';', '，', '；', '。'])
             .map_or(lower.len(), |p| at + p);
-        out.push((
-            k.to_owned(),
-            c["v"].to_owned(),
-            lower[clause_start..key_at].to_owned(),
-            lower[clause_start..clause_end].to_owned(),
-        ));
+        out.push(KeyedNumber {
+            key: key.to_owned(),
+            value: c["v"].to_owned(),
+            head: lower[start..key_at].to_owned(),
+            clause: lower[start..end].to_owned(),
+        });
     }
     out
 }
 
-/// `true` when `new` gives a key of `old` another number or version ("minSdk is 24" → "minSdk
-/// went up to 26"): the same key, a different value and not the old one for that key, a word of
-/// change ([`CHANGE_WORD`]) in `new`, and every ASCII word naming what `old`'s value is of (its
-/// clause before the value, less the key, stop words and the verbs of [`NOT_A_KEY`]: "dev
-/// server" of "The dev server runs on port 8000") found in `new`. "The staging server runs on
-/// port 8001 now" does not replace "The dev server runs on port 8000": "dev" is missing.
-pub fn changed_value(old: &str, new: &str) -> bool {
-    if NOT_A_CHANGE.is_match(&new.to_lowercase()) {
-        return false;
-    }
-    let new_pairs = keyed_numbers(new);
-    keyed_numbers(old).iter().any(|(key, value, before, _)| {
-        let same_key: Vec<&(String, String, String, String)> =
-            new_pairs.iter().filter(|(k, ..)| k == key).collect();
-        if same_key.is_empty() || same_key.iter().any(|(_, v, ..)| v == value) {
-            return false;
+/// A new entry giving keys numbers with a word of change: read once, checked against each older
+/// entry ([`KeyedChange::replaces`]).
+pub struct KeyedChange {
+    pairs: Vec<KeyedNumber>,
+}
+
+impl KeyedChange {
+    /// The keyed numbers of `new`; `None` when it has none or is not a change ([`NOT_A_CHANGE`]).
+    pub fn of(new: &str) -> Option<KeyedChange> {
+        if NOT_A_CHANGE.is_match(&new.to_lowercase()) {
+            return None;
         }
-        // What the old value is of: the old entry's words outside the key and its value.
-        let about: Vec<String> = content_words(&ASIDE.replace_all(old, " "))
-            .into_iter()
-            // ASCII words only: Han pairs are too many and too loose to be all said again.
-            .filter(|w| w.is_ascii() && w != key && !NOT_A_KEY.contains(&w.as_str()))
-            .collect();
-        let _ = before;
-        // The new value's own clause says the change, names what the old value was of, and
-        // names nothing else before the key ("Redis moved to port 6380, the dev server stays"
-        // gives Redis a port; "The test database runs Postgres 16" is another database).
+        let pairs = keyed_numbers(new);
+        (!pairs.is_empty()).then_some(KeyedChange { pairs })
+    }
+
+    /// `true` when this change gives a key of `old` another number or version ("minSdk is 24"
+    /// → "minSdk went up to 26"): the same key, a different value and not the old one for that
+    /// key; in the new value's clause a strong word of change ([`STRONG_CHANGE`]), every other
+    /// ASCII word of `old` (outside code spans and asides, less the key and [`NOT_A_KEY`]), no
+    /// word before the key that `old` lacks, and no limit after the value ([`narrower_after`]).
+    /// "The staging server runs on port 8001 now" does not replace "The dev server runs on port
+    /// 8000": "dev" is missing.
+    pub fn replaces(&self, old: &str) -> bool {
         let old_words = content_words(old);
-        same_key.iter().any(|(_, new_value, new_before, clause)| {
-            let words = content_words(clause);
-            // "We're on Java 8 now for the legacy payments module": a narrower scope.
-            let after = clause.split_once(new_value.as_str()).map_or("", |(_, a)| a);
-            !narrower_after(after, old)
-                && CHANGE_WORD.is_match(clause)
-                && about.iter().all(|w| words.contains(w))
-                && STRONG_CHANGE.is_match(clause)
-                && content_words(new_before).iter().all(|w| {
-                    old_words.contains(w)
-                        || NOT_A_KEY.contains(&w.as_str())
-                        || FILLER.contains(&w.as_str())
-                        || is_function_bigram(w)
-                })
+        // What the old value is of: the old entry's words outside its code spans and asides.
+        // ASCII words only: Han pairs are too many and too loose to be all said again.
+        let about = content_words(&ASIDE.replace_all(old, " "));
+        keyed_numbers(old).iter().any(|was| {
+            let same_key: Vec<&KeyedNumber> =
+                self.pairs.iter().filter(|p| p.key == was.key).collect();
+            if same_key.is_empty() || same_key.iter().any(|p| p.value == was.value) {
+                return false;
+            }
+            let about: Vec<&String> = about
+                .iter()
+                .filter(|w| w.is_ascii() && **w != was.key && !NOT_A_KEY.contains(&w.as_str()))
+                .collect();
+            // The new value's own clause says the change, names what the old value was of, and
+            // names nothing else before the key ("Redis moved to port 6380, the dev server
+            // stays" gives Redis a port; "The test database runs Postgres 16" is another
+            // database; "We're on Java 8 now for the legacy payments module" is narrower).
+            same_key.iter().any(|now| {
+                let words = content_words(&now.clause);
+                let after = now
+                    .clause
+                    .split_once(now.value.as_str())
+                    .map_or("", |(_, a)| a);
+                !narrower_after(after, old)
+                    && STRONG_CHANGE.is_match(&now.clause)
+                    && about.iter().all(|w| words.contains(*w))
+                    && content_words(&now.head).iter().all(|w| {
+                        old_words.contains(w)
+                            || NOT_A_KEY.contains(&w.as_str())
+                            || FILLER.contains(&w.as_str())
+                            || is_function_bigram(w)
+                    })
+            })
         })
-    })
+    }
 }
 
 /// Openers before what a clause is about: "quick update: minSdk …", "fyi the port …".
@@ -528,8 +528,9 @@ const FILLER: &[&str] = &[
     "anyway", "just", "also", "and",
 ];
 
-/// A change said strongly enough to replace a key's number: a verb of change, or a state with
-/// "now" ("minSdk is 26 now"); not a bare "now" ("dev server running now at port 5173", a log).
+/// A change said strongly enough to replace a key's number (without one, two values of a key are
+/// two facts): a verb of change, or a state with "now" ("minSdk is 26 now"); not a bare "now"
+/// ("dev server running now at port 5173", a log).
 static STRONG_CHANGE: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"\b(?:moved|changed|switched|bumped|went|raised|lowered|upgraded|downgraded|migrated|anymore|no longer)\b|\b(?:is|are|'s|'re)\b[^,;]{0,40}\bnow\b|\bnow\s+(?:is|are)\b|现在|改成|改为|换成|迁移|升级|升到|换了|改了",
@@ -560,6 +561,11 @@ static NOT_A_CHANGE: LazyLock<Regex> = LazyLock::new(|| {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`KeyedChange::replaces`] for one pair of entries.
+    fn changed_value(old: &str, new: &str) -> bool {
+        KeyedChange::of(new).is_some_and(|change| change.replaces(old))
+    }
 
     #[test]
     fn retired_values_in_their_forms() {

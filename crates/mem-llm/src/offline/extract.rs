@@ -883,7 +883,7 @@ fn asides(sentence: &str) -> Vec<String> {
 /// `text` without its fenced code blocks (a line opening with three backticks up to the next
 /// such line, or the end): pasted code, traces and logs are not the user's statements, and a
 /// block ends the sentence before it.
-fn without_code_blocks(text: &str) -> String {
+pub(crate) fn without_code_blocks(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut inside = false;
     for line in text.lines() {

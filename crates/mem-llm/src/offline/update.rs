@@ -204,6 +204,26 @@ pub const STOP: &[&str] = &[
     "be",
 ];
 
+/// `word` without a plural `s` when it is longer than three characters ("tests" → "test", "bus"
+/// stays): how content words meet.
+pub fn stem(word: &str) -> &str {
+    if word.len() > 3 {
+        word.strip_suffix('s').unwrap_or(word)
+    } else {
+        word
+    }
+}
+
+/// Where the clause holding byte `at` of `text` starts: just after the last of `ends` before it
+/// (0 when there is none).
+pub fn clause_start(text: &str, at: usize, ends: &[char]) -> usize {
+    text[..at]
+        .char_indices()
+        .rev()
+        .find(|(_, c)| ends.contains(c))
+        .map_or(0, |(i, c)| i + c.len_utf8())
+}
+
 /// Content words of a text: lowercase ASCII words of three or more characters outside [`STOP`]
 /// (a trailing `s` dropped: "tests" and "test" meet), and each pair of adjacent Han characters.
 pub fn content_words(text: &str) -> HashSet<String> {
@@ -211,12 +231,7 @@ pub fn content_words(text: &str) -> HashSet<String> {
     let mut out = HashSet::new();
     for w in lower.split(|c: char| !c.is_ascii_alphanumeric()) {
         if w.len() >= 3 && !STOP.contains(&w) && !w.bytes().all(|b| b.is_ascii_digit()) {
-            let w = if w.len() > 3 {
-                w.strip_suffix('s').unwrap_or(w)
-            } else {
-                w
-            };
-            out.insert(w.to_owned());
+            out.insert(stem(w).to_owned());
         }
     }
     let chars: Vec<char> = lower.chars().collect();
@@ -265,7 +280,8 @@ pub fn updates(messages: &[Message], entries: &[CurrentEntry]) -> Vec<EntryChang
         if knowledge::looks_like_log(&text) || knowledge::looks_like_document(&text) {
             continue;
         }
-        let text = without_fences(&text);
+        // Code and logs pasted in fences are not said.
+        let text = super::extract::without_code_blocks(&text);
         for line in text.lines().filter(|l| !PASTED.is_match(l)) {
             for sentence in facts::sentences(&facts::with_apostrophes(line)) {
                 // Read without its opener: "quick update: minSdk went up to 26".
@@ -288,24 +304,6 @@ pub fn updates(messages: &[Message], entries: &[CurrentEntry]) -> Vec<EntryChang
     out
 }
 
-/// `text` without fenced code blocks (```` ``` ```` or `~~~`): code and logs pasted, not said.
-fn without_fences(text: &str) -> String {
-    let mut out = String::new();
-    let mut inside = false;
-    for line in text.lines() {
-        let t = line.trim_start();
-        if t.starts_with("```") || t.starts_with("~~~") {
-            inside = !inside;
-            continue;
-        }
-        if !inside {
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    out
-}
-
 /// The update `sentence` (a change said, see [`CHANGE`]) makes to one of `entries`, if any.
 fn update_of(
     sentence: &str,
@@ -313,66 +311,62 @@ fn update_of(
     entries: &[CurrentEntry],
     entry_words: &[HashSet<String>],
 ) -> Option<EntryChange> {
-    {
-        let words = content_words(sentence);
-        let scored: Vec<(usize, usize)> = entry_words
-            .iter()
-            .enumerate()
-            .filter_map(|(i, ew)| about(ew, &words).map(|s| (s, i)))
-            .collect();
-        // About two entries ("tests moved into the package, and we run them through nox now"
-        // against where the package lives and how tests run): which one changed is not known.
-        let [(_, index)] = scored[..] else {
-            return None;
-        };
-        let entry = &entries[index];
-        // Every word naming what the entry is about, outside its values, is in the sentence:
-        // "The API server runs on port 9000 now" is not about "The dev server runs on port
-        // 8000".
-        let subject = subject_words(&entry.text);
-        if subject.is_empty() || !subject.is_subset(&words) {
-            return None;
-        }
-        // What the sentence's clause is about, before its first verb, holds no word the entry
-        // lacks: "My zsh prompt is starship now" is about the prompt, not the shell; "the admin
-        // frontend's storybook", "the HMR websocket of the dev server" are parts.
-        if names_another_subject(lower, &entry_words[index])
-            || names_a_compound_or_scope(lower, &entry_words[index], &subject)
-        {
-            return None;
-        }
-        // A first-person event or an instruction changes only the user's own habits ("I
-        // switched to Helix"), never a fact of the project ("I moved the config test").
-        if TASK_OR_EVENT.is_match(lower)
-            && (!entry.category.is_user_level() || !lower.starts_with("i "))
-        {
-            return None;
-        }
-        // An instruction ("Use pnpm.") is replaced by another way of working ("we use bun now",
-        // "switched to bun"), not by a remark about its tool ("pnpm is so much faster now").
-        if IMPERATIVE_ENTRY.is_match(&entry.text.to_lowercase()) && !WAY_OF_WORKING.is_match(lower)
-        {
-            return None;
-        }
-        // A fact of this repository does not rewrite the user's own habits.
-        if entry.category.is_user_level() && SAYS_PROJECT.is_match(lower) {
-            return None;
-        }
-        // Nothing of its own (no word, number or value the entry lacks): the entry said again
-        // (a confirmation), not a change.
-        if tokens(&super::extract::strip_filler(sentence)).is_subset(&tokens(&entry.text)) {
-            return None;
-        }
-        // Said as "fyi I'm on Helix …", "quick update: minSdk …": stored without the opener.
-        let body = super::extract::strip_filler(sentence);
-        let body = body.trim();
-        let text = if body.ends_with(['.', '!', '。', '！']) {
-            body.to_owned()
-        } else {
-            closed(body)
-        };
-        Some(EntryChange::Update { id: entry.id, text })
+    let words = content_words(sentence);
+    let scored: Vec<(usize, usize)> = entry_words
+        .iter()
+        .enumerate()
+        .filter_map(|(i, ew)| about(ew, &words).map(|s| (s, i)))
+        .collect();
+    // About two entries ("tests moved into the package, and we run them through nox now"
+    // against where the package lives and how tests run): which one changed is not known.
+    let [(_, index)] = scored[..] else {
+        return None;
+    };
+    let entry = &entries[index];
+    // Every word naming what the entry is about, outside its values, is in the sentence:
+    // "The API server runs on port 9000 now" is not about "The dev server runs on port
+    // 8000".
+    let subject = subject_words(&entry.text);
+    if subject.is_empty() || !subject.is_subset(&words) {
+        return None;
     }
+    // What the sentence's clause is about, before its first verb, holds no word the entry
+    // lacks: "My zsh prompt is starship now" is about the prompt, not the shell; "the admin
+    // frontend's storybook", "the HMR websocket of the dev server" are parts.
+    if names_another_subject(lower, &entry_words[index])
+        || names_a_compound_or_scope(lower, &entry_words[index], &subject)
+    {
+        return None;
+    }
+    // A first-person event or an instruction changes only the user's own habits ("I
+    // switched to Helix"), never a fact of the project ("I moved the config test").
+    if TASK_OR_EVENT.is_match(lower)
+        && (!entry.category.is_user_level() || !lower.starts_with("i "))
+    {
+        return None;
+    }
+    // An instruction ("Use pnpm.") is replaced by another way of working ("we use bun now",
+    // "switched to bun"), not by a remark about its tool ("pnpm is so much faster now").
+    if IMPERATIVE_ENTRY.is_match(&entry.text.to_lowercase()) && !WAY_OF_WORKING.is_match(lower) {
+        return None;
+    }
+    // A fact of this repository does not rewrite the user's own habits.
+    if entry.category.is_user_level() && SAYS_PROJECT.is_match(lower) {
+        return None;
+    }
+    // Nothing of its own (no word, number or value the entry lacks): the entry said again
+    // (a confirmation), not a change.
+    if tokens(sentence).is_subset(&tokens(&entry.text)) {
+        return None;
+    }
+    // `sentence` is read without its opener ("fyi", "quick update:"), and stored so.
+    let body = sentence.trim();
+    let text = if body.ends_with(['.', '!', '。', '！']) {
+        body.to_owned()
+    } else {
+        closed(body)
+    };
+    Some(EntryChange::Update { id: entry.id, text })
 }
 
 /// An entry that is an instruction: "Use pnpm.", "Always run …", "Prefer …" (lowercase).
@@ -469,23 +463,16 @@ fn names_a_compound_or_scope(
         .split(|c: char| !(c.is_alphanumeric() || c == '\''))
         .filter(|w| !w.is_empty())
         .collect();
-    let stem = |w: &str| -> String {
-        if w.len() > 3 {
-            w.strip_suffix('s').unwrap_or(w).to_owned()
-        } else {
-            w.to_owned()
-        }
-    };
     let new_noun = |w: &str| {
         w.len() >= 3
             && w.is_ascii()
             && !STOP.contains(&w)
             && !SUBJECT_END.contains(&w)
             && !NOT_SUBJECT.contains(&w)
-            && !entry.contains(&stem(w))
+            && !entry.contains(stem(w))
     };
     words.windows(2).any(|pair| {
-        (subject.contains(&stem(pair[0])) && new_noun(pair[1]))
+        (subject.contains(stem(pair[0])) && new_noun(pair[1]))
             || (matches!(pair[0], "for" | "in") && new_noun(pair[1]))
     }) || words.windows(3).any(|t| {
         matches!(t[0], "for" | "in")
@@ -506,12 +493,7 @@ const SUBJECT_END: &[&str] = &[
 /// content word that `entry` (its content words) lacks, or a part ("X's Y", "Y of X").
 fn names_another_subject(lower: &str, entry: &HashSet<String>) -> bool {
     let at = CHANGE.find(lower).map_or(0, |m| m.start());
-    let start = lower[..at]
-        .char_indices()
-        .rev()
-        .find(|(_, c)| matches!(c, ',' | ';' | '，' | '；' | '。'))
-        .map_or(0, |(i, c)| i + c.len_utf8());
-    let clause = &lower[start..];
+    let clause = &lower[clause_start(lower, at, &[',', ';', '，', '；', '。'])..];
     let mut head = Vec::new();
     for w in clause.split_whitespace() {
         if SUBJECT_END.contains(&w) {
