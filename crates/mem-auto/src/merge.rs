@@ -204,6 +204,30 @@ pub fn near_duplicate(a: &str, b: &str) -> bool {
 /// "X rather than Y", "X 而不是 Y", "X 而非 Y", "不是 Y，是 X" (at most 4 words / 12 CJK
 /// characters, lowercase). `None` when the text has no such form.
 pub fn corrected_term(text: &str) -> Option<String> {
+    correction_sides(text).map(|(term, _)| term)
+}
+
+/// Openers of a correction that say nothing of what is right.
+const CORRECTION_OPENERS: &[&str] = &[
+    "no,",
+    "no ",
+    "nope,",
+    "actually,",
+    "actually ",
+    "wait,",
+    "sorry,",
+    "oh,",
+    "well,",
+    "不对，",
+    "不对,",
+    "其实",
+];
+
+/// A correction read as its two sides: the term it says is wrong ([`corrected_term`]) and the
+/// lowercase words saying what is right instead (`X`, its openers "no," / "actually," / 不对，
+/// removed; for "not Y but X", what follows the first comma or "but", without its first word,
+/// the new value).
+fn correction_sides(text: &str) -> Option<(String, String)> {
     let lower = text.to_lowercase();
     let stop = |s: &str| -> String {
         let end = s
@@ -234,7 +258,7 @@ pub fn corrected_term(text: &str) -> Option<String> {
         "而非",
     ] {
         if let Some(p) = lower.find(marker) {
-            found = Some(stop(&lower[p + marker.len()..]));
+            found = Some((stop(&lower[p + marker.len()..]), lower[..p].to_owned()));
             break;
         }
     }
@@ -248,15 +272,34 @@ pub fn corrected_term(text: &str) -> Option<String> {
                 .or_else(|| body.strip_prefix("其实"))
                 .unwrap_or(body);
             if let Some(rest) = body.strip_prefix(start) {
-                found = Some(stop(rest));
+                // "not main but develop is the default branch": the right side's first word
+                // is the new value, not what the sentence is about.
+                let right = [", ", "，", " but "]
+                    .iter()
+                    .filter_map(|m| rest.find(m).map(|p| &rest[p + m.len()..]))
+                    .next()
+                    .unwrap_or("");
+                let right = right
+                    .trim_start()
+                    .split_once(' ')
+                    .map_or("", |(_, after)| after);
+                found = Some((stop(rest), right.to_owned()));
                 break;
             }
         }
     }
-    let term = found?;
+    let (term, right) = found?;
     let words = term.split_whitespace().count();
     let cjk = term.chars().filter(|c| !c.is_ascii()).count();
-    (!term.is_empty() && words <= 4 && cjk <= 12).then_some(term)
+    let mut right = right.trim_start_matches(['-', ' ', '*']).trim();
+    while let Some(rest) = CORRECTION_OPENERS
+        .iter()
+        .find_map(|o| right.strip_prefix(o))
+    {
+        right = rest.trim_start();
+    }
+    let right = right.trim_start_matches("是").trim().to_owned();
+    (!term.is_empty() && words <= 4 && cjk <= 12).then_some((term, right))
 }
 
 /// `true` when `entry` states `term` (as a whole word, or as a CJK substring) and does not
@@ -460,14 +503,18 @@ pub fn merge_with_changes(
 
     // Corrections first: the entries stating what is corrected go.
     for correction in corrections {
-        let Some(term) = corrected_term(correction) else {
+        let Some((term, right)) = correction_sides(correction) else {
             continue;
         };
         let superseded: Vec<_> = file
             .doc
             .entries()
             .into_iter()
-            .filter(|e| normalise(&e.text) != normalise(correction) && states(&e.text, &term))
+            .filter(|e| {
+                normalise(&e.text) != normalise(correction)
+                    && states(&e.text, &term)
+                    && crate::retire::correction_supersedes(&right, &e.text, &term)
+            })
             .collect();
         remove_superseded(file, &mut report, superseded);
     }

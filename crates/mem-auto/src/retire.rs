@@ -378,9 +378,15 @@ pub fn other_subject(new: &str, old: &str, term: &str) -> bool {
     let lower = new.to_lowercase().replace(['`', '"'], " ");
     let at = lower.find(term).unwrap_or(0);
     let start = clause_start(&lower, at, &[',', ';', '，', '；', '。', '.']);
+    names_other_subject(&lower[start..], old, term)
+}
+
+/// `true` when the head of `clause` (lowercase; its ASCII words before the first word of
+/// [`HEAD_END`]) has a content word that neither `old` nor `term` has.
+fn names_other_subject(clause: &str, old: &str, term: &str) -> bool {
     let old_words = content_words(old);
     let term_words = content_words(term);
-    lower[start..]
+    clause
         .split_whitespace()
         // Chinese runs on without spaces: the head is read in ASCII words only.
         .take_while(|w| !HEAD_END.contains(w) && w.is_ascii())
@@ -388,6 +394,50 @@ pub fn other_subject(new: &str, old: &str, term: &str) -> bool {
         .filter(|w| w.len() >= 3 && !STOP.contains(w) && !NOT_A_KEY.contains(w))
         .map(stem)
         .any(|w| !old_words.contains(w) && !term_words.contains(w))
+}
+
+/// A first-person report of what the user did or is doing ("i switched to the feature branch
+/// now", "i'm using yarn today", "i just pushed to develop"): lowercase, at the start of a
+/// correction's right side.
+static FIRST_PERSON_REPORT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?:i|i've|i have)\s+(?:just\s+|already\s+|accidentally\s+)?(?:[a-z]+ed|went|ran|did|made|put|set|got|built|wrote|sent|took|began)\b|^(?:i'm|im|i am)\s+(?:[a-z]+ing|on|in|at)\b",
+    )
+});
+
+/// `true` when a correction may supersede the older entry `old`, which states the corrected
+/// `term`; `right` is the correction's other side, what is right instead (lowercase: "use pnpm"
+/// of "Use pnpm, not npm", as `merge` reads it). Not when `right`:
+///
+/// - names a subject `old` does not before its verb ("the docs site uses yarn, not npm" leaves
+///   "Package manager: npm"; "the metrics endpoint is 9090, not 8080" leaves "The API listens on
+///   port 8080");
+/// - narrows itself after its value ([`narrower_after`]: "use yarn for the docs site, not npm");
+/// - reports what the user did rather than what holds ("I switched to the feature branch now,
+///   not main" leaves "Default branch is `main`"), unless `old` is about the user too ("I use
+///   zsh").
+pub fn correction_supersedes(right: &str, old: &str, term: &str) -> bool {
+    let right = right.replace(['`', '"'], " ");
+    let right = right.trim();
+    if FIRST_PERSON_REPORT.is_match(right) {
+        let about_user = old
+            .to_lowercase()
+            .split(|c: char| !c.is_alphanumeric() && c != '\'')
+            .any(|w| ["i", "i'm", "my", "me", "i've"].contains(&w));
+        if !about_user {
+            return false;
+        }
+    }
+    !right_names_other_subject(right, old, term) && !narrower_after(right, old)
+}
+
+/// [`names_other_subject`] for a correction's right side, except that a right side without a
+/// verb is the value alone ("pnpm" of "No, pnpm, not npm") and names no subject.
+fn right_names_other_subject(right: &str, old: &str, term: &str) -> bool {
+    let has_verb = right
+        .split_whitespace()
+        .any(|w| HEAD_END.contains(&w) || !w.is_ascii());
+    has_verb && names_other_subject(right, old, term)
 }
 
 /// `true` when the older entry `old` may be superseded by `new`, which retires `term`: `old` is

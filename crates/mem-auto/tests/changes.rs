@@ -1771,3 +1771,158 @@ fn a_change_replaces_exactly_the_entry_it_is_about() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Corrections ("X, not Y"): before stop 49, every entry stating `Y` went, whatever the
+/// correction was about. Each look-alike here removed a good entry then.
+#[test]
+fn a_correction_removes_only_the_entries_it_corrects() {
+    let keep: &[P] = &[
+        P {
+            name: "c01 first-person report",
+            proj: &["Default branch is `main`."],
+            user: &[],
+            msgs: &["I switched to the feature branch now, not main."],
+            expect: None,
+        },
+        P {
+            name: "c02 other subject uses",
+            proj: &["Package manager: npm."],
+            user: &[],
+            msgs: &["Actually, the docs site uses yarn, not npm."],
+            expect: None,
+        },
+        P {
+            name: "c03 limit before the verb",
+            proj: &["Run tests with `npm test`."],
+            user: &[],
+            msgs: &["No, for the e2e suite use playwright, not npm test."],
+            expect: None,
+        },
+        P {
+            name: "c04 a replica",
+            proj: &["The database is PostgreSQL 14."],
+            user: &[],
+            msgs: &["No, the analytics replica is MySQL, not PostgreSQL."],
+            expect: None,
+        },
+        P {
+            name: "c05 staging",
+            proj: &["Deploy with `./deploy.sh`."],
+            user: &[],
+            msgs: &["Actually, for staging use the GitHub workflow, not deploy.sh."],
+            expect: None,
+        },
+        P {
+            name: "c06 another endpoint",
+            proj: &["The API listens on port 8080."],
+            user: &[],
+            msgs: &["Actually the metrics endpoint is 9090, not 8080."],
+            expect: None,
+        },
+        P {
+            name: "c07 the lambda",
+            proj: &["Python version: 3.11."],
+            user: &[],
+            msgs: &["No, the lambda runs Python 3.9, not 3.11."],
+            expect: None,
+        },
+        P {
+            name: "c08 prod and staging",
+            proj: &["Staging is at staging.example.com."],
+            user: &[],
+            msgs: &["No, prod is at example.com, not staging.example.com."],
+            expect: None,
+        },
+        P {
+            name: "c09 limit after the value",
+            proj: &["Package manager: npm."],
+            user: &[],
+            msgs: &["No, use yarn for the docs site, not npm."],
+            expect: None,
+        },
+        P {
+            name: "c10 progressive report",
+            proj: &["Use npm."],
+            user: &[],
+            msgs: &["No no, I'm using yarn on my laptop, not npm."],
+            expect: None,
+        },
+    ];
+    let change: &[P] = &[
+        P {
+            name: "c21 use X not Y",
+            proj: &["Package manager: npm."],
+            user: &[],
+            msgs: &["No, use pnpm, not npm."],
+            expect: Some("npm"),
+        },
+        P {
+            name: "c22 here",
+            proj: &["Use npm."],
+            user: &[],
+            msgs: &["No, use pnpm here, not npm."],
+            expect: Some("npm"),
+        },
+        P {
+            name: "c23 same subject",
+            proj: &["Default branch is `main`."],
+            user: &[],
+            msgs: &["No, the default branch is develop, not main."],
+            expect: Some("main"),
+        },
+        P {
+            name: "c24 tests run with",
+            proj: &["Run tests with jest."],
+            user: &[],
+            msgs: &["Actually, tests run with vitest, not jest."],
+            expect: Some("jest"),
+        },
+        P {
+            name: "c25 user preference",
+            proj: &[],
+            user: &["I use zsh."],
+            msgs: &["No, I use fish now, not zsh."],
+            expect: Some("zsh"),
+        },
+        P {
+            name: "c26 user switched",
+            proj: &[],
+            user: &["I use zsh."],
+            msgs: &["Actually I switched to fish, not zsh."],
+            expect: Some("zsh"),
+        },
+        P {
+            name: "c27 verbless",
+            proj: &["Package manager: npm."],
+            user: &[],
+            msgs: &["No, pnpm, not npm."],
+            expect: Some("npm"),
+        },
+        P {
+            name: "c29 instead of",
+            proj: &["Format with black."],
+            user: &[],
+            msgs: &["No, we format with ruff format instead of black."],
+            expect: Some("black"),
+        },
+        P {
+            name: "c30 chinese",
+            proj: &["Use npm."],
+            user: &[],
+            msgs: &["不对，用 pnpm，而不是 npm。"],
+            expect: Some("npm"),
+        },
+    ];
+    let mut failures = Vec::new();
+    for p in keep.iter().chain(change) {
+        let c = changed(&run(p));
+        let ok = match p.expect {
+            None => c.is_empty(),
+            Some(want) => !c.is_empty() && c.iter().all(|t| t.contains(want)),
+        };
+        if !ok {
+            failures.push(format!("{}: {:?} changed {c:?}", p.name, p.msgs));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
