@@ -1926,3 +1926,217 @@ fn a_correction_removes_only_the_entries_it_corrects() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A tool taking the place of another of its kind ("We switched to pnpm." against "Package
+/// manager: npm."), stop 49: `mem_llm::offline::kinds`.
+#[test]
+fn a_tool_replaced_by_another_of_its_kind() {
+    let keep: &[P] = &[
+        P {
+            name: "t01 other subject",
+            proj: &["Package manager: npm."],
+            user: &[],
+            msgs: &["The docs site switched to pnpm."],
+            expect: None,
+        },
+        P {
+            name: "t02 scope",
+            proj: &["Package manager: npm."],
+            user: &[],
+            msgs: &["We use pnpm for the docs site now."],
+            expect: None,
+        },
+        P {
+            name: "t03 question",
+            proj: &["Package manager: npm."],
+            user: &[],
+            msgs: &["Should we switch to pnpm?"],
+            expect: None,
+        },
+        P {
+            name: "t04 remark",
+            proj: &["Use npm."],
+            user: &[],
+            msgs: &["pnpm is so much faster now."],
+            expect: None,
+        },
+        P {
+            name: "t05 my side projects",
+            proj: &["Package manager: npm."],
+            user: &[],
+            msgs: &["I use pnpm now in my side projects."],
+            expect: None,
+        },
+        P {
+            name: "t06 both",
+            proj: &["Package manager: npm."],
+            user: &[],
+            msgs: &["We use both npm and pnpm now."],
+            expect: None,
+        },
+        P {
+            name: "t07 a bot",
+            proj: &["Package manager: npm."],
+            user: &[],
+            msgs: &["Renovate now uses pnpm."],
+            expect: None,
+        },
+        P {
+            name: "t08 also",
+            proj: &["Package manager: npm."],
+            user: &[],
+            msgs: &["We also run yarn for the legacy app now."],
+            expect: None,
+        },
+        P {
+            name: "t09 two tools",
+            proj: &["Package manager: npm."],
+            user: &[],
+            msgs: &["The old repo used yarn; this one is on pnpm now."],
+            expect: None,
+        },
+        P {
+            name: "t10 staging database",
+            proj: &["Database: PostgreSQL."],
+            user: &[],
+            msgs: &["The staging database is MySQL now."],
+            expect: None,
+        },
+        P {
+            name: "t11 analytics",
+            proj: &["The database is PostgreSQL."],
+            user: &[],
+            msgs: &["Our analytics uses MongoDB now."],
+            expect: None,
+        },
+        P {
+            name: "t12 instruction",
+            proj: &["Unit tests: vitest."],
+            user: &[],
+            msgs: &["Now run jest with --watch."],
+            expect: None,
+        },
+        P {
+            name: "t13 ci image",
+            proj: &[],
+            user: &["I use zsh."],
+            msgs: &["The CI image uses bash now."],
+            expect: None,
+        },
+        P {
+            name: "t14 this branch",
+            proj: &["Package manager: npm."],
+            user: &[],
+            msgs: &["Use yarn now, npm is broken on this branch."],
+            expect: None,
+        },
+        P {
+            name: "t15 another kind",
+            proj: &["Package manager: npm."],
+            user: &[],
+            msgs: &["We switched to vitest."],
+            expect: None,
+        },
+        P {
+            name: "t16 two stored",
+            proj: &["npm for the app, yarn for the docs."],
+            user: &[],
+            msgs: &["We use pnpm now."],
+            expect: None,
+        },
+    ];
+    let change: &[(P, &str)] = &[
+        (
+            P {
+                name: "t21 switched",
+                proj: &["Package manager: npm.", "Node 20."],
+                user: &[],
+                msgs: &["We switched to pnpm."],
+                expect: Some("npm"),
+            },
+            "Package manager: pnpm.",
+        ),
+        (
+            P {
+                name: "t22 instruction entry",
+                proj: &["Use npm."],
+                user: &[],
+                msgs: &["We use pnpm now."],
+                expect: Some("npm"),
+            },
+            "Use pnpm.",
+        ),
+        (
+            P {
+                name: "t23 runner in parentheses",
+                proj: &[
+                    "Unit tests: `npm run test:unit` (Jest).",
+                    "E2E tests: `npx cypress run`.",
+                ],
+                user: &[],
+                msgs: &["Unit tests run on Vitest now."],
+                expect: Some("Jest"),
+            },
+            "Unit tests: `npm run test:unit` (Vitest).",
+        ),
+        (
+            P {
+                name: "t24 more than the switch",
+                proj: &["Package manager: npm."],
+                user: &[],
+                msgs: &["We switched to pnpm, the lockfile is pnpm-lock.yaml."],
+                expect: Some("npm"),
+            },
+            "We switched to pnpm, the lockfile is pnpm-lock.yaml.",
+        ),
+        (
+            P {
+                name: "t25 editor",
+                proj: &[],
+                user: &["I use neovim."],
+                msgs: &["My editor is Helix now."],
+                expect: Some("neovim"),
+            },
+            "I use Helix.",
+        ),
+        (
+            P {
+                name: "t26 issue tracker",
+                proj: &["Issues are tracked in Jira."],
+                user: &[],
+                msgs: &["Issues are tracked in Linear now."],
+                expect: Some("Jira"),
+            },
+            "Issues are tracked in Linear.",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for p in keep {
+        let c = changed(&run(p));
+        if !c.is_empty() {
+            failures.push(format!("{}: {:?} changed {c:?}", p.name, p.msgs));
+        }
+    }
+    for (p, now) in change {
+        let r = run(p);
+        let c = changed(&r);
+        let want = p.expect.expect("a change names its entry");
+        let texts: Vec<String> = r
+            .files
+            .iter()
+            .flat_map(|f| f.updated.iter().map(|u| u.new.text.clone()))
+            .collect();
+        let added: Vec<String> = r
+            .files
+            .iter()
+            .flat_map(|f| f.added.iter().map(|a| a.text.clone()))
+            .collect();
+        if c.len() != 1 || !c[0].contains(want) || texts != [*now] || !added.is_empty() {
+            failures.push(format!(
+                "{}: {:?} changed {c:?} to {texts:?}, added {added:?}",
+                p.name, p.msgs
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -6,6 +6,7 @@
 mod extract;
 pub mod facts;
 pub use facts::PROJECT_NOUNS;
+mod kinds;
 mod knowledge;
 mod select;
 pub mod skill;
@@ -87,7 +88,7 @@ impl OfflineEngine {
     /// ways is kept once, as the update.
     pub fn extract_now(&self, request: &ExtractRequest) -> Memories {
         let mut memories = extract(&request.messages, &request.current_memories);
-        memories.changes = update::updates(&request.messages, &request.entries);
+        let said = update::said_updates(&request.messages, &request.entries);
         // Words only, padded: "the package manager is pnpm now." is read in "The package
         // manager is pnpm now, always use pnpm for installs." as whole words.
         let words = |t: &str| {
@@ -99,9 +100,9 @@ impl OfflineEngine {
                 .collect();
             format!(" {} ", w.join(" "))
         };
-        for change in &memories.changes {
+        for (change, sentence) in &said {
             if let EntryChange::Update { text, .. } = change {
-                let update = words(text);
+                let update = format!("{}{}", words(text), words(sentence));
                 for list in [
                     &mut memories.preferences,
                     &mut memories.corrections,
@@ -115,6 +116,7 @@ impl OfflineEngine {
                 }
             }
         }
+        memories.changes = said.into_iter().map(|(change, _)| change).collect();
         memories
     }
 

@@ -46,7 +46,7 @@ fn re(pattern: &str) -> Regex {
 /// ("Now run the dev server", "the tests are failing now").
 static CHANGE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
-        \b(is|are|'s|'re|uses|runs|lives|goes|go|posts|points|defaults|targets|requires)\b[^,;:]{1,40}?\bnow\b
+        \b(is|are|'s|'re|uses|use|runs|run|lives|live|goes|go|posts|post|points|point|defaults|default|targets|target|requires|require)\b[^,;:]{1,40}?\bnow\b
         | \bnow\s+(is|are|uses|use|runs|run|lives|live|goes|go|posts|post|points|requires|targets|defaults)\b
         | \b(anymore|any\ more|no\ longer)\b
         | \b(moved|switched|migrated|changed|upgraded|bumped|went(\ up|\ down)?)\s+(\S+\s+){0,4}?(to|over\ to)\b
@@ -61,7 +61,8 @@ static CHANGE: LazyLock<Regex> = LazyLock::new(|| {
 /// question (also without "?": "is the dev server on 3000 now"), a plan or wish ("let's", "I want",
 /// "we should", 想, 打算, 要不 … 吧), a hedge, reported speech ("Tomasz mentioned", "apparently",
 /// "according to", 说), a report of a failure ("failing now", "doesn't start anymore", 报错), or
-/// something bound to a branch or a moment ("on this branch", "for this PR").
+/// something bound to a branch or a moment ("on this branch", "for this PR"), or sarcasm ("yeah
+/// right", "and pigs fly", "just kidding").
 static NOT_A_CHANGE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         \b(not|never|didn't|hasn't|haven't|wasn't|weren't|isn't\ moving|aren't\ moving|nothing)\s+(\w+\s+){0,3}?(moved|changed|renamed|switched|migrated|now|gone)\b
@@ -76,6 +77,7 @@ static NOT_A_CHANGE: LazyLock<Regex> = LazyLock::new(|| {
         | \bno\ longer\s+(compiles|works|builds|starts|runs|loads|connects|passes)\b
         | \b(is|are|'s|'re)\s+(\w+\s+){0,2}?(out|stable|released|available|live|ready|faster|slower|better|worse|nicer|broken|fixed|done|great|nice|cool|awesome|huge|bigger|smaller)\b
         | \b(same\ as\ (before|always|ever)|as\ before|as\ always)\b
+        | \b(yeah\ right|pigs\ (might\ |will\ |can\ )?fly|as\ if|just\ kidding|kidding|joking|jk)\b | /s\b
         | \bon\ (this|my|that|the\ feature)\ branch\b | \bfor\ this\ (pr|task|ticket|change|branch)\b
         | 也许|可能|或许|打算|准备|计划|如果|假如|要是|以后再|下个月|明年|说|想|要不|报错|失败|挂了|不行|还在|仍然|依然|也
     ")
@@ -267,12 +269,22 @@ fn about(entry: &HashSet<String>, sentence: &HashSet<String>) -> Option<usize> {
 /// [`EntryChange::Update`] per entry at most, its text the sentence (one line, closed), the
 /// latest sentence winning.
 pub fn updates(messages: &[Message], entries: &[CurrentEntry]) -> Vec<EntryChange> {
+    said_updates(messages, entries)
+        .into_iter()
+        .map(|(change, _)| change)
+        .collect()
+}
+
+/// [`updates`], each with the sentence that made it (read without its opener): the text of an
+/// update may be the entry rewritten ("Package manager: pnpm." for "We switched to pnpm."), and
+/// the sentence is then not to be added as well.
+pub fn said_updates(messages: &[Message], entries: &[CurrentEntry]) -> Vec<(EntryChange, String)> {
     if entries.is_empty() {
         return Vec::new();
     }
     let entry_words: Vec<HashSet<String>> =
         entries.iter().map(|e| content_words(&e.text)).collect();
-    let mut out: Vec<EntryChange> = Vec::new();
+    let mut out: Vec<(EntryChange, String)> = Vec::new();
     for message in messages.iter().filter(|m| m.role == Role::User) {
         let Some(text) = user_text(message) else {
             continue;
@@ -295,8 +307,8 @@ pub fn updates(messages: &[Message], entries: &[CurrentEntry]) -> Vec<EntryChang
                     continue;
                 }
                 if let Some(change) = update_of(&sentence, &lower, entries, &entry_words) {
-                    out.retain(|c| c.id() != change.id());
-                    out.push(change);
+                    out.retain(|(c, _)| c.id() != change.id());
+                    out.push((change, sentence.clone()));
                 }
             }
         }
@@ -311,11 +323,18 @@ fn update_of(
     entries: &[CurrentEntry],
     entry_words: &[HashSet<String>],
 ) -> Option<EntryChange> {
-    let words = content_words(sentence);
+    let said = content_words(sentence);
+    // Read against each entry: a tool of the sentence names its job and takes the place of the
+    // entry's tool of its kind ("We switched to pnpm." against "Package manager: npm.").
+    let read: Vec<super::kinds::Reading> = entry_words
+        .iter()
+        .map(|ew| super::kinds::read_against(&said, ew))
+        .collect();
     let scored: Vec<(usize, usize)> = entry_words
         .iter()
+        .zip(&read)
         .enumerate()
-        .filter_map(|(i, ew)| about(ew, &words).map(|s| (s, i)))
+        .filter_map(|(i, (ew, r))| about(ew, &r.words).map(|s| (s, i)))
         .collect();
     // About two entries ("tests moved into the package, and we run them through nox now"
     // against where the package lives and how tests run): which one changed is not known.
@@ -323,18 +342,26 @@ fn update_of(
         return None;
     };
     let entry = &entries[index];
+    let words = &read[index].words;
     // Every word naming what the entry is about, outside its values, is in the sentence:
     // "The API server runs on port 9000 now" is not about "The dev server runs on port
     // 8000".
     let subject = subject_words(&entry.text);
-    if subject.is_empty() || !subject.is_subset(&words) {
+    if subject.is_empty() || !subject.is_subset(words) {
         return None;
     }
     // What the sentence's clause is about, before its first verb, holds no word the entry
     // lacks: "My zsh prompt is starship now" is about the prompt, not the shell; "the admin
     // frontend's storybook", "the HMR websocket of the dev server" are parts.
-    if names_another_subject(lower, &entry_words[index])
-        || names_a_compound_or_scope(lower, &entry_words[index], &subject)
+    // The job of a tool taking the place of the entry's names what the entry is about: "My
+    // editor is Helix now" against "I use neovim".
+    let mut about_words = entry_words[index].clone();
+    about_words.extend(read[index].job.iter().map(|w| (*w).to_owned()));
+    if let Some((_, new)) = read[index].replaced {
+        about_words.extend(new.split('|').map(|n| stem(n).to_owned()));
+    }
+    if names_another_subject(lower, &about_words)
+        || names_a_compound_or_scope(lower, &about_words, &subject)
     {
         return None;
     }
@@ -342,6 +369,14 @@ fn update_of(
     // switched to Helix"), never a fact of the project ("I moved the config test").
     if TASK_OR_EVENT.is_match(lower)
         && (!entry.category.is_user_level() || !lower.starts_with("i "))
+    {
+        return None;
+    }
+    // What the user does ("I use pnpm now in my side projects") is not a fact of the project.
+    if !entry.category.is_user_level()
+        && ["i ", "i'm ", "i've ", "im "]
+            .iter()
+            .any(|p| lower.starts_with(p))
     {
         return None;
     }
@@ -359,7 +394,19 @@ fn update_of(
     if tokens(sentence).is_subset(&tokens(&entry.text)) {
         return None;
     }
-    // `sentence` is read without its opener ("fyi", "quick update:"), and stored so.
+    // A sentence saying only that a tool took another's place ("We switched to pnpm.") keeps
+    // the entry, the tool replaced in it ("Package manager: pnpm."); else the sentence is the
+    // new text, read without its opener ("fyi", "quick update:").
+    if let Some((old, new)) = read[index].replaced
+        && said.iter().all(|w| {
+            entry_words[index].contains(w)
+                || read[index].job.contains(&w.as_str())
+                || new.split('|').any(|n| stem(n) == w)
+        })
+        && let Some(text) = super::kinds::substituted(&entry.text, old, new, sentence)
+    {
+        return Some(EntryChange::Update { id: entry.id, text });
+    }
     let body = sentence.trim();
     let text = if body.ends_with(['.', '!', '。', '！']) {
         body.to_owned()
