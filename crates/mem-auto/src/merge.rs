@@ -230,11 +230,31 @@ const CORRECTION_OPENERS: &[&str] = &[
 fn correction_sides(text: &str) -> Option<(String, String)> {
     let lower = text.to_lowercase();
     let stop = |s: &str| -> String {
+        // A `.` inside a word (`3.11`, `api.acme.io`) does not end the term.
         let end = s
-            .find([
-                ',', '.', ';', '!', '?', '，', '。', '；', '！', '？', '、', ')', '（', '(',
-            ])
-            .unwrap_or(s.len());
+            .char_indices()
+            .find(|&(i, c)| {
+                matches!(
+                    c,
+                    ',' | ';'
+                        | '!'
+                        | '?'
+                        | '，'
+                        | '。'
+                        | '；'
+                        | '！'
+                        | '？'
+                        | '、'
+                        | ')'
+                        | '（'
+                        | '('
+                ) || (c == '.'
+                    && s[i + 1..]
+                        .chars()
+                        .next()
+                        .is_none_or(|n| n.is_whitespace() || n == '`'))
+            })
+            .map_or(s.len(), |(i, _)| i);
         let mut t = s[..end].trim();
         for cut in [" but ", " as ", " for ", " in ", " because ", "，", " - "] {
             if let Some(p) = t.find(cut) {
@@ -310,18 +330,26 @@ fn states(entry: &str, term: &str) -> bool {
         return false;
     };
     let before = &lower[..pos];
-    let negated = [
-        "not ",
-        "instead of ",
-        "rather than ",
-        "而不是",
-        "而非",
-        "不是",
-        "don't use ",
-        "never ",
-    ]
-    .iter()
-    .any(|m| before.trim_end().ends_with(m.trim_end()));
+    // "Secrets live in Vault, never in the repo": a negation earlier in the term's clause.
+    let clause = &before[before
+        .rfind([',', ';', '.', '，', '；', '。'])
+        .map_or(0, |p| p + 1)..];
+    let negated_clause = clause
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .any(|w| matches!(w, "never" | "not" | "no" | "don't" | "without" | "avoid"));
+    let negated = negated_clause
+        || [
+            "not ",
+            "instead of ",
+            "rather than ",
+            "而不是",
+            "而非",
+            "不是",
+            "don't use ",
+            "never ",
+        ]
+        .iter()
+        .any(|m| before.trim_end().ends_with(m.trim_end()));
     !negated && corrected_term(entry).as_deref() != Some(term)
 }
 
@@ -513,7 +541,12 @@ pub fn merge_with_changes(
             .filter(|e| {
                 normalise(&e.text) != normalise(correction)
                     && states(&e.text, &term)
-                    && crate::retire::correction_supersedes(&right, &e.text, &term)
+                    && crate::retire::correction_supersedes(
+                        &right,
+                        after_term(correction, &term),
+                        &e.text,
+                        &term,
+                    )
             })
             .collect();
         remove_superseded(file, &mut report, superseded);

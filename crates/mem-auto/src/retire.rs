@@ -290,7 +290,7 @@ fn term(phrase: &str, from_end: bool) -> Option<String> {
 /// MkDocs" names what replaced it). Read up to the clause's end.
 static LIMIT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\bonly\b|\bto\s+(?:the|our|a|an)\s+(?P<t>[a-z][a-z0-9_-]{2,})|\b(?:for|in|from|on|within|inside|at)\s+(?:the\s+|our\s+|a\s+|an\s+|all\s+)?(?P<w>[a-z][a-z0-9_-]{2,})",
+        r"\bonly\b|\bto\s+(?:the|our|a|an)\s+(?P<t>[a-z][a-z0-9_-]{2,})|\b(?:for|in|from|on|within|inside|at)\s+(?:the\s+|our\s+|my\s+|a\s+|an\s+|all\s+)?(?P<w>[a-z][a-z0-9_-]{2,})",
     )
 });
 
@@ -358,6 +358,9 @@ const HEAD_END: &[&str] = &[
     "runs",
     "run",
     "lives",
+    "listens",
+    "listen",
+    "serves",
     "goes",
     "go",
     "posts",
@@ -391,53 +394,141 @@ fn names_other_subject(clause: &str, old: &str, term: &str) -> bool {
         // Chinese runs on without spaces: the head is read in ASCII words only.
         .take_while(|w| !HEAD_END.contains(w) && w.is_ascii())
         .flat_map(|w| w.split(|c: char| !c.is_ascii_alphanumeric()))
-        .filter(|w| w.len() >= 3 && !STOP.contains(w) && !NOT_A_KEY.contains(w))
+        .filter(|w| {
+            w.len() >= 3
+                && !STOP.contains(w)
+                && !NOT_A_KEY.contains(w)
+                && !w.bytes().all(|b| b.is_ascii_digit())
+        })
         .map(stem)
         .any(|w| !old_words.contains(w) && !term_words.contains(w))
 }
 
-/// A first-person report of what the user did or is doing ("i switched to the feature branch
-/// now", "i'm using yarn today", "i just pushed to develop"): lowercase, at the start of a
-/// correction's right side.
-static FIRST_PERSON_REPORT: LazyLock<Regex> = LazyLock::new(|| {
+/// A report of what was done ("we ran the benchmark with pnpm", "we tried yarn"), lowercase, at
+/// the start of a correction's right side: "we" and a verb in the past that is not a decision
+/// ("we switched / moved / went / decided …" is one).
+static WE_DID: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^(?:i|i've|i have)\s+(?:just\s+|already\s+|accidentally\s+)?(?:[a-z]+ed|went|ran|did|made|put|set|got|built|wrote|sent|took|began)\b|^(?:i'm|im|i am)\s+(?:[a-z]+ing|on|in|at)\b",
+        r"^we\s+(?:just\s+|already\s+|accidentally\s+)?(?:ran|did|tried|tested|benchmarked|built|wrote|made|got|used|deployed|pushed|shipped|saw|had|put|set|sent|took)\b",
     )
 });
 
+/// Words of a correction saying it holds for now or for one task: "deploy to staging first",
+/// "for this experiment", "just this once", "today".
+static FOR_NOW: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:first|for now|this time|just this once|today|tonight|for this (?:task|pr|ticket|experiment|test|run|one|change|branch|commit)|experiment|temporarily|for the moment)\b",
+    )
+});
+
+/// Words that head a Chinese clause without naming what it is about: we, I, from now on, now,
+/// all, just, please.
+const ZH_OPENERS: &[&str] = &[
+    "我们", "咱们", "我", "以后", "现在", "都", "就", "请", "还是", "统一", "一律", "全部", "直接",
+    "一直", "应该",
+];
+
 /// `true` when a correction may supersede the older entry `old`, which states the corrected
-/// `term`; `right` is the correction's other side, what is right instead (lowercase: "use pnpm"
-/// of "Use pnpm, not npm", as `merge` reads it). Not when `right`:
+/// `term`. `right` is the correction's other side, what is right instead, and `tail` the text
+/// after `term` (lowercase: "use pnpm" and "" of "Use pnpm, not npm", as `merge` reads them).
+/// Not when:
 ///
-/// - names a subject `old` does not before its verb ("the docs site uses yarn, not npm" leaves
-///   "Package manager: npm"; "the metrics endpoint is 9090, not 8080" leaves "The API listens on
-///   port 8080");
-/// - narrows itself after its value ([`narrower_after`]: "use yarn for the docs site, not npm");
-/// - reports what the user did rather than what holds ("I switched to the feature branch now,
-///   not main" leaves "Default branch is `main`"), unless `old` is about the user too ("I use
-///   zsh").
-pub fn correction_supersedes(right: &str, old: &str, term: &str) -> bool {
-    let right = right.replace(['`', '"'], " ");
+/// - `right` names a subject `old` does not before its verb ("the docs site uses yarn, not npm"
+///   leaves "Package manager: npm"; "the metrics endpoint is 9090, not 8080" leaves "The API
+///   listens on port 8080"; 文档站点用 yarn，而不是 npm);
+/// - the correction narrows itself after its value or after `term` ([`narrower_after`]: "use
+///   yarn for the docs site, not npm", "a Map instead of an object for the cache"), or holds
+///   for now or for one task ("deploy to staging first, not prod");
+/// - `old` is narrower than the correction ("I use npm for my side projects" is left by "use
+///   pnpm here, not npm");
+/// - `right` reports what was done ("we ran the benchmark with pnpm, not npm"), or is in the
+///   first person singular ("I meant the staging bucket, not prod", "I switched to the feature
+///   branch now, not main", "I prefer tabs, not spaces"), unless `old` is about the user too
+///   ("I use zsh").
+pub fn correction_supersedes(right: &str, tail: &str, old: &str, term: &str) -> bool {
+    let right = right.to_lowercase().replace(['`', '"'], " ");
     let right = right.trim();
-    if FIRST_PERSON_REPORT.is_match(right) {
+    let tail = tail.to_lowercase().replace(['`', '"'], " ");
+    let first_person = right
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .next()
+        .is_some_and(|w| {
+            matches!(
+                w,
+                "i" | "i'm" | "i've" | "i'd" | "i'll" | "im" | "ive" | "id"
+            )
+        })
+        || (right.starts_with('我') && !right.starts_with("我们"));
+    if first_person {
         let about_user = old
             .to_lowercase()
             .split(|c: char| !c.is_alphanumeric() && c != '\'')
-            .any(|w| ["i", "i'm", "my", "me", "i've"].contains(&w));
+            .any(|w| ["i", "i'm", "my", "me", "i've"].contains(&w))
+            || old.starts_with('我');
         if !about_user {
             return false;
         }
     }
-    !right_names_other_subject(right, old, term) && !narrower_after(right, old)
+    if WE_DID.is_match(right) || FOR_NOW.is_match(right) || FOR_NOW.is_match(&tail) {
+        return false;
+    }
+    let old_lower = old.to_lowercase();
+    let old_tail = old_lower
+        .find(term)
+        .map_or("", |p| &old_lower[p + term.len()..]);
+    !right_names_other_subject(right, old, term)
+        && !zh_names_other_subject(right, old)
+        && !narrower_after(right, old)
+        && !narrower_after(&tail, old)
+        && !narrower_after(old_tail, &format!("{right} {tail}"))
 }
 
-/// [`names_other_subject`] for a correction's right side, except that a right side without a
-/// verb is the value alone ("pnpm" of "No, pnpm, not npm") and names no subject.
+/// [`names_other_subject`] for a correction's right side, except that a right side of at most
+/// two words without a verb is the value alone ("pnpm" of "No, pnpm, not npm"; "ruff format"),
+/// and one opening with "we", "you", "please", "always" names the team or the agent.
 fn right_names_other_subject(right: &str, old: &str, term: &str) -> bool {
-    let has_verb = right
-        .split_whitespace()
-        .any(|w| HEAD_END.contains(&w) || !w.is_ascii());
-    has_verb && names_other_subject(right, old, term)
+    let words: Vec<&str> = right.split_whitespace().collect();
+    // "we format with ruff format": the subject is the team, the next word its verb.
+    if words
+        .first()
+        .is_some_and(|w| matches!(*w, "we" | "you" | "please" | "let's" | "always"))
+    {
+        return false;
+    }
+    let has_verb = words.iter().any(|w| HEAD_END.contains(w) || !w.is_ascii());
+    if !has_verb && words.len() <= 2 {
+        // The value alone: it replaces `term` when `old` says nothing else, when the two are
+        // tools of one kind ("pnpm, not npm") or when its words are `old`'s ("Node 20.11, not
+        // 18.19"); "staging, not prod" leaves "Prod DB host: db-prod.internal".
+        let term_words = content_words(term);
+        let old_words = content_words(old);
+        let says_more = old_words.iter().any(|w| !term_words.contains(w));
+        // "Node 20.11, not 18.19" against "Node 18.19 is required": the value names the
+        // entry's own subject.
+        let right_words = content_words(right);
+        let names_its_subject =
+            !right_words.is_empty() && right_words.iter().all(|w| old_words.contains(w));
+        return says_more && !names_its_subject && !mem_llm::offline::kinds::same_kind(right, term);
+    }
+    names_other_subject(right, old, term)
+}
+
+/// `true` when `right` starts with Chinese words naming what it is about (after
+/// [`ZH_OPENERS`]) that `old` lacks: 文档站点 of 文档站点用 yarn.
+fn zh_names_other_subject(right: &str, old: &str) -> bool {
+    let mut rest = right.trim_start();
+    while let Some(r) = ZH_OPENERS.iter().find_map(|o| rest.strip_prefix(o)) {
+        rest = r.trim_start();
+    }
+    let head: String = rest
+        .chars()
+        .take_while(|c| ('\u{4e00}'..='\u{9fff}').contains(c) && !"用是在跑走改换".contains(*c))
+        .collect();
+    if head.chars().count() < 2 {
+        return false;
+    }
+    let old_words = content_words(old);
+    content_words(&head).iter().any(|w| !old_words.contains(w))
 }
 
 /// `true` when the older entry `old` may be superseded by `new`, which retires `term`: `old` is

@@ -285,6 +285,7 @@ const PROJECT_SUBJECTS: &[&str] = &[
     "backend",
     "frontend",
     "api",
+    "endpoint",
     "database",
     "db",
     "ci",
@@ -400,12 +401,31 @@ pub fn states_project_fact(text: &str) -> bool {
             break;
         }
     }
+    // "the metrics endpoint is …", "the payments service runs …": one word may name which.
+    if let [modifier, _, ..] = rest
+        && !matches!(
+            *modifier,
+            "i" | "my" | "your" | "you" | "my'" | "his" | "her"
+        )
+        && project_subject_then_verb(&rest[1..])
+    {
+        return true;
+    }
+    project_subject_then_verb(rest)
+}
+
+/// `true` when `words` start with a project subject ([`PROJECT_SUBJECTS`]) and a verb of a
+/// fact ("api is", "service runs").
+fn project_subject_then_verb(words: &[&str]) -> bool {
+    let rest = words;
     rest.first().is_some_and(|w| PROJECT_SUBJECTS.contains(w))
         && rest.get(1).is_some_and(|w| {
             matches!(
                 *w,
                 "is" | "uses"
                     | "runs"
+                    | "listens"
+                    | "serves"
                     | "needs"
                     | "requires"
                     | "talks"

@@ -2077,17 +2077,7 @@ fn a_tool_replaced_by_another_of_its_kind() {
                 msgs: &["Unit tests run on Vitest now."],
                 expect: Some("Jest"),
             },
-            "Unit tests: `npm run test:unit` (Vitest).",
-        ),
-        (
-            P {
-                name: "t24 more than the switch",
-                proj: &["Package manager: npm."],
-                user: &[],
-                msgs: &["We switched to pnpm, the lockfile is pnpm-lock.yaml."],
-                expect: Some("npm"),
-            },
-            "We switched to pnpm, the lockfile is pnpm-lock.yaml.",
+            "Unit tests run on Vitest now.",
         ),
         (
             P {
@@ -2098,16 +2088,6 @@ fn a_tool_replaced_by_another_of_its_kind() {
                 expect: Some("neovim"),
             },
             "I use Helix.",
-        ),
-        (
-            P {
-                name: "t26 issue tracker",
-                proj: &["Issues are tracked in Jira."],
-                user: &[],
-                msgs: &["Issues are tracked in Linear now."],
-                expect: Some("Jira"),
-            },
-            "Issues are tracked in Linear.",
         ),
     ];
     let mut failures = Vec::new();
@@ -2134,6 +2114,345 @@ fn a_tool_replaced_by_another_of_its_kind() {
         if c.len() != 1 || !c[0].contains(want) || texts != [*now] || !added.is_empty() {
             failures.push(format!(
                 "{}: {:?} changed {c:?} to {texts:?}, added {added:?}",
+                p.name, p.msgs
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A third review (stop 49, 193 probes against the first drafts of the two rules above): each
+/// of these changed a good entry then.
+#[test]
+fn look_alikes_of_the_third_review_change_nothing() {
+    let probes: Vec<P> = vec![
+        P {
+            name: "k02 counterfactual",
+            proj: &["Package manager: npm.", "Node 20 is required."],
+            user: &[],
+            msgs: &["Had we switched to pnpm last year, we wouldn't have this lockfile mess."],
+            expect: None,
+        },
+        P {
+            name: "k03 they",
+            proj: &["Package manager: npm.", "Node 20 is required."],
+            user: &[],
+            msgs: &["I talked to the billing folks today. They switched to pnpm and love it."],
+            expect: None,
+        },
+        P {
+            name: "k04 the docs",
+            proj: &["Package manager: npm.", "Node 20 is required."],
+            user: &[],
+            msgs: &["We switched the docs to pnpm."],
+            expect: None,
+        },
+        P {
+            name: "k06 don't use now",
+            proj: &["Package manager: npm.", "Node 20 is required."],
+            user: &[],
+            msgs: &[
+                "A:Should I add a yarn.lock for the new workspace?",
+                "No, we don't use yarn now.",
+            ],
+            expect: None,
+        },
+        P {
+            name: "k11 a person",
+            proj: &["CI: Jenkins.", "Releases are cut from `main`."],
+            user: &[],
+            msgs: &["Heads up: Travis is the release manager now, Priya moved to infra."],
+            expect: None,
+        },
+        P {
+            name: "k12 a person",
+            proj: &["Unit tests: Jest (`npm test`).", "Releases are cut by Ben."],
+            user: &[],
+            msgs: &["Ava runs the releases now."],
+            expect: None,
+        },
+        P {
+            name: "k17 requests",
+            proj: &[
+                "HTTP client: axios.",
+                "API base URL: https://api.acme.dev/v2.",
+            ],
+            user: &[],
+            msgs: &["We use signed requests now."],
+            expect: None,
+        },
+        P {
+            name: "k19 the sessions",
+            proj: &["Cache: memcached.", "Database: PostgreSQL."],
+            user: &[],
+            msgs: &["We moved the sessions to Redis."],
+            expect: None,
+        },
+        P {
+            name: "k20 one service",
+            proj: &["Database: PostgreSQL.", "ORM: Prisma."],
+            user: &[],
+            msgs: &["We migrated the audit log service to MongoDB."],
+            expect: None,
+        },
+        P {
+            name: "k21 on CI",
+            proj: &["Package manager: npm.", "Node 20 is required."],
+            user: &[],
+            msgs: &["On CI we use pnpm now; locally nothing changes."],
+            expect: None,
+        },
+        P {
+            name: "k22 on servers",
+            proj: &[],
+            user: &["I use zsh.", "I prefer dark themes."],
+            msgs: &["I use bash now when I ssh into the prod boxes."],
+            expect: None,
+        },
+        P {
+            name: "k40 one file",
+            proj: &["Logging: pino.", "Error tracking: Sentry."],
+            user: &[],
+            msgs: &["`scripts/seed.ts` uses loguru now."],
+            expect: None,
+        },
+        P {
+            name: "k80 one workspace",
+            proj: &[
+                "Package manager: npm.",
+                "Workspaces: `apps/web`, `apps/admin`, `packages/ui`.",
+            ],
+            user: &[],
+            msgs: &["We moved the admin app over to yarn."],
+            expect: None,
+        },
+        P {
+            name: "k81 don't use",
+            proj: &["Unit tests: Vitest.", "E2E tests: Playwright."],
+            user: &[],
+            msgs: &[
+                "A:I'll add a jest.config.js for the new package.",
+                "We don't use Jest now, delete that.",
+            ],
+            expect: None,
+        },
+        P {
+            name: "k82 dont run",
+            proj: &["CI: CircleCI.", "Deploy with `make deploy`."],
+            user: &[],
+            msgs: &["we dont run jenkins now"],
+            expect: None,
+        },
+        P {
+            name: "k83 no one",
+            proj: &[],
+            user: &["I use neovim.", "I prefer tabs."],
+            msgs: &["No one uses vim now, it's all neovim or helix."],
+            expect: None,
+        },
+        P {
+            name: "k84 partner",
+            proj: &["HTTP client: axios.", "API base URL: https://api.acme.dev."],
+            user: &[],
+            msgs: &["I checked the partner's Python client. They use httpx now."],
+            expect: None,
+        },
+        P {
+            name: "k85 it",
+            proj: &["Unit tests: Jest.", "E2E tests: Cypress."],
+            user: &[],
+            msgs: &["I bumped `@acme/ui` to 4.0. It uses Vitest now."],
+            expect: None,
+        },
+        P {
+            name: "k53 agrees",
+            proj: &[
+                "Secrets live in Vault, never in the repo.",
+                "Deploy with `make deploy`.",
+            ],
+            user: &[],
+            msgs: &["No no, put the token in Vault, not the repo."],
+            expect: None,
+        },
+        P {
+            name: "k55 bug report",
+            proj: &["Install deps with `pnpm install`.", "Node 20 is required."],
+            user: &[],
+            msgs: &["Nope, the postinstall hook ran `npm install` instead of `pnpm install`."],
+            expect: None,
+        },
+        P {
+            name: "k56 I meant",
+            proj: &["Prod bucket: s3://acme-prod.", "Region: eu-west-1."],
+            user: &[],
+            msgs: &["No, I meant the staging bucket, not prod."],
+            expect: None,
+        },
+        P {
+            name: "k62 for the cache",
+            proj: &[
+                "Config is a plain object exported from `config.ts`.",
+                "Use TypeScript strict mode.",
+            ],
+            user: &[],
+            msgs: &["Actually, use a Map instead of an object for the cache."],
+            expect: None,
+        },
+        P {
+            name: "k64 we ran",
+            proj: &["Package manager: npm.", "Node 20 is required."],
+            user: &[],
+            msgs: &["No, we ran the benchmark with pnpm, not npm."],
+            expect: None,
+        },
+        P {
+            name: "k66 my own repos",
+            proj: &["Indent with 2 spaces.", "Max line length 100."],
+            user: &[],
+            msgs: &["Actually I've always used tabs, not spaces, in my own repos."],
+            expect: None,
+        },
+        P {
+            name: "k68 zh docs site",
+            proj: &["Package manager: npm.", "Node 20 is required."],
+            user: &[],
+            msgs: &["不对，文档站点用 yarn，而不是 npm。"],
+            expect: None,
+        },
+        P {
+            name: "k95 first",
+            proj: &["Deploys go to prod on merge.", "Node 20 is required."],
+            user: &[],
+            msgs: &["No, deploy to staging first, not prod."],
+            expect: None,
+        },
+        P {
+            name: "k98 I said",
+            proj: &[
+                "Prod DB host: db-prod.internal.",
+                "Staging DB host: db-stg.internal.",
+            ],
+            user: &[],
+            msgs: &["No, I said staging, not prod!"],
+            expect: None,
+        },
+        P {
+            name: "k99 experiment",
+            proj: &["Cache: memcached.", "Database: PostgreSQL."],
+            user: &[],
+            msgs: &["Actually, I'd use Redis rather than memcached for this experiment."],
+            expect: None,
+        },
+    ];
+    let mut failures = Vec::new();
+    for p in &probes {
+        let c = changed(&run(p));
+        if !c.is_empty() {
+            failures.push(format!("{}: {:?} changed {c:?}", p.name, p.msgs));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The third review's corrections that removed the wrong entries (a term cut at the first `.`),
+/// false in-place rewrites, and a right side in the first person: each changes exactly the
+/// entry named, and the text written is not a false one.
+#[test]
+fn third_review_changes_touch_only_their_entry() {
+    let cases: &[(P, &str)] = &[
+        (
+            P {
+                name: "k59 version term",
+                proj: &[
+                    "Python 3.11 is required.",
+                    "Max retries: 3.",
+                    "Lambda timeout: 3 minutes.",
+                ],
+                user: &[],
+                msgs: &["No, use Python 3.12, not 3.11."],
+                expect: Some("3.11"),
+            },
+            "",
+        ),
+        (
+            P {
+                name: "a43 dotted version",
+                proj: &[
+                    "Node 18.19 is required.",
+                    "Max retries: 18.",
+                    "Package manager: npm.",
+                ],
+                user: &[],
+                msgs: &["Actually, Node 20.11, not 18.19."],
+                expect: Some("18.19"),
+            },
+            "",
+        ),
+        (
+            P {
+                name: "k69 user narrower",
+                proj: &["Package manager: npm.", "Node 20 is required."],
+                user: &["I use npm for my side projects."],
+                msgs: &["No, use pnpm here, not npm."],
+                expect: Some("Package manager"),
+            },
+            "",
+        ),
+        (
+            P {
+                name: "g19 stale detail",
+                proj: &["Package manager: pip (`requirements.txt`).", "Python 3.12."],
+                user: &[],
+                msgs: &["We switched to Poetry."],
+                expect: Some("pip"),
+            },
+            "requirements.txt",
+        ),
+        (
+            P {
+                name: "g32 plugin",
+                proj: &[],
+                user: &["My shell is zsh with oh-my-zsh.", "I prefer dark themes."],
+                msgs: &["I switched to fish."],
+                expect: Some("zsh"),
+            },
+            "oh-my-zsh",
+        ),
+        (
+            P {
+                name: "g77 hosted service",
+                proj: &["Database: MongoDB (Atlas).", "Cache: Redis."],
+                user: &[],
+                msgs: &["We moved to Postgres."],
+                expect: Some("MongoDB"),
+            },
+            "Atlas",
+        ),
+        (
+            P {
+                name: "a38 version",
+                proj: &["Package manager: NPM (npm@10).", "Node 20 is required."],
+                user: &[],
+                msgs: &["We switched to pnpm."],
+                expect: Some("NPM"),
+            },
+            "@10",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (p, not_in) in cases {
+        let r = run(p);
+        let c = changed(&r);
+        let want = p.expect.expect("a change names its entry");
+        let texts: Vec<String> = r
+            .files
+            .iter()
+            .flat_map(|f| f.updated.iter().map(|u| u.new.text.clone()))
+            .collect();
+        let false_text = !not_in.is_empty() && texts.iter().any(|t| t.contains(not_in));
+        if c.len() != 1 || !c[0].contains(want) || false_text {
+            failures.push(format!(
+                "{}: {:?} changed {c:?} to {texts:?}",
                 p.name, p.msgs
             ));
         }

@@ -5,7 +5,8 @@
 //! 000 §3: an entry a later statement contradicts is replaced, not kept next to it).
 //!
 //! General vocabulary of the field, one tool in one kind only (a tool doing two jobs, such as
-//! `ruff`, is left out: which one changed is not known). Tools are single lowercase words, as
+//! `ruff`, is left out: which one changed is not known), and no tool whose name is as often a
+//! word or a person's name ("requests", "black", "linear", "render", Travis, Ava, Winston). Tools are single lowercase words, as
 //! [`super::update::content_words`] reads them (its plural stem applied: "postgres" is read as "postgre").
 
 use std::collections::HashSet;
@@ -26,11 +27,11 @@ const KINDS: &[Kind] = &[
     },
     Kind {
         job: &["package", "manager"],
-        tools: &["pip", "uv", "poetry", "pipenv", "conda", "pdm", "rye"],
+        tools: &["pip", "uv", "poetry", "pipenv", "conda", "pdm"],
     },
     Kind {
         job: &["build"],
-        tools: &["maven|mvn", "gradle", "sbt", "ant", "bazel"],
+        tools: &["maven|mvn", "gradle", "sbt", "bazel"],
     },
     Kind {
         job: &["bundler"],
@@ -39,14 +40,13 @@ const KINDS: &[Kind] = &[
             "vite",
             "rollup",
             "esbuild",
-            "parcel",
             "turbopack",
             "rspack",
         ],
     },
     Kind {
         job: &["unit", "test", "runner"],
-        tools: &["jest", "vitest", "mocha", "jasmine", "ava"],
+        tools: &["jest", "vitest", "jasmine"],
     },
     Kind {
         job: &["e2e", "test"],
@@ -60,38 +60,29 @@ const KINDS: &[Kind] = &[
     },
     Kind {
         job: &["test", "runner"],
-        tools: &["pytest", "unittest", "nose", "nose2"],
+        tools: &["pytest", "unittest", "nose2"],
     },
     Kind {
         job: &["database"],
         tools: &[
-            "postgres|postgresql|pg",
+            "postgres|postgresql",
             "mysql",
             "mariadb",
             "sqlite",
             "mongodb|mongo",
             "cockroachdb",
             "mssql",
-            "oracle",
             "dynamodb",
             "cassandra",
         ],
     },
     Kind {
         job: &["ci"],
-        tools: &[
-            "jenkins",
-            "circleci",
-            "travis",
-            "buildkite",
-            "drone",
-            "teamcity",
-            "bamboo",
-        ],
+        tools: &["jenkins", "circleci", "buildkite", "teamcity"],
     },
     Kind {
         job: &["formatter"],
-        tools: &["prettier", "black", "yapf", "autopep8", "dprint"],
+        tools: &["prettier", "yapf", "autopep8", "dprint"],
     },
     Kind {
         job: &["linter"],
@@ -101,16 +92,7 @@ const KINDS: &[Kind] = &[
     },
     Kind {
         job: &["editor"],
-        tools: &[
-            "vim",
-            "neovim|nvim",
-            "emacs",
-            "vscode",
-            "helix",
-            "zed",
-            "sublime",
-            "nano",
-        ],
+        tools: &["vim", "neovim|nvim", "emacs", "vscode", "helix", "sublime"],
     },
     Kind {
         job: &["shell"],
@@ -118,27 +100,19 @@ const KINDS: &[Kind] = &[
     },
     Kind {
         job: &["infra"],
-        tools: &[
-            "terraform",
-            "opentofu|tofu",
-            "pulumi",
-            "cloudformation",
-            "cdk",
-        ],
+        tools: &["terraform", "opentofu|tofu", "pulumi", "cloudformation"],
     },
     Kind {
         job: &["hosting"],
-        tools: &["vercel", "netlify", "heroku", "render", "fly"],
+        tools: &["vercel", "netlify", "heroku"],
     },
     Kind {
         job: &["orm"],
-        tools: &["prisma", "typeorm", "sequelize", "drizzle", "sqlalchemy"],
+        tools: &["prisma", "typeorm", "sequelize", "sqlalchemy"],
     },
     Kind {
         job: &["logging"],
-        tools: &[
-            "logrus", "zap", "zerolog", "slog", "loguru", "winston", "pino", "bunyan",
-        ],
+        tools: &["logrus", "zerolog", "slog", "loguru", "pino"],
     },
     Kind {
         job: &["error", "tracking"],
@@ -146,11 +120,11 @@ const KINDS: &[Kind] = &[
     },
     Kind {
         job: &["issue", "tracker"],
-        tools: &["jira", "linear", "youtrack", "trello", "asana"],
+        tools: &["jira", "youtrack", "trello"],
     },
     Kind {
         job: &["queue"],
-        tools: &["rabbitmq", "kafka", "sqs", "nats", "activemq"],
+        tools: &["rabbitmq", "kafka", "sqs", "activemq"],
     },
     Kind {
         job: &["cache"],
@@ -158,22 +132,15 @@ const KINDS: &[Kind] = &[
     },
     Kind {
         job: &["docs", "site"],
-        tools: &[
-            "mkdocs",
-            "docusaurus",
-            "sphinx",
-            "vitepress",
-            "hugo",
-            "jekyll",
-        ],
+        tools: &["mkdocs", "docusaurus", "sphinx", "vitepress", "jekyll"],
     },
     Kind {
         job: &["state", "management"],
-        tools: &["redux", "zustand", "mobx", "recoil", "jotai"],
+        tools: &["redux", "zustand", "mobx", "jotai"],
     },
     Kind {
         job: &["http", "client"],
-        tools: &["axios", "requests", "httpx", "aiohttp", "reqwest"],
+        tools: &["axios", "httpx", "aiohttp", "reqwest"],
     },
 ];
 
@@ -190,6 +157,13 @@ fn named(words: &HashSet<String>) -> Vec<(usize, &'static str)> {
     out
 }
 
+/// `true` when the texts `a` and `b` each name a tool, of one kind ("pnpm" and "npm").
+pub fn same_kind(a: &str, b: &str) -> bool {
+    let a = named(&super::update::content_words(a));
+    let b = named(&super::update::content_words(b));
+    a.iter().any(|(k, _)| b.iter().any(|(j, _)| j == k))
+}
+
 /// A sentence read against one entry ([`read_against`]).
 pub struct Reading {
     /// The words the sentence stands for.
@@ -197,8 +171,9 @@ pub struct Reading {
     /// The tool of the entry whose place a tool of the sentence takes, and that tool (their
     /// groups of names, `|`-separated), when exactly one does.
     pub replaced: Option<(&'static str, &'static str)>,
-    /// The words naming the job of that tool ("package", "manager"); empty without one.
-    pub job: &'static [&'static str],
+    /// The words naming the job of that tool ("package", "manager"), stemmed as content words
+    /// are; empty without one.
+    pub job: Vec<String>,
 }
 
 /// The words `sentence` stands for when read against `entry` (both as content words): the
@@ -227,20 +202,24 @@ pub fn read_against(sentence: &HashSet<String>, entry: &HashSet<String>) -> Read
             && old != *group
         {
             words.extend(names(old));
-            words.extend(KINDS[*k].job.iter().map(|w| (*w).to_owned()));
-            replaced.push((old, *group, KINDS[*k].job));
+            let job: Vec<String> = KINDS[*k].job.iter().map(|w| stem(w).to_owned()).collect();
+            words.extend(job.iter().cloned());
+            replaced.push((old, *group, job));
         }
     }
-    match replaced[..] {
-        [(old, new, job)] => Reading {
-            words,
-            replaced: Some((old, new)),
-            job,
-        },
+    match replaced.len() {
+        1 => {
+            let (old, new, job) = replaced.remove(0);
+            Reading {
+                words,
+                replaced: Some((old, new)),
+                job,
+            }
+        }
         _ => Reading {
             words,
             replaced: None,
-            job: &[],
+            job: Vec::new(),
         },
     }
 }
@@ -279,34 +258,39 @@ fn occurrences(text: &str, group: &str) -> Vec<(usize, usize)> {
     out
 }
 
+/// Words an entry naming a tool may hold besides the tool and the words of its job: a plain
+/// statement of which tool does the job ("Package manager: npm.", "Use npm.", "I use neovim.").
+const PLAIN: &[&str] = &[
+    "use", "uses", "we", "i", "my", "our", "the", "is", "are", "for", "a", "an",
+];
+
 /// `entry` with the tool `old` replaced by the tool `new` as `sentence` spells it ("Package
-/// manager: npm." → "Package manager: pnpm."; "Unit tests: `npm run test:unit` (Jest)." →
-/// "… (Vitest)."), when the entry names `old` only outside code spans and not with a version
-/// after it ("PostgreSQL 14": the version is the old tool's). `None` otherwise.
+/// manager: npm." → "Package manager: pnpm."; "I use neovim." → "I use Helix."), when the entry
+/// says nothing but which tool does the job: its words are the tool, the words of `job`
+/// (stemmed) and [`PLAIN`] ones, with no code, version, link, parenthesis or markup, which
+/// could belong to the old tool ("Queue: RabbitMQ (`amqp://…`)", "My shell is zsh with
+/// oh-my-zsh"). `None` otherwise.
 pub fn substituted(
     entry: &str,
     old: &'static str,
     new: &'static str,
+    job: &[String],
     sentence: &str,
 ) -> Option<String> {
     let spelled = occurrences(sentence, new)
         .first()
         .map(|&(a, b)| &sentence[a..b])?;
+    let plain_text = entry
+        .chars()
+        .all(|c| c.is_alphanumeric() || matches!(c, ' ' | ':' | ',' | '.' | '\'' | '-'));
+    let names: Vec<&str> = old.split('|').collect();
+    let only_the_tool = entry
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .all(|w| names.contains(&w) || PLAIN.contains(&w) || job.iter().any(|j| j == stem(w)));
     let found = occurrences(entry, old);
-    let in_code = entry
-        .split('`')
-        .skip(1)
-        .step_by(2)
-        .any(|code| !occurrences(code, old).is_empty());
-    if found.is_empty() || in_code {
-        return None;
-    }
-    let versioned = found.iter().any(|&(_, b)| {
-        entry[b..]
-            .trim_start_matches([' ', 'v'])
-            .starts_with(|c: char| c.is_ascii_digit())
-    });
-    if versioned {
+    if !plain_text || !only_the_tool || found.is_empty() {
         return None;
     }
     let mut out = String::with_capacity(entry.len());
@@ -359,28 +343,32 @@ mod tests {
         let sub = |entry: &str, sentence: &str| {
             let r = read_against(&content_words(sentence), &content_words(entry));
             let (old, new) = r.replaced?;
-            substituted(entry, old, new, sentence)
+            substituted(entry, old, new, &r.job, sentence)
         };
         assert_eq!(
             sub("Package manager: npm.", "We switched to pnpm.").as_deref(),
             Some("Package manager: pnpm.")
         );
         assert_eq!(
-            sub(
+            sub("I use neovim.", "My editor is Helix now.").as_deref(),
+            Some("I use Helix.")
+        );
+        // Anything that may belong to the old tool: a command, a version, a plugin, a link.
+        for (entry, sentence) in [
+            (
                 "Unit tests: `npm run test:unit` (Jest).",
-                "Unit tests run on Vitest now."
-            )
-            .as_deref(),
-            Some("Unit tests: `npm run test:unit` (Vitest).")
-        );
-        // In a command, or with the old tool's version: not rewritten.
-        assert_eq!(
-            sub("E2E tests: `npx cypress run`.", "e2e is Playwright now."),
-            None
-        );
-        assert_eq!(
-            sub("The database is PostgreSQL 14.", "We moved to MySQL."),
-            None
-        );
+                "Unit tests run on Vitest now.",
+            ),
+            ("The database is PostgreSQL 14.", "We moved to MySQL."),
+            ("My shell is zsh with oh-my-zsh.", "I switched to fish."),
+            (
+                "Queue: RabbitMQ (amqp://localhost:5672).",
+                "We use Kafka now.",
+            ),
+            ("Package manager: NPM (npm@10).", "We switched to pnpm."),
+            ("**Package manager:** <b>npm</b>.", "We switched to pnpm."),
+        ] {
+            assert_eq!(sub(entry, sentence), None, "{entry}");
+        }
     }
 }

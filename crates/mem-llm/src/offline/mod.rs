@@ -6,7 +6,7 @@
 mod extract;
 pub mod facts;
 pub use facts::PROJECT_NOUNS;
-mod kinds;
+pub mod kinds;
 mod knowledge;
 mod select;
 pub mod skill;

@@ -65,7 +65,7 @@ static CHANGE: LazyLock<Regex> = LazyLock::new(|| {
 /// right", "and pigs fly", "just kidding").
 static NOT_A_CHANGE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
-        \b(not|never|didn't|hasn't|haven't|wasn't|weren't|isn't\ moving|aren't\ moving|nothing)\s+(\w+\s+){0,3}?(moved|changed|renamed|switched|migrated|now|gone)\b
+        \b(not|never|didn't|hasn't|haven't|wasn't|weren't|isn't\ moving|aren't\ moving|nothing|don't|dont|doesn't|doesnt|no\ one|nobody)\s+(\w+\s+){0,3}?(moved|changed|renamed|switched|migrated|now|gone)\b
         | \b(still|stays|stay|unchanged|also|too|another|second|as\ well|additionally|both)\b
         | [?？]\s*$ | 吗[。.!！]?\s*$ | 呢 | 哪 | 什么 | 还是 | 怎么 | 吧[。.!！]?\s*$
         | ^(is|are|does|do|did|can|could|should|would|will|has|have|was|were|what|which|why|how|where|who|whether)\b
@@ -297,7 +297,7 @@ pub fn said_updates(messages: &[Message], entries: &[CurrentEntry]) -> Vec<(Entr
         for line in text.lines().filter(|l| !PASTED.is_match(l)) {
             for sentence in facts::sentences(&facts::with_apostrophes(line)) {
                 // Read without its opener: "quick update: minSdk went up to 26".
-                let sentence = super::extract::strip_filler(&one_line(&sentence));
+                let sentence = without_answer(&super::extract::strip_filler(&one_line(&sentence)));
                 let lower = sentence.to_lowercase();
                 if sentence.chars().count() > 300
                     || !CHANGE.is_match(&lower)
@@ -314,6 +314,31 @@ pub fn said_updates(messages: &[Message], entries: &[CurrentEntry]) -> Vec<(Entr
         }
     }
     out
+}
+
+/// An answer opening a sentence: "no, ", "nope, ", "actually, " (lowercase).
+static ANSWER: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^(?:(?:no|nope|nah)\s*[,!]\s*(?:no\s*,\s*)?|actually,?\s+)"));
+
+/// `sentence` without an answer opening it ("No, I use fish now, not zsh." → "I use fish now,
+/// not zsh."), its first letter then capitalised; "no longer …" and "no more …" keep theirs.
+fn without_answer(sentence: &str) -> String {
+    let lower = sentence.to_lowercase();
+    if lower.len() != sentence.len()
+        || lower.starts_with("no longer")
+        || lower.starts_with("no more")
+    {
+        return sentence.to_owned();
+    }
+    let Some(m) = ANSWER.find(&lower) else {
+        return sentence.to_owned();
+    };
+    let rest = &sentence[m.end()..];
+    let mut chars = rest.chars();
+    match chars.next() {
+        Some(first) if !rest.trim().is_empty() => first.to_uppercase().chain(chars).collect(),
+        _ => sentence.to_owned(),
+    }
 }
 
 /// The update `sentence` (a change said, see [`CHANGE`]) makes to one of `entries`, if any.
@@ -343,10 +368,42 @@ fn update_of(
     };
     let entry = &entries[index];
     let words = &read[index].words;
+    // A tool taking another's place (needed for the sentence to be about the entry at all) is
+    // read only from a sentence saying nothing else: every
+    // content word of it is the entry's, the job's, the new tool's or a word of when or how
+    // far ("We switched to pnpm last month."), and no pronoun or "no one" stands for another
+    // subject ("They switched to pnpm", "It uses Vitest now"). "We switched the docs to pnpm",
+    // "On CI we use pnpm now", "`scripts/seed.ts` uses pino now" are about a part.
+    let subject = subject_words(&entry.text);
+    let without_kinds = about(&entry_words[index], &said).is_some() && subject.is_subset(&said);
+    if let Some((_, new)) = read[index].replaced
+        && !without_kinds
+    {
+        let only_the_switch = said.iter().all(|w| {
+            entry_words[index].contains(w)
+                || read[index].job.contains(w)
+                || new.split('|').any(|n| stem(n) == w)
+                || SWITCH_WORDS.contains(&w.as_str())
+        });
+        let other_subject = lower
+            .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+            .any(|w| OTHER_SUBJECTS.contains(&w))
+            || lower.contains("no one");
+        let short_words_or_code = lower.split(|c: char| !c.is_alphanumeric()).any(|w| {
+            w.len() == 2
+                && !matches!(
+                    w,
+                    "we" | "re" | "ve" | "to" | "on" | "is" | "my" | "in" | "up" | "us"
+                )
+        }) || sentence.contains('`')
+            || sentence.contains('/');
+        if !only_the_switch || other_subject || short_words_or_code {
+            return None;
+        }
+    }
     // Every word naming what the entry is about, outside its values, is in the sentence:
     // "The API server runs on port 9000 now" is not about "The dev server runs on port
     // 8000".
-    let subject = subject_words(&entry.text);
     if subject.is_empty() || !subject.is_subset(words) {
         return None;
     }
@@ -357,7 +414,11 @@ fn update_of(
     // editor is Helix now" against "I use neovim".
     let mut about_words = entry_words[index].clone();
     about_words.extend(read[index].job.iter().map(|w| (*w).to_owned()));
-    if let Some((_, new)) = read[index].replaced {
+    let subject = subject_words(&entry.text);
+    let without_kinds = about(&entry_words[index], &said).is_some() && subject.is_subset(&said);
+    if let Some((_, new)) = read[index].replaced
+        && !without_kinds
+    {
         about_words.extend(new.split('|').map(|n| stem(n).to_owned()));
     }
     if names_another_subject(lower, &about_words)
@@ -398,12 +459,9 @@ fn update_of(
     // the entry, the tool replaced in it ("Package manager: pnpm."); else the sentence is the
     // new text, read without its opener ("fyi", "quick update:").
     if let Some((old, new)) = read[index].replaced
-        && said.iter().all(|w| {
-            entry_words[index].contains(w)
-                || read[index].job.contains(&w.as_str())
-                || new.split('|').any(|n| stem(n) == w)
-        })
-        && let Some(text) = super::kinds::substituted(&entry.text, old, new, sentence)
+        && !without_kinds
+        && let Some(text) =
+            super::kinds::substituted(&entry.text, old, new, &read[index].job, sentence)
     {
         return Some(EntryChange::Update { id: entry.id, text });
     }
@@ -415,6 +473,67 @@ fn update_of(
     };
     Some(EntryChange::Update { id: entry.id, text })
 }
+
+/// Content words a sentence saying that a tool took another's place may hold besides the
+/// entry's, the job's and the tool's: when and how far, and verbs of doing a job ("runs on",
+/// "is handled by").
+const SWITCH_WORDS: &[&str] = &[
+    "everything",
+    "everywhere",
+    "fully",
+    "completely",
+    "finally",
+    "officially",
+    "whole",
+    "entire",
+    "team",
+    "project",
+    "repo",
+    "codebase",
+    "week",
+    "month",
+    "year",
+    "sprint",
+    "quarter",
+    "release",
+    "run",
+    "runs",
+    "running",
+    "live",
+    "lives",
+    "handled",
+    "managed",
+    "powered",
+    "done",
+    "based",
+    "built",
+    "happen",
+    "happens",
+];
+
+/// Words standing for a subject other than this project or its user: pronouns of a third
+/// party, and "nobody", "everyone", "people".
+const OTHER_SUBJECTS: &[&str] = &[
+    "they",
+    "they're",
+    "they've",
+    "their",
+    "them",
+    "it",
+    "it's",
+    "its",
+    "he",
+    "she",
+    "his",
+    "her",
+    "nobody",
+    "everyone",
+    "everybody",
+    "people",
+    "someone",
+    "somebody",
+    "folks",
+];
 
 /// An entry that is an instruction: "Use pnpm.", "Always run …", "Prefer …" (lowercase).
 static IMPERATIVE_ENTRY: LazyLock<Regex> =
