@@ -319,6 +319,10 @@ fn correction_sides(text: &str) -> Option<(String, String)> {
         right = rest.trim_start();
     }
     let right = right.trim_start_matches("是").trim().to_owned();
+    // "not npm, not yarn, pnpm": the right side is itself a negation; which is which is not known.
+    if right.starts_with("not ") || right.starts_with("不是") {
+        return None;
+    }
     (!term.is_empty() && words <= 4 && cjk <= 12).then_some((term, right))
 }
 
@@ -359,16 +363,18 @@ fn find_word(haystack: &str, needle: &str) -> Option<usize> {
     while let Some(rel) = haystack[from..].find(needle) {
         let at = from + rel;
         let end = at + needle.len();
+        // `master` is not in `master-data`, nor `docker` in `docker_compose`.
+        let part_of_word = |c: char| c.is_alphanumeric() || c == '-' || c == '_';
         let ok_before = !ascii
             || haystack[..at]
                 .chars()
                 .next_back()
-                .is_none_or(|c| !c.is_alphanumeric());
+                .is_none_or(|c| !part_of_word(c));
         let ok_after = !ascii
             || haystack[end..]
                 .chars()
                 .next()
-                .is_none_or(|c| !c.is_alphanumeric());
+                .is_none_or(|c| !part_of_word(c));
         if ok_before && ok_after {
             return Some(at);
         }

@@ -290,7 +290,7 @@ fn term(phrase: &str, from_end: bool) -> Option<String> {
 /// MkDocs" names what replaced it). Read up to the clause's end.
 static LIMIT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\bonly\b|\bto\s+(?:the|our|a|an)\s+(?P<t>[a-z][a-z0-9_-]{2,})|\b(?:for|in|from|on|within|inside|at)\s+(?:the\s+|our\s+|my\s+|a\s+|an\s+|all\s+)?(?P<w>[a-z][a-z0-9_-]{2,})",
+        r"\bonly\b|\bto\s+(?:the|our|a|an)\s+(?P<t>[a-z][a-z0-9_-]{2,})|\b(?:for|in|from|on|within|inside|at)\s+(?:(?:the|our|my|a|an|all|any|every|each|this|some|new|old)\s+)*(?P<w>[a-z][a-z0-9_-]{2,}|ci|qa|ui)\b",
     )
 });
 
@@ -298,7 +298,8 @@ static LIMIT: LazyLock<Regex> = LazyLock::new(|| {
 /// or the sentence's) narrows the statement to something `old` does not name (see [`LIMIT`]).
 pub fn narrower_after(rest: &str, old: &str) -> bool {
     let rest = rest.to_lowercase();
-    let rest = rest.as_str();
+    // ", for the docs site" after "not npm": the clause after the value.
+    let rest = rest.trim_start_matches([',', ';', ' ', '，', '；', ')', '`']);
     let old_words = content_words(old);
     let end = rest.find([',', ';', '.', '，', '；', '。']);
     let clause = &rest[..end.unwrap_or(rest.len())];
@@ -316,7 +317,23 @@ pub fn narrower_after(rest: &str, old: &str) -> bool {
             None => true,
             Some(w) => {
                 let w = w.as_str();
-                !STOP.contains(&w) && !old_words.contains(stem(w)) && !old_words.contains(w)
+                // "in this monorepo", "for everything": the whole project is no limit.
+                let whole = matches!(
+                    w,
+                    "repo"
+                        | "repository"
+                        | "project"
+                        | "codebase"
+                        | "monorepo"
+                        | "workspace"
+                        | "everything"
+                        | "everywhere"
+                        | "general"
+                );
+                !whole
+                    && !STOP.contains(&w)
+                    && !old_words.contains(stem(w))
+                    && !old_words.contains(w)
             }
         })
 }
@@ -395,7 +412,7 @@ fn names_other_subject(clause: &str, old: &str, term: &str) -> bool {
         .take_while(|w| !HEAD_END.contains(w) && w.is_ascii())
         .flat_map(|w| w.split(|c: char| !c.is_ascii_alphanumeric()))
         .filter(|w| {
-            w.len() >= 3
+            (w.len() >= 3 || matches!(*w, "ci" | "qa" | "ui"))
                 && !STOP.contains(w)
                 && !NOT_A_KEY.contains(w)
                 && !w.bytes().all(|b| b.is_ascii_digit())
@@ -404,20 +421,99 @@ fn names_other_subject(clause: &str, old: &str, term: &str) -> bool {
         .any(|w| !old_words.contains(w) && !term_words.contains(w))
 }
 
-/// A report of what was done ("we ran the benchmark with pnpm", "we tried yarn"), lowercase, at
-/// the start of a correction's right side: "we" and a verb in the past that is not a decision
-/// ("we switched / moved / went / decided …" is one).
+/// A report of what was done ("we ran the benchmark with pnpm", "we tried yarn", "you ran npm
+/// install"), lowercase, at the start of a correction's right side: "we" and a verb in the past
+/// that is not a decision ("we switched / moved / went / decided …" is one), or "you" (the
+/// agent) and a verb in the past.
 static WE_DID: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^we\s+(?:just\s+|already\s+|accidentally\s+)?(?:ran|did|tried|tested|benchmarked|built|wrote|made|got|used|deployed|pushed|shipped|saw|had|put|set|sent|took)\b",
+        r"^we\s+(?:just\s+|already\s+|accidentally\s+)?(?:ran|did|tried|tested|benchmarked|built|wrote|made|got|used|deployed|pushed|shipped|saw|had|put|set|sent|took)\b|^you\s+(?:just\s+|already\s+|again\s+)?(?:[a-z]+ed|ran|did|wrote|made|got|put|set|took|went|built|sent|forgot)\b",
     )
 });
 
 /// Words of a correction saying it holds for now or for one task: "deploy to staging first",
-/// "for this experiment", "just this once", "today".
+/// "for this experiment", "just this once", "today", "the bug is in prod".
 static FOR_NOW: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"\b(?:first|for now|this time|just this once|today|tonight|for this (?:task|pr|ticket|experiment|test|run|one|change|branch|commit)|experiment|temporarily|for the moment)\b",
+        r"\b(?:first|for now|this time|just this once|today|tonight|for this (?:task|pr|ticket|experiment|test|run|one|change|branch|commit)|experiment|temporarily|for the moment|(?:the|this) (?:bug|issue|error|failure|crash|problem))\b",
+    )
+});
+
+/// Words naming a setting rather than a thing (content words, stemmed): an entry about nothing
+/// else ("Default branch: master.", "Container runtime: Docker.", "Indent with 4 spaces.") is
+/// what a bare correction ("use main, not master") sets.
+const SETTING_WORDS: &[&str] = &[
+    "default",
+    "main",
+    "branch",
+    "version",
+    "runtime",
+    "container",
+    "indent",
+    "indentation",
+    "style",
+    "format",
+    "formatter",
+    "tool",
+    "manager",
+    "package",
+    "command",
+    "language",
+    "editor",
+    "shell",
+    "database",
+    "engine",
+    "framework",
+    "library",
+    "server",
+    "port",
+    "host",
+    "url",
+    "registry",
+    "image",
+    "runner",
+    "test",
+    "build",
+    "bundler",
+    "linter",
+    "queue",
+    "cache",
+    "orm",
+    "logging",
+    "hosting",
+    "theme",
+    "font",
+    "unit",
+    "e2e",
+    "integration",
+    "deploy",
+    "deployment",
+    "target",
+    "platform",
+    "region",
+    "provider",
+    "client",
+    "driver",
+    "compiler",
+    "interpreter",
+    "toolchain",
+    "python",
+    "node",
+    "java",
+];
+
+/// An order for the task at hand opening a correction's right side: "run the e2e tests, not the
+/// linter", "check the logs", "look at …" (lowercase).
+static TASK_ORDER: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^(?:please\s+)?(?:run|check|fix|open|edit|look|review|test|debug|redo|retry|try|start|stop|restart|read|update|change|delete|remove|add|install|push|pull|merge|commit|call|ask|show|print|revert|rerun|build|deploy|point|go)\b",
+    )
+});
+
+/// "here", "in this repo / project / codebase", 这个项目 / 仓库 (lowercase).
+static SAYS_HERE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\bhere\b|\b(?:in|for) (?:this|the|our) (?:repo|repository|project|codebase)\b|这个(?:项目|仓库)|本项目",
     )
 });
 
@@ -469,7 +565,41 @@ pub fn correction_supersedes(right: &str, tail: &str, old: &str, term: &str) -> 
             return false;
         }
     }
-    if WE_DID.is_match(right) || FOR_NOW.is_match(right) || FOR_NOW.is_match(&tail) {
+    if WE_DID.is_match(right)
+        || FOR_NOW.is_match(right)
+        || FOR_NOW.is_match(&tail)
+        || TASK_ORDER.is_match(right)
+    {
+        return false;
+    }
+    // "we use tabs here, not spaces" is about this repository: the user's own "I prefer
+    // spaces" stays.
+    let about_user = old
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .any(|w| ["i", "i'm", "my", "me", "i've"].contains(&w));
+    if about_user && SAYS_HERE.is_match(&format!("{right} {tail}")) {
+        return false;
+    }
+    // What `old` is about, besides the term, is named by the correction, or is the job of a
+    // tool the correction puts in the term's place ("Package manager: npm" for "use pnpm, not
+    // npm"); "use 4 spaces instead of tabs" leaves "Makefile recipes are indented with tabs",
+    // "use pnpm, not npm" leaves "The Dockerfile runs `npm ci`".
+    let term_words = content_words(term);
+    let old_subject: Vec<String> = content_words(old)
+        .into_iter()
+        .filter(|w| !term_words.contains(w) && !matches!(w.as_str(), "prefer" | "like" | "want"))
+        .collect();
+    let said = content_words(&format!("{right} {tail}"));
+    let jobs = mem_llm::offline::kinds::jobs_of(term);
+    let named = old_subject.is_empty()
+        || old_subject.iter().any(|w| said.contains(w))
+        || old_subject
+            .iter()
+            .all(|w| SETTING_WORDS.contains(&w.as_str()))
+        || (mem_llm::offline::kinds::same_kind(right, term)
+            && old_subject.iter().all(|w| jobs.contains(w)));
+    if !named {
         return false;
     }
     let old_lower = old.to_lowercase();
@@ -485,15 +615,66 @@ pub fn correction_supersedes(right: &str, tail: &str, old: &str, term: &str) -> 
 
 /// [`names_other_subject`] for a correction's right side, except that a right side of at most
 /// two words without a verb is the value alone ("pnpm" of "No, pnpm, not npm"; "ruff format"),
-/// and one opening with "we", "you", "please", "always" names the team or the agent.
+/// and one opening with "we", "please", "always" names the team (then only an object of its verb
+/// before a preposition can name another thing: "we deploy staging with Argo").
 fn right_names_other_subject(right: &str, old: &str, term: &str) -> bool {
     let words: Vec<&str> = right.split_whitespace().collect();
     // "we format with ruff format": the subject is the team, the next word its verb.
     if words
         .first()
-        .is_some_and(|w| matches!(*w, "we" | "you" | "please" | "let's" | "always"))
+        .is_some_and(|w| matches!(*w, "we" | "please" | "let's" | "always"))
     {
-        return false;
+        // … unless what follows the verb, before a preposition, names another thing: "we
+        // deploy staging with Argo" (for verbs whose object is not the value itself).
+        let object: Vec<&str> = words
+            .iter()
+            .skip(2)
+            .take_while(|w| {
+                !matches!(
+                    **w,
+                    "with"
+                        | "to"
+                        | "on"
+                        | "in"
+                        | "via"
+                        | "through"
+                        | "using"
+                        | "by"
+                        | "from"
+                        | "for"
+                )
+            })
+            .copied()
+            .collect();
+        let verb = words.get(1).copied().unwrap_or("");
+        // "we switched: use pnpm": a new clause after the verb, no object.
+        if verb.ends_with([':', ',', ';']) {
+            return false;
+        }
+        let value_verb = matches!(
+            verb,
+            "use"
+                | "prefer"
+                | "run"
+                | "want"
+                | "need"
+                | "pick"
+                | "choose"
+                | "go"
+                | "went"
+                | "switched"
+                | "moved"
+                | "migrated"
+                | "are"
+                | "have"
+                | "keep"
+        );
+        let old_words = content_words(old);
+        let term_words = content_words(term);
+        return !value_verb
+            && content_words(&object.join(" "))
+                .iter()
+                .any(|w| !old_words.contains(w) && !term_words.contains(w));
     }
     let has_verb = words.iter().any(|w| HEAD_END.contains(w) || !w.is_ascii());
     if !has_verb && words.len() <= 2 {

@@ -2459,3 +2459,278 @@ fn third_review_changes_touch_only_their_entry() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A fourth review (stop 49, 173 new probes in other domains: embedded, ML, game dev, data,
+/// Chinese, several messages): each of these changed a good entry before its fixes.
+#[test]
+fn look_alikes_of_the_fourth_review_change_nothing() {
+    let probes: Vec<P> = vec![
+        P {
+            name: "L01 tag question",
+            proj: &["Package manager: npm.", "Node 20 is required."],
+            user: &[],
+            msgs: &["we're on pnpm now, right"],
+            expect: None,
+        },
+        P {
+            name: "L02 tag question",
+            proj: &["Unit tests: Jest.", "E2E tests: Cypress."],
+            user: &[],
+            msgs: &["we use vitest now, don't we"],
+            expect: None,
+        },
+        P {
+            name: "L03 sarcasm",
+            proj: &["CI: Jenkins.", "Deploy with `make deploy`."],
+            user: &[],
+            msgs: &["Sure, we use CircleCI now. In your dreams."],
+            expect: None,
+        },
+        P {
+            name: "L04 taken back",
+            proj: &["Package manager: npm.", "Node 20 is required."],
+            user: &[],
+            msgs: &[
+                "We switched to pnpm.",
+                "wait no, that was the billing repo. this one is still on npm, sorry",
+            ],
+            expect: None,
+        },
+        P {
+            name: "L08 the agent ran",
+            proj: &["Install deps with `pnpm install`.", "Node 20 is required."],
+            user: &[],
+            msgs: &["No, you ran npm install, not pnpm install. Redo it."],
+            expect: None,
+        },
+        P {
+            name: "L11 limit after not Y",
+            proj: &["Package manager: npm.", "Node 20 is required."],
+            user: &[],
+            msgs: &["No, use yarn, not npm, for the docs site."],
+            expect: None,
+        },
+        P {
+            name: "L12 in CI",
+            proj: &[
+                "Tests run against Postgres 15.",
+                "Redis 7 in docker compose.",
+            ],
+            user: &[],
+            msgs: &["No, in CI the tests run against SQLite, not Postgres 15."],
+            expect: None,
+        },
+        P {
+            name: "L13 CI subject",
+            proj: &[
+                "Base images are pulled from Docker Hub.",
+                "Registry credentials are in 1Password.",
+            ],
+            user: &[],
+            msgs: &["CI uses the GHCR mirror instead of Docker Hub."],
+            expect: None,
+        },
+        P {
+            name: "L14 new code",
+            proj: &["Unit tests: Jest.", "E2E tests: Playwright."],
+            user: &[],
+            msgs: &["Use vitest rather than jest for any new code."],
+            expect: None,
+        },
+        P {
+            name: "L15 new event bus",
+            proj: &["Queue: RabbitMQ.", "Cache: Redis."],
+            user: &[],
+            msgs: &["We picked Kafka rather than RabbitMQ for the new event bus."],
+            expect: None,
+        },
+        P {
+            name: "L17 status",
+            proj: &["Redis port: 6379.", "Postgres port: 5432."],
+            user: &[],
+            msgs: &["Redis is down now, restarting the container."],
+            expect: None,
+        },
+        P {
+            name: "L26 pasted diff",
+            proj: &["We use npm.", "Node 20 is required."],
+            user: &[],
+            msgs: &["proposal for the README, not merged yet:\n-We use npm.\n+We use pnpm now.\n"],
+            expect: None,
+        },
+        P {
+            name: "L31 new boards",
+            proj: &["Baud rate: 115200.", "MCU: STM32F411."],
+            user: &[],
+            msgs: &["The baud rate is 921600 now on the new boards."],
+            expect: None,
+        },
+        P {
+            name: "L32 only the sweep",
+            proj: &["Batch size: 32.", "Learning rate: 3e-4."],
+            user: &[],
+            msgs: &["Batch size is 256 now, but only the big sweep."],
+            expect: None,
+        },
+        P {
+            name: "L39 user preference",
+            proj: &["Lint: ESLint."],
+            user: &["I prefer Jest for unit tests.", "I prefer tabs."],
+            msgs: &["Unit tests run on Vitest now."],
+            expect: None,
+        },
+        P {
+            name: "L40 retired in CI",
+            proj: &[
+                "Postgres 14 runs in docker compose.",
+                "Redis 7 in docker compose.",
+            ],
+            user: &[],
+            msgs: &["We don't run Postgres 14 anymore in CI."],
+            expect: None,
+        },
+        P {
+            name: "L45 task order",
+            proj: &[
+                "Linter: ESLint.",
+                "Run the linter before pushing.",
+                "E2E tests: Playwright.",
+            ],
+            user: &[],
+            msgs: &["No, run the e2e tests, not the linter."],
+            expect: None,
+        },
+        P {
+            name: "L47 we deploy staging",
+            proj: &[
+                "Deploys use Helm charts in `deploy/`.",
+                "Prod deploys need a change ticket.",
+            ],
+            user: &[],
+            msgs: &["No, we deploy staging with Argo, not Helm."],
+            expect: None,
+        },
+        P {
+            name: "L49 reverted",
+            proj: &["Unit tests: Jest.", "E2E tests: Playwright."],
+            user: &[],
+            msgs: &[
+                "We switched the unit tests to Vitest.",
+                "ugh, reverted to Jest, Vitest broke the snapshot tests",
+            ],
+            expect: None,
+        },
+        P {
+            name: "L54 sarcasm NOT",
+            proj: &["Package manager: npm.", "Node 20 is required."],
+            user: &[],
+            msgs: &["Sure, we use Bun now. NOT."],
+            expect: None,
+        },
+        P {
+            name: "L64 remark",
+            proj: &["Engine: Godot 4.2.", "Scripting: GDScript."],
+            user: &[],
+            msgs: &["Godot is a real engine now, not a toy."],
+            expect: None,
+        },
+        P {
+            name: "L69 the bug",
+            proj: &[
+                "Local overrides go in `config/dev.yaml`.",
+                "Prod config: `config/prod.yaml`.",
+            ],
+            user: &[],
+            msgs: &["No, use `config/prod.yaml`, not `config/dev.yaml`, the bug is in prod."],
+            expect: None,
+        },
+        P {
+            name: "L72 status",
+            proj: &["Main branch: `main`.", "Release branches: `release/*`."],
+            user: &[],
+            msgs: &["The main branch is locked now, code freeze."],
+            expect: None,
+        },
+        P {
+            name: "L73 limit next",
+            proj: &["E2E tests: Cypress.", "Unit tests: Jest."],
+            user: &[],
+            msgs: &["We switched to Playwright. Only in the admin app though."],
+            expect: None,
+        },
+    ];
+    let mut failures = Vec::new();
+    for p in &probes {
+        let c = changed(&run(p));
+        if !c.is_empty() {
+            failures.push(format!("{}: {:?} changed {c:?}", p.name, p.msgs));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The fourth review's corrections that reached too far: a word inside `master-data` or
+/// `docker-compose.yml`, a Makefile's tabs, the user's own preference against "we … here", a
+/// right side that is itself a negation. Each changes exactly the entry named (or nothing).
+#[test]
+fn fourth_review_corrections_reach_only_their_entry() {
+    let probes: Vec<P> = vec![
+        P {
+            name: "C34 master-data",
+            proj: &[
+                "Default branch: master.",
+                "The `master-data` service owns SKU records.",
+            ],
+            user: &[],
+            msgs: &["No, use main, not master."],
+            expect: Some("Default branch"),
+        },
+        P {
+            name: "C36 compose file",
+            proj: &[
+                "Container runtime: Docker.",
+                "Compose file: `docker-compose.yml`.",
+                "Node 20 is required.",
+            ],
+            user: &[],
+            msgs: &["No, use podman, not docker."],
+            expect: Some("Container runtime"),
+        },
+        P {
+            name: "C44 makefile",
+            proj: &[
+                "Makefile recipes are indented with tabs.",
+                "Python code is formatted with black.",
+            ],
+            user: &[],
+            msgs: &["No, use 4 spaces instead of tabs."],
+            expect: None,
+        },
+        P {
+            name: "C69 the user's own",
+            proj: &["Indent with 4 spaces.", "Max line length 100."],
+            user: &["I prefer spaces."],
+            msgs: &["No, we use tabs here, not spaces."],
+            expect: Some("Indent with"),
+        },
+        P {
+            name: "A10 two negations",
+            proj: &["Package manager: npm.", "The legacy admin app uses yarn."],
+            user: &[],
+            msgs: &["No, not npm, not yarn, pnpm."],
+            expect: None,
+        },
+    ];
+    let mut failures = Vec::new();
+    for p in &probes {
+        let c = changed(&run(p));
+        let ok = match p.expect {
+            None => c.is_empty(),
+            Some(want) => c.len() == 1 && c[0].contains(want),
+        };
+        if !ok {
+            failures.push(format!("{}: {:?} changed {c:?}", p.name, p.msgs));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -46,7 +46,7 @@ const KINDS: &[Kind] = &[
     },
     Kind {
         job: &["unit", "test", "runner"],
-        tools: &["jest", "vitest", "jasmine"],
+        tools: &["jest", "vitest"],
     },
     Kind {
         job: &["e2e", "test"],
@@ -73,7 +73,6 @@ const KINDS: &[Kind] = &[
             "cockroachdb",
             "mssql",
             "dynamodb",
-            "cassandra",
         ],
     },
     Kind {
@@ -162,6 +161,15 @@ pub fn same_kind(a: &str, b: &str) -> bool {
     let a = named(&super::update::content_words(a));
     let b = named(&super::update::content_words(b));
     a.iter().any(|(k, _)| b.iter().any(|(j, _)| j == k))
+}
+
+/// The words of the jobs of the tools `text` names ("npm" → "package", "manager"), stemmed as
+/// content words are.
+pub fn jobs_of(text: &str) -> HashSet<String> {
+    named(&super::update::content_words(text))
+        .into_iter()
+        .flat_map(|(k, _)| KINDS[k].job.iter().map(|w| stem(w).to_owned()))
+        .collect()
 }
 
 /// A sentence read against one entry ([`read_against`]).

@@ -75,7 +75,9 @@ static NOT_A_CHANGE: LazyLock<Regex> = LazyLock::new(|| {
         | \b(fail|fails|failing|failed|broken|breaks|error|errors|crash|crashes|crashing|flaky|slow|hangs|timeout|times\ out|forever|eaddrinuse)\b
         | \b(doesn't|does\ not|won't|can't|cannot)\s+(work|start|compile|build|run|load|connect)\b
         | \bno\ longer\s+(compiles|works|builds|starts|runs|loads|connects|passes)\b
-        | \b(is|are|'s|'re)\s+(\w+\s+){0,2}?(out|stable|released|available|live|ready|faster|slower|better|worse|nicer|broken|fixed|done|great|nice|cool|awesome|huge|bigger|smaller)\b
+        | \b(is|are|'s|'re)\s+(\w+\s+){0,2}?(out|stable|released|available|live|ready|faster|slower|better|worse|nicer|broken|fixed|done|great|nice|cool|awesome|huge|bigger|smaller|down|up|locked|frozen|offline|unavailable|full|busy|empty|real|red|green)\b
+        | ,\s*(right|correct|no|yes|ok|okay|yeah|don't\ we|isn't\ it|aren't\ we|didn't\ we|doesn't\ it|won't\ it)\s*[?.!]*\s*$
+        | \b(only|except)\b
         | \b(same\ as\ (before|always|ever)|as\ before|as\ always)\b
         | \b(yeah\ right|pigs\ (might\ |will\ |can\ )?fly|as\ if|just\ kidding|kidding|joking|jk)\b | /s\b
         | \bon\ (this|my|that|the\ feature)\ branch\b | \bfor\ this\ (pr|task|ticket|change|branch)\b
@@ -95,9 +97,10 @@ static TASK_OR_EVENT: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// Where a sentence comes from pasted text: a quoted line ("> …"), a commit message, a grep or
-/// log line (`src/a.ts:12:`).
-static PASTED: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?x) ^\s*> | \bcommit\ message\b | \S+:\d+: | ^\s*//|^\s*\#\ "));
+/// log line (`src/a.ts:12:`), a line of a diff (`+We use pnpm now.`).
+static PASTED: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x) ^\s*> | \bcommit\ message\b | \S+:\d+: | ^\s*//|^\s*\#\  | ^[+-][^\s+-]")
+});
 
 /// Words left out of [`content_words`]: function words, words of change and conversational
 /// openers (lowercase).
@@ -289,32 +292,77 @@ pub fn said_updates(messages: &[Message], entries: &[CurrentEntry]) -> Vec<(Entr
         let Some(text) = user_text(message) else {
             continue;
         };
-        if knowledge::looks_like_log(&text) || knowledge::looks_like_document(&text) {
+        // A message taking back what was said before ("wait no, that was the billing repo",
+        // "reverted to Jest") voids the changes read so far: which of them still holds is not
+        // known.
+        if TAKEN_BACK.is_match(&text.to_lowercase()) {
+            out.clear();
+        }
+        if knowledge::looks_like_log(&text)
+            || knowledge::looks_like_document(&text)
+            || SARCASM.is_match(&text.to_lowercase())
+        {
             continue;
         }
         // Code and logs pasted in fences are not said.
         let text = super::extract::without_code_blocks(&text);
-        for line in text.lines().filter(|l| !PASTED.is_match(l)) {
-            for sentence in facts::sentences(&facts::with_apostrophes(line)) {
-                // Read without its opener: "quick update: minSdk went up to 26".
-                let sentence = without_answer(&super::extract::strip_filler(&one_line(&sentence)));
-                let lower = sentence.to_lowercase();
-                if sentence.chars().count() > 300
-                    || !CHANGE.is_match(&lower)
-                    || NOT_A_CHANGE.is_match(&lower)
-                    || knowledge::is_one_off(&sentence)
-                {
-                    continue;
-                }
-                if let Some(change) = update_of(&sentence, &lower, entries, &entry_words) {
-                    out.retain(|(c, _)| c.id() != change.id());
-                    out.push((change, sentence.clone()));
-                }
+        let sentences: Vec<String> = text
+            .lines()
+            .filter(|l| !PASTED.is_match(l))
+            .flat_map(|line| facts::sentences(&facts::with_apostrophes(line)))
+            .collect();
+        for (i, sentence) in sentences.iter().enumerate() {
+            // A limit said in the next sentence: "We switched to Playwright. Only in the admin
+            // app though."
+            if sentences
+                .get(i + 1)
+                .is_some_and(|next| LIMIT_NEXT.is_match(&next.to_lowercase()))
+            {
+                continue;
+            }
+            // Read without its opener: "quick update: minSdk went up to 26".
+            let sentence = without_answer(&super::extract::strip_filler(&one_line(sentence)));
+            let lower = sentence.to_lowercase();
+            if sentence.chars().count() > 300
+                || !CHANGE.is_match(&lower)
+                || NOT_A_CHANGE.is_match(&lower)
+                || knowledge::is_one_off(&sentence)
+            {
+                continue;
+            }
+            if let Some(change) = update_of(&sentence, &lower, entries, &entry_words) {
+                out.retain(|(c, _)| c.id() != change.id());
+                out.push((change, sentence.clone()));
             }
         }
     }
     out
 }
+
+/// Words taking back what was said ("wait no", "scratch that", "my bad", "reverted", 说错了),
+/// lowercase.
+static TAKEN_BACK: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        \b(wait,?\ no|scratch\ that|never\ ?mind|my\ bad|my\ mistake|ignore\ (that|what\ i\ said)|i\ was\ wrong|that\ was\ wrong|that\ was\ the\ \w+|reverted|rolled\ back|went\ back\ to|take\ that\ back|not\ true\ anymore|sorry,?\ (it's|its|that's|i\ meant))\b
+        | 说错了|搞错了|撤回|回滚了|改回
+    ")
+});
+
+/// Sarcasm anywhere in a message: "In your dreams.", "… NOT.", "yeah right", "/s".
+static SARCASM: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?x)
+        \b(in\ your\ dreams|yeah\ right|pigs\ (might\ |will\ |can\ )?fly|as\ if|just\ kidding|kidding|joking|jk)\b
+        | (^|\s)/s\b | \bnot[.!]\s*$
+    ")
+});
+
+/// A sentence limiting the one before it: "Only in the admin app though.", "except on CI",
+/// "but not for the docs" (lowercase).
+static LIMIT_NEXT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^\W*(but\ )?(only|except|just\ for|not\ for|not\ in|not\ on|apart\ from|other\ than)\b|\bthough[.!]?\s*$",
+    )
+});
 
 /// An answer opening a sentence: "no, ", "nope, ", "actually, " (lowercase).
 static ANSWER: LazyLock<Regex> =
@@ -368,12 +416,12 @@ fn update_of(
     };
     let entry = &entries[index];
     let words = &read[index].words;
-    // A tool taking another's place (needed for the sentence to be about the entry at all) is
-    // read only from a sentence saying nothing else: every
-    // content word of it is the entry's, the job's, the new tool's or a word of when or how
-    // far ("We switched to pnpm last month."), and no pronoun or "no one" stands for another
-    // subject ("They switched to pnpm", "It uses Vitest now"). "We switched the docs to pnpm",
-    // "On CI we use pnpm now", "`scripts/seed.ts` uses pino now" are about a part.
+    // A tool taking another's place (when the sentence is about the entry only through it) is
+    // read only from a sentence saying nothing else: every content word of it is the entry's,
+    // the job's, the new tool's or a word of when, how far or doing ("We switched to pnpm last
+    // month."), and no pronoun or "no one" stands for another subject ("They switched to
+    // pnpm", "It uses Vitest now"). "We switched the docs to pnpm", "On CI we use pnpm now",
+    // "`scripts/seed.ts` uses pino now" are about a part.
     let subject = subject_words(&entry.text);
     let without_kinds = about(&entry_words[index], &said).is_some() && subject.is_subset(&said);
     if let Some((_, new)) = read[index].replaced
@@ -414,11 +462,7 @@ fn update_of(
     // editor is Helix now" against "I use neovim".
     let mut about_words = entry_words[index].clone();
     about_words.extend(read[index].job.iter().map(|w| (*w).to_owned()));
-    let subject = subject_words(&entry.text);
-    let without_kinds = about(&entry_words[index], &said).is_some() && subject.is_subset(&said);
-    if let Some((_, new)) = read[index].replaced
-        && !without_kinds
-    {
+    if let Some((_, new)) = read[index].replaced {
         about_words.extend(new.split('|').map(|n| stem(n).to_owned()));
     }
     if names_another_subject(lower, &about_words)
@@ -446,8 +490,23 @@ fn update_of(
     if IMPERATIVE_ENTRY.is_match(&entry.text.to_lowercase()) && !WAY_OF_WORKING.is_match(lower) {
         return None;
     }
-    // A fact of this repository does not rewrite the user's own habits.
-    if entry.category.is_user_level() && SAYS_PROJECT.is_match(lower) {
+    // A fact of this repository does not rewrite the user's own habits, and only the user
+    // speaking of themselves does ("I switched to fish", "my editor is Helix now"; "Unit tests
+    // run on Vitest now" leaves "I prefer Jest for unit tests").
+    if entry.category.is_user_level()
+        && (SAYS_PROJECT.is_match(lower)
+            || !lower
+                .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+                .any(|w| matches!(w, "i" | "i'm" | "i've" | "my" | "me" | "im"))
+                && !lower.contains('我'))
+    {
+        return None;
+    }
+    // An entry holding a value (a number, a command, a path, a handle) changes only for a
+    // sentence bringing one, or a tool taking another's place: "Redis is down now" says
+    // nothing of "Redis port: 6379", "Godot is a real engine now" nothing of "Engine: Godot
+    // 4.2".
+    if ENTRY_VALUE.is_match(&entry.text) && !brings_a_value(sentence) {
         return None;
     }
     // Nothing of its own (no word, number or value the entry lacks): the entry said again
@@ -534,6 +593,17 @@ const OTHER_SUBJECTS: &[&str] = &[
     "somebody",
     "folks",
 ];
+
+/// `true` when `sentence` names a value: one of [`ENTRY_VALUE`], a tool of a kind
+/// ([`super::kinds::jobs_of`]), or a name (a capitalised ASCII word after the first: "CI is on
+/// GitHub Actions now").
+fn brings_a_value(sentence: &str) -> bool {
+    ENTRY_VALUE.is_match(sentence)
+        || !super::kinds::jobs_of(sentence).is_empty()
+        || sentence.split_whitespace().skip(1).any(|w| {
+            w.starts_with(|c: char| c.is_ascii_uppercase()) && w != "I" && !w.starts_with("I'")
+        })
+}
 
 /// An entry that is an instruction: "Use pnpm.", "Always run …", "Prefer …" (lowercase).
 static IMPERATIVE_ENTRY: LazyLock<Regex> =
@@ -640,10 +710,26 @@ fn names_a_compound_or_scope(
     words.windows(2).any(|pair| {
         (subject.contains(stem(pair[0])) && new_noun(pair[1]))
             || (matches!(pair[0], "for" | "in") && new_noun(pair[1]))
-    }) || words.windows(3).any(|t| {
-        matches!(t[0], "for" | "in")
-            && matches!(t[1], "the" | "our" | "this" | "all")
-            && new_noun(t[2])
+    }) || words.iter().enumerate().any(|(i, w)| {
+        // "for all our services", "on the new boards": the first word after the determiners
+        // (after "on", "at", "with" only when there is one: "CI is on GitHub Actions now"
+        // names the value).
+        let determiner = |x: &str| {
+            matches!(
+                x,
+                "the" | "our" | "this" | "all" | "new" | "old" | "any" | "every" | "my"
+            )
+        };
+        let preposition = match *w {
+            "for" | "in" => true,
+            "on" | "at" | "with" => words.get(i + 1).is_some_and(|x| determiner(x)),
+            _ => false,
+        };
+        preposition
+            && words[i + 1..]
+                .iter()
+                .find(|x| !determiner(x))
+                .is_some_and(|x| new_noun(x))
     })
 }
 
