@@ -84,6 +84,31 @@ fn changed(r: &ExtractReport) -> Vec<String> {
         .collect()
 }
 
+/// The probes of `probes` that changed a stored entry, one line each.
+fn nothing_changed_failures(probes: &[P]) -> Vec<String> {
+    probes
+        .iter()
+        .filter_map(|p| {
+            let c = changed(&run(p));
+            (!c.is_empty()).then(|| format!("{}: {:?} changed {c:?}", p.name, p.msgs))
+        })
+        .collect()
+}
+
+/// The new texts of the entries an extraction updated.
+fn new_texts(r: &ExtractReport) -> Vec<String> {
+    r.files
+        .iter()
+        .flat_map(|f| f.updated.iter().map(|u| u.new.text.clone()))
+        .collect()
+}
+
+/// Fails naming every probe of `probes` that changed a stored entry.
+fn assert_nothing_changes(probes: &[P]) {
+    let failures = nothing_changed_failures(probes);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn look_alikes_of_a_change_change_nothing() {
     let probes: Vec<P> = vec![
@@ -1486,14 +1511,7 @@ fn look_alikes_of_a_change_change_nothing() {
             expect: None,
         },
     ];
-    let mut failures = Vec::new();
-    for p in &probes {
-        let c = changed(&run(p));
-        if !c.is_empty() {
-            failures.push(format!("{}: {:?} changed {c:?}", p.name, p.msgs));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_nothing_changes(&probes);
 }
 
 #[test]
@@ -2091,21 +2109,12 @@ fn a_tool_replaced_by_another_of_its_kind() {
         ),
     ];
     let mut failures = Vec::new();
-    for p in keep {
-        let c = changed(&run(p));
-        if !c.is_empty() {
-            failures.push(format!("{}: {:?} changed {c:?}", p.name, p.msgs));
-        }
-    }
+    failures.extend(nothing_changed_failures(keep));
     for (p, now) in change {
         let r = run(p);
         let c = changed(&r);
         let want = p.expect.expect("a change names its entry");
-        let texts: Vec<String> = r
-            .files
-            .iter()
-            .flat_map(|f| f.updated.iter().map(|u| u.new.text.clone()))
-            .collect();
+        let texts = new_texts(&r);
         let added: Vec<String> = r
             .files
             .iter()
@@ -2344,14 +2353,7 @@ fn look_alikes_of_the_third_review_change_nothing() {
             expect: None,
         },
     ];
-    let mut failures = Vec::new();
-    for p in &probes {
-        let c = changed(&run(p));
-        if !c.is_empty() {
-            failures.push(format!("{}: {:?} changed {c:?}", p.name, p.msgs));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_nothing_changes(&probes);
 }
 
 /// The third review's corrections that removed the wrong entries (a term cut at the first `.`),
@@ -2444,11 +2446,7 @@ fn third_review_changes_touch_only_their_entry() {
         let r = run(p);
         let c = changed(&r);
         let want = p.expect.expect("a change names its entry");
-        let texts: Vec<String> = r
-            .files
-            .iter()
-            .flat_map(|f| f.updated.iter().map(|u| u.new.text.clone()))
-            .collect();
+        let texts = new_texts(&r);
         let false_text = !not_in.is_empty() && texts.iter().any(|t| t.contains(not_in));
         if c.len() != 1 || !c[0].contains(want) || false_text {
             failures.push(format!(
@@ -2659,14 +2657,7 @@ fn look_alikes_of_the_fourth_review_change_nothing() {
             expect: None,
         },
     ];
-    let mut failures = Vec::new();
-    for p in &probes {
-        let c = changed(&run(p));
-        if !c.is_empty() {
-            failures.push(format!("{}: {:?} changed {c:?}", p.name, p.msgs));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_nothing_changes(&probes);
 }
 
 /// The fourth review's corrections that reached too far: a word inside `master-data` or
