@@ -506,7 +506,7 @@ const SETTING_WORDS: &[&str] = &[
 /// linter", "check the logs", "look at …" (lowercase).
 static TASK_ORDER: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^(?:please\s+)?(?:run|check|fix|open|edit|look|review|test|debug|redo|retry|try|start|stop|restart|read|update|change|delete|remove|add|install|push|pull|merge|commit|call|ask|show|print|revert|rerun|build|deploy|point|go)\b",
+        r"^(?:please\s+)?(?:run|check|fix|open|edit|look|review|test|debug|redo|retry|try|start|stop|restart|read|update|change|delete|remove|add|install|push|pull|merge|commit|call|ask|show|print|revert|rerun|build|deploy|point)\b",
     )
 });
 

@@ -6,8 +6,9 @@
 //!
 //! General vocabulary of the field, one tool in one kind only (a tool doing two jobs, such as
 //! `ruff`, is left out: which one changed is not known), and no tool whose name is as often a
-//! word or a person's name ("requests", "black", "linear", "render", Travis, Ava, Winston). Tools are single lowercase words, as
-//! [`super::update::content_words`] reads them (its plural stem applied: "postgres" is read as "postgre").
+//! word or a person's name ("requests", "black", "linear", "render", Travis, Ava, Jasmine,
+//! Winston). Tools are single lowercase words, as [`super::update::content_words`] reads them
+//! (its plural stem applied: "postgres" is read as "postgre").
 
 use std::collections::HashSet;
 
