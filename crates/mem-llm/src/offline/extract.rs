@@ -1191,10 +1191,12 @@ fn re(pattern: &str) -> Regex {
     Regex::new(pattern).unwrap_or_else(|e| unreachable!("a constant pattern: {e}"))
 }
 
-/// Questions, hedges, hypotheticals, reported speech, deixis: never a memory.
+/// Questions (also a tag question without its "?": "we're on pnpm now, right"), hedges,
+/// hypotheticals, reported speech, deixis: never a memory.
 static NOT_A_STATEMENT: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         [?？]\s*$ | 吗[。.!！]?\s*$ | 呢[。.]?\s*$ | 是不是 | 要不要 | 能不能 | 可不可以 | 怎么
+        | ,\s*(right|correct|don't\ we|isn't\ it|aren't\ we|didn't\ we|doesn't\ it|won't\ it)\s*[.!]*\s*$
         | ^(can|could|would|should|shall|does|did|is|are|was|were)(\s|$) | ^do\ (you|we|i|they|he|she|u)\b | ^do$
         | ^(what|why|how|where|which|who)('s|'re)?\b
         | \b(maybe|perhaps|probably|possibly|i\ think|i\ guess|i\ suppose|not\ sure|might|at\ some\ point|let\ me\ think|we\ could\ try|idk|dunno|i\ don't\ know|i\ bet|i\ suspect|i'd\ guess|my\ guess|i\ wonder|i'm\ pretty\ sure|hold\ off)\b
@@ -2345,6 +2347,23 @@ mod tests {
             ],
             "",
             "### 用户偏好\n- Always use snake_case for variables.\n- Don't add comments to obvious code.\n- Commit messages are in English.\n\n### 纠正反馈\n- Use pnpm instead of npm.\n",
+        );
+    }
+
+    #[test]
+    fn a_tag_question_without_its_mark_is_a_question() {
+        for said in [
+            "we're on pnpm now, right",
+            "we use vitest now, don't we",
+            "the deploy script lives in ops/, correct.",
+        ] {
+            check(vec![Message::user(said)], "", "");
+        }
+        // A statement ending in "right" as a word of its own is kept.
+        check(
+            vec![Message::user("Always align the labels to the right.")],
+            "",
+            "### 用户偏好\n- Always align the labels to the right.\n",
         );
     }
 
