@@ -713,14 +713,35 @@ fn zh_names_other_subject(right: &str, old: &str) -> bool {
 }
 
 /// `true` when the older entry `old` may be superseded by `new`, which retires `term`: `old` is
-/// about nothing but `term` ("I use neovim": no content word besides it), or the two share a
-/// content word ([`content_words`]) that is not a word of `term`, so they are about the same
-/// thing ("The dev server runs on port 8000." and "The dev server isn't on 8000 anymore" share
-/// "server"; "The metrics exporter listens on 8000." is left alone).
+/// about nothing but `term` ("I use neovim": no content word besides it), opens with it
+/// ("Storybook runs with `pnpm storybook`."), says nothing else but a setting or the job of
+/// `term`'s kind of tool ("Error tracking: Sentry."), or the two share a content word
+/// ([`content_words`]) that is not a word of `term`, so they are about the same thing ("The dev
+/// server runs on port 8000." and "The dev server isn't on 8000 anymore" share "server"; "The
+/// metrics exporter listens on 8000." is left alone).
 pub fn shares_topic(old: &str, new: &str, term: &str) -> bool {
     let term_words = content_words(term);
     let a = content_words(old);
     if !a.is_empty() && a.iter().all(|w| term_words.contains(w)) {
+        return true;
+    }
+    // `old` is about the retired thing itself: it opens with it ("Storybook runs with `pnpm
+    // storybook`."), or says nothing else but the setting it fills or its tool's job ("Error
+    // tracking: Sentry.").
+    let lower = old.to_lowercase().replace(['`', '"', '*'], "");
+    let lower = lower.trim_start_matches(['-', ' ']);
+    let head = lower.strip_prefix("the ").unwrap_or(lower);
+    if head
+        .strip_prefix(term)
+        .is_some_and(|rest| rest.starts_with([' ', ':', ',']))
+    {
+        return true;
+    }
+    let jobs = mem_llm::offline::kinds::jobs_of(term);
+    if a.iter()
+        .filter(|w| !term_words.contains(*w))
+        .all(|w| jobs.contains(w) || SETTING_WORDS.contains(&w.as_str()))
+    {
         return true;
     }
     let b = content_words(new);
@@ -973,10 +994,21 @@ mod tests {
             "I'm on Helix these days, not neovim anymore.",
             "neovim"
         ));
-        assert!(!shares_topic(
+        // An entry opening with the retired thing is on its topic; the limit after it ("for
+        // sessions") is what keeps this one (pinned in tests/changes.rs, d07).
+        assert!(shares_topic(
             "Redis runs on port 6379 in docker compose.",
             "We don't use Redis for sessions anymore.",
             "redis"
+        ));
+        assert!(narrower_after(
+            " for sessions anymore.",
+            "Redis runs on port 6379 in docker compose."
+        ));
+        assert!(shares_topic(
+            "Error tracking: Sentry.",
+            "We don't use Sentry anymore.",
+            "sentry"
         ));
         assert!(!shares_topic(
             "Deploy with `./scripts/deploy.sh prod`",

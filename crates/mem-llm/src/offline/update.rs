@@ -524,6 +524,12 @@ fn update_of(
     {
         return Some(EntryChange::Update { id: entry.id, text });
     }
+    // A sentence saying only that a number changed ("Gradle is 8.7 now." against "Gradle
+    // version: 7.6."; "The dev server is on port 3000 now." against "The dev server runs on
+    // port 8000 (`npm run dev`).") keeps the entry, the number replaced in it.
+    if let Some(text) = renumbered(&entry.text, sentence, &said, &entry_words[index]) {
+        return Some(EntryChange::Update { id: entry.id, text });
+    }
     let body = sentence.trim();
     let text = if body.ends_with(['.', '!', '。', '！']) {
         body.to_owned()
@@ -593,6 +599,71 @@ const OTHER_SUBJECTS: &[&str] = &[
     "somebody",
     "folks",
 ];
+
+/// A number or version standing alone (`8000`, `3.11`; not `e2e`, `H100`, `v2`, `3e-4`).
+static NUMBER: LazyLock<Regex> = LazyLock::new(|| re(r"\d+(?:\.\d+)*"));
+
+/// Words of a sentence saying a number changed, besides the entry's own.
+const RENUMBER_WORDS: &[&str] = &[
+    "upgraded",
+    "bumped",
+    "raised",
+    "lowered",
+    "increased",
+    "decreased",
+    "changed",
+    "updated",
+    "set",
+    "down",
+    "went",
+];
+
+/// Each number standing alone in `text`: its byte range.
+fn numbers(text: &str) -> Vec<(usize, usize)> {
+    NUMBER
+        .find_iter(text)
+        .filter(|m| {
+            let before = text[..m.start()].chars().next_back();
+            let after = text[m.end()..].chars().next();
+            before.is_none_or(|c| !(c.is_alphanumeric() || c == '.' || c == '_' || c == '-'))
+                && after.is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '-'))
+        })
+        .map(|m| (m.start(), m.end()))
+        .collect()
+}
+
+/// `entry` with its one number replaced by the one number of `sentence`, when the sentence says
+/// nothing else: every content word of it is the entry's (`entry_words`) or one of
+/// [`RENUMBER_WORDS`], and each holds exactly one number, outside code, the two different.
+/// `None` otherwise.
+fn renumbered(
+    entry: &str,
+    sentence: &str,
+    said: &HashSet<String>,
+    entry_words: &HashSet<String>,
+) -> Option<String> {
+    let outside_code = |text: &str, (a, _): (usize, usize)| text[..a].matches('`').count() % 2 == 0;
+    let old: Vec<(usize, usize)> = numbers(entry)
+        .into_iter()
+        .filter(|&r| outside_code(entry, r))
+        .collect();
+    let new = numbers(sentence);
+    let ([(a, b)], [(c, d)]) = (&old[..], &new[..]) else {
+        return None;
+    };
+    let only_the_number = said
+        .iter()
+        .all(|w| entry_words.contains(w) || RENUMBER_WORDS.contains(&w.as_str()));
+    if !only_the_number || entry[*a..*b] == sentence[*c..*d] || !outside_code(sentence, (*c, *d)) {
+        return None;
+    }
+    Some(format!(
+        "{}{}{}",
+        &entry[..*a],
+        &sentence[*c..*d],
+        &entry[*b..]
+    ))
+}
 
 /// `true` when `sentence` names a value: one of [`ENTRY_VALUE`], a tool of a kind
 /// ([`super::kinds::jobs_of`]), or a name (a capitalised ASCII word after the first: "CI is on
@@ -797,7 +868,36 @@ mod tests {
                 "The dev server runs on port 3000 now.",
                 &[entry(1, "The dev server runs on port 8000.")]
             ),
-            [(1, "The dev server runs on port 3000 now.".to_owned())]
+            // Only the number changed: the entry keeps its words, the number replaced.
+            [(1, "The dev server runs on port 3000.".to_owned())]
+        );
+        assert_eq!(
+            updated(
+                "The dev server is on port 3000 now.",
+                &[entry(
+                    1,
+                    "The dev server runs on port 8000 (`npm run dev`)."
+                )]
+            ),
+            [(
+                1,
+                "The dev server runs on port 3000 (`npm run dev`).".to_owned()
+            )]
+        );
+        assert_eq!(
+            updated("Gradle is 8.7 now.", &[entry(1, "Gradle version: 7.6.")]),
+            [(1, "Gradle version: 8.7.".to_owned())]
+        );
+        // Something else said with it: the sentence is the new text.
+        assert_eq!(
+            updated(
+                "Flutter is on 3.22 now, the whole team upgraded.",
+                &[entry(1, "Flutter version: 3.16.")]
+            ),
+            [(
+                1,
+                "Flutter is on 3.22 now, the whole team upgraded.".to_owned()
+            )]
         );
         assert_eq!(
             updated("e2e is Playwright now, `npx playwright test`.", &entries),
