@@ -642,7 +642,8 @@ fn renumbered(
     said: &HashSet<String>,
     entry_words: &HashSet<String>,
 ) -> Option<String> {
-    let outside_code = |text: &str, (a, _): (usize, usize)| text[..a].matches('`').count() % 2 == 0;
+    let outside_code =
+        |text: &str, (a, _): (usize, usize)| text[..a].matches('`').count().is_multiple_of(2);
     let old: Vec<(usize, usize)> = numbers(entry)
         .into_iter()
         .filter(|&r| outside_code(entry, r))
