@@ -276,7 +276,7 @@ const PLAIN: &[&str] = &[
 /// `entry` with the tool `old` replaced by the tool `new` as `sentence` spells it ("Package
 /// manager: npm." → "Package manager: pnpm."; "I use neovim." → "I use Helix."), when the entry
 /// says nothing but which tool does the job: its words are the tool, the words of `job`
-/// (stemmed) and [`PLAIN`] ones, with no code, version, link, parenthesis or markup, which
+/// (stemmed) and `PLAIN` ones, with no code, version, link, parenthesis or markup, which
 /// could belong to the old tool ("Queue: RabbitMQ (`amqp://…`)", "My shell is zsh with
 /// oh-my-zsh"). `None` otherwise.
 pub fn substituted(
