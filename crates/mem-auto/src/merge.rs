@@ -540,19 +540,16 @@ pub fn merge_with_changes(
         let Some((term, right)) = correction_sides(correction) else {
             continue;
         };
+        let tail = after_term(correction, &term);
+        let said = normalise(correction);
         let superseded: Vec<_> = file
             .doc
             .entries()
             .into_iter()
             .filter(|e| {
-                normalise(&e.text) != normalise(correction)
+                normalise(&e.text) != said
                     && states(&e.text, &term)
-                    && crate::retire::correction_supersedes(
-                        &right,
-                        after_term(correction, &term),
-                        &e.text,
-                        &term,
-                    )
+                    && crate::retire::correction_supersedes(&right, tail, &e.text, &term)
             })
             .collect();
         remove_superseded(file, &mut report, superseded);

@@ -555,15 +555,9 @@ pub fn correction_supersedes(right: &str, tail: &str, old: &str, term: &str) -> 
             )
         })
         || (right.starts_with('我') && !right.starts_with("我们"));
-    if first_person {
-        let about_user = old
-            .to_lowercase()
-            .split(|c: char| !c.is_alphanumeric() && c != '\'')
-            .any(|w| ["i", "i'm", "my", "me", "i've"].contains(&w))
-            || old.starts_with('我');
-        if !about_user {
-            return false;
-        }
+    let about_user = mem_llm::offline::update::names_the_user(&old.to_lowercase());
+    if first_person && !about_user && !old.starts_with('我') {
+        return false;
     }
     if WE_DID.is_match(right)
         || FOR_NOW.is_match(right)
@@ -574,10 +568,6 @@ pub fn correction_supersedes(right: &str, tail: &str, old: &str, term: &str) -> 
     }
     // "we use tabs here, not spaces" is about this repository: the user's own "I prefer
     // spaces" stays.
-    let about_user = old
-        .to_lowercase()
-        .split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .any(|w| ["i", "i'm", "my", "me", "i've"].contains(&w));
     if about_user && SAYS_HERE.is_match(&format!("{right} {tail}")) {
         return false;
     }

@@ -403,10 +403,7 @@ pub fn states_project_fact(text: &str) -> bool {
     }
     // "the metrics endpoint is …", "the payments service runs …": one word may name which.
     if let [modifier, _, ..] = rest
-        && !matches!(
-            *modifier,
-            "i" | "my" | "your" | "you" | "my'" | "his" | "her"
-        )
+        && !matches!(*modifier, "i" | "my" | "your" | "you" | "his" | "her")
         && project_subject_then_verb(&rest[1..])
     {
         return true;
@@ -416,8 +413,7 @@ pub fn states_project_fact(text: &str) -> bool {
 
 /// `true` when `words` start with a project subject ([`PROJECT_SUBJECTS`]) and a verb of a
 /// fact ("api is", "service runs").
-fn project_subject_then_verb(words: &[&str]) -> bool {
-    let rest = words;
+fn project_subject_then_verb(rest: &[&str]) -> bool {
     rest.first().is_some_and(|w| PROJECT_SUBJECTS.contains(w))
         && rest.get(1).is_some_and(|w| {
             matches!(

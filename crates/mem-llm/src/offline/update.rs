@@ -61,8 +61,8 @@ static CHANGE: LazyLock<Regex> = LazyLock::new(|| {
 /// question (also without "?": "is the dev server on 3000 now"), a plan or wish ("let's", "I want",
 /// "we should", 想, 打算, 要不 … 吧), a hedge, reported speech ("Tomasz mentioned", "apparently",
 /// "according to", 说), a report of a failure ("failing now", "doesn't start anymore", 报错), or
-/// something bound to a branch or a moment ("on this branch", "for this PR"), or sarcasm ("yeah
-/// right", "and pigs fly", "just kidding").
+/// something bound to a branch or a moment ("on this branch", "for this PR"), or a "/s"
+/// (sarcasm words anywhere in the message are [`SARCASM`]'s).
 static NOT_A_CHANGE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?x)
         \b(not|never|didn't|hasn't|haven't|wasn't|weren't|isn't\ moving|aren't\ moving|nothing|don't|dont|doesn't|doesnt|no\ one|nobody)\s+(\w+\s+){0,3}?(moved|changed|renamed|switched|migrated|now|gone)\b
@@ -79,7 +79,7 @@ static NOT_A_CHANGE: LazyLock<Regex> = LazyLock::new(|| {
         | ,\s*(right|correct|no|yes|ok|okay|yeah|don't\ we|isn't\ it|aren't\ we|didn't\ we|doesn't\ it|won't\ it)\s*[?.!]*\s*$
         | \b(only|except)\b
         | \b(same\ as\ (before|always|ever)|as\ before|as\ always)\b
-        | \b(yeah\ right|pigs\ (might\ |will\ |can\ )?fly|as\ if|just\ kidding|kidding|joking|jk)\b | /s\b
+        | /s\b
         | \bon\ (this|my|that|the\ feature)\ branch\b | \bfor\ this\ (pr|task|ticket|change|branch)\b
         | 也许|可能|或许|打算|准备|计划|如果|假如|要是|以后再|下个月|明年|说|想|要不|报错|失败|挂了|不行|还在|仍然|依然|也
     ")
@@ -209,6 +209,14 @@ pub const STOP: &[&str] = &[
     "be",
 ];
 
+/// `true` when `text` (lowercase) has a word of the first person singular: "i", "i'm",
+/// "i've", "my", "me", "im" ("I use zsh", "my editor is Helix now").
+pub fn names_the_user(lower: &str) -> bool {
+    lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+        .any(|w| matches!(w, "i" | "i'm" | "i've" | "my" | "me" | "im"))
+}
+
 /// `word` without a plural `s` when it is longer than three characters ("tests" → "test", "bus"
 /// stays): how content words meet.
 pub fn stem(word: &str) -> &str {
@@ -295,12 +303,13 @@ pub fn said_updates(messages: &[Message], entries: &[CurrentEntry]) -> Vec<(Entr
         // A message taking back what was said before ("wait no, that was the billing repo",
         // "reverted to Jest") voids the changes read so far: which of them still holds is not
         // known.
-        if TAKEN_BACK.is_match(&text.to_lowercase()) {
+        let lower = text.to_lowercase();
+        if TAKEN_BACK.is_match(&lower) {
             out.clear();
         }
         if knowledge::looks_like_log(&text)
             || knowledge::looks_like_document(&text)
-            || SARCASM.is_match(&text.to_lowercase())
+            || SARCASM.is_match(&lower)
         {
             continue;
         }
@@ -457,9 +466,9 @@ fn update_of(
     }
     // What the sentence's clause is about, before its first verb, holds no word the entry
     // lacks: "My zsh prompt is starship now" is about the prompt, not the shell; "the admin
-    // frontend's storybook", "the HMR websocket of the dev server" are parts.
-    // The job of a tool taking the place of the entry's names what the entry is about: "My
-    // editor is Helix now" against "I use neovim".
+    // frontend's storybook", "the HMR websocket of the dev server" are parts. The job and the
+    // name of a tool taking the entry's tool's place count as the entry's ("My editor is Helix
+    // now" against "I use neovim").
     let mut about_words = entry_words[index].clone();
     about_words.extend(read[index].job.iter().map(|w| (*w).to_owned()));
     if let Some((_, new)) = read[index].replaced {
@@ -494,11 +503,7 @@ fn update_of(
     // speaking of themselves does ("I switched to fish", "my editor is Helix now"; "Unit tests
     // run on Vitest now" leaves "I prefer Jest for unit tests").
     if entry.category.is_user_level()
-        && (SAYS_PROJECT.is_match(lower)
-            || !lower
-                .split(|c: char| !(c.is_alphanumeric() || c == '\''))
-                .any(|w| matches!(w, "i" | "i'm" | "i've" | "my" | "me" | "im"))
-                && !lower.contains('我'))
+        && (SAYS_PROJECT.is_match(lower) || !names_the_user(lower) && !lower.contains('我'))
     {
         return None;
     }
@@ -779,30 +784,30 @@ fn names_a_compound_or_scope(
             && !NOT_SUBJECT.contains(&w)
             && !entry.contains(stem(w))
     };
-    words.windows(2).any(|pair| {
-        (subject.contains(stem(pair[0])) && new_noun(pair[1]))
-            || (matches!(pair[0], "for" | "in") && new_noun(pair[1]))
-    }) || words.iter().enumerate().any(|(i, w)| {
-        // "for all our services", "on the new boards": the first word after the determiners
-        // (after "on", "at", "with" only when there is one: "CI is on GitHub Actions now"
-        // names the value).
-        let determiner = |x: &str| {
-            matches!(
-                x,
-                "the" | "our" | "this" | "all" | "new" | "old" | "any" | "every" | "my"
-            )
-        };
-        let preposition = match *w {
-            "for" | "in" => true,
-            "on" | "at" | "with" => words.get(i + 1).is_some_and(|x| determiner(x)),
-            _ => false,
-        };
-        preposition
-            && words[i + 1..]
-                .iter()
-                .find(|x| !determiner(x))
-                .is_some_and(|x| new_noun(x))
-    })
+    words
+        .windows(2)
+        .any(|pair| subject.contains(stem(pair[0])) && new_noun(pair[1]))
+        || words.iter().enumerate().any(|(i, w)| {
+            // "for all our services", "on the new boards": the first word after the determiners
+            // (after "on", "at", "with" only when there is one: "CI is on GitHub Actions now"
+            // names the value).
+            let determiner = |x: &str| {
+                matches!(
+                    x,
+                    "the" | "our" | "this" | "all" | "new" | "old" | "any" | "every" | "my"
+                )
+            };
+            let preposition = match *w {
+                "for" | "in" => true,
+                "on" | "at" | "with" => words.get(i + 1).is_some_and(|x| determiner(x)),
+                _ => false,
+            };
+            preposition
+                && words[i + 1..]
+                    .iter()
+                    .find(|x| !determiner(x))
+                    .is_some_and(|x| new_noun(x))
+        })
 }
 
 /// Words that end what a clause is about (its verb or a word of change).
